@@ -1,0 +1,41 @@
+# Every target sets itself up from nothing: python3 (and node/npm for the VS Code shim) is all it needs.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test test-python test-vscode test-nvim bench lint setup clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	# --prefer-binary: ripgrep's newest release ships no wheel for every platform; an older wheel beats a Rust build.
+	$(PY) -m pip install -q --prefer-binary -e '.[dev]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/kgent demo
+
+test: test-python
+
+test-python: $(STAMP)
+	$(PY) -m pytest
+
+bench: $(STAMP)
+	$(PY) bench/run.py
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check server tests bench
+	$(VENV)/bin/mypy
+
+clean:
+	rm -rf $(VENV)
+
+# Editor shims (each against the real daemon on the scripted provider).
+test-vscode: $(STAMP)
+	cd editors/vscode && npm ci --no-audit --no-fund && npm test
+
+test-nvim: $(STAMP)
+	bash editors/nvim/tests/run.sh

@@ -1,0 +1,32 @@
+"""Kgent: a coding-agent kernel that editors drive over stdio JSON-RPC.
+
+The public names load lazily, so `kgent serve` answers `initialize` before the kernel is imported.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "AgentKernel": "kgent.kernel.kernel",
+    "AgentRun": "kgent.kernel.run",
+    "InMemorySessionStore": "kgent.session.memory",
+    "KernelConfig": "kgent.kernel.config",
+    "KgentError": "kgent.kernel.errors",
+    "ProviderConfig": "kgent.providers.base",
+    "RunResult": "kgent.kernel.run",
+    "ScriptedProvider": "kgent.providers.scripted",
+    "create_provider": "kgent.providers",
+    "event_to_dict": "kgent.kernel.events",
+}
+
+__all__ = sorted(_EXPORTS)
+__version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kgent' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -1,0 +1,51 @@
+"""`kgent` command line: run | demo | debug | serve | sessions. Subcommands import what they need lazily."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+# subcommand → module exposing add_parser(subparsers) and run(args) -> int
+SUBCOMMANDS = {
+    "run": "kgent.cli.run",
+    "demo": "kgent.cli.demo",
+    "debug": "kgent.cli.debug",
+    "serve": "kgent.cli.serve",
+    "sessions": "kgent.cli.sessions",
+}
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kgent", description="Kgent: a coding-agent kernel for editors.")
+    sub = parser.add_subparsers(dest="command", metavar="{" + ",".join(SUBCOMMANDS) + "}")
+    for name, module in SUBCOMMANDS.items():
+        if only is not None and name != only:
+            sub.add_parser(name, help=argparse.SUPPRESS)
+            continue
+        try:
+            importlib.import_module(module).add_parser(sub)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    first = next((a for a in args_list if not a.startswith("-")), None)
+    parser = build_parser(first if first in SUBCOMMANDS else None)
+    args = parser.parse_args(args_list)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    module = importlib.import_module(SUBCOMMANDS[args.command])
+    try:
+        return int(module.run(args))
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

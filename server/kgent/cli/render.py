@@ -1,0 +1,127 @@
+"""Human-readable rendering of a run's events on a terminal (rich), and the JSON Lines form (`--json`)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, TextIO
+
+from kgent.kernel.events import (
+    Event,
+    MessageDelta,
+    MessageEnd,
+    PermissionRequest,
+    PermissionResolved,
+    QueueUpdate,
+    RetryEvent,
+    RunEnd,
+    RunStart,
+    ToolCallEvent,
+    ToolUpdate,
+    UserInput,
+    event_to_dict,
+)
+
+
+def _clip(text: str, lines: int = 8) -> str:
+    parts = text.rstrip("\n").splitlines()
+    if len(parts) <= lines:
+        return "\n".join(parts)
+    return "\n".join(parts[:lines]) + f"\n… ({len(parts) - lines} more lines)"
+
+
+class JsonRenderer:
+    """One JSON object per event, one per line."""
+
+    def __init__(self, out: TextIO | None = None) -> None:
+        self.out = out or sys.stdout
+
+    def event(self, event: Event) -> None:
+        self.out.write(json.dumps(event_to_dict(event), ensure_ascii=False) + "\n")
+        self.out.flush()
+
+    def note(self, obj: dict[str, Any]) -> None:
+        self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        self.out.flush()
+
+
+class HumanRenderer:
+    """Streams text as it arrives; tools, approvals and the result as short styled lines."""
+
+    def __init__(self, console: Any | None = None) -> None:
+        from rich.console import Console
+
+        self.console = console or Console(highlight=False)
+        self._in_text: str | None = None  # "text" | "thinking" while a delta run is open
+        self._titles: dict[str, str] = {}
+
+    def _end_stream(self) -> None:
+        if self._in_text is not None:
+            self.console.print()
+            self._in_text = None
+
+    def note(self, obj: dict[str, Any]) -> None:
+        self._end_stream()
+        for key, value in obj.items():
+            self.console.print(f"[dim]{key}:[/] {value}")
+
+    def event(self, event: Event) -> None:
+        c = self.console
+        match event:
+            case MessageDelta(kind=kind, delta=delta):
+                if self._in_text != kind:
+                    self._end_stream()
+                    self._in_text = kind
+                    if kind == "thinking":
+                        c.print("[dim italic]thinking:[/] ", end="")
+                c.print(delta, end="", style="dim italic" if kind == "thinking" else None, markup=False)
+            case RunStart():
+                c.print(
+                    f"[bold]kgent[/] run {event.run_id} · session {event.session_id} · {event.provider}/{event.model}"
+                    f" · mode {event.mode}\n[dim]workspace {event.workspace}[/]"
+                )
+            case UserInput(text=text, source=source):
+                self._end_stream()
+                label = {"prompt": "you", "steer": "you (steer)", "follow_up": "you (follow-up)"}[source]
+                c.print(f"[bold cyan]{label}:[/] ", end="")
+                c.print(text, markup=False)
+            case MessageEnd():
+                self._end_stream()
+            case ToolCallEvent():
+                self._end_stream()
+                self._titles[event.tool_call_id] = event.title
+                c.print(f"[bold yellow]▶ {event.title}[/]", markup=True)
+            case ToolUpdate(status="completed" | "failed"):
+                ok = event.status == "completed"
+                mark = "[green]✓[/]" if ok else "[red]✗[/]"
+                c.print(f"  {mark} {self._titles.get(event.tool_call_id, event.tool_call_id)}")
+                body = event.diff or event.output or ""
+                if body:
+                    c.print(_clip(body), style="dim", markup=False)
+            case PermissionRequest():
+                self._end_stream()
+                call = event.tool_call
+                c.print(f"[bold magenta]? approval needed[/] ({event.risk} risk): {call['title']} — {event.reason}")
+                if call.get("diff"):
+                    c.print(_clip(call["diff"], 30), markup=False)
+            case PermissionResolved():
+                verdict = "[green]allowed[/]" if event.approved else "[red]denied[/]"
+                c.print(f"  {verdict} ({event.decision}, {event.source}) {event.reason}")
+            case RetryEvent():
+                c.print(f"[yellow]retry {event.attempt}/{event.max_attempts} in {event.delay_seconds:.1f}s:[/] {event.error}")
+            case QueueUpdate():
+                pass
+            case RunEnd():
+                self._end_stream()
+                style = {"settled": "green", "cancelled": "yellow", "failed": "red"}[event.status]
+                c.print(f"[bold {style}]{event.status}[/] ({event.stop_reason}) after {event.turns} turn(s)")
+                if event.error:
+                    c.print(f"[red]error:[/] {event.error.get('message')}", markup=True)
+                if event.changed_paths:
+                    c.print("changed: " + ", ".join(event.changed_paths))
+                if event.patch:
+                    from rich.syntax import Syntax
+
+                    c.print(Syntax(event.patch, "diff", theme="ansi_dark", background_color="default"))
+            case _:
+                pass

@@ -1,0 +1,123 @@
+"""`kgent run PROMPT`: one run on the terminal, approvals asked on a TTY (denied otherwise), exit 0 iff settled."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from kgent.kernel.events import PermissionRequest, RunEnd
+
+
+def add_common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--provider", help="openai | anthropic | scripted (env KGENT_PROVIDER; default openai = DeepSeek)")
+    p.add_argument("--model", help="model name (env KGENT_MODEL); for scripted: the script name")
+    p.add_argument("--base-url", dest="base_url", help="API base URL (env KGENT_BASE_URL)")
+    p.add_argument("--script", help="scripted provider: a built-in script name or a JSON file")
+    p.add_argument("--workspace", default=None, help="workspace directory (default: the current directory)")
+    p.add_argument("--max-turns", dest="max_turns", type=int, default=None, help="model turns before giving up")
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("run", help="run one task and print what happens")
+    add_common(p)
+    p.add_argument("--mode", help="plan | ask | auto | full (env KGENT_PERMISSION_MODE; default ask)")
+    p.add_argument("--json", action="store_true", help="print JSON Lines of events instead of text")
+    p.add_argument("--session", help="resume this session (continue from its active leaf)")
+    p.add_argument("--fork", metavar="ENTRY", help="with --session: branch from this entry instead of the leaf")
+    p.add_argument("prompt", nargs="+", help="the task")
+
+
+def build_kernel(args: argparse.Namespace, mode: str | None = None) -> Any:
+    """Assemble an AgentKernel from flags + environment; raises ConfigError with what to fix."""
+    from kgent.config import permission_mode, provider_config, require_key
+    from kgent.kernel import AgentKernel, KernelConfig
+    from kgent.providers import create_provider
+
+    config = provider_config(
+        provider=args.provider, model=args.model, base_url=args.base_url, script=getattr(args, "script", None)
+    )
+    require_key(config)
+    kernel_config = KernelConfig(mode=permission_mode(explicit=mode), max_turns=args.max_turns or 50)
+    return AgentKernel(create_provider(config), store=open_store(), config=kernel_config)
+
+
+def open_store() -> Any:
+    """The durable JSONL store under the state dir."""
+    from kgent.session.jsonl import JsonlSessionStore
+    from kgent.session.paths import sessions_root
+
+    return JsonlSessionStore(sessions_root())
+
+
+def workspace_of(args: argparse.Namespace) -> Path:
+    return Path(args.workspace or os.getcwd()).expanduser().resolve()
+
+
+def ask_on_tty(request: PermissionRequest) -> str:
+    """Prompt on the terminal; EOF or anything unexpected is a reject."""
+    choices = {"y": "allow_once", "a": "allow_always", "n": "reject_once", "r": "reject_always"}
+    try:
+        answer = input("  allow? [y]es once / [a]lways this session / [n]o / [r]eject always: ").strip().lower()
+    except EOFError:
+        return "reject_once"
+    return choices.get(answer[:1], "reject_once")
+
+
+async def drive(run: Any, renderer: Any, *, interactive: bool, answer: Any = None) -> Any:
+    """Consume the run's events, answering approvals; return the result."""
+    loop = asyncio.get_running_loop()
+    async for event in run:
+        renderer.event(event)
+        if isinstance(event, PermissionRequest):
+            if answer is not None:
+                decision = answer(event)
+            elif interactive:
+                decision = await loop.run_in_executor(None, ask_on_tty, event)
+            else:
+                decision = "reject_once"
+            run.resolve_permission(event.request_id, decision)
+        elif isinstance(event, RunEnd):
+            pass
+    return await run.result()
+
+
+async def _main(args: argparse.Namespace) -> int:
+    from kgent.cli.render import HumanRenderer, JsonRenderer
+    from kgent.kernel.errors import KgentError
+
+    renderer = JsonRenderer() if args.json else HumanRenderer()
+    try:
+        kernel = build_kernel(args, args.mode)
+        if args.fork and not args.session:
+            raise KgentError("--fork needs --session ID", code="usage")
+        run = kernel.create_run(
+            " ".join(args.prompt),
+            workspace=workspace_of(args),
+            session_id=args.session,
+            parent_entry_id=args.fork,
+        )
+    except KgentError as exc:
+        renderer.note({"error": exc.message, "code": exc.code})
+        return 2
+    interactive = sys.stdin.isatty() and not args.json
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):  # Ctrl-C cancels the run cleanly (tools killed, session kept)
+        loop.add_signal_handler(sig, run.cancel)
+    try:
+        result = await drive(run, renderer, interactive=interactive)
+    finally:
+        await kernel.aclose()
+    if args.json:
+        renderer.note({"result": {"status": result.status, "sessionId": result.session_id, "runId": result.run_id}})
+    else:
+        renderer.note({"session": f"{result.session_id}  (resume: kgent run --session {result.session_id} ...)"})
+    return 0 if result.status == "settled" else 1
+
+
+def run(args: argparse.Namespace) -> int:
+    return asyncio.run(_main(args))

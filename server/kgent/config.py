@@ -1,0 +1,83 @@
+"""Configuration from the environment (KGENT_*), overridable by flags, `initialize` or a run's params.
+
+API keys are looked up here and nowhere else; they live only in ProviderConfig.api_key (repr-hidden).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import replace
+
+from kgent.providers.base import ProviderConfig
+
+DEFAULTS = {
+    "openai": ("https://api.deepseek.com", "deepseek-chat"),
+    "anthropic": ("https://api.anthropic.com", "claude-sonnet-4-5"),
+    "scripted": ("", "hello"),
+}
+
+
+def key_env_names(provider: str, base_url: str) -> tuple[str, ...]:
+    """The environment variables that may hold the key for this provider and URL, in lookup order."""
+    if provider == "anthropic":
+        return ("KGENT_API_KEY", "ANTHROPIC_API_KEY")
+    if provider == "openai":
+        if "deepseek" in base_url:
+            return ("KGENT_API_KEY", "DEEPSEEK_API_KEY")
+        if "openai.com" in base_url:
+            return ("KGENT_API_KEY", "OPENAI_API_KEY")
+        return ("KGENT_API_KEY", "DEEPSEEK_API_KEY", "OPENAI_API_KEY")
+    return ()
+
+
+def provider_config(
+    env: Mapping[str, str] | None = None,
+    *,
+    provider: str | None = None,
+    model: str | None = None,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    script: str | None = None,
+) -> ProviderConfig:
+    """Resolve a ProviderConfig: explicit arguments, then KGENT_* variables, then defaults."""
+    env = os.environ if env is None else env
+    name = (provider or env.get("KGENT_PROVIDER") or "openai").strip().lower()
+    name = {"deepseek": "openai", "openai-compatible": "openai", "claude": "anthropic", "fake": "scripted"}.get(name, name)
+    default_url, default_model = DEFAULTS.get(name, ("", ""))
+    url = (base_url or env.get("KGENT_BASE_URL") or default_url).rstrip("/")
+    chosen_model = model or env.get("KGENT_MODEL") or default_model
+    key = api_key
+    if key is None:
+        for var in key_env_names(name, url):
+            if env.get(var):
+                key = env[var]
+                break
+    return ProviderConfig(provider=name, model=chosen_model, base_url=url, api_key=key, script=script)
+
+
+def with_overrides(config: ProviderConfig, **overrides: str | None) -> ProviderConfig:
+    """Apply the non-None overrides (provider, model, base_url, api_key)."""
+    return replace(config, **{k: v for k, v in overrides.items() if v is not None})
+
+
+def permission_mode(env: Mapping[str, str] | None = None, explicit: str | None = None) -> str:
+    env = os.environ if env is None else env
+    return explicit or env.get("KGENT_PERMISSION_MODE") or "ask"
+
+
+def require_key(config: ProviderConfig) -> None:
+    """Raise ConfigError naming exactly what to set when a remote provider has no key (local servers may not need one)."""
+    from kgent.kernel.errors import ConfigError
+
+    if config.provider not in ("openai", "anthropic") or config.api_key:
+        return
+    local = any(h in config.base_url for h in ("://127.", "://localhost", "://[::1]", "://0.0.0.0"))
+    if local:
+        return
+    names = " or ".join(key_env_names(config.provider, config.base_url))
+    raise ConfigError(
+        f"no API key for provider {config.provider!r} at {config.base_url}: set {names} "
+        "(or choose --provider scripted to try Kgent without a key)",
+        code="missing_api_key",
+    )

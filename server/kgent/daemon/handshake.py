@@ -1,0 +1,201 @@
+"""The `initialize` exchange: protocol version, connection settings and the capabilities the daemon announces.
+
+Stdlib only and free of kernel imports, so the boot path can answer `initialize` before pygls and the kernel are
+loaded. The static tables here mirror the kernel's registries; tests/daemon/test_handshake.py pins them to it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+PROTOCOL_VERSION = 1
+SUPPORTED_VERSIONS = (1,)
+SERVER_NAME = "kgent"
+SERVER_VERSION = "0.1.0"
+
+MODES = ("plan", "ask", "auto", "full")
+MODE_ALIASES = {"interactive": "ask", "risk_based": "auto", "allow_all": "full"}
+PROVIDERS = ("anthropic", "openai", "scripted")
+PROVIDER_ALIASES = {"deepseek": "openai", "openai-compatible": "openai", "claude": "anthropic", "fake": "scripted"}
+DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "deepseek-chat", "scripted": "hello"}
+TOOLS = (
+    ("read", "read", True),
+    ("write", "edit", False),
+    ("edit", "edit", False),
+    ("bash", "execute", False),
+    ("grep", "search", True),
+    ("find", "search", True),
+    ("ls", "search", True),
+    ("calculator", "think", True),
+)
+EVENT_TYPES = (
+    "run_start",
+    "user_message",
+    "message_delta",
+    "message_end",
+    "tool_call",
+    "tool_update",
+    "permission_request",
+    "permission_resolved",
+    "queue_update",
+    "usage",
+    "retry",
+    "compaction",
+    "run_end",
+)
+PROMPT_CONTENT = ("text", "resource_link", "resource")
+OPTION_KINDS = ("allow_once", "allow_always", "reject_once", "reject_always")
+
+_PACKAGE = Path(__file__).resolve().parent.parent  # server/kgent
+
+
+class ParamsError(ValueError):
+    """Params that do not fit the protocol (the daemon answers -32602 with this message)."""
+
+    def __init__(self, message: str, code: str = "invalid_params") -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def normalize_mode(raw: str) -> str | None:
+    key = raw.strip().lower().replace("-", "_")
+    return key if key in MODES else MODE_ALIASES.get(key)
+
+
+def normalize_provider(raw: str) -> str:
+    name = raw.strip().lower()
+    return PROVIDER_ALIASES.get(name, name)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Settings:
+    """Connection-wide overrides from `initialize`; None means "not set: use the environment"."""
+
+    provider: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    mode: str | None = None
+    approval_timeout: float | None = None
+    approval_timeout_set: bool = False
+
+    def merged(self, params: Mapping[str, Any]) -> Settings:
+        """These settings updated by an `initialize.settings` object (validated here)."""
+        changes: dict[str, Any] = {}
+        for wire, name in (("provider", "provider"), ("model", "model"), ("baseUrl", "base_url"), ("apiKey", "api_key")):
+            if wire in params and params[wire] is not None:
+                value = params[wire]
+                if not isinstance(value, str) or not value.strip():
+                    raise ParamsError(f"invalid params: 'settings.{wire}' must be a non-empty string")
+                changes[name] = value.strip()
+        if params.get("mode") is not None:
+            raw = params["mode"]
+            mode = normalize_mode(raw) if isinstance(raw, str) else None
+            if mode is None:
+                raise ParamsError(
+                    f"invalid params: 'settings.mode' must be one of {', '.join(MODES)}", "unknown_permission_mode"
+                )
+            changes["mode"] = mode
+        if "approvalTimeout" in params:
+            raw = params["approvalTimeout"]
+            if raw is not None and (isinstance(raw, bool) or not isinstance(raw, int | float) or not 0 < raw < 1e9):
+                raise ParamsError("invalid params: 'settings.approvalTimeout' must be a number of seconds > 0, or null")
+            changes["approval_timeout"] = None if raw is None else float(raw)
+            changes["approval_timeout_set"] = True
+        return replace(self, **changes)
+
+
+def parse_initialize(params: Any, settings: Settings) -> tuple[int, Settings]:
+    """(the version to answer, the updated settings); ParamsError for params that do not fit."""
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        raise ParamsError("invalid params: initialize takes an object")
+    version = params.get("protocolVersion")
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise ParamsError("invalid params: 'protocolVersion' must be a positive integer (this daemon speaks 1)")
+    for key in ("clientInfo", "capabilities", "settings"):
+        if params.get(key) is not None and not isinstance(params[key], dict):
+            raise ParamsError(f"invalid params: '{key}' must be an object")
+    info = params.get("clientInfo") or {}
+    if "name" in info and not isinstance(info["name"], str):
+        raise ParamsError("invalid params: 'clientInfo.name' must be a string")
+    new_settings = settings.merged(params.get("settings") or {})
+    answer = version if version in SUPPORTED_VERSIONS else PROTOCOL_VERSION
+    return answer, new_settings
+
+
+def env_approval_timeout(env: Mapping[str, str]) -> float | None:
+    raw = env.get("KGENT_APPROVAL_TIMEOUT", "").strip()
+    try:
+        value = float(raw) if raw else None
+    except ValueError:
+        return None
+    return value if value is not None and value > 0 else None
+
+
+def effective_approval_timeout(settings: Settings, env: Mapping[str, str]) -> float | None:
+    return settings.approval_timeout if settings.approval_timeout_set else env_approval_timeout(env)
+
+
+def default_provider(settings: Settings, env: Mapping[str, str]) -> str:
+    return normalize_provider(settings.provider or env.get("KGENT_PROVIDER") or "openai")
+
+
+def default_mode(settings: Settings, env: Mapping[str, str]) -> str:
+    raw = settings.mode or env.get("KGENT_PERMISSION_MODE") or "ask"
+    return normalize_mode(raw) or raw
+
+
+def script_names() -> list[str]:
+    try:
+        return sorted(n[:-5] for n in os.listdir(_PACKAGE / "scripts") if n.endswith(".json"))
+    except OSError:
+        return []
+
+
+def session_features() -> dict[str, bool]:
+    """What the installed package offers for sessions (a file check: importing them here would cost start-up)."""
+    return {
+        "persistent": (_PACKAGE / "session" / "jsonl.py").is_file(),
+        "fork": True,
+        "compact": (_PACKAGE / "context" / "compaction.py").is_file(),
+    }
+
+
+def capabilities(settings: Settings, env: Mapping[str, str]) -> dict[str, Any]:
+    provider = default_provider(settings, env)
+    model = settings.model or env.get("KGENT_MODEL") or DEFAULT_MODELS.get(provider, "")
+    models = {name: [DEFAULT_MODELS[name]] for name in PROVIDERS}
+    models["scripted"] = script_names()
+    return {
+        "modes": list(MODES),
+        "defaultMode": default_mode(settings, env),
+        "providers": list(PROVIDERS),
+        "defaultProvider": provider,
+        "models": models,
+        "defaultModel": model,
+        "tools": [{"name": n, "kind": k, "readOnly": ro} for n, k, ro in TOOLS],
+        "events": list(EVENT_TYPES),
+        "features": {
+            "steer": True,
+            "followUp": True,
+            "concurrentRuns": True,
+            "sessions": session_features(),
+            "promptContent": list(PROMPT_CONTENT),
+            "permissionOptionKinds": list(OPTION_KINDS),
+            "approvalTimeout": effective_approval_timeout(settings, env),
+        },
+    }
+
+
+def initialize_result(version: int, settings: Settings, env: Mapping[str, str]) -> dict[str, Any]:
+    return {
+        "serverInfo": {"name": SERVER_NAME, "version": SERVER_VERSION},
+        "protocolVersion": version,
+        "capabilities": capabilities(settings, env),
+    }

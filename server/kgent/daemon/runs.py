@@ -1,0 +1,160 @@
+"""RunHandle: one AgentRun as the daemon serves it — its events become `agent/event`s (seq gap-free), its permission
+prompts become `agent/permission` requests, and prompts that became moot are withdrawn with `$/cancelRequest`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from kgent.kernel.events import MessageDelta, event_to_dict
+from kgent.kernel.run import AgentRun
+
+log = logging.getLogger("kgent.daemon")
+
+_encode = json.JSONEncoder(separators=(",", ":"), default=str).encode
+
+
+class Outbox(Protocol):
+    """The daemon's side of the wire, as a run needs it."""
+
+    def send_raw(self, body: bytes) -> None: ...
+
+    def request(self, method: str, params: dict[str, Any], msg_id: str) -> asyncio.Future[Any]: ...
+
+    def withdraw(self, msg_id: str) -> None: ...
+
+
+def chosen_option(result: Any) -> str:
+    """The optionId an `agent/permission` answer selects; anything but a clear selection is a reject."""
+    if isinstance(result, dict):
+        outcome = result.get("outcome")
+        if isinstance(outcome, dict):  # ACP's nesting: {"outcome": {"outcome": "selected", "optionId": ...}}
+            result, outcome = outcome, outcome.get("outcome")
+        option = result.get("optionId")
+        if outcome == "selected" and isinstance(option, str):
+            return option
+    return "reject_once"
+
+
+class RunHandle:
+    """Forwards one run's events in order and owns its open prompts. `start()` only after the `agent/run` reply
+    has been written (protocol.md: the reply precedes the run's first event)."""
+
+    def __init__(self, run: AgentRun, out: Outbox, on_end: Callable[[RunHandle], None]) -> None:
+        self.run = run
+        self.run_id = run.run_id
+        self.session_id = run.session_id
+        self.out = out
+        self.on_end = on_end
+        self.seq = 0
+        self.status: str | None = None
+        self.prompts: dict[str, asyncio.Task[None]] = {}
+        self.task: asyncio.Task[None] | None = None
+        self._prefix = (
+            f'{{"jsonrpc":"2.0","method":"agent/event","params":{{"runId":{_encode(self.run_id)},'
+            f'"sessionId":{_encode(self.session_id)},"seq":'
+        )
+
+    def start(self) -> None:
+        if self.task is None:
+            self.task = asyncio.get_running_loop().create_task(self._forward(), name=f"kgent-forward-{self.run_id}")
+
+    @property
+    def live(self) -> bool:
+        return not self.run.done
+
+    def _send(self, event: dict[str, Any]) -> None:
+        body = f'{self._prefix}{self.seq},"event":{_encode(event)}}}}}'
+        self.seq += 1
+        self.out.send_raw(body.encode())
+
+    def _send_delta(self, event: MessageDelta) -> None:
+        """The hot path (one event per streamed token): the same bytes as `_send(event_to_dict(event))`, cheaper."""
+        body = (
+            f'{self._prefix}{self.seq},"event":{{"type":"message_delta","kind":"{event.kind}",'
+            f'"delta":{_encode(event.delta)}}}}}}}'
+        )
+        self.seq += 1
+        self.out.send_raw(body.encode())
+
+    async def _forward(self) -> None:
+        try:
+            async for event in self.run:
+                if type(event) is MessageDelta:
+                    self._send_delta(event)
+                    continue
+                kind = event.type
+                if kind == "run_end":
+                    self.status = event.status  # type: ignore[union-attr]
+                    self.withdraw_all()  # before run_end (protocol.md, ordering 4)
+                elif kind == "permission_resolved" and event.request_id in self.prompts:  # type: ignore[union-attr]
+                    self.withdraw(event.request_id)  # type: ignore[union-attr,arg-type]  # timed out
+                data = event_to_dict(event)
+                self._send(data)
+                if kind == "permission_request" and not self.run.cancel_requested:
+                    self._ask(data)
+        except Exception:  # a daemon bug: the client must still see the run end
+            log.exception("forwarding the events of %s failed", self.run_id)
+            self.run.cancel()
+            self.withdraw_all()
+            if self.status is None:
+                self.status = "failed"
+                self._send(
+                    {
+                        "type": "run_end",
+                        "status": "failed",
+                        "stopReason": "error",
+                        "text": "",
+                        "error": {"code": "internal_error", "message": "the daemon failed to forward this run"},
+                        "changedPaths": [],
+                        "patch": "",
+                        "usage": {},
+                        "sessionId": self.session_id,
+                        "turns": 0,
+                    }
+                )
+        finally:
+            self.withdraw_all()
+            self.on_end(self)
+
+    # -- permissions --------------------------------------------------------------------------------------------
+    def _ask(self, event: dict[str, Any]) -> None:
+        rid = event["requestId"]
+        params = {"runId": self.run_id, "sessionId": self.session_id}
+        params.update((k, v) for k, v in event.items() if k != "type")
+        future = self.out.request("agent/permission", params, rid)
+        self.prompts[rid] = asyncio.get_running_loop().create_task(self._await_answer(rid, future))
+
+    async def _await_answer(self, rid: str, future: asyncio.Future[Any]) -> None:
+        try:
+            option = chosen_option(await future)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # an error reply (or a broken one) is a reject
+            option = "reject_once"
+        self.prompts.pop(rid, None)
+        if not self.run.resolve_permission(rid, option):
+            log.debug("answer to %s came after it was closed", rid)
+
+    def withdraw(self, rid: str) -> None:
+        task = self.prompts.pop(rid, None)
+        if task is not None:
+            task.cancel()
+            self.out.withdraw(rid)
+
+    def withdraw_all(self) -> None:
+        for rid in list(self.prompts):
+            self.withdraw(rid)
+
+    # -- control ------------------------------------------------------------------------------------------------
+    def cancel(self) -> bool:
+        """Cancel the run; its open prompts are withdrawn now. False if it had already ended."""
+        if self.run.done:
+            return False
+        self.withdraw_all()
+        self.run.cancel()
+        return True

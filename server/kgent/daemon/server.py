@@ -1,0 +1,381 @@
+"""The daemon on pygls: a JsonRPCServer whose handler table maps each method to a thin async handler.
+
+Bytes come in through kgent.daemon.framing (resynchronising, parse errors answered) and are handed to pygls as
+dict-params messages, so pygls' namedtuple and missing-params pitfalls never apply. pygls owns dispatch, request
+futures and `$/cancelRequest`; every frame goes out through the one FrameWriter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from lsprotocol.types import ResponseError
+from pygls.protocol import (
+    JsonRPCNotification,
+    JsonRPCProtocol,
+    JsonRPCRequestMessage,
+    default_converter,
+)
+from pygls.server import JsonRPCServer
+
+from kgent.daemon import params as P
+from kgent.daemon.errors import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    DaemonError,
+    error_object,
+    to_jsonrpc,
+)
+from kgent.daemon.framing import FrameError, FrameParser, FrameWriter
+from kgent.daemon.handshake import Settings
+from kgent.daemon.service import Service
+
+log = logging.getLogger("kgent.daemon")
+
+_encode = json.JSONEncoder(separators=(",", ":"), default=str).encode
+
+
+class KgentProtocol(JsonRPCProtocol):
+    """pygls' JSON-RPC protocol with one writer (compact JSON, `Content-Length` only) and a hook that fires once a
+    given response has been written (so a run's events start only after its `agent/run` reply)."""
+
+    def __init__(self, server: Any, converter: Any) -> None:
+        super().__init__(server, converter)
+        self.frames: FrameWriter | None = None
+        self.after_response: dict[Any, Callable[[], None]] = {}
+
+    def _send_data(self, data: Any) -> None:
+        if not data or self.frames is None:
+            return
+        body = json.dumps(data, default=self._serialize_message, separators=(",", ":"))
+        self.frames.send_body(body.encode())
+
+    def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        super()._send_response(msg_id, result, error)
+        hook = self.after_response.pop(msg_id, None)
+        if hook is not None and error is None:
+            hook()
+
+    # -- the Outbox a RunHandle uses -------------------------------------------------------------------------------
+    def send_raw(self, body: bytes) -> None:
+        assert self.frames is not None
+        self.frames.send_body(body)
+
+    def send_message(self, message: dict[str, Any]) -> None:
+        self.send_raw(_encode(message).encode())
+
+    def request(self, method: str, params: dict[str, Any], msg_id: str) -> asyncio.Future[Any]:
+        """`send_request_async`, minus the thread-safe future: pygls' response handling resolves this one directly."""
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._request_futures[msg_id] = future  # type: ignore[assignment]
+        self.send_message({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+        return future
+
+    def withdraw(self, msg_id: str) -> None:
+        self._request_futures.pop(msg_id, None)  # a late answer is then dropped quietly
+        self._result_types.pop(msg_id, None)
+        self.send_message({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": msg_id}})
+
+
+Handler = Callable[[Service, Any], Awaitable[Any]]
+
+
+async def _initialize(svc: Service, params: Any) -> Any:
+    return svc.initialize(params)
+
+
+async def _shutdown(svc: Service, params: Any) -> None:
+    await svc.shutdown()
+
+
+async def _run(svc: Service, params: Any) -> dict[str, str]:
+    handle = await svc.start_run(P.run_params(params))
+    proto: KgentProtocol = svc.out  # type: ignore[assignment]
+    proto.after_response[proto.msg_id] = handle.start
+    return {"runId": handle.run_id, "sessionId": handle.session_id}
+
+
+async def _cancel(svc: Service, params: Any) -> dict[str, bool]:
+    return {"cancelled": svc.cancel(P.run_id(params))}
+
+
+async def _steer(svc: Service, params: Any) -> dict[str, Any]:
+    svc.queue(*P.run_text(params), steer=True)
+    return {}
+
+
+async def _follow_up(svc: Service, params: Any) -> dict[str, Any]:
+    svc.queue(*P.run_text(params), steer=False)
+    return {}
+
+
+async def _sessions(svc: Service, params: Any) -> dict[str, Any]:
+    return await svc.sessions(P.workspace(params))
+
+
+async def _session(svc: Service, params: Any) -> dict[str, Any]:
+    return await svc.session(*P.session(params))
+
+
+async def _fork(svc: Service, params: Any) -> dict[str, Any]:
+    return await svc.fork(*P.fork(params))
+
+
+async def _compact(svc: Service, params: Any) -> dict[str, Any]:
+    return await svc.compact(P.compact(params))
+
+
+# The handler table: every request the daemon serves (protocol.md § Method index).
+REQUESTS: dict[str, Handler] = {
+    "initialize": _initialize,
+    "shutdown": _shutdown,
+    "agent/run": _run,
+    "agent/cancel": _cancel,
+    "agent/steer": _steer,
+    "agent/followUp": _follow_up,
+    "agent/sessions": _sessions,
+    "agent/session": _session,
+    "agent/fork": _fork,
+    "agent/compact": _compact,
+}
+NOTIFICATIONS = ("exit", "$/cancelRequest")  # `$/cancelRequest` is pygls' built-in
+SENT = ("agent/event", "agent/permission", "$/cancelRequest")  # daemon → client
+
+
+def _wrap(svc: Service, method: str, handler: Handler) -> Callable[[Any], Awaitable[Any]]:
+    async def serve_request(params: Any) -> Any:
+        if svc.shut_down:
+            raise to_jsonrpc(DaemonError(INVALID_REQUEST, "the daemon is shutting down: send exit", "shutting_down"))
+        try:
+            return await handler(svc, params)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            raise to_jsonrpc(exc) from None
+
+    serve_request.__name__ = serve_request.__qualname__ = f"handle_{method.replace('/', '_')}"
+    return serve_request
+
+
+def build_server(env: Mapping[str, str], settings: Settings, on_exit: Callable[[], None]) -> tuple[JsonRPCServer, Service]:
+    server = JsonRPCServer(KgentProtocol, default_converter)
+    proto: KgentProtocol = server.protocol  # type: ignore[assignment]
+    svc = Service(env, settings, proto)
+    for method, handler in REQUESTS.items():
+        server.feature(method)(_wrap(svc, method, handler))
+
+    @server.feature("exit")
+    def handle_exit(params: Any) -> None:  # sync: takes effect before the next frame is read
+        on_exit()
+
+    return server, svc
+
+
+class Dispatcher:
+    """Checks each incoming frame and hands it to pygls; answers what pygls cannot (framing, invalid requests)."""
+
+    def __init__(self, proto: KgentProtocol) -> None:
+        self.proto = proto
+        self.stopped = False
+
+    def error(self, msg_id: Any, code: int, message: str, name: str | None = None) -> None:
+        self.proto.send_message({"jsonrpc": "2.0", "id": msg_id, "error": error_object(code, message, name)})
+
+    def feed(self, items: list[bytes | FrameError]) -> None:
+        for item in items:
+            if self.stopped:
+                return
+            try:
+                self.one(item)
+            except Exception:  # a bug in here must not take the connection down
+                log.exception("dispatching a message failed")
+
+    def one(self, item: bytes | FrameError) -> None:
+        if isinstance(item, FrameError):
+            code = INVALID_REQUEST if item.code == "frame_too_large" else PARSE_ERROR
+            return self.error(None, code, item.message, item.code)
+        try:
+            msg = json.loads(item)
+        except ValueError:  # includes UnicodeDecodeError
+            return self.error(None, PARSE_ERROR, "parse error: the body is not valid JSON", "parse_error")
+        if not isinstance(msg, dict):
+            return self.error(
+                None, INVALID_REQUEST, "invalid request: expected one JSON-RPC 2.0 object (no batches)", "invalid_request"
+            )
+        has_id, msg_id = "id" in msg, msg.get("id")
+        id_ok = isinstance(msg_id, int | str) and not isinstance(msg_id, bool)
+        reply_id = msg_id if id_ok else None
+        method = msg.get("method")
+        if msg.get("jsonrpc") != "2.0":
+            return self.error(reply_id, INVALID_REQUEST, 'invalid request: "jsonrpc" must be "2.0"', "invalid_request")
+        if method is None and id_ok and ("result" in msg or "error" in msg):
+            return self.response(msg_id, msg)
+        if not isinstance(method, str):
+            return self.error(reply_id, INVALID_REQUEST, 'invalid request: "method" must be a string', "invalid_request")
+        if has_id and not id_ok:
+            return self.error(
+                None, INVALID_REQUEST, 'invalid request: "id" must be an integer or a string', "invalid_request"
+            )
+        params = msg.get("params")
+        if not has_id:
+            if method == "$/cancelRequest":
+                target = params.get("id") if isinstance(params, dict) else None
+                if isinstance(target, int | str) and not isinstance(target, bool):
+                    self.proto._handle_cancel_notification(target)
+                return None
+            if method == "exit":
+                self.stopped = True
+            return self.proto.handle_message(JsonRPCNotification(method=method, jsonrpc="2.0", params=params))
+        if params is not None and not isinstance(params, dict):
+            return self.error(
+                msg_id, INVALID_PARAMS, "invalid params: params must be an object (named parameters)", "invalid_params"
+            )
+        return self.proto.handle_message(JsonRPCRequestMessage(id=msg_id, method=method, jsonrpc="2.0", params=params))
+
+    def response(self, msg_id: Any, msg: dict[str, Any]) -> None:
+        error = msg.get("error")
+        if error is None:
+            return self.proto._handle_response(msg_id, msg.get("result"))
+        if isinstance(error, dict) and isinstance(error.get("code"), int) and isinstance(error.get("message"), str):
+            err = ResponseError(code=error["code"], message=error["message"], data=error.get("data"))
+        else:
+            err = ResponseError(code=-32603, message="malformed error response")
+        return self.proto._handle_response(msg_id, None, err)
+
+
+class _PipeReader(asyncio.Protocol):
+    def __init__(self, parser: FrameParser, dispatcher: Dispatcher, on_eof: Callable[[], None]) -> None:
+        self.parser, self.dispatcher, self.on_eof = parser, dispatcher, on_eof
+
+    def data_received(self, data: bytes) -> None:
+        self.dispatcher.feed(self.parser.feed(data))
+
+    def eof_received(self) -> bool:
+        self.on_eof()
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.on_eof()
+
+
+async def _connect(in_fd: int, reader: _PipeReader) -> Any:
+    """Read stdin on the event loop (a pipe or socket); a thread for anything else (a regular file, Windows)."""
+    loop = asyncio.get_running_loop()
+    try:
+        transport, _ = await loop.connect_read_pipe(lambda: reader, os.fdopen(in_fd, "rb", buffering=0, closefd=False))
+        return transport
+    except (ValueError, OSError, NotImplementedError):
+        pass
+
+    def pump() -> None:
+        while True:
+            try:
+                data = os.read(in_fd, 1 << 16)
+            except OSError:
+                data = b""
+            if not data:
+                loop.call_soon_threadsafe(reader.on_eof)
+                return
+            loop.call_soon_threadsafe(reader.data_received, data)
+
+    threading.Thread(target=pump, name="kgent-stdin", daemon=True).start()
+    return None
+
+
+def configure_logging(env: Mapping[str, str], log_file: str | None, log_level: str | None) -> None:
+    level_name = (log_level or env.get("KGENT_LOG_LEVEL") or "WARNING").upper()
+    level = getattr(logging, level_name, logging.WARNING)
+    target = log_file or env.get("KGENT_LOG_FILE")
+    handler: logging.Handler = logging.FileHandler(target) if target else logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    # pygls logs every error reply (ours are on purpose) and late answers at WARNING/ERROR: keep them for debugging.
+    logging.getLogger("pygls").setLevel(logging.DEBUG if level <= logging.DEBUG else logging.CRITICAL)
+
+
+async def _main(
+    *,
+    env: Mapping[str, str],
+    in_fd: int,
+    writer: FrameWriter,
+    parser: FrameParser,
+    pending: list[bytes | FrameError],
+    eof: bool,
+    settings: Settings,
+) -> int:
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    server, svc = build_server(env, settings, stop.set)
+    proto: KgentProtocol = server.protocol  # type: ignore[assignment]
+    writer.bind(loop)
+    writer.on_broken = stop.set
+    proto.frames = writer
+    proto.set_writer(writer)
+    dispatcher = Dispatcher(proto)
+    for sig in (signal.SIGTERM, signal.SIGINT, getattr(signal, "SIGHUP", None)):
+        if sig is not None:
+            try:
+                loop.add_signal_handler(sig, stop.set)
+            except (NotImplementedError, RuntimeError, ValueError):  # Windows, or not the main thread
+                pass
+    dispatcher.feed(pending)
+    transport = None
+    if eof:
+        stop.set()
+    else:
+        transport = await _connect(in_fd, _PipeReader(parser, dispatcher, stop.set))
+    await stop.wait()
+    dispatcher.stopped = True
+    if transport is not None:
+        transport.close()
+    svc.shut_down = True  # from here on, requests are refused
+    await svc.cancel_all(grace=2.0)
+    # Let requests already being served finish (briefly), so a client that closed stdin still gets its answers;
+    # then cancel whatever they started, close the providers and flush the sessions.
+    serving = [f for f in proto._request_futures.values() if isinstance(f, asyncio.Task) and not f.done()]
+    if serving:
+        await asyncio.wait(serving, timeout=0.5)
+    await svc.close(grace=1.0)
+    writer.flush()
+    return 0
+
+
+def serve(
+    *,
+    env: Mapping[str, str],
+    in_fd: int,
+    writer: FrameWriter,
+    parser: FrameParser,
+    pending: list[bytes | FrameError],
+    eof: bool,
+    settings: Settings,
+    log_file: str | None = None,
+    log_level: str | None = None,
+) -> int:
+    configure_logging(env, log_file, log_level)
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        code = loop.run_until_complete(
+            _main(env=env, in_fd=in_fd, writer=writer, parser=parser, pending=pending, eof=eof, settings=settings)
+        )
+    except BaseException:
+        log.exception("the daemon failed")
+        code = 1
+    writer.flush()
+    logging.shutdown()
+    sys.stderr.flush()
+    # Exit now: a worker thread stuck in a blocking call (a tool's file read) must not hold the process. The
+    # session store flushed above, and every append was already fsync'd.
+    os._exit(code)

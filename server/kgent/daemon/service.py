@@ -1,0 +1,273 @@
+"""Service: what the daemon's handlers call — settings, providers, the kernel, live runs and sessions.
+
+Works against the SessionStore protocol (create / load / append / set_leaf / list), so the JSONL store and the
+in-memory one serve the same methods. Owns every run it starts: `close()` cancels and awaits them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from kgent.config import provider_config, require_key
+from kgent.daemon import params as P
+from kgent.daemon.errors import CONFIG, CONFLICT, NOT_FOUND, DaemonError
+from kgent.daemon.handshake import (
+    Settings,
+    default_mode,
+    default_provider,
+    effective_approval_timeout,
+    initialize_result,
+    normalize_provider,
+    parse_initialize,
+)
+from kgent.daemon.runs import Outbox, RunHandle
+from kgent.kernel import AgentKernel, KernelConfig
+from kgent.providers import create_provider
+from kgent.providers.base import Provider, ProviderConfig
+from kgent.session.entries import tree_to_dict
+from kgent.session.paths import normalize_workspace
+from kgent.session.store import SessionStore
+
+log = logging.getLogger("kgent.daemon")
+
+MAX_ENDED = 1024
+
+
+def open_store() -> tuple[SessionStore, bool]:
+    """(the store, whether it is durable): JSONL under the state dir when available, else in memory."""
+    try:
+        from kgent.session.jsonl import JsonlSessionStore
+        from kgent.session.paths import sessions_root
+    except ImportError:  # pragma: no cover - a build without the JSONL store
+        from kgent.session.memory import InMemorySessionStore
+
+        return InMemorySessionStore(), False
+    return JsonlSessionStore(sessions_root()), True
+
+
+class ProviderPool:
+    """Resolves a run's provider settings (run params > initialize settings > environment) and keeps one provider
+    per distinct configuration, so HTTP clients are reused across runs."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self.env = env
+        self._cache: dict[tuple[Any, ...], Provider] = {}
+
+    def config(self, settings: Settings, provider: str | None, model: str | None) -> ProviderConfig:
+        base = default_provider(settings, self.env)
+        if provider is not None and normalize_provider(provider) != base:
+            # Another provider than the connection's: its own defaults, only the keys come from the environment.
+            env = {k: v for k, v in self.env.items() if k not in ("KGENT_PROVIDER", "KGENT_MODEL", "KGENT_BASE_URL")}
+            config = provider_config(env, provider=provider, model=model)
+        else:
+            config = provider_config(
+                self.env, provider=base, model=model or settings.model, base_url=settings.base_url,
+                api_key=settings.api_key,
+            )
+        require_key(config)
+        return config
+
+    def get(self, config: ProviderConfig) -> Provider:
+        key = (config.provider, config.model, config.base_url, config.api_key, config.script)
+        provider = self._cache.get(key)
+        if provider is None:
+            provider = self._cache[key] = create_provider(config)
+        return provider
+
+    async def aclose(self) -> None:
+        providers, self._cache = list(self._cache.values()), {}
+        for provider in providers:
+            try:
+                await provider.aclose()
+            except Exception:  # closing is best effort at exit
+                log.debug("closing a provider failed", exc_info=True)
+
+
+class Service:
+    def __init__(self, env: Mapping[str, str], settings: Settings, out: Outbox) -> None:
+        self.env = env
+        self.settings = settings
+        self.out = out
+        self.store, self.persistent = open_store()
+        self.providers = ProviderPool(env)
+        self.runs: dict[str, RunHandle] = {}
+        self.ended: OrderedDict[str, str] = OrderedDict()
+        self.compacting: set[str] = set()
+        self.shut_down = False
+        self._kernel: AgentKernel | None = None
+        self._kernel_config: KernelConfig | None = None
+
+    # -- handshake ------------------------------------------------------------------------------------------------
+    def initialize(self, params: Any) -> dict[str, Any]:
+        version, self.settings = parse_initialize(params, self.settings)
+        return initialize_result(version, self.settings, self.env)
+
+    # -- runs -------------------------------------------------------------------------------------------------------
+    def kernel_config(self) -> KernelConfig:
+        if self._kernel_config is None:
+            self._kernel_config = KernelConfig(approval_timeout=effective_approval_timeout(self.settings, self.env))
+        return self._kernel_config
+
+    def kernel(self, provider: Provider) -> AgentKernel:
+        if self._kernel is None:
+            self._kernel = AgentKernel(provider, store=self.store, config=self.kernel_config())
+        return self._kernel
+
+    def live_run_id(self, session_id: str) -> str | None:
+        run = self._kernel.live_run(session_id) if self._kernel is not None else None
+        return run.run_id if run is not None else None
+
+    def _check_idle(self, session_id: str) -> None:
+        live = self.live_run_id(session_id)
+        if live is not None:
+            raise DaemonError(
+                CONFLICT,
+                f"session {session_id} already has a live run ({live}); steer or follow up instead",
+                "session_busy",
+                runId=live,
+            )
+        if session_id in self.compacting:
+            raise DaemonError(CONFLICT, f"session {session_id} is being compacted", "session_busy")
+
+    async def start_run(self, p: P.RunParams) -> RunHandle:
+        """Create the run (it starts at once); the caller starts forwarding after the reply is written."""
+        workspace = p.workspace
+        if p.session_id is not None:
+            self._check_idle(p.session_id)
+            tree = await self.store.load(p.session_id)
+            if p.parent_entry_id is not None and p.parent_entry_id not in tree.entries:
+                raise DaemonError(
+                    NOT_FOUND, f"no entry {p.parent_entry_id!r} in session {p.session_id}", "entry_not_found"
+                )
+            if workspace is None:
+                workspace = tree.info.workspace
+            elif normalize_workspace(workspace) != normalize_workspace(tree.info.workspace):
+                raise DaemonError(
+                    CONFIG, f"session {p.session_id} belongs to another workspace: {tree.info.workspace}", "config_error"
+                )
+        provider = self.providers.get(self.providers.config(self.settings, p.provider, p.model))
+        kernel = self.kernel(provider)
+        if p.session_id is not None:
+            self._check_idle(p.session_id)  # again: another request may have started one while we loaded
+        run = kernel.create_run(
+            p.prompt,
+            workspace=workspace,  # type: ignore[arg-type]
+            session_id=p.session_id,
+            parent_entry_id=p.parent_entry_id,
+            mode=p.mode or default_mode(self.settings, self.env),
+            provider=provider,
+        )
+        handle = RunHandle(run, self.out, self._ended)
+        self.runs[run.run_id] = handle
+        return handle
+
+    def _ended(self, handle: RunHandle) -> None:
+        self.runs.pop(handle.run_id, None)
+        self.ended[handle.run_id] = handle.status or "failed"
+        while len(self.ended) > MAX_ENDED:
+            self.ended.popitem(last=False)
+
+    def _handle(self, run_id: str) -> RunHandle | None:
+        handle = self.runs.get(run_id)
+        if handle is None and run_id not in self.ended:
+            raise DaemonError(NOT_FOUND, f"no run {run_id!r}", "run_not_found")
+        return handle
+
+    def cancel(self, run_id: str) -> bool:
+        handle = self._handle(run_id)
+        return handle.cancel() if handle is not None else False
+
+    def queue(self, run_id: str, text: str, *, steer: bool) -> None:
+        handle = self._handle(run_id)
+        if handle is None or not handle.live:
+            raise DaemonError(
+                CONFLICT, f"run {run_id} has ended; start a new run with its sessionId", "run_not_live"
+            )
+        if steer:
+            handle.run.steer(text)
+        else:
+            handle.run.follow_up(text)
+
+    # -- sessions ---------------------------------------------------------------------------------------------------
+    async def sessions(self, workspace: str) -> dict[str, Any]:
+        infos = await self.store.list(normalize_workspace(workspace))
+        return {"sessions": [{**info.to_dict(), "liveRunId": self.live_run_id(info.id)} for info in infos]}
+
+    async def session(self, session_id: str, branch_only: bool) -> dict[str, Any]:
+        tree = await self.store.load(session_id)
+        branch = tree.branch()
+        data = tree_to_dict(tree)
+        if branch_only:
+            data["entries"] = [e.to_dict() for e in branch]
+        data["branch"] = [e.id for e in branch]
+        data["liveRunId"] = self.live_run_id(session_id)
+        return data
+
+    async def fork(self, session_id: str, entry_id: str) -> dict[str, Any]:
+        self._check_idle(session_id)
+        tree = await self.store.load(session_id)
+        if entry_id not in tree.entries:
+            raise DaemonError(NOT_FOUND, f"no entry {entry_id!r} in session {session_id}", "entry_not_found")
+        self._check_idle(session_id)
+        await self.store.set_leaf(session_id, entry_id)
+        return {"sessionId": session_id, "leafId": entry_id}
+
+    async def compact(self, p: P.CompactParams) -> dict[str, Any]:
+        try:
+            from kgent.context.compaction import compact_session
+        except ImportError:  # pragma: no cover - a build without compaction
+            raise DaemonError(CONFIG, "compaction is not available in this build", "compact_unavailable") from None
+        self._check_idle(p.session_id)
+        await self.store.load(p.session_id)  # session_not_found before any provider trouble
+        provider = self.providers.get(self.providers.config(self.settings, p.provider, p.model))
+        self._check_idle(p.session_id)
+        self.compacting.add(p.session_id)
+        try:
+            result = await compact_session(
+                self.store, provider, p.session_id, config=self.kernel_config(), focus=p.instructions
+            )
+        finally:
+            self.compacting.discard(p.session_id)
+        if result is None:
+            return {"compacted": False, "entryId": None, "tokensBefore": None, "tokensAfter": None}
+        return {
+            "compacted": True,
+            "entryId": result.entry.id,
+            "tokensBefore": result.tokens_before,
+            "tokensAfter": result.tokens_after,
+        }
+
+    # -- lifecycle --------------------------------------------------------------------------------------------------
+    async def cancel_all(self, grace: float) -> None:
+        """Cancel every live run and wait (up to `grace` s) until each has sent its run_end."""
+        handles = list(self.runs.values())
+        for handle in handles:
+            handle.cancel()
+        tasks = [h.task for h in handles if h.task is not None]
+        if tasks:
+            _, pending = await asyncio.wait(tasks, timeout=grace)
+            for task in pending:
+                task.cancel()
+
+    async def flush(self) -> None:
+        aclose: Callable[[], Any] | None = getattr(self.store, "aclose", None)
+        if aclose is not None:
+            try:
+                await aclose()
+            except Exception:
+                log.warning("closing the session store failed", exc_info=True)
+
+    async def shutdown(self) -> None:
+        self.shut_down = True
+        await self.cancel_all(grace=5.0)
+        await self.flush()
+
+    async def close(self, grace: float = 3.0) -> None:
+        self.shut_down = True
+        await self.cancel_all(grace)
+        await self.providers.aclose()
+        await self.flush()

@@ -1,0 +1,7 @@
+"""The kernel: AgentKernel assembles capabilities; AgentRun is one observable, steerable run."""
+
+from kgent.kernel.config import KernelConfig
+from kgent.kernel.kernel import AgentKernel
+from kgent.kernel.run import AgentRun, RunResult
+
+__all__ = ["AgentKernel", "AgentRun", "KernelConfig", "RunResult"]

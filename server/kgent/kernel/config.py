@@ -1,0 +1,20 @@
+"""KernelConfig: the knobs of the loop that are not the provider's, the tools' or the store's."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KernelConfig:
+    mode: str = "ask"
+    max_turns: int = 50
+    system_prompt: str | None = None  # None: the built-in coding prompt (kernel/prompt.py)
+    bash_timeout: float = 120.0
+    approval_timeout: float | None = None  # seconds a permission prompt may stay open; None = no limit
+    max_tokens: int | None = None
+    # Context compaction (kgent.context.compaction): the window comes from a per-model table unless set here.
+    context_window: int | None = None
+    reserve_tokens: int = 16_384  # compact when the context exceeds context_window - reserve_tokens
+    keep_recent_tokens: int = 20_000  # about this many of the newest tokens stay verbatim
+    auto_compact: bool = True  # False: compact only on demand or after a provider context_overflow error

@@ -1,0 +1,59 @@
+"""Kgent's error tree. Errors inside a run are values (events, tool results); these are for the edges.
+
+    KgentError
+    ├── ConfigError          bad or missing configuration (a key, a mode, a provider name)
+    ├── ProviderError        a model call failed; `retryable` says whether trying again can help
+    ├── SessionError         a session file or id is unusable
+    │   └── SessionNotFound
+    └── RunStateError        an AgentRun was driven wrongly (second consumer, stale permission id)
+"""
+
+from __future__ import annotations
+
+
+class KgentError(Exception):
+    """Root of every error Kgent raises on purpose. `code` is a stable machine-readable name."""
+
+    code = "kgent_error"
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+
+
+class ConfigError(KgentError):
+    code = "config_error"
+
+
+class ProviderError(KgentError):
+    """A provider failure, classified where it entered (HTTP status, transport error)."""
+
+    code = "provider_error"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        retryable: bool = False,
+        retry_after: float | None = None,
+        status: int | None = None,
+    ) -> None:
+        super().__init__(message, code=code)
+        self.retryable = retryable
+        self.retry_after = retry_after
+        self.status = status
+
+
+class SessionError(KgentError):
+    code = "session_error"
+
+
+class SessionNotFound(SessionError):
+    code = "session_not_found"
+
+
+class RunStateError(KgentError):
+    code = "run_state_error"

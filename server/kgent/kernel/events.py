@@ -1,0 +1,234 @@
+"""The run's event vocabulary: what every host (CLI, daemon, shims) sees, in order, for one AgentRun.
+
+Each event is a frozen dataclass tagged by `type`; `event_to_dict` gives the wire form (camelCase keys).
+A run's stream ends with exactly one `RunEnd`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar, Literal
+
+ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
+RunStatus = Literal["settled", "cancelled", "failed"]
+PermissionOptionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunStart:
+    type: ClassVar[str] = "run_start"
+    run_id: str
+    session_id: str
+    workspace: str
+    mode: str
+    provider: str
+    model: str
+    prompt: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UserInput:
+    """A user message entered the conversation: the prompt, a steering message or a follow-up."""
+
+    type: ClassVar[str] = "user_message"
+    text: str
+    source: Literal["prompt", "steer", "follow_up"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MessageDelta:
+    type: ClassVar[str] = "message_delta"
+    kind: Literal["text", "thinking"]
+    delta: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MessageEnd:
+    """The authoritative assistant message of one model turn (already persisted)."""
+
+    type: ClassVar[str] = "message_end"
+    message: dict[str, Any]
+    entry_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallEvent:
+    type: ClassVar[str] = "tool_call"
+    tool_call_id: str
+    name: str
+    kind: ToolKind
+    title: str
+    args: dict[str, Any]
+    path: str | None = None
+    command: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolUpdate:
+    type: ClassVar[str] = "tool_update"
+    tool_call_id: str
+    status: Literal["pending", "in_progress", "completed", "failed"]
+    output: str | None = None
+    diff: str | None = None
+    is_error: bool = False
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PermissionOption:
+    option_id: str
+    kind: PermissionOptionKind
+    name: str
+
+
+DEFAULT_PERMISSION_OPTIONS: tuple[PermissionOption, ...] = (
+    PermissionOption(option_id="allow_once", kind="allow_once", name="Allow once"),
+    PermissionOption(option_id="allow_always", kind="allow_always", name="Allow for this session"),
+    PermissionOption(option_id="reject_once", kind="reject_once", name="Reject"),
+    PermissionOption(option_id="reject_always", kind="reject_always", name="Reject always"),
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PermissionRequest:
+    """The host must decide this call; answer with `AgentRun.resolve_permission(request_id, option_id)`."""
+
+    type: ClassVar[str] = "permission_request"
+    request_id: str
+    tool_call: dict[str, Any]
+    risk: Literal["low", "medium", "high"]
+    reason: str
+    operation: str
+    scope: str
+    options: tuple[PermissionOption, ...] = DEFAULT_PERMISSION_OPTIONS
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PermissionResolved:
+    type: ClassVar[str] = "permission_resolved"
+    request_id: str | None
+    tool_call_id: str
+    decision: PermissionOptionKind
+    approved: bool
+    source: Literal["host", "policy", "session_rule", "timeout"]
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QueueUpdate:
+    type: ClassVar[str] = "queue_update"
+    steering: tuple[str, ...]
+    follow_up: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UsageEvent:
+    type: ClassVar[str] = "usage"
+    turn: dict[str, int]
+    total: dict[str, int]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RetryEvent:
+    type: ClassVar[str] = "retry"
+    attempt: int
+    max_attempts: int
+    delay_seconds: float
+    error: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompactionEvent:
+    type: ClassVar[str] = "compaction"
+    status: Literal["started", "completed", "failed"]
+    trigger: Literal["automatic", "manual", "overflow"]
+    entry_id: str | None = None
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunEnd:
+    """The one terminal event of a run; the same values as `await run.result()`."""
+
+    type: ClassVar[str] = "run_end"
+    status: RunStatus
+    stop_reason: str
+    text: str
+    error: dict[str, str] | None = None
+    changed_paths: tuple[str, ...] = ()
+    patch: str = ""
+    usage: dict[str, int] = field(default_factory=dict)
+    session_id: str = ""
+    turns: int = 0
+
+
+Event = (
+    RunStart
+    | UserInput
+    | MessageDelta
+    | MessageEnd
+    | ToolCallEvent
+    | ToolUpdate
+    | PermissionRequest
+    | PermissionResolved
+    | QueueUpdate
+    | UsageEvent
+    | RetryEvent
+    | CompactionEvent
+    | RunEnd
+)
+
+EVENT_TYPES: tuple[str, ...] = tuple(
+    cls.type
+    for cls in (
+        RunStart,
+        UserInput,
+        MessageDelta,
+        MessageEnd,
+        ToolCallEvent,
+        ToolUpdate,
+        PermissionRequest,
+        PermissionResolved,
+        QueueUpdate,
+        UsageEvent,
+        RetryEvent,
+        CompactionEvent,
+        RunEnd,
+    )
+)
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+_KEYS: dict[type, tuple[tuple[str, str], ...]] = {}
+
+
+def _keys(cls: type) -> tuple[tuple[str, str], ...]:
+    keys = _KEYS.get(cls)
+    if keys is None:
+        keys = _KEYS[cls] = tuple((f.name, _camel(f.name)) for f in fields(cls))
+    return keys
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    if hasattr(value, "__dataclass_fields__"):
+        return {camel: _plain(getattr(value, name)) for name, camel in _keys(type(value))}
+    return value
+
+
+def event_to_dict(event: Event) -> dict[str, Any]:
+    """The wire form: `{"type": ..., camelCaseField: value, ...}`; None-valued optional fields are omitted."""
+    d: dict[str, Any] = {"type": event.type}
+    for name, camel in _keys(type(event)):
+        value = getattr(event, name)
+        if value is None:
+            continue
+        d[camel] = _plain(value)
+    return d

@@ -1,0 +1,118 @@
+"""AgentKernel: assembles a provider, tools, a session store and the permission policy; creates AgentRuns.
+
+Hosts (CLI, daemon) talk to the kernel only through `AgentKernel.create_run` and the `AgentRun` it returns.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from kgent.context.compaction import Compactor
+from kgent.context.projection import project
+from kgent.kernel.config import KernelConfig
+from kgent.kernel.errors import ConfigError, RunStateError
+from kgent.kernel.loop import Loop, RunSpec
+from kgent.kernel.messages import Message
+from kgent.kernel.run import AgentRun
+from kgent.permissions import SessionRules, normalize_mode
+from kgent.providers.base import Provider
+from kgent.session.entries import SessionEntry, new_id
+from kgent.session.memory import InMemorySessionStore
+from kgent.session.store import SessionStore
+from kgent.tools import CODING_TOOLS
+from kgent.tools.base import Tool
+from kgent.tools.changes import ChangeTracker
+from kgent.tools.ops import FileOps, LocalFileOps
+
+
+class AgentKernel:
+    """One kernel serves many runs (at most one live run per session)."""
+
+    def __init__(
+        self,
+        provider: Provider,
+        *,
+        tools: Iterable[Tool] | None = None,
+        store: SessionStore | None = None,
+        config: KernelConfig | None = None,
+        fs: FileOps | None = None,
+    ) -> None:
+        self.provider = provider
+        self.tools: tuple[Tool, ...] = tuple(tools) if tools is not None else tuple(CODING_TOOLS())
+        self.store: SessionStore = store if store is not None else InMemorySessionStore()
+        self.config = config or KernelConfig()
+        self.fs: FileOps = fs or LocalFileOps()
+        self.project: Callable[[Sequence[SessionEntry]], list[Message]] = project
+        # Context compaction (kgent.context): `before_request(loop, run)` and `on_overflow(loop, run) -> bool`.
+        self.compactor: Any = Compactor()
+        self._rules: dict[str, SessionRules] = {}
+        self._live: dict[str, AgentRun] = {}
+        normalize_mode(self.config.mode)  # fail at assembly, not mid-run
+
+    def create_run(
+        self,
+        prompt: str,
+        *,
+        workspace: str | Path,
+        session_id: str | None = None,
+        parent_entry_id: str | None = None,
+        mode: str | None = None,
+        provider: Provider | None = None,
+    ) -> AgentRun:
+        """Start a run now (inside a running event loop). `session_id` resumes that session at its active leaf
+        or at `parent_entry_id` (a fork); without it a new session is created."""
+        ws = Path(workspace)
+        if not ws.is_absolute():
+            raise ConfigError(f"workspace must be an absolute path, got {str(workspace)!r}")
+        if not ws.is_dir():
+            raise ConfigError(f"workspace {str(ws)!r} is not a directory")
+        run_mode = normalize_mode(mode or self.config.mode)
+        sid = session_id or new_id()
+        live = self._live.get(sid)
+        if live is not None and not live.done:
+            raise RunStateError(f"session {sid} already has a live run ({live.run_id}); steer or follow up instead")
+        run = AgentRun(run_id="run-" + uuid.uuid4().hex[:12], session_id=sid)
+        spec = RunSpec(
+            prompt=prompt,
+            workspace=ws.resolve(),
+            mode=run_mode,
+            provider=provider or self.provider,
+            session_id=sid,
+            resume=session_id is not None,
+            parent_entry_id=parent_entry_id,
+        )
+        self._live[sid] = run
+        run._start(Loop(self, spec))
+        return run
+
+    def live_run(self, session_id: str) -> AgentRun | None:
+        run = self._live.get(session_id)
+        return run if run is not None and not run.done else None
+
+    def rules_for(self, session_id: str) -> SessionRules:
+        rules = self._rules.get(session_id)
+        if rules is None:
+            rules = self._rules[session_id] = SessionRules()
+        return rules
+
+    def restore_rules(self, session_id: str, branch: Sequence[SessionEntry]) -> None:
+        """Reload 'always' answers from the latest permission entry of a resumed branch."""
+        if session_id in self._rules:
+            return
+        for entry in reversed(branch):
+            if entry.type == "permission" and "rules" in entry.data:
+                self._rules[session_id] = SessionRules.from_list(entry.data["rules"])
+                return
+
+    def change_tracker(self, workspace: Path) -> ChangeTracker:
+        return ChangeTracker(workspace)
+
+    async def aclose(self) -> None:
+        for run in list(self._live.values()):
+            run.cancel()
+        for run in list(self._live.values()):
+            await run.result()
+        await self.provider.aclose()

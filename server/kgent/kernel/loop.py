@@ -1,0 +1,241 @@
+"""The agent loop: model (streamed) → tool calls → permission → execution → results → model … until it settles.
+
+Pure orchestration: I/O happens in the provider, the tools and the store it is given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kgent.kernel.errors import KgentError
+from kgent.kernel.events import MessageDelta, MessageEnd, RetryEvent, RunStart, UsageEvent, UserInput
+from kgent.kernel.messages import AssistantMessage, Message, ToolResultMessage, Usage, UserMessage, message_to_dict
+from kgent.kernel.prompt import system_prompt
+from kgent.kernel.run import AgentRun, RunResult
+from kgent.kernel.toolexec import ToolBatch
+from kgent.providers.base import (
+    CONTEXT_OVERFLOW,
+    Provider,
+    ProviderRequest,
+    StreamDone,
+    StreamRetry,
+    TextDelta,
+    ThinkingDelta,
+    ToolSchema,
+)
+from kgent.session.entries import SessionEntry, new_entry
+
+if TYPE_CHECKING:
+    from kgent.kernel.kernel import AgentKernel
+
+
+@dataclass(slots=True, kw_only=True)
+class RunSpec:
+    """What `create_run` was asked for."""
+
+    prompt: str
+    workspace: Path
+    mode: str
+    provider: Provider
+    session_id: str
+    resume: bool
+    parent_entry_id: str | None = None
+
+
+@dataclass(slots=True)
+class LoopState:
+    history: list[Message] = field(default_factory=list)
+    leaf_id: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    turns: int = 0
+    last_text: str = ""
+    stop_reason: str = "end"
+
+
+class Loop:
+    """One run's loop; `__call__` is the body AgentRun executes and returns the run's result."""
+
+    def __init__(self, kernel: AgentKernel, spec: RunSpec) -> None:
+        self.kernel = kernel
+        self.spec = spec
+        self.state = LoopState()
+        self.permission_count = 0
+        self.tools = {t.name: t for t in kernel.tools}
+        self.schemas = tuple(
+            ToolSchema(name=t.name, description=t.description, parameters=t.parameters) for t in kernel.tools
+        )
+        self.system_prompt = kernel.config.system_prompt or system_prompt(str(spec.workspace), self.schemas)
+
+    async def __call__(self, run: AgentRun) -> RunResult:
+        tracker = self.kernel.change_tracker(self.spec.workspace)
+        status, error = "failed", None
+        try:
+            await tracker.start()
+            await self._open_session(run)
+            status, error = await self._turns(run, tracker)
+        except asyncio.CancelledError:
+            if not run.cancel_requested:
+                raise
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
+            status, self.state.stop_reason = "cancelled", "cancelled"
+        except KgentError as exc:
+            status, error = "failed", {"code": exc.code, "message": exc.message}
+            self.state.stop_reason = "error"
+        except Exception as exc:  # a bug: report it as the run's failure, never as a silent hang
+            status, error = "failed", {"code": "kernel_error", "message": f"{type(exc).__name__}: {exc}"}
+            self.state.stop_reason = "error"
+        changed, patch = await tracker.finish()
+        return RunResult(
+            run_id=run.run_id,
+            session_id=self.spec.session_id,
+            status=status,  # type: ignore[arg-type]
+            stop_reason=self.state.stop_reason,
+            text=self.state.last_text,
+            error=error,
+            changed_paths=changed,
+            patch=patch,
+            usage=self.state.usage.to_dict(),
+            turns=self.state.turns,
+        )
+
+    async def _open_session(self, run: AgentRun) -> None:
+        spec, store = self.spec, self.kernel.store
+        if spec.resume:
+            tree = await store.load(spec.session_id)
+            leaf = spec.parent_entry_id if spec.parent_entry_id is not None else tree.leaf_id
+            if leaf is not None and leaf not in tree.entries:
+                raise KgentError(f"no entry {leaf!r} in session {spec.session_id}", code="entry_not_found")
+            self.state.leaf_id = leaf
+            self.state.history = self.kernel.project(tree.branch(leaf))
+            self.kernel.restore_rules(spec.session_id, tree.branch(leaf))
+        else:
+            await store.create(workspace=str(spec.workspace), session_id=spec.session_id)
+            await self.persist(
+                [new_entry("config", None, mode=spec.mode, provider=spec.provider.name, model=spec.provider.model)]
+            )
+        run.emit(
+            RunStart(
+                run_id=run.run_id,
+                session_id=spec.session_id,
+                workspace=str(spec.workspace),
+                mode=spec.mode,
+                provider=spec.provider.name,
+                model=spec.provider.model,
+                prompt=spec.prompt,
+            )
+        )
+        await self._add_user(run, spec.prompt, "prompt")
+
+    async def persist(self, entries: list[SessionEntry]) -> None:
+        """Append entries (already chained from the current leaf) as one durable batch."""
+        if entries:
+            await self.kernel.store.append(self.spec.session_id, entries)
+            self.state.leaf_id = entries[-1].id
+
+    def entry(self, type: str, **data: Any) -> SessionEntry:
+        """A new entry chained after the current leaf (call `persist` to store it)."""
+        e = new_entry(type, self.state.leaf_id, **data)
+        self.state.leaf_id = e.id
+        return e
+
+    async def _add_user(self, run: AgentRun, text: str, source: str) -> None:
+        message = UserMessage(text=text)
+        self.state.history.append(message)
+        await self.persist([self.entry("message", message=message_to_dict(message))])
+        run.emit(UserInput(text=text, source=source))  # type: ignore[arg-type]
+
+    async def _turns(self, run: AgentRun, tracker: Any) -> tuple[str, dict[str, str] | None]:
+        max_turns = self.kernel.config.max_turns
+        while self.state.turns < max_turns:
+            self.state.turns += 1
+            message = await self._model_turn(run)
+            if message.stop_reason in ("error", "aborted"):
+                self.state.stop_reason = message.stop_reason
+                return "failed", {
+                    "code": message.error_code or "provider_error",
+                    "message": message.error or "the model call failed",
+                }
+            if message.tool_calls:
+                results = await ToolBatch(self, run, tracker).execute(message.tool_calls)
+                self.state.history.extend(results)
+                for text in run.take_steering():
+                    await self._add_user(run, text, "steer")
+                continue
+            steering = run.take_steering()
+            for text in steering:
+                await self._add_user(run, text, "steer")
+            if steering:
+                continue
+            follow_up = run.take_follow_up()
+            for text in follow_up:
+                await self._add_user(run, text, "follow_up")
+            if follow_up:
+                continue
+            self.state.stop_reason = message.stop_reason
+            return "settled", None
+        self.state.stop_reason = "max_turns"
+        return "failed", {"code": "max_turns", "message": f"The run exceeded {max_turns} model turns."}
+
+    async def _model_turn(self, run: AgentRun) -> AssistantMessage:
+        compactor = self.kernel.compactor
+        if compactor is not None:
+            await compactor.before_request(self, run)
+        message = await self._stream_turn(run)
+        if message.error_code == CONTEXT_OVERFLOW and compactor is not None:
+            if await compactor.on_overflow(self, run):  # compacted: retry the turn once
+                message = await self._stream_turn(run)
+        return await self._finish_turn(run, message)
+
+    async def _stream_turn(self, run: AgentRun) -> AssistantMessage:
+        request = ProviderRequest(
+            system_prompt=self.system_prompt,
+            messages=tuple(self.state.history),
+            tools=self.schemas,
+            model=self.spec.provider.model,
+            max_tokens=self.kernel.config.max_tokens,
+        )
+        message: AssistantMessage | None = None
+        emit = run.emit
+        async for event in self.spec.provider.stream(request):
+            if type(event) is TextDelta:
+                emit(MessageDelta(kind="text", delta=event.text))
+            elif type(event) is ThinkingDelta:
+                emit(MessageDelta(kind="thinking", delta=event.text))
+            elif type(event) is StreamDone:
+                message = event.message
+            elif type(event) is StreamRetry:
+                emit(
+                    RetryEvent(
+                        attempt=event.attempt,
+                        max_attempts=event.max_attempts,
+                        delay_seconds=event.delay_seconds,
+                        error=event.error,
+                    )
+                )
+        if message is None:
+            message = AssistantMessage(
+                stop_reason="error", error="the provider stream ended without a message", error_code="provider_error"
+            )
+        return message
+
+    async def _finish_turn(self, run: AgentRun, message: AssistantMessage) -> AssistantMessage:
+        if message.stop_reason not in ("error", "aborted"):  # a failed turn stays out of the history
+            self.state.history.append(message)
+            entry = self.entry("message", message=message_to_dict(message))
+            await self.persist([entry])
+        else:
+            entry = None
+        self.state.last_text = message.text or self.state.last_text
+        run.emit(MessageEnd(message=message_to_dict(message), entry_id=entry.id if entry else None))
+        if message.usage is not None:
+            self.state.usage = self.state.usage + message.usage
+            run.emit(UsageEvent(turn=message.usage.to_dict(), total=self.state.usage.to_dict()))
+        return message
+
+    def tool_result_entries(self, results: list[ToolResultMessage]) -> list[SessionEntry]:
+        return [self.entry("message", message=message_to_dict(r)) for r in results]

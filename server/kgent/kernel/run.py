@@ -1,0 +1,161 @@
+"""AgentRun: one run's control surface (events, steer, follow-up, cancel, permissions) and its one result.
+
+The run starts when it is created and ends in exactly one terminal state: settled, cancelled or failed. Its events
+go to one consumer, in order; the last one is always `run_end`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kgent.kernel.errors import RunStateError
+from kgent.kernel.events import Event, QueueUpdate, RunEnd, RunStatus
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunResult:
+    run_id: str
+    session_id: str
+    status: RunStatus
+    stop_reason: str
+    text: str
+    error: dict[str, str] | None = None
+    changed_paths: tuple[str, ...] = ()
+    patch: str = ""
+    usage: dict[str, int] = field(default_factory=dict)
+    turns: int = 0
+
+    def to_event(self) -> RunEnd:
+        return RunEnd(
+            status=self.status,
+            stop_reason=self.stop_reason,
+            text=self.text,
+            error=self.error,
+            changed_paths=self.changed_paths,
+            patch=self.patch,
+            usage=self.usage,
+            session_id=self.session_id,
+            turns=self.turns,
+        )
+
+
+_DONE: Any = object()
+
+
+class AgentRun:
+    """Drive and observe one run. Create it with `AgentKernel.create_run`; it is already running."""
+
+    def __init__(self, run_id: str, session_id: str) -> None:
+        self.run_id = run_id
+        self.session_id = session_id
+        self._events: asyncio.Queue[Any] = asyncio.Queue()
+        self._steering: list[str] = []
+        self._follow_up: list[str] = []
+        self._pending: dict[str, asyncio.Future[str]] = {}
+        self._result: asyncio.Future[RunResult] = asyncio.get_running_loop().create_future()
+        self._consumed = False
+        self._cancel_requested = False
+        self._task: asyncio.Task[None] | None = None
+
+    # -- driven by the loop ------------------------------------------------------------------------------------
+    def _start(self, body: Callable[[AgentRun], Awaitable[RunResult]]) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._main(body), name=f"kgent-run-{self.run_id}")
+
+    async def _main(self, body: Callable[[AgentRun], Awaitable[RunResult]]) -> None:
+        try:
+            result = await body(self)
+        finally:
+            for fut in self._pending.values():
+                fut.cancel()
+            self._pending.clear()
+        self._events.put_nowait(result.to_event())
+        self._events.put_nowait(_DONE)
+        self._result.set_result(result)
+
+    def emit(self, event: Event) -> None:
+        self._events.put_nowait(event)
+
+    def take_steering(self) -> list[str]:
+        taken, self._steering = self._steering, []
+        if taken:
+            self._emit_queue()
+        return taken
+
+    def take_follow_up(self) -> list[str]:
+        taken, self._follow_up = self._follow_up, []
+        if taken:
+            self._emit_queue()
+        return taken
+
+    def open_permission(self, request_id: str) -> asyncio.Future[str]:
+        fut: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = fut
+        return fut
+
+    def close_permission(self, request_id: str) -> None:
+        self._pending.pop(request_id, None)
+
+    @property
+    def cancel_requested(self) -> bool:
+        return self._cancel_requested
+
+    # -- the host's side ---------------------------------------------------------------------------------------
+    def __aiter__(self) -> AsyncIterator[Event]:
+        if self._consumed:
+            raise RunStateError("an AgentRun's events have exactly one consumer")
+        self._consumed = True
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[Event]:
+        while True:
+            event = await self._events.get()
+            if event is _DONE:
+                return
+            yield event
+
+    @property
+    def done(self) -> bool:
+        return self._result.done()
+
+    @property
+    def pending_permissions(self) -> tuple[str, ...]:
+        return tuple(self._pending)
+
+    def steer(self, text: str) -> None:
+        """Deliver `text` to the model after the current tool batch (before its next request)."""
+        if self.done:
+            raise RunStateError("the run has ended")
+        self._steering.append(text)
+        self._emit_queue()
+
+    def follow_up(self, text: str) -> None:
+        """Deliver `text` when the run would otherwise settle; the run then goes on."""
+        if self.done:
+            raise RunStateError("the run has ended")
+        self._follow_up.append(text)
+        self._emit_queue()
+
+    def cancel(self) -> None:
+        """Stop the run: the model stream is closed, running tools are killed, queued messages dropped."""
+        if self.done or self._cancel_requested:
+            return
+        self._cancel_requested = True
+        if self._task is not None:
+            self._task.cancel()
+
+    def resolve_permission(self, request_id: str, option_id: str) -> bool:
+        """Answer a `permission_request`. An unknown option counts as a reject. False if the id is not pending."""
+        fut = self._pending.pop(request_id, None)
+        if fut is None or fut.done():
+            return False
+        fut.set_result(option_id)
+        return True
+
+    async def result(self) -> RunResult:
+        return await asyncio.shield(self._result)
+
+    def _emit_queue(self) -> None:
+        self._events.put_nowait(QueueUpdate(steering=tuple(self._steering), follow_up=tuple(self._follow_up)))

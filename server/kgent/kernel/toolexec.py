@@ -1,0 +1,247 @@
+"""One batch of tool calls: validate, authorize (policy, session rules, the host), execute, report in call order.
+
+A batch of read-only calls runs in parallel after all are authorized; any other batch runs call by call, so each
+approval prompt shows the workspace as it will be when that call runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kgent.kernel.events import PermissionRequest, PermissionResolved, ToolCallEvent, ToolUpdate
+from kgent.kernel.messages import ToolCall, ToolResultMessage
+from kgent.kernel.validate import validate_arguments
+from kgent.permissions import Intent, binding_hash, classify, decide, request_id
+from kgent.tools.base import Tool, ToolContext, ToolOutput
+
+if TYPE_CHECKING:
+    from kgent.kernel.loop import Loop
+    from kgent.kernel.run import AgentRun
+    from kgent.tools.changes import ChangeTracker
+
+_OPTION_KINDS = ("allow_once", "allow_always", "reject_once", "reject_always")
+
+
+@dataclass(slots=True)
+class _Ready:
+    call: ToolCall
+    tool: Tool
+    allow_outside: bool
+
+
+class ToolBatch:
+    def __init__(self, loop: Loop, run: AgentRun, tracker: ChangeTracker) -> None:
+        self.loop = loop
+        self.run = run
+        self.tracker = tracker
+        self.results: dict[str, ToolResultMessage] = {}
+
+    async def execute(self, calls: tuple[ToolCall, ...]) -> list[ToolResultMessage]:
+        """Run the batch; results come back (and are persisted) in the model's call order."""
+        try:
+            parallel = all((t := self.loop.tools.get(c.name)) is not None and t.read_only for c in calls)
+            if parallel:
+                ready = [r for r in [await self._prepare(c) for c in calls] if r is not None]
+                await asyncio.gather(*(self._run(r) for r in ready))
+            else:
+                for call in calls:
+                    r = await self._prepare(call)
+                    if r is not None:
+                        await self._run(r)
+        except asyncio.CancelledError:
+            for call in calls:  # never leave a call without a result in the session
+                self.results.setdefault(call.id, _error(call, "cancelled: the run was cancelled"))
+            await self._persist(calls)
+            raise
+        await self._persist(calls)
+        return [self.results[c.id] for c in calls]
+
+    async def _persist(self, calls: tuple[ToolCall, ...]) -> None:
+        ordered = [self.results[c.id] for c in calls if c.id in self.results]
+        await self.loop.persist(self.loop.tool_result_entries(ordered))
+
+    def _context(self, allow_outside: bool, call_id: str = "") -> ToolContext:
+        emit = self.run.emit
+
+        def on_update(text: str) -> None:
+            emit(ToolUpdate(tool_call_id=call_id, status="in_progress", output=text))
+
+        return ToolContext(
+            workspace=self.loop.spec.workspace,
+            fs=self.loop.kernel.fs,
+            changes=self.tracker,
+            allow_outside=allow_outside,
+            on_update=on_update if call_id else None,
+            bash_timeout=self.loop.kernel.config.bash_timeout,
+        )
+
+    async def _prepare(self, call: ToolCall) -> _Ready | None:
+        """Announce the call and decide whether it may run; a refusal becomes its (error) result."""
+        tool = self.loop.tools.get(call.name)
+        if tool is None:
+            self.run.emit(ToolCallEvent(tool_call_id=call.id, name=call.name, kind="other", title=call.name, args={}))
+            return self._fail(call, f"Unknown tool: {call.name}")
+        desc = tool.describe(call.arguments, self._context(True))
+        self.run.emit(
+            ToolCallEvent(
+                tool_call_id=call.id,
+                name=call.name,
+                kind=tool.kind,
+                title=desc.title,
+                args=call.arguments,
+                path=desc.path,
+                command=desc.command,
+            )
+        )
+        problem = call.arguments_error or validate_arguments(tool.parameters, call.arguments)
+        if problem:
+            return self._fail(call, f"invalid_arguments: {problem}")
+        intent = classify(call.name, call.arguments, self.loop.spec.workspace)
+        approved, reason = await self._authorize(call, tool, intent, desc.title, desc.path, desc.command)
+        if not approved:
+            return self._fail(call, f"permission_denied: {reason}")
+        return _Ready(call, tool, allow_outside=intent.scope == "outside")
+
+    async def _authorize(
+        self, call: ToolCall, tool: Tool, intent: Intent, title: str, path: str | None, command: str | None
+    ) -> tuple[bool, str]:
+        loop, run = self.loop, self.run
+        rules = loop.kernel.rules_for(loop.spec.session_id)
+        remembered = rules.match(intent)
+        verdict = decide(loop.spec.mode, intent)  # type: ignore[arg-type]
+        if verdict.action == "allow" and remembered is not False:
+            return True, ""
+        if remembered is False or verdict.action == "deny":
+            reason = "rejected by an earlier 'reject always' answer" if remembered is False else verdict.reason
+            await self._record(call, intent, None, "reject_once", False, "session_rule" if remembered is False else "policy", reason)
+            return False, reason
+        if remembered is True:
+            await self._record(call, intent, None, "allow_always", True, "session_rule", "allowed by an earlier 'allow always'")
+            return True, ""
+        preview = None
+        if tool.kind == "edit":
+            try:
+                preview = await tool.preview(call.arguments, self._context(intent.scope == "outside"))
+            except Exception:  # a preview is a courtesy; the call itself reports real problems
+                preview = None
+        loop.permission_count += 1
+        binding = binding_hash(call.id, call.name, call.arguments)
+        rid = request_id(run.run_id, loop.permission_count, binding)
+        tool_call: dict[str, Any] = {
+            "toolCallId": call.id,
+            "name": call.name,
+            "kind": tool.kind,
+            "title": title,
+            "args": call.arguments,
+        }
+        if path is not None:
+            tool_call["path"] = path
+        if command is not None:
+            tool_call["command"] = command
+        if preview is not None:
+            tool_call.update(diff=preview.diff, oldText=preview.old_text, newText=preview.new_text)
+        future = run.open_permission(rid)
+        run.emit(
+            PermissionRequest(
+                request_id=rid,
+                tool_call=tool_call,
+                risk=verdict.risk,
+                reason=verdict.reason,
+                operation=intent.operation,
+                scope=intent.scope,
+            )
+        )
+        timeout = loop.kernel.config.approval_timeout
+        source = "host"
+        try:
+            answer = await asyncio.wait_for(future, timeout) if timeout else await future
+        except TimeoutError:
+            answer, source = "reject_once", "timeout"
+        finally:
+            run.close_permission(rid)
+        kind = answer if answer in _OPTION_KINDS else "reject_once"
+        approved = kind in ("allow_once", "allow_always")
+        if kind == "allow_always":
+            rules.remember(intent, True)
+        elif kind == "reject_always":
+            rules.remember(intent, False)
+        reason = {
+            "host": "the user approved" if approved else "the user rejected this call",
+            "timeout": "the approval timed out",
+        }[source]
+        await self._record(call, intent, rid, kind, approved, source, reason, binding)
+        return approved, reason
+
+    async def _record(
+        self,
+        call: ToolCall,
+        intent: Intent,
+        rid: str | None,
+        kind: str,
+        approved: bool,
+        source: str,
+        reason: str,
+        binding: str | None = None,
+    ) -> None:
+        self.run.emit(
+            PermissionResolved(
+                request_id=rid,
+                tool_call_id=call.id,
+                decision=kind,  # type: ignore[arg-type]
+                approved=approved,
+                source=source,  # type: ignore[arg-type]
+                reason=reason,
+            )
+        )
+        entry = self.loop.entry(
+            "permission",
+            toolCallId=call.id,
+            tool=call.name,
+            decision=kind,
+            approved=approved,
+            source=source,
+            argsSha256=binding or binding_hash(call.id, call.name, call.arguments),
+            operation=intent.operation,
+            scope=intent.scope,
+            reason=reason,
+            rules=self.loop.kernel.rules_for(self.loop.spec.session_id).to_list(),
+        )
+        await self.loop.persist([entry])
+
+    async def _run(self, ready: _Ready) -> None:
+        call, emit = ready.call, self.run.emit
+        emit(ToolUpdate(tool_call_id=call.id, status="in_progress"))
+        try:
+            out = await ready.tool.run(call.arguments, self._context(ready.allow_outside, call.id))
+        except asyncio.CancelledError:
+            self.results[call.id] = _error(call, "cancelled: the run was cancelled")
+            emit(ToolUpdate(tool_call_id=call.id, status="failed", output="cancelled", is_error=True))
+            raise
+        except Exception as exc:  # a tool bug must not kill the run: the model sees it
+            out = ToolOutput(content=f"tool_error: {type(exc).__name__}: {exc}", is_error=True)
+        self.results[call.id] = ToolResultMessage(
+            tool_call_id=call.id, name=call.name, content=out.content, is_error=out.is_error, details=out.details
+        )
+        emit(
+            ToolUpdate(
+                tool_call_id=call.id,
+                status="failed" if out.is_error else "completed",
+                output=out.content,
+                diff=out.details.get("diff"),
+                is_error=out.is_error,
+                details={k: v for k, v in out.details.items() if k != "diff"},
+            )
+        )
+
+    def _fail(self, call: ToolCall, text: str) -> None:
+        result = _error(call, text)
+        self.results[call.id] = result
+        self.run.emit(ToolUpdate(tool_call_id=call.id, status="failed", output=text, is_error=True))
+        return None
+
+
+def _error(call: ToolCall, text: str) -> ToolResultMessage:
+    return ToolResultMessage(tool_call_id=call.id, name=call.name, content=text, is_error=True)
+

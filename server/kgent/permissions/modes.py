@@ -1,0 +1,33 @@
+# Permission modes: the four run-scoped names and the spellings (Kgent's old names, case, dashes) that map to them.
+# Parsing only; what each mode allows lives in policy.py.
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final, Literal, get_args
+
+Mode = Literal["plan", "ask", "auto", "full"]
+
+MODES: Final[tuple[Mode, ...]] = get_args(Mode)
+
+MODE_ALIASES: Final[Mapping[str, Mode]] = {
+    "interactive": "ask",
+    "risk_based": "auto",
+    "allow_all": "full",
+}
+
+
+def normalize_mode(raw: str) -> Mode:
+    """Map a mode name or alias (any case, `-` or `_`) to its Mode; unknown names raise ConfigError."""
+    key = raw.strip().lower().replace("-", "_")
+    for mode in MODES:
+        if key == mode:
+            return mode
+    alias = MODE_ALIASES.get(key)
+    if alias is not None:
+        return alias
+    from kgent.kernel.errors import ConfigError  # here: kgent.kernel imports this package
+
+    valid = ", ".join(MODES)
+    aliases = ", ".join(f"{name} ({target})" for name, target in MODE_ALIASES.items())
+    raise ConfigError(f"unknown permission mode {raw!r}; valid modes: {valid}; aliases: {aliases}")

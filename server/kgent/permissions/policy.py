@@ -1,0 +1,90 @@
+# The permission matrix: mode × intent → allow, deny or ask the host, with a risk and a reason a person reads.
+# Pure; remembered session decisions (rules.py) are consulted by the caller, only when the verdict is `ask`.
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from kgent.permissions.intent import Intent
+from kgent.permissions.modes import MODES, Mode
+
+Action = Literal["allow", "deny", "ask"]
+Risk = Literal["low", "medium", "high"]
+
+_PROTECTED = "protected files need your approval"
+_READS_WORKSPACE = "reading the workspace is allowed"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Verdict:
+    """The policy's answer for one call; `reason` starts with what the call does, then why this answer."""
+
+    action: Action
+    risk: Risk
+    reason: str
+
+
+def risk_of(intent: Intent) -> Risk:
+    """Low for a read, medium for a write, high for anything else or anything outside or protected."""
+    if intent.scope == "outside" or intent.protected:
+        return "high"
+    if intent.operation == "read":
+        return "low"
+    if intent.operation == "write":
+        return "medium"
+    return "high"
+
+
+def _plan(intent: Intent) -> tuple[Action, str]:
+    if intent.operation != "read":
+        return "deny", "plan mode only reads, it never changes or runs anything"
+    if intent.scope == "outside":
+        return "deny", "plan mode only reads inside the workspace"
+    if intent.protected:
+        return "ask", _PROTECTED
+    return "allow", _READS_WORKSPACE
+
+
+def _ask(intent: Intent) -> tuple[Action, str]:
+    if intent.protected:
+        return "ask", _PROTECTED
+    if intent.operation == "read" and intent.scope == "workspace":
+        return "allow", _READS_WORKSPACE
+    return "ask", "ask mode asks before anything but reading the workspace"
+
+
+def _auto(intent: Intent) -> tuple[Action, str]:
+    if intent.protected:
+        return "ask", _PROTECTED
+    if intent.scope == "outside":
+        return "ask", "auto mode asks before leaving the workspace"
+    if intent.operation == "read":
+        return "allow", _READS_WORKSPACE
+    if intent.operation == "write":
+        return "allow", "auto mode may change files in the workspace"
+    if intent.operation == "shell":
+        return "ask", "auto mode asks before running shell commands"
+    if intent.operation == "network":
+        return "ask", "auto mode asks before using the network"
+    return "ask", "auto mode asks before calls it cannot classify"
+
+
+def decide(mode: Mode, intent: Intent) -> Verdict:
+    """Apply the matrix: full allows all; plan reads only; ask allows workspace reads; auto adds workspace writes.
+
+    Protected files ask in every mode but full (plan still denies what it would deny anyway).
+    """
+    action: Action
+    why: str
+    if mode == "full":
+        action, why = "allow", "full mode allows everything"
+    elif mode == "plan":
+        action, why = _plan(intent)
+    elif mode == "ask":
+        action, why = _ask(intent)
+    elif mode == "auto":
+        action, why = _auto(intent)
+    else:  # a str that escaped normalize_mode: a bug, not a reason to allow anything
+        raise ValueError(f"unknown permission mode {mode!r}; expected one of {', '.join(MODES)}")
+    return Verdict(action=action, risk=risk_of(intent), reason=f"{intent.reason}; {why}")

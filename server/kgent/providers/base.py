@@ -1,0 +1,97 @@
+"""The provider seam: a model call is a request in, a stream of deltas out, ending in one finished message.
+
+Contract: `Provider.stream` never raises into the loop for a model or transport failure. It ends with
+`StreamDone(message)` whose `stop_reason` is `error` (with `error` / `error_code`) or `aborted`. Retries happen
+inside the provider and are announced with `StreamRetry`. Task cancellation closes the stream at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from kgent.kernel.messages import AssistantMessage, Message
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolSchema:
+    """What the model is told about one tool."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProviderRequest:
+    system_prompt: str
+    messages: tuple[Message, ...]
+    tools: tuple[ToolSchema, ...] = ()
+    model: str = ""
+    max_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingDelta:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStart:
+    """The model began tool call `index` (its id and name are known)."""
+
+    index: int
+    id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StreamRetry:
+    attempt: int
+    max_attempts: int
+    delay_seconds: float
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class StreamDone:
+    message: AssistantMessage
+
+
+StreamEvent = TextDelta | ThinkingDelta | ToolCallStart | StreamRetry | StreamDone
+
+# Error codes a StreamDone(stop_reason="error") may carry; the loop reacts to `context_overflow`.
+CONTEXT_OVERFLOW = "context_overflow"
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """A model behind some wire format. `name` is the registry name (`openai`, `anthropic`, `scripted`)."""
+
+    name: str
+    model: str
+
+    def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]: ...
+
+    async def aclose(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProviderConfig:
+    """How to reach a model. `api_key` is never logged, persisted or put in an event."""
+
+    provider: str = "openai"
+    model: str = ""
+    base_url: str = ""
+    api_key: str | None = field(default=None, repr=False)
+    max_attempts: int = 3
+    connect_timeout: float = 10.0
+    read_timeout: float = 120.0
+    max_tokens: int | None = None
+    script: str | None = None

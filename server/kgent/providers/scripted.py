@@ -1,0 +1,141 @@
+"""ScriptedProvider: a deterministic model that plays scripts of streamed text, thinking and tool calls.
+
+A script is a list of turns; a turn is a list of steps:
+  {"thinking": "..."}  {"text": "...", "chunks": N?}  {"tool": "read", "args": {...}, "id": "..."?}
+  {"sleep": seconds}  {"error": "message", "code": "provider_unavailable"?}  {"usage": {"input": n, "output": n}}
+Which turn plays is the number of assistant messages since the last user message in the request, so a script
+restarts after a steering or follow-up message; past the end, the last turn repeats (make it a text answer).
+Built-in scripts live in kgent/scripts/NAME.json; `--script` also takes a path to a JSON file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from kgent.kernel.errors import ConfigError
+from kgent.kernel.messages import AssistantMessage, ToolCall, Usage, UserMessage
+from kgent.providers.base import (
+    ProviderRequest,
+    StreamDone,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallStart,
+)
+
+Script = list[list[dict[str, Any]]]
+
+
+def builtin_scripts() -> list[str]:
+    """Names of the scripts shipped in the package."""
+    files = resources.files("kgent").joinpath("scripts")
+    return sorted(p.name.removesuffix(".json") for p in files.iterdir() if p.name.endswith(".json"))
+
+
+def load_script(name_or_path: str) -> Script:
+    """A built-in script by name, or a JSON file (a list of turns, or {"turns": [...]})."""
+    path = Path(name_or_path)
+    if name_or_path.endswith(".json") and path.is_file():
+        text = path.read_text(encoding="utf-8")
+    else:
+        res = resources.files("kgent").joinpath("scripts", f"{name_or_path}.json")
+        if not res.is_file():
+            raise ConfigError(
+                f"unknown script {name_or_path!r}: use one of {', '.join(builtin_scripts())} or a path to a .json file"
+            )
+        text = res.read_text(encoding="utf-8")
+    data = json.loads(text)
+    turns = data["turns"] if isinstance(data, dict) else data
+    if not isinstance(turns, list) or not turns or not all(isinstance(t, list) for t in turns):
+        raise ConfigError(f"script {name_or_path!r} must be a non-empty list of turns (lists of steps)")
+    return turns
+
+
+def _chunks(text: str, n: int | None) -> list[str]:
+    if n is None:  # word by word, keeping the spaces
+        parts, current = [], ""
+        for ch in text:
+            current += ch
+            if ch == " ":
+                parts.append(current)
+                current = ""
+        if current:
+            parts.append(current)
+        return parts
+    size = max(1, -(-len(text) // max(1, n)))
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+class ScriptedProvider:
+    name = "scripted"
+
+    def __init__(self, script: Script | str = "hello", *, model: str | None = None) -> None:
+        self.script: Script = load_script(script) if isinstance(script, str) else script
+        self.model = model or (script if isinstance(script, str) else "script")
+        self.requests: list[ProviderRequest] = []
+
+    def _turn(self, request: ProviderRequest) -> list[dict[str, Any]]:
+        index = 0
+        for message in reversed(request.messages):
+            if isinstance(message, UserMessage):
+                break
+            if message.role == "assistant":
+                index += 1
+        return self.script[min(index, len(self.script) - 1)]
+
+    async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
+        self.requests.append(request)
+        text, thinking, calls = "", "", []
+        usage = Usage(input_tokens=sum(len(str(m)) for m in request.messages) // 4, output_tokens=0)
+        for step in self._turn(request):
+            await asyncio.sleep(0)
+            if "sleep" in step:
+                await asyncio.sleep(float(step["sleep"]))
+            if "thinking" in step:
+                thinking += step["thinking"]
+                yield ThinkingDelta(step["thinking"])
+            if "text" in step:
+                for piece in _chunks(step["text"], step.get("chunks")):
+                    text += piece
+                    yield TextDelta(piece)
+            if "tool" in step:
+                call = ToolCall(id=step.get("id") or f"call_{len(calls) + 1}_{len(request.messages)}",
+                                name=step["tool"], arguments=dict(step.get("args") or {}))
+                calls.append(call)
+                yield ToolCallStart(len(calls) - 1, call.id, call.name)
+            if "usage" in step:
+                usage = Usage(input_tokens=step["usage"].get("input", 0), output_tokens=step["usage"].get("output", 0))
+            if "error" in step:
+                yield StreamDone(
+                    AssistantMessage(
+                        text=text,
+                        thinking=thinking,
+                        stop_reason="error",
+                        error=step["error"],
+                        error_code=step.get("code", "scripted_error"),
+                        provider=self.name,
+                        model=self.model,
+                    )
+                )
+                return
+        if usage.output_tokens == 0:
+            usage = Usage(input_tokens=usage.input_tokens, output_tokens=max(1, (len(text) + len(thinking)) // 4))
+        yield StreamDone(
+            AssistantMessage(
+                text=text,
+                thinking=thinking,
+                tool_calls=tuple(calls),
+                stop_reason="tool_use" if calls else "end",
+                usage=usage,
+                provider=self.name,
+                model=self.model,
+            )
+        )
+
+    async def aclose(self) -> None:
+        return None

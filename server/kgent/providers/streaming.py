@@ -1,0 +1,175 @@
+"""HTTPProvider: one streamed POST per model call, retried before any output, decoded by a vendor's `Decoder`.
+
+Contract (see providers/base.py): `stream` never raises for a model or transport failure; it ends with exactly
+one `StreamDone`. A failure is retried (with a `StreamRetry` first) only while nothing was yielded, so output
+the user has seen is never duplicated; after that the turn ends `error` with the partial text kept.
+Cancellation is not caught: the response's context manager closes the connection at once and `CancelledError`
+propagates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Protocol
+
+import httpx
+
+from kgent.kernel.errors import ProviderError
+from kgent.kernel.messages import AssistantMessage
+from kgent.providers.base import ProviderConfig, ProviderRequest, StreamDone, StreamEvent, StreamRetry
+from kgent.providers.http import (
+    MAX_ERROR_BODY,
+    Endpoint,
+    RetryPolicy,
+    new_client,
+    status_error,
+    transport_error,
+)
+from kgent.providers.sse import SSEParser
+
+
+class Decoder(Protocol):
+    """Turns one response's server-sent events into stream events, then into the finished message."""
+
+    def feed(self, event: str, data: bytes) -> list[StreamEvent] | None:
+        """Events for one SSE event; raises ProviderError for an error event or undecodable data."""
+        ...
+
+    def finish(self) -> AssistantMessage:
+        """The finished message; raises ProviderError when the stream ended before the vendor's end marker."""
+        ...
+
+    def partial(self, error: ProviderError) -> AssistantMessage:
+        """An `error` message keeping what was streamed before `error`."""
+        ...
+
+
+class HTTPProvider:
+    """Base of the real providers: owns the client and the retry loop; subclasses build requests and decoders."""
+
+    name = "http"
+    default_base_url = ""
+    default_model = ""
+
+    def __init__(
+        self,
+        config: ProviderConfig,
+        *,
+        client: httpx.AsyncClient | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        self.config = config
+        self.model = config.model or self.default_model
+        self.base_url = (config.base_url or self.default_base_url).rstrip("/")
+        self.max_attempts = max(1, config.max_attempts)
+        self.retry = retry or RetryPolicy()
+        self._client = client if client is not None else new_client(config)
+        self._owns_client = client is None
+        self.url = self._url()
+        self._headers = self._request_headers()
+        self._where = Endpoint(
+            provider=self.name, url=self.url, model=self.model, has_key=bool(config.api_key)
+        )
+        self._setup()
+
+    # -- what a vendor module supplies -----------------------------------------------------------------------
+    def _setup(self) -> None:
+        """Per-provider state (encoders, caches), made once at construction."""
+
+    def _url(self) -> str:
+        raise NotImplementedError
+
+    def _request_headers(self) -> dict[str, str]:
+        raise NotImplementedError
+
+    def _body(self, request: ProviderRequest) -> bytes:
+        raise NotImplementedError
+
+    def _decoder(self) -> Decoder:
+        raise NotImplementedError
+
+    # -- the shared stream ----------------------------------------------------------------------------------
+    async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
+        body = self._body(request)
+        attempt = 1
+        while True:
+            decoder = self._decoder()
+            emitted = False
+            try:
+                async with self._client.stream(
+                    "POST", self.url, content=body, headers=self._headers
+                ) as response:
+                    if response.status_code != 200:
+                        raise status_error(
+                            response.status_code,
+                            await _read_capped(response),
+                            response.headers,
+                            self._where,
+                            self.config.api_key,
+                        )
+                    _check_event_stream(response, self._where)
+                    parser = SSEParser()
+                    async for chunk in response.aiter_bytes():
+                        for event, data in parser.feed(chunk):
+                            out = decoder.feed(event, data)
+                            if out:
+                                emitted = True
+                                for item in out:
+                                    yield item
+                    for event, data in parser.close():
+                        out = decoder.feed(event, data)
+                        if out:
+                            emitted = True
+                            for item in out:
+                                yield item
+                    message = decoder.finish()
+            except ProviderError as exc:
+                error = exc
+            except httpx.HTTPError as exc:
+                error = transport_error(exc, self._where)
+                if emitted:
+                    error = ProviderError(
+                        f"The stream from {self.url} broke after output began: {error.message}",
+                        code="stream_error",
+                    )
+            else:
+                yield StreamDone(message)
+                return
+            if error.retryable and not emitted and attempt < self.max_attempts:
+                delay = self.retry.delay(attempt, error.retry_after)
+                yield StreamRetry(
+                    attempt=attempt, max_attempts=self.max_attempts, delay_seconds=delay, error=error.message
+                )
+                await asyncio.sleep(delay)
+                attempt += 1
+                continue
+            if error.retryable and attempt > 1:
+                error = ProviderError(f"{error.message} (gave up after {attempt} attempts)", code=error.code)
+            yield StreamDone(decoder.partial(error))
+            return
+
+    async def aclose(self) -> None:
+        if self._owns_client:
+            await self._client.aclose()
+
+
+async def _read_capped(response: httpx.Response) -> bytes:
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        parts.append(chunk)
+        size += len(chunk)
+        if size >= MAX_ERROR_BODY:
+            break
+    return b"".join(parts)[:MAX_ERROR_BODY]
+
+
+def _check_event_stream(response: httpx.Response, where: Endpoint) -> None:
+    ctype = response.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if ctype != "text/event-stream":
+        raise ProviderError(
+            f"The model server at {where.url} answered with {ctype or 'no content type'} instead of an event stream "
+            "(text/event-stream): is this the right base URL, and does the server support streaming?",
+            code="stream_error",
+        )

@@ -1,0 +1,365 @@
+"""JsonlSessionStore: the durable SessionStore, one append-only JSONL file per session.
+
+Files live at `root/<workspace-key>/<id>.jsonl` (format: docs/session-format.md). Each `append` is one `write` of
+whole lines followed by `fsync`, so a kill can tear at most the last line; loading drops such a line with a warning
+and the next append cuts it off before writing. File I/O runs in worker threads; writes to one session are serialized.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import contextlib
+import logging
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from kgent.kernel.errors import SessionError, SessionNotFound
+from kgent.session import codec
+from kgent.session.entries import (
+    SessionEntry,
+    SessionInfo,
+    SessionTree,
+    check_batch,
+    check_session_id,
+    label_entry,
+    new_id,
+    now_iso,
+    title_of,
+)
+from kgent.session.index import list_sessions
+from kgent.session.paths import normalize_workspace, workspace_key
+
+log = logging.getLogger("kgent.session")
+T = TypeVar("T")
+
+
+@dataclass(slots=True, eq=False)
+class _Handle:
+    """What the store knows about one session file it writes to (enough to validate appends without re-reading)."""
+
+    session_id: str
+    path: Path
+    workspace: str
+    created: str
+    ids: set[str]
+    leaf_id: str | None
+    title: str
+    updated: str
+    end: int  # offset just past the last good line
+    size: int  # the file's size when last seen; end < size means torn bytes to cut before writing
+    ino: int
+    fd: int | None = None
+    closed: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @classmethod
+    def from_parsed(cls, sid: str, path: Path, parsed: codec.Parsed, size: int, ino: int) -> _Handle:
+        h = cls(sid, path, "", "", set(), None, "", "", 0, 0, ino)
+        h.reset(parsed, size, ino)
+        return h
+
+    def reset(self, parsed: codec.Parsed, size: int, ino: int) -> None:
+        self.workspace = str(parsed.header.get("workspace", ""))
+        self.created = str(parsed.header.get("created", ""))
+        self.ids = set(parsed.entries)
+        self.leaf_id = parsed.leaf_id
+        self.title = parsed.title
+        self.updated = parsed.updated
+        self.end, self.size, self.ino = parsed.end, size, ino
+
+    def info(self) -> SessionInfo:
+        return SessionInfo(
+            id=self.session_id,
+            workspace=self.workspace,
+            created=self.created,
+            updated=self.updated or self.created,
+            title=self.title,
+            entry_count=len(self.ids),
+            leaf_id=self.leaf_id,
+        )
+
+    def open_fd(self) -> int:
+        if self.fd is None:
+            self.fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        return self.fd
+
+    def close(self) -> None:
+        self.closed = True
+        if self.fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+            self.fd = None
+
+
+class JsonlSessionStore:
+    """Sessions as JSONL files under `root` (see `kgent.session.paths.sessions_root()`).
+
+    At most `max_open` files stay open for appending; the least recently used one is closed past that.
+    """
+
+    def __init__(self, root: str | os.PathLike[str], *, max_open: int = 32) -> None:
+        self.root = Path(root)
+        self.max_open = max(1, max_open)
+        self._handles: OrderedDict[str, _Handle] = OrderedDict()
+        self._paths: dict[str, Path] = {}
+        self._lock = threading.Lock()  # guards the two maps, never held during I/O
+
+    # -- the SessionStore contract -----------------------------------------------------------------------------
+    async def create(self, *, workspace: str, session_id: str | None = None) -> SessionInfo:
+        return await _durably(self._create, workspace, session_id)
+
+    async def load(self, session_id: str) -> SessionTree:
+        return await asyncio.to_thread(self._load, session_id)
+
+    async def append(self, session_id: str, entries: Sequence[SessionEntry]) -> None:
+        if entries:
+            await _durably(self._append, session_id, tuple(entries))
+
+    async def set_leaf(self, session_id: str, entry_id: str | None) -> None:
+        await _durably(self._set_leaf, session_id, entry_id)
+
+    async def label(self, session_id: str, entry_id: str, label: str | None) -> SessionEntry:
+        """Append a `label` entry naming `entry_id` (None clears it); returns the entry."""
+        return await _durably(self._label, session_id, entry_id, label)
+
+    async def list(self, workspace: str) -> list[SessionInfo]:
+        return await asyncio.to_thread(self._list, workspace)
+
+    async def aclose(self) -> None:
+        """Close the files kept open for appending (the store stays usable: they reopen on demand)."""
+        with self._lock:
+            handles = list(self._handles.values())
+            self._handles.clear()
+        for h in handles:
+            with h.lock:
+                h.close()
+
+    def locate(self, session_id: str) -> Path:
+        """The file of `session_id`, whatever its workspace; SessionNotFound if there is none."""
+        sid = check_session_id(session_id)
+        path = self._find(sid)
+        if path is None:
+            raise SessionNotFound(f"no session {sid!r}")
+        return path
+
+    # -- implementation (worker threads) -----------------------------------------------------------------------
+    def _find(self, sid: str) -> Path | None:
+        with self._lock:
+            known = self._paths.get(sid)
+        if known is not None and known.is_file():
+            return known
+        try:
+            dirs = [d for d in self.root.iterdir() if d.is_dir()]
+        except FileNotFoundError:
+            return None
+        for d in dirs:
+            path = d / f"{sid}.jsonl"
+            if path.is_file():
+                with self._lock:
+                    self._paths[sid] = path
+                return path
+        return None
+
+    def _create(self, workspace: str, session_id: str | None) -> SessionInfo:
+        sid = check_session_id(session_id or new_id())
+        ws = normalize_workspace(workspace)
+        if self._find(sid) is not None:
+            raise SessionError(f"session {sid} already exists", code="session_exists")
+        directory = self.root / workspace_key(ws)
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        path = directory / f"{sid}.jsonl"
+        created = now_iso()
+        data = codec.encode(codec.header(sid, ws, created))
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
+        except FileExistsError:
+            raise SessionError(f"session {sid} already exists", code="session_exists") from None
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+            _fsync_dir(directory)
+        except OSError as exc:
+            os.close(fd)
+            path.unlink(missing_ok=True)
+            raise SessionError(f"could not create session {sid}: {exc.strerror}", code="session_write_failed") from None
+        h = _Handle(sid, path, ws, created, set(), None, "", created, len(data), len(data), os.fstat(fd).st_ino, fd)
+        self._adopt(h)
+        return h.info()
+
+    def _load(self, session_id: str) -> SessionTree:
+        sid = check_session_id(session_id)
+        path = self.locate(sid)
+        with path.open("rb") as f:
+            ino = os.fstat(f.fileno()).st_ino
+            data = f.read()
+        parsed = codec.parse(data, f"session {sid}")
+        for warning in parsed.warnings:
+            log.warning(warning)
+        with self._lock:
+            seeded = sid in self._handles
+        if not seeded:  # the next append needs no second parse
+            self._adopt(_Handle.from_parsed(sid, path, parsed, len(data), ino))
+        info = SessionInfo(
+            id=sid,
+            workspace=str(parsed.header.get("workspace", "")),
+            created=str(parsed.header.get("created", "")),
+            updated=parsed.updated,
+            title=parsed.title,
+            entry_count=len(parsed.entries),
+            leaf_id=parsed.leaf_id,
+        )
+        return SessionTree(info=info, entries=parsed.entries, leaf_id=parsed.leaf_id, warnings=parsed.warnings)
+
+    def _append(self, sid: str, entries: Sequence[SessionEntry]) -> None:
+        with self._locked(sid) as h:
+            check_batch(h.ids, entries)
+            self._write(h, b"".join(codec.encode(e.to_dict()) for e in entries))
+            h.ids.update(e.id for e in entries)
+            h.leaf_id, h.updated = entries[-1].id, entries[-1].timestamp
+            if not h.title:
+                h.title = title_of(entries)
+
+    def _set_leaf(self, sid: str, entry_id: str | None) -> None:
+        with self._locked(sid) as h:
+            if entry_id is not None and entry_id not in h.ids:
+                raise SessionError(f"no entry {entry_id!r} in session {sid}", code="entry_not_found")
+            stamp = now_iso()
+            self._write(h, codec.encode(codec.leaf_record(entry_id, stamp)))
+            h.leaf_id, h.updated = entry_id, stamp
+
+    def _label(self, sid: str, entry_id: str, label: str | None) -> SessionEntry:
+        with self._locked(sid) as h:
+            if entry_id not in h.ids:
+                raise SessionError(f"no entry {entry_id!r} in session {sid}", code="entry_not_found")
+            entry = label_entry(h.leaf_id, entry_id, label)
+            self._write(h, codec.encode(entry.to_dict()))
+            h.ids.add(entry.id)
+            h.leaf_id, h.updated = entry.id, entry.timestamp
+            return entry
+
+    def _list(self, workspace: str) -> builtins.list[SessionInfo]:
+        ws = normalize_workspace(workspace)
+        directory = self.root / workspace_key(ws)
+        if not directory.is_dir():
+            return []
+        return list_sessions(directory, ws)
+
+    # -- handles -----------------------------------------------------------------------------------------------
+    def _adopt(self, h: _Handle) -> _Handle:
+        with self._lock:
+            existing = self._handles.get(h.session_id)
+            if existing is not None and not existing.closed:
+                if h.fd is not None and h.fd != existing.fd:
+                    os.close(h.fd)
+                return existing
+            self._handles[h.session_id] = h
+            self._paths[h.session_id] = h.path
+            victims = []
+            for other in list(self._handles.values()):
+                if len(self._handles) <= self.max_open:
+                    break
+                if other is not h and other.lock.acquire(blocking=False):
+                    victims.append(other)
+                    del self._handles[other.session_id]
+        for victim in victims:
+            victim.close()
+            victim.lock.release()
+        return h
+
+    def _handle(self, sid: str) -> _Handle:
+        with self._lock:
+            h = self._handles.get(sid)
+            if h is not None:
+                self._handles.move_to_end(sid)
+                return h
+        path = self.locate(sid)
+        with path.open("rb") as f:
+            ino = os.fstat(f.fileno()).st_ino
+            data = f.read()
+        return self._adopt(_Handle.from_parsed(sid, path, codec.parse(data, f"session {sid}"), len(data), ino))
+
+    @contextlib.contextmanager
+    def _locked(self, session_id: str) -> Iterator[_Handle]:
+        """The session's handle, locked and in step with the file (another process may have appended)."""
+        sid = check_session_id(session_id)
+        while True:
+            h = self._handle(sid)
+            h.lock.acquire()
+            if not h.closed:
+                break
+            h.lock.release()
+        try:
+            self._sync(h)
+            yield h
+        finally:
+            h.lock.release()
+
+    def _sync(self, h: _Handle) -> None:
+        try:
+            st = os.stat(h.path)
+        except FileNotFoundError:
+            h.close()
+            with self._lock:
+                self._handles.pop(h.session_id, None)
+                self._paths.pop(h.session_id, None)
+            raise SessionNotFound(f"no session {h.session_id!r}") from None
+        if st.st_size != h.size or st.st_ino != h.ino:
+            if st.st_ino != h.ino and h.fd is not None:
+                os.close(h.fd)
+                h.fd = None
+            data = h.path.read_bytes()
+            h.reset(codec.parse(data, f"session {h.session_id}"), len(data), st.st_ino)
+        if h.end < h.size:  # a torn last line: cut it off so the next line does not glue onto it
+            log.warning("session %s: cutting %d torn bytes off the end", h.session_id, h.size - h.end)
+            os.truncate(h.path, h.end)
+            h.size = h.end
+
+    def _write(self, h: _Handle, data: bytes) -> None:
+        fd = h.open_fd()
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, h.end)
+            raise SessionError(
+                f"could not write session {h.session_id}: {exc.strerror}", code="session_write_failed"
+            ) from None
+        h.end = h.size = h.end + len(data)
+
+
+async def _durably(fn: Callable[..., T], *args: Any) -> T:
+    """Run a write in a worker thread; a cancellation waits for it to finish (it is short) before propagating, so
+    when the coroutine ends the batch is on disk or was refused, never still in flight behind the next write."""
+    task = asyncio.ensure_future(asyncio.to_thread(fn, *args))
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        await asyncio.wait([task])
+        raise
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Make a new file's directory entry durable (not every platform can open a directory)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -1,0 +1,61 @@
+# Concept: the coding tool set — fresh instances of the built-in tools, looked up by name, plus re-exports.
+"""Kgent's built-in coding tools. Submodules load lazily: kgent.kernel imports this package while it initializes."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kgent.tools.base import Tool
+
+_EXPORTS = {
+    "Tool": "base", "ToolContext": "base", "ToolOutput": "base", "CallDescription": "base",
+    "FileChangePreview": "base",
+    "FileOps": "ops", "LocalFileOps": "ops", "FileStat": "ops", "DirEntry": "ops",
+    "ResolvedPath": "paths", "PathError": "paths", "PathOutsideWorkspace": "paths",
+    "resolve": "paths", "classify_path": "paths",
+    "TruncationResult": "truncate", "truncate_head": "truncate", "truncate_tail": "truncate",
+    "ChangeTracker": "changes",
+    "ReadTool": "read", "WriteTool": "write", "EditTool": "edit", "BashTool": "bash", "GrepTool": "grep",
+    "FindTool": "find", "LsTool": "ls", "CalculatorTool": "calculator",
+}
+_CODING = ("ReadTool", "WriteTool", "EditTool", "BashTool", "GrepTool", "FindTool", "LsTool", "CalculatorTool")
+_READ_ONLY = ("ReadTool", "GrepTool", "FindTool", "LsTool", "CalculatorTool")
+
+__all__ = ["CODING_TOOLS", "READ_ONLY_TOOLS", "tool_by_name", *_EXPORTS]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kgent.tools' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"kgent.tools.{module}"), name)
+
+
+def _make(names: tuple[str, ...]) -> tuple[Tool, ...]:
+    return tuple(__getattr__(n)() for n in names)
+
+
+def CODING_TOOLS() -> tuple[Tool, ...]:  # noqa: N802 - the kernel's established name
+    """Fresh instances of read, write, edit, bash, grep, find, ls and calculator."""
+    return _make(_CODING)
+
+
+def READ_ONLY_TOOLS() -> tuple[Tool, ...]:  # noqa: N802
+    """Fresh instances of the tools that never change anything: read, grep, find, ls, calculator."""
+    return _make(_READ_ONLY)
+
+
+def tool_by_name(name: str) -> Tool:
+    """A fresh instance of the built-in tool called `name`; KeyError when there is none."""
+    for tool in CODING_TOOLS():
+        if tool.name == name:
+            return tool
+    raise KeyError(name)
+
+
+# Import order: kgent.kernel imports this package (and kgent.tools.base/changes) while it initializes, and every tool
+# module imports kgent.kernel. Loading the kernel here, after this module's names exist, makes any first import
+# (kgent.tools.paths, kgent.tools.base, kgent.kernel...) resolve the cycle the same way.
+import kgent.kernel  # noqa: E402, F401

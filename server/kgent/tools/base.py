@@ -1,0 +1,75 @@
+"""The tool seam: what a tool declares (schema, kind, read-only), how it describes a call, and how it runs.
+
+Contract: `Tool.run` never raises for an expected failure (bad path, missing file, non-zero exit): it returns a
+`ToolOutput(is_error=True)`. Cancellation arrives as `asyncio.CancelledError`; a tool then stops its work (kills its
+process group) and re-raises, leaving no half-written file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from kgent.kernel.events import ToolKind
+
+if TYPE_CHECKING:
+    from kgent.tools.changes import ChangeTracker
+    from kgent.tools.ops import FileOps
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolOutput:
+    """A tool's result. `details` carries structured extras: diff, exit_code, full_output_path, truncation."""
+
+    content: str
+    is_error: bool = False
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallDescription:
+    """What a person needs to judge a call: a title, the workspace-relative (or absolute) path, the command."""
+
+    title: str
+    path: str | None = None
+    command: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FileChangePreview:
+    """The effect of a write or edit before it happens (for approval prompts and diff previews)."""
+
+    path: str
+    old_text: str | None
+    new_text: str
+    diff: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolContext:
+    """Per-call environment. `allow_outside` is True only when policy or the person approved leaving the workspace."""
+
+    workspace: Path
+    fs: FileOps
+    changes: ChangeTracker | None = None
+    allow_outside: bool = False
+    on_update: Callable[[str], None] | None = None
+    bash_timeout: float = 120.0
+    output_dir: Path | None = None
+
+
+@runtime_checkable
+class Tool(Protocol):
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    kind: ToolKind
+    read_only: bool  # True: may run in parallel with other read-only calls of the same batch
+
+    def describe(self, args: dict[str, Any], ctx: ToolContext) -> CallDescription: ...
+
+    async def preview(self, args: dict[str, Any], ctx: ToolContext) -> FileChangePreview | None: ...
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput: ...

@@ -1,0 +1,227 @@
+# Concept: the bash tool — run a shell command in the workspace, bounded in time and output, killable as a tree.
+"""`BashTool`: `bash -c` in its own process group, merged output tail-truncated, full output spilled to a file."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import secrets
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import IO, Any
+
+from kgent.kernel.events import ToolKind
+from kgent.tools.args import ToolArgError, error_output, num_arg, req_str
+from kgent.tools.base import CallDescription, FileChangePreview, ToolContext, ToolOutput
+from kgent.tools.procgroup import become_subreaper, kill_group, note_lingering, sweep_lingering
+from kgent.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_tail
+
+PIPE_GRACE = 0.5  # after the shell exits, how long a background process may keep the output pipe open
+UPDATE_INTERVAL = 0.1
+_SECRET_ENV = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|AUTH", re.IGNORECASE)
+
+
+def child_env(base: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment for commands: the parent's minus anything that looks like a credential."""
+    env = dict(os.environ if base is None else base)
+    return {k: v for k, v in env.items() if not _SECRET_ENV.search(k)}
+
+
+def _shell() -> str:
+    return shutil.which("bash") or "/bin/sh"
+
+
+class _Output:
+    """Collects merged output: the whole of it in memory until it exceeds the limits, then spilled to a log file."""
+
+    def __init__(self, out_dir: Path | None, on_update: Callable[[str], None] | None) -> None:
+        self.out_dir = out_dir
+        self.on_update = on_update
+        self.buf = bytearray()
+        self.total = 0
+        self.newlines = 0
+        self.cur_line = 0  # bytes since the last newline
+        self.prev_line = 0  # length of the line the last newline ended
+        self.file: IO[bytes] | None = None
+        self.path: Path | None = None
+        self._last_update = 0.0
+
+    def feed(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        n = chunk.count(b"\n")
+        if n:
+            self.newlines += n
+            last = chunk.rfind(b"\n")
+            prev = chunk.rfind(b"\n", 0, last)
+            self.prev_line = last - prev - 1 if prev >= 0 else self.cur_line + last
+            self.cur_line = len(chunk) - last - 1
+        else:
+            self.cur_line += len(chunk)
+        self.buf += chunk
+        if self.file is None and (self.total > DEFAULT_MAX_BYTES or self.newlines >= DEFAULT_MAX_LINES):
+            directory = self.out_dir or Path(tempfile.gettempdir())
+            directory.mkdir(parents=True, exist_ok=True)
+            self.path = directory / f"kgent-bash-{secrets.token_hex(8)}.log"
+            self.file = open(self.path, "wb")  # noqa: SIM115 - closed in close()
+            self.file.write(self.buf)
+        elif self.file is not None:
+            self.file.write(chunk)
+        if len(self.buf) > 4 * DEFAULT_MAX_BYTES:
+            del self.buf[: len(self.buf) - 2 * DEFAULT_MAX_BYTES]
+        now = time.monotonic()
+        if self.on_update is not None and now - self._last_update >= UPDATE_INTERVAL:
+            self._last_update = now
+            try:
+                self.on_update(truncate_tail(self.buf[-DEFAULT_MAX_BYTES:].decode("utf-8", "replace")).content)
+            except Exception:  # a failing observer must not break the command
+                self.on_update = None
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+
+    def render(self) -> tuple[str, dict[str, Any]]:
+        """Tail-truncated text with Pi's notices, and details (truncation, full_output_path)."""
+        self.close()
+        text = self.buf.decode("utf-8", "replace")
+        total, newlines, last_line = self.total, self.newlines, self.cur_line
+        if text.endswith("\n"):
+            text, total, newlines, last_line = text[:-1], total - 1, newlines - 1, self.prev_line
+        tr = truncate_tail(text)
+        if self.file is not None:
+            tr = replace(tr, total_lines=newlines + 1, total_bytes=total)
+        details: dict[str, Any] = {}
+        out = tr.content or "(no output)"
+        if not tr.truncated:
+            if self.path is not None:
+                self.path.unlink(missing_ok=True)
+                self.path = None
+            return out, details
+        details["truncation"] = tr.as_dict()
+        details["full_output_path"] = str(self.path)
+        start, end = tr.total_lines - tr.output_lines + 1, tr.total_lines
+        if tr.last_line_partial:
+            out += (
+                f"\n\n[Showing last {format_size(tr.output_bytes)} of line {end} (line is {format_size(last_line)}). "
+                f"Full output: {self.path}]"
+            )
+        elif tr.truncated_by == "lines":
+            out += f"\n\n[Showing lines {start}-{end} of {tr.total_lines}. Full output: {self.path}]"
+        else:
+            out += (
+                f"\n\n[Showing lines {start}-{end} of {tr.total_lines} ({format_size(DEFAULT_MAX_BYTES)} limit). "
+                f"Full output: {self.path}]"
+            )
+        return out, details
+
+
+async def _pump(stream: asyncio.StreamReader, sink: _Output) -> None:
+    while chunk := await stream.read(65536):
+        sink.feed(chunk)
+
+
+async def _exited(proc: asyncio.subprocess.Process) -> None:
+    # Not proc.wait(): since 3.11.x it also waits for the pipes to close, which a background grandchild can delay.
+    delay = 0.002
+    while proc.returncode is None:
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 0.05)
+
+
+class BashTool:
+    """Run a shell command."""
+
+    name = "bash"
+    kind: ToolKind = "execute"
+    read_only = False
+    description = (
+        "Execute a bash command in the workspace directory (stdin is closed; stdout and stderr are merged). "
+        f"Output is truncated to the last {DEFAULT_MAX_LINES} lines or {DEFAULT_MAX_BYTES // 1024}KB; when "
+        "truncated, the full output is saved to a file whose path is given. A non-zero exit code is reported as "
+        "an error. Commands time out (default 120 seconds; set timeout in seconds to change it). Background "
+        "processes that still hold the output open when the command ends are stopped; redirect their output "
+        "(cmd > log 2>&1 &) to keep them running. Prefer the read, grep, find and ls tools for inspecting files."
+    )
+    parameters: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "description": "Bash command to execute"},
+            "timeout": {"type": "number", "description": "Timeout in seconds (default 120)"},
+        },
+        "required": ["command"],
+        "additionalProperties": False,
+    }
+
+    def describe(self, args: dict[str, Any], ctx: ToolContext) -> CallDescription:
+        """'Run `<command>`'."""
+        command = str(args.get("command") or "")
+        first = command.strip().splitlines()[0] if command.strip() else ""
+        short = first if len(first) <= 80 and "\n" not in command.strip() else first[:77] + "..."
+        return CallDescription(title=f"Run `{short}`", command=command)
+
+    async def preview(self, args: dict[str, Any], ctx: ToolContext) -> FileChangePreview | None:
+        """A command's effect cannot be previewed."""
+        return None
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        """Run the command; kills its process group on timeout or cancellation."""
+        try:
+            command = req_str(args, "command")
+            timeout = num_arg(args, "timeout") or ctx.bash_timeout
+        except ToolArgError as e:
+            return error_output(e.message)
+        if not command.strip():
+            return error_output("Command is empty")
+        become_subreaper()
+        sweep_lingering()
+        sink = _Output(ctx.output_dir, ctx.on_update)
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                _shell(), "-c", command, cwd=ctx.workspace, env=child_env(),
+                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except OSError as e:
+            return error_output(f"Failed to start command: {e}")
+        try:
+            timed_out = await self._supervise(proc, sink, timeout)
+        finally:
+            sink.close()
+        out, details = sink.render()
+        code = proc.returncode
+        details["exit_code"] = None if timed_out else code
+        if timed_out:
+            details["timed_out"] = True
+            return ToolOutput(content=f"{out}\n\nCommand timed out after {timeout:g} seconds", is_error=True, details=details)
+        if code != 0:
+            return ToolOutput(content=f"{out}\n\nCommand exited with code {code}", is_error=True, details=details)
+        return ToolOutput(content=f"{out}\n\nExit code: 0", details=details)
+
+    @staticmethod
+    async def _supervise(proc: asyncio.subprocess.Process, sink: _Output, seconds: float) -> bool:
+        assert proc.stdout is not None
+        reader = asyncio.create_task(_pump(proc.stdout, sink))
+        waiter = asyncio.create_task(_exited(proc))
+        try:
+            done, _ = await asyncio.wait({waiter}, timeout=seconds)
+            timed_out = not done
+            if not timed_out:
+                await asyncio.wait({reader}, timeout=PIPE_GRACE)
+            if timed_out or not reader.done():
+                await kill_group(proc)
+                await asyncio.wait({reader}, timeout=PIPE_GRACE)
+            else:
+                note_lingering(proc)
+            return timed_out
+        except asyncio.CancelledError:
+            await kill_group(proc)
+            raise
+        finally:
+            for task in (reader, waiter):
+                if not task.done():
+                    task.cancel()

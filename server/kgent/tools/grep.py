@@ -1,0 +1,205 @@
+# Concept: the grep tool — regex or literal search over files with context, via ripgrep or a Python fallback.
+"""`GrepTool`: search file contents (.gitignore respected), Pi's limits and notices."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kgent.kernel.events import ToolKind
+from kgent.tools.args import ToolArgError, bool_arg, error_output, int_arg, req_str, str_arg
+from kgent.tools.base import CallDescription, FileChangePreview, ToolContext, ToolOutput
+from kgent.tools.ignore import glob_match, walk_files
+from kgent.tools.paths import PathError, classify_path
+from kgent.tools.rg import BASE_FLAGS, find_rg, run_rg
+from kgent.tools.search import SearchRoot, finish, search_root
+from kgent.tools.truncate import GREP_MAX_LINE_LENGTH, truncate_line
+
+DEFAULT_LIMIT = 100
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One output line: a match (':') or a context line ('-')."""
+
+    path: str
+    line: int
+    text: str
+    match: bool
+
+
+def _text(obj: dict[str, Any]) -> str:
+    if "text" in obj:
+        return str(obj["text"])
+    return base64.b64decode(obj.get("bytes", "")).decode("utf-8", "replace")
+
+
+class GrepTool:
+    """Search file contents."""
+
+    name = "grep"
+    kind: ToolKind = "search"
+    read_only = True
+    description = (
+        "Search file contents for a regex (or a literal string with literal=true). Respects .gitignore and "
+        "includes hidden files. Output lines are 'path:line: text' for matches and 'path-line- text' for context "
+        f"lines. Returns at most `limit` matches (default {DEFAULT_LIMIT}); long lines are cut to "
+        f"{GREP_MAX_LINE_LENGTH} characters. Use glob (e.g. '*.py') to filter files."
+    )
+    parameters: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string", "description": "Regex (or literal string) to search for"},
+            "path": {"type": "string", "description": "Directory or file to search (default: workspace root)"},
+            "glob": {"type": "string", "description": "Only search files matching this glob, e.g. '*.ts'"},
+            "ignoreCase": {"type": "boolean", "description": "Case-insensitive search (default false)"},
+            "literal": {"type": "boolean", "description": "Treat pattern as a literal string (default false)"},
+            "context": {"type": "integer", "minimum": 0, "description": "Lines of context around each match"},
+            "limit": {"type": "integer", "minimum": 1, "description": f"Maximum matches (default {DEFAULT_LIMIT})"},
+        },
+        "required": ["pattern"],
+        "additionalProperties": False,
+    }
+
+    def __init__(self, *, force_fallback: bool = False) -> None:
+        self.force_fallback = force_fallback
+
+    def describe(self, args: dict[str, Any], ctx: ToolContext) -> CallDescription:
+        """'Search `pattern` in <path>'."""
+        raw = str(args.get("path") or ".")
+        rel = classify_path(ctx.workspace, raw).rel
+        return CallDescription(title=f"Search `{args.get('pattern', '')}` in {rel}", path=rel)
+
+    async def preview(self, args: dict[str, Any], ctx: ToolContext) -> FileChangePreview | None:
+        """Searching changes nothing."""
+        return None
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        """Search and format hits."""
+        try:
+            pattern = req_str(args, "pattern")
+            glob = str_arg(args, "glob") or None
+            ignore_case, literal = bool_arg(args, "ignoreCase"), bool_arg(args, "literal")
+            context = int_arg(args, "context", default=0, minimum=0) or 0
+            limit = int_arg(args, "limit", default=DEFAULT_LIMIT, minimum=1) or DEFAULT_LIMIT
+            root = await search_root(ctx, str_arg(args, "path") or ".")
+        except (ToolArgError, PathError) as e:
+            return error_output(e.message)
+        except FileNotFoundError as e:
+            return error_output(f"Path not found: {e.args[0]}")
+        rg = None if self.force_fallback else find_rg()
+        if rg is not None:
+            result = await self._rg(rg, root, pattern, glob, ignore_case, literal, context, limit)
+        else:
+            try:
+                flags = re.IGNORECASE if ignore_case else 0
+                regex = re.compile(re.escape(pattern) if literal else pattern, flags)
+            except re.error as e:
+                return error_output(f"Invalid regex: {e}")
+            ignore_from = ctx.workspace if root.path.inside else None
+            result = await asyncio.to_thread(_py_search, root, regex, glob, context, limit, ignore_from)
+        if isinstance(result, str):
+            return error_output(result)
+        hits, limit_reached = result
+        return _format(hits, limit, limit_reached, engine="fallback" if rg is None else "rg")
+
+    @staticmethod
+    async def _rg(
+        rg: str, root: SearchRoot, pattern: str, glob: str | None, ignore_case: bool, literal: bool,
+        context: int, limit: int,
+    ) -> tuple[list[Hit], bool] | str:
+        argv = ["--json", *BASE_FLAGS]
+        if ignore_case:
+            argv.append("--ignore-case")
+        if literal:
+            argv.append("--fixed-strings")
+        if glob:
+            argv += ["--glob", glob]
+        if context:
+            argv += ["--context", str(context)]
+        argv += ["--", pattern, root.target]
+        hits: list[Hit] = []
+        state = {"matches": 0, "reached": False}
+
+        def on_line(raw: bytes) -> bool:
+            try:
+                msg = json.loads(raw)
+            except ValueError:
+                return True
+            kind = msg.get("type")
+            if kind not in ("match", "context"):
+                return True
+            if kind == "match":
+                if state["matches"] >= limit:
+                    state["reached"] = True
+                    return False
+                state["matches"] += 1
+            data = msg["data"]
+            text = _text(data.get("lines", {})).rstrip("\r\n")
+            hits.append(Hit(root.name(_text(data["path"])), int(data.get("line_number") or 0), text, kind == "match"))
+            return True
+
+        code, err = await run_rg(rg, argv, cwd=root.cwd, on_line=on_line)
+        if code not in (None, 0, 1) and not hits:
+            return err or f"ripgrep failed with exit code {code}"
+        return hits, bool(state["reached"])
+
+
+def _py_search(
+    root: SearchRoot, regex: re.Pattern[str], glob: str | None, context: int, limit: int, ignore_from: Path | None
+) -> tuple[list[Hit], bool]:
+    hits: list[Hit] = []
+    matches = 0
+    for rel in walk_files(root.path.abs, ignore_from=ignore_from):
+        if glob and not root.is_file and not glob_match(glob, rel):
+            continue
+        try:
+            data = (root.cwd / rel).read_bytes()
+        except OSError:
+            continue
+        if b"\x00" in data[:8192]:
+            continue
+        lines = [ln.rstrip("\r") for ln in data.decode("utf-8", "replace").split("\n")]
+        if lines and lines[-1] == "":
+            lines.pop()
+        found = [i for i, ln in enumerate(lines) if regex.search(ln)]
+        if not found:
+            continue
+        if matches >= limit:
+            return hits, True
+        take = found[: limit - matches]
+        stop = found[len(take)] if len(take) < len(found) else len(lines)  # context must not run into an untaken match
+        matches += len(take)
+        shown: dict[int, bool] = {}
+        for m in take:
+            for i in range(max(0, m - context), min(stop, m + context + 1)):
+                shown.setdefault(i, False)
+            shown[m] = True
+        hits.extend(Hit(root.name(rel), i + 1, lines[i], shown[i]) for i in sorted(shown))
+        if len(take) < len(found):
+            return hits, True
+    return hits, False
+
+
+def _format(hits: list[Hit], limit: int, limit_reached: bool, *, engine: str) -> ToolOutput:
+    lines: list[str] = []
+    cut_any = False
+    for hit in hits:
+        text, cut = truncate_line(hit.text)
+        cut_any = cut_any or cut
+        sep = ":" if hit.match else "-"
+        lines.append(f"{hit.path}{sep}{hit.line}{sep} {text}")
+    notices: list[str] = []
+    if limit_reached:
+        notices.append(f"{limit} matches limit reached. Use limit={limit * 2} for more, or refine pattern")
+    if cut_any:
+        notices.append(f"Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines")
+    details: dict[str, object] = {"matches": sum(h.match for h in hits), "engine": engine}
+    if limit_reached:
+        details["matchLimitReached"] = limit
+    return finish(lines, notices, "No matches found", details)

@@ -1,0 +1,14 @@
+"""Suite-wide isolation: no real API keys or proxies leak into any test."""
+
+import os
+
+import pytest
+
+_PROXIES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
+
+
+@pytest.fixture(autouse=True)
+def _no_keys_or_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in list(os.environ):
+        if name.endswith("_API_KEY") or name.upper() in _PROXIES:
+            monkeypatch.delenv(name, raising=False)

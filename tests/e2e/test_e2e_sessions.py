@@ -1,0 +1,129 @@
+"""Sessions over the wire: list, read, resume, fork (agent/fork and parentEntryId), compact, and their refusals."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kgent_host import KgentHost
+from pygls.exceptions import JsonRpcException
+
+from kgent.context.summary import SECTIONS
+
+
+def messages(session: dict[str, Any], role: str, *, branch_only: bool = True) -> list[dict[str, Any]]:
+    on = set(session["branch"])
+    return [
+        e for e in session["entries"]
+        if e["type"] == "message" and e["message"]["role"] == role and (not branch_only or e["id"] in on)
+    ]
+
+
+async def test_resume_and_fork(host: KgentHost, workspace: Path) -> None:
+    _, first, _ = await host.run_to_end(prompt="First question", workspace=str(workspace))
+    sid = first["sessionId"]
+    # Resume: the workspace comes from the session; the history grows on the same branch.
+    run2, second, _ = await host.run_to_end(prompt="Second question", sessionId=sid, model="streamed-run")
+    assert second["sessionId"] == sid and host.of(run2)[0]["sessionId"] == sid
+    session = await host.call("agent/session", {"sessionId": sid})
+    assert session["sessionId"] == sid and session["workspace"] == str(workspace)
+    assert session["leafId"] == session["branch"][-1] and session["liveRunId"] is None
+    assert [m["message"]["text"] for m in messages(session, "user")] == ["First question", "Second question"]
+    ids = [e["id"] for e in session["entries"]]
+    assert all(e["parentId"] is None or e["parentId"] in ids for e in session["entries"])
+
+    # Fork at the end of the first exchange: the next run continues from there, the old branch stays.
+    first_answer = messages(session, "assistant")[0]["id"]
+    assert await host.call("agent/fork", {"sessionId": sid, "entryId": first_answer}) == {
+        "sessionId": sid,
+        "leafId": first_answer,
+    }
+    forked = await host.call("agent/session", {"sessionId": sid})
+    assert forked["leafId"] == first_answer and forked["branch"][-1] == first_answer
+    await host.run_to_end(prompt="Third question", sessionId=sid)
+    tree = await host.call("agent/session", {"sessionId": sid})
+    assert [m["message"]["text"] for m in messages(tree, "user")] == ["First question", "Third question"]
+    children = [e for e in tree["entries"] if e["parentId"] == first_answer]
+    assert sorted(c["message"]["text"] for c in children) == ["Second question", "Third question"]
+    assert len(tree["entries"]) > len(session["entries"])  # nothing was deleted
+    # branchOnly returns just the active branch.
+    only = await host.call("agent/session", {"sessionId": sid, "branchOnly": True})
+    assert [e["id"] for e in only["entries"]] == only["branch"] == tree["branch"]
+
+    # A one-off fork with parentEntryId, and the session list.
+    await host.run_to_end(prompt="Fourth question", sessionId=sid, parentEntryId=first_answer)
+    tree2 = await host.call("agent/session", {"sessionId": sid})
+    assert len([e for e in tree2["entries"] if e["parentId"] == first_answer]) == 3
+    listed = await host.call("agent/sessions", {"workspace": str(workspace)})
+    (info,) = [s for s in listed["sessions"] if s["sessionId"] == sid]
+    assert info["title"] == "First question" and info["liveRunId"] is None
+    assert info["entryCount"] == len(tree2["entries"]) and info["leafId"] == tree2["leafId"]
+
+
+async def test_session_refusals(host: KgentHost, workspace: Path, tmp_path: Path) -> None:
+    async def error(method: str, params: dict[str, Any]) -> tuple[int, str]:
+        with pytest.raises(JsonRpcException) as e:
+            await host.call(method, params)
+        return e.value.code, (e.value.data or {}).get("code")
+
+    assert await error("agent/session", {"sessionId": "nosuchsession"}) == (-32002, "session_not_found")
+    assert await error("agent/run", {"prompt": "x", "sessionId": "nosuchsession"}) == (-32002, "session_not_found")
+    assert await error("agent/session", {"sessionId": "../../etc"}) == (-32602, "invalid_session_id")
+    _, end, _ = await host.run_to_end(prompt="Hello", workspace=str(workspace))
+    sid = end["sessionId"]
+    assert await error("agent/fork", {"sessionId": sid, "entryId": "nope"}) == (-32002, "entry_not_found")
+    assert await error("agent/run", {"prompt": "x", "sessionId": sid, "parentEntryId": "nope"}) == (
+        -32002,
+        "entry_not_found",
+    )
+    other = tmp_path / "other"
+    other.mkdir()
+    assert await error("agent/run", {"prompt": "x", "sessionId": sid, "workspace": str(other)}) == (
+        -32001,
+        "config_error",
+    )
+    run_id, _ = await host.start_run(prompt="slow", sessionId=sid, model="slow-answer")
+    entry = (await host.call("agent/session", {"sessionId": sid}))["branch"][0]
+    assert await error("agent/fork", {"sessionId": sid, "entryId": entry}) == (-32003, "session_busy")
+    assert await error("agent/compact", {"sessionId": sid}) == (-32003, "session_busy")
+    listed = await host.call("agent/sessions", {"workspace": str(workspace)})
+    assert [s["liveRunId"] for s in listed["sessions"] if s["sessionId"] == sid] == [run_id]
+    await host.wait_end(run_id)
+
+
+async def test_compact(host: KgentHost, workspace: Path, tmp_path: Path) -> None:
+    _, end, _ = await host.run_to_end(prompt="Hi", workspace=str(workspace))
+    sid = end["sessionId"]
+    # Too little history: nothing to compact.
+    assert await host.call("agent/compact", {"sessionId": sid}) == {
+        "compacted": False,
+        "entryId": None,
+        "tokensBefore": None,
+        "tokensAfter": None,
+    }
+    # A long answer, then a short exchange: the long part can be summarised.
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps([[{"text": "lorem ipsum dolor sit amet " * 2000, "chunks": 4}]]))
+    await host.run_to_end(prompt="Write a lot", sessionId=sid, model=str(big))
+    await host.run_to_end(prompt="Short one", sessionId=sid)
+    summary = tmp_path / "summary.json"
+    text = "\n\n".join(f"## {s}\n- noted" for s in SECTIONS)
+    summary.write_text(json.dumps([[{"text": text}]]))
+    # A summary that is not a summary fails cleanly and writes nothing.
+    with pytest.raises(JsonRpcException) as failed:
+        await host.call("agent/compact", {"sessionId": sid, "provider": "scripted", "model": "hello"})
+    assert failed.value.code == -32005 and failed.value.data["code"] == "compaction_failed"
+    before = await host.call("agent/session", {"sessionId": sid})
+    result = await host.call(
+        "agent/compact", {"sessionId": sid, "provider": "scripted", "model": str(summary), "instructions": "be brief"}
+    )
+    assert result["compacted"] is True and result["tokensAfter"] < result["tokensBefore"]
+    after = await host.call("agent/session", {"sessionId": sid})
+    assert after["leafId"] == result["entryId"] and len(after["entries"]) == len(before["entries"]) + 1
+    checkpoint = next(e for e in after["entries"] if e["id"] == result["entryId"])
+    assert checkpoint["type"] == "compaction" and checkpoint["summary"].startswith("## Goal")
+    # The session goes on from the checkpoint.
+    run_id, end, _ = await host.run_to_end(prompt="And now?", sessionId=sid)
+    assert end["status"] == "settled"

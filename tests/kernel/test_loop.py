@@ -1,0 +1,299 @@
+"""The loop end to end on the scripted provider and real tools: ordering, terminal states, permissions."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from kgent.kernel.errors import RunStateError
+from kgent.kernel.events import (
+    MessageDelta,
+    PermissionRequest,
+    PermissionResolved,
+    RunEnd,
+    ToolCallEvent,
+    ToolUpdate,
+    UserInput,
+)
+from kgent.kernel.messages import ToolResultMessage, UserMessage
+
+from helpers import collect, types
+
+
+async def test_tool_loop_reads_edits_runs_and_settles(make_kernel, workspace: Path) -> None:
+    kernel = make_kernel("tool-loop", mode="ask")
+    run = kernel.create_run("set value to 2", workspace=workspace)
+    events = await collect(run, "allow_once")
+    result = await run.result()
+
+    assert result.status == "settled" and result.stop_reason == "end"
+    assert (workspace / "sample.py").read_text() == "value = 2\nprint(value)\n"
+    assert result.changed_paths == ("sample.py",)
+    assert "-value = 1" in result.patch and "+value = 2" in result.patch
+    assert types(events)[:2] == ["run_start", "user_message"]
+    assert types(events)[-1] == "run_end" and types(events).count("run_end") == 1
+    calls = [e for e in events if isinstance(e, ToolCallEvent)]
+    assert [c.name for c in calls] == ["read", "edit", "bash"]
+    asked = [e for e in events if isinstance(e, PermissionRequest)]
+    assert [a.tool_call["name"] for a in asked] == ["edit", "bash"]  # reads are not asked in ask mode
+    assert "+value = 2" in asked[0].tool_call["diff"]
+    assert asked[0].tool_call["newText"] == "value = 2\nprint(value)\n"
+    # each call: tool_call, then (approval), then in_progress, then completed — in that order
+    seq = types(events)
+    edit_at = seq.index("tool_call", seq.index("tool_call") + 1)
+    assert seq[edit_at : edit_at + 4] == ["tool_call", "permission_request", "permission_resolved", "tool_update"]
+    bash_done = [e for e in events if isinstance(e, ToolUpdate) and e.status == "completed"][-1]
+    assert "2" in (bash_done.output or "")
+    assert result.text.startswith("Updated sample.py")
+    assert "".join(e.delta for e in events if isinstance(e, MessageDelta) and e.kind == "text").endswith(result.text)
+
+
+async def test_denied_call_becomes_permission_denied_result_and_loop_continues(make_kernel, workspace: Path) -> None:
+    kernel = make_kernel("tool-loop", mode="ask")
+    run = kernel.create_run("set value", workspace=workspace)
+    await collect(run, "reject_once")
+    result = await run.result()
+    assert result.status == "settled"
+    assert (workspace / "sample.py").read_text() == "value = 1\nprint(value)\n"
+    tool_results = [m for m in kernel.provider.requests[-1].messages if isinstance(m, ToolResultMessage)]
+    denied = [m for m in tool_results if m.content.startswith("permission_denied:")]
+    assert [m.name for m in denied] == ["edit", "bash"] and all(m.is_error for m in denied)
+    assert result.patch == "" and result.changed_paths == ()
+
+
+async def test_plan_mode_denies_writes_without_asking(make_kernel, workspace: Path) -> None:
+    kernel = make_kernel("tool-loop", mode="plan")
+    run = kernel.create_run("set value", workspace=workspace)
+    events = await collect(run, lambda r: pytest.fail("plan mode must not ask"))
+    assert not [e for e in events if isinstance(e, PermissionRequest)]
+    resolved = [e for e in events if isinstance(e, PermissionResolved)]
+    assert [(r.decision, r.source, r.approved) for r in resolved] == [("reject_once", "policy", False)] * 2
+    assert (workspace / "sample.py").read_text().startswith("value = 1")
+
+
+async def test_full_mode_asks_nothing(make_kernel, workspace: Path) -> None:
+    kernel = make_kernel("tool-loop", mode="full")
+    run = kernel.create_run("set value", workspace=workspace)
+    events = await collect(run, lambda r: pytest.fail("full mode must not ask"))
+    assert (await run.result()).status == "settled"
+    assert not [e for e in events if isinstance(e, PermissionRequest | PermissionResolved)]
+
+
+async def test_allow_always_is_remembered_but_allow_once_asks_again(make_kernel, workspace: Path) -> None:
+    once = make_kernel("two-writes", mode="ask")
+    events = await collect(once.create_run("write", workspace=workspace), "allow_once")
+    asked = [e for e in events if isinstance(e, PermissionRequest)]
+    assert len(asked) == 2  # the second write has other arguments: asked again
+    assert asked[0].request_id != asked[1].request_id
+
+    always = make_kernel("two-writes", mode="ask")
+    events = await collect(always.create_run("write", workspace=workspace), "allow_always")
+    assert len([e for e in events if isinstance(e, PermissionRequest)]) == 1
+    assert [r.source for r in events if isinstance(r, PermissionResolved)] == ["host", "session_rule"]
+    assert (workspace / "notes.txt").read_text() == "second\n"
+
+
+async def test_reject_always_denies_the_next_matching_call_unasked(make_kernel, workspace: Path) -> None:
+    kernel = make_kernel("two-writes", mode="ask")
+    events = await collect(kernel.create_run("write", workspace=workspace), "reject_always")
+    assert len([e for e in events if isinstance(e, PermissionRequest)]) == 1
+    assert not (workspace / "notes.txt").exists()
+
+
+async def test_unknown_option_is_a_reject(make_kernel, workspace: Path) -> None:
+    kernel = make_kernel("two-writes", mode="ask")
+    await collect(kernel.create_run("write", workspace=workspace), "yes please")
+    assert not (workspace / "notes.txt").exists()
+
+
+async def test_stale_permission_id_is_refused(make_kernel, workspace: Path) -> None:
+    kernel = make_kernel("two-writes", mode="ask")
+    run = kernel.create_run("write", workspace=workspace)
+    async for event in run:
+        if isinstance(event, PermissionRequest):
+            assert run.resolve_permission(event.request_id + "x", "allow_once") is False
+            assert run.resolve_permission(event.request_id, "allow_once") is True
+            assert run.resolve_permission(event.request_id, "allow_once") is False
+
+
+async def test_approval_timeout_rejects(make_kernel, workspace: Path) -> None:
+    kernel = make_kernel("two-writes", mode="ask", approval_timeout=0.05)
+    run = kernel.create_run("write", workspace=workspace)
+    events = [e async for e in run]  # nobody answers
+    resolved = [e for e in events if isinstance(e, PermissionResolved)]
+    assert [r.source for r in resolved] == ["timeout", "timeout"] and not any(r.approved for r in resolved)
+    assert (await run.result()).status == "settled"
+
+
+async def test_unknown_tool_and_bad_arguments_are_error_results(make_kernel, workspace: Path) -> None:
+    script = [
+        [{"tool": "missing", "args": {}}, {"tool": "read", "args": {}}, {"tool": "read", "args": {"path": 3}}],
+        [{"text": "done"}],
+    ]
+    kernel = make_kernel(script, mode="full")
+    run = kernel.create_run("go", workspace=workspace)
+    await collect(run)
+    results = [m for m in kernel.provider.requests[-1].messages if isinstance(m, ToolResultMessage)]
+    assert [r.is_error for r in results] == [True, True, True]
+    assert results[0].content == "Unknown tool: missing"
+    assert results[1].content.startswith("invalid_arguments: missing required argument(s): path")
+    assert "must be of type string" in results[2].content
+    assert (await run.result()).status == "settled"
+
+
+async def test_provider_error_fails_the_run_with_one_terminal_event(make_kernel, workspace: Path) -> None:
+    kernel = make_kernel("provider-error")
+    run = kernel.create_run("go", workspace=workspace)
+    events = await collect(run)
+    result = await run.result()
+    assert result.status == "failed" and result.error == {"code": "scripted_error", "message": "The scripted provider failed."}
+    assert types(events).count("run_end") == 1 and events[-1].type == "run_end"
+
+
+async def test_max_turns_fails(make_kernel, workspace: Path) -> None:
+    kernel = make_kernel([[{"tool": "ls", "args": {}}]], mode="full", max_turns=3)
+    run = kernel.create_run("loop forever", workspace=workspace)
+    await collect(run)
+    result = await run.result()
+    assert result.status == "failed" and result.error["code"] == "max_turns" and result.turns == 3
+
+
+async def test_cancel_mid_model_stream(make_kernel, workspace: Path) -> None:
+    kernel = make_kernel("slow-answer")
+    run = kernel.create_run("go", workspace=workspace)
+    events = []
+    async for event in run:
+        events.append(event)
+        if isinstance(event, MessageDelta):
+            run.cancel()
+            run.cancel()  # idempotent
+    result = await run.result()
+    assert result.status == "cancelled" and result.stop_reason == "cancelled"
+    assert isinstance(events[-1], RunEnd) and types(events).count("run_end") == 1
+
+
+async def test_cancel_mid_bash_kills_the_process_group(make_kernel, workspace: Path) -> None:
+    import os
+    import time
+
+    script = [[{"tool": "bash", "args": {"command": "echo pgid=$$; sleep 60 & sleep 60; wait"}}], [{"text": "x"}]]
+    kernel = make_kernel(script, mode="full")
+    run = kernel.create_run("go", workspace=workspace)
+    pgid = None
+    async for event in run:
+        if isinstance(event, ToolUpdate) and event.output and "pgid=" in event.output and pgid is None:
+            pgid = int(event.output.split("pgid=")[1].split()[0])
+            run.cancel()
+    result = await run.result()
+    assert result.status == "cancelled"
+    assert pgid is not None
+    # killed at once; init may take a moment to reap the orphaned background sleep (a zombie still "exists")
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            break
+        await asyncio.sleep(0.05)
+    with pytest.raises(ProcessLookupError):
+        os.killpg(pgid, 0)
+    # the session has a result for the cancelled call: a resumed run sees no dangling tool call
+    tree = await kernel.store.load(result.session_id)
+    kinds = [e.data["message"]["role"] for e in tree.branch() if e.type == "message"]
+    assert kinds[-2:] == ["assistant", "tool"]
+
+
+async def test_steering_is_delivered_after_the_current_batch(make_kernel, workspace: Path) -> None:
+    script = [
+        [{"tool": "bash", "args": {"command": "sleep 0.3; echo one"}}, {"tool": "bash", "args": {"command": "echo two"}}],
+        [{"text": "ok"}],
+    ]
+    kernel = make_kernel(script, mode="full")
+    run = kernel.create_run("go", workspace=workspace)
+    events, steered = [], False
+    async for event in run:
+        events.append(event)
+        if isinstance(event, ToolUpdate) and event.status == "in_progress" and not steered:
+            steered = True
+            run.steer("also mention three")
+    result = await run.result()
+    assert result.status == "settled"
+    # both calls of the batch completed (unlike Pi, which skips the rest), then the steer, then the next request
+    done = [i for i, e in enumerate(events) if isinstance(e, ToolUpdate) and e.status == "completed"]
+    steer_at = next(i for i, e in enumerate(events) if isinstance(e, UserInput) and e.source == "steer")
+    assert done[0] < done[1] < steer_at
+    second_request = kernel.provider.requests[1].messages
+    assert isinstance(second_request[-1], UserMessage) and second_request[-1].text == "also mention three"
+    assert [type(m).__name__ for m in second_request[-3:]] == ["ToolResultMessage", "ToolResultMessage", "UserMessage"]
+    assert "queue_update" in types(events)
+
+
+async def test_follow_up_runs_after_the_run_would_settle(make_kernel, workspace: Path) -> None:
+    kernel = make_kernel("slow-answer")
+    run = kernel.create_run("first", workspace=workspace)
+    run.follow_up("second")
+    events = await collect(run)
+    result = await run.result()
+    assert result.status == "settled"
+    inputs = [(e.source, e.text) for e in events if isinstance(e, UserInput)]
+    assert inputs == [("prompt", "first"), ("follow_up", "second")]
+    assert len(kernel.provider.requests) == 2
+
+
+async def test_one_consumer_and_one_live_run_per_session(make_kernel, workspace: Path) -> None:
+    kernel = make_kernel("slow-answer")
+    run = kernel.create_run("go", workspace=workspace)
+    iterator = run.__aiter__()
+    with pytest.raises(RunStateError):
+        run.__aiter__()
+    with pytest.raises(RunStateError):
+        kernel.create_run("again", workspace=workspace, session_id=run.session_id)
+    async for _ in iterator:
+        pass
+    with pytest.raises(RunStateError):
+        run.steer("late")
+
+
+async def test_resume_continues_the_session_history(make_kernel, workspace: Path) -> None:
+    kernel = make_kernel("hello")
+    first = kernel.create_run("one", workspace=workspace)
+    await collect(first)
+    sid = (await first.result()).session_id
+    second = kernel.create_run("two", workspace=workspace, session_id=sid)
+    await collect(second)
+    texts = [m.text for m in kernel.provider.requests[-1].messages if isinstance(m, UserMessage)]
+    assert texts == ["one", "two"]
+
+
+async def test_parallel_read_only_batch_overlaps_and_keeps_call_order(workspace: Path) -> None:
+    from kgent.kernel import AgentKernel, KernelConfig
+    from kgent.providers.scripted import ScriptedProvider
+    from kgent.tools.base import CallDescription, ToolOutput
+
+    log: list[str] = []
+
+    class Slow:
+        name, description, kind, read_only = "slow", "sleeps", "read", True
+        parameters = {"type": "object", "properties": {"s": {"type": "number"}}, "required": ["s"]}
+
+        def describe(self, args, ctx):
+            return CallDescription(title=f"slow {args['s']}")
+
+        async def preview(self, args, ctx):
+            return None
+
+        async def run(self, args, ctx):
+            log.append(f"start {args['s']}")
+            await asyncio.sleep(args["s"])
+            log.append(f"end {args['s']}")
+            return ToolOutput(content=f"slept {args['s']}")
+
+    script = [[{"tool": "slow", "args": {"s": 0.2}}, {"tool": "slow", "args": {"s": 0.05}}], [{"text": "ok"}]]
+    kernel = AgentKernel(ScriptedProvider(script), tools=[Slow()], config=KernelConfig(mode="full"))
+    run = kernel.create_run("go", workspace=workspace)
+    await collect(run)
+    assert log == ["start 0.2", "start 0.05", "end 0.05", "end 0.2"]  # overlapped
+    results = [m for m in kernel.provider.requests[-1].messages if isinstance(m, ToolResultMessage)]
+    assert [r.content for r in results] == ["slept 0.2", "slept 0.05"]  # call order

@@ -1,0 +1,175 @@
+"""The decision matrix, written out row by row: every mode x operation x scope x protected, with action and risk."""
+
+from __future__ import annotations
+
+import itertools
+from typing import get_args
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kgent.permissions import MODES, Intent, Mode, Operation, Scope, Verdict, decide
+
+# A change of policy must change this table. Columns: mode, operation, scope, protected, action, risk.
+MATRIX = """
+# mode operation scope     protected action risk
+plan  read     workspace  no   allow low
+plan  read     workspace  yes  ask   high
+plan  read     outside    no   deny  high
+plan  read     outside    yes  deny  high
+plan  write    workspace  no   deny  medium
+plan  write    workspace  yes  deny  high
+plan  write    outside    no   deny  high
+plan  write    outside    yes  deny  high
+plan  shell    workspace  no   deny  high
+plan  shell    workspace  yes  deny  high
+plan  shell    outside    no   deny  high
+plan  shell    outside    yes  deny  high
+plan  network  workspace  no   deny  high
+plan  network  workspace  yes  deny  high
+plan  network  outside    no   deny  high
+plan  network  outside    yes  deny  high
+plan  unknown  workspace  no   deny  high
+plan  unknown  workspace  yes  deny  high
+plan  unknown  outside    no   deny  high
+plan  unknown  outside    yes  deny  high
+ask   read     workspace  no   allow low
+ask   read     workspace  yes  ask   high
+ask   read     outside    no   ask   high
+ask   read     outside    yes  ask   high
+ask   write    workspace  no   ask   medium
+ask   write    workspace  yes  ask   high
+ask   write    outside    no   ask   high
+ask   write    outside    yes  ask   high
+ask   shell    workspace  no   ask   high
+ask   shell    workspace  yes  ask   high
+ask   shell    outside    no   ask   high
+ask   shell    outside    yes  ask   high
+ask   network  workspace  no   ask   high
+ask   network  workspace  yes  ask   high
+ask   network  outside    no   ask   high
+ask   network  outside    yes  ask   high
+ask   unknown  workspace  no   ask   high
+ask   unknown  workspace  yes  ask   high
+ask   unknown  outside    no   ask   high
+ask   unknown  outside    yes  ask   high
+auto  read     workspace  no   allow low
+auto  read     workspace  yes  ask   high
+auto  read     outside    no   ask   high
+auto  read     outside    yes  ask   high
+auto  write    workspace  no   allow medium
+auto  write    workspace  yes  ask   high
+auto  write    outside    no   ask   high
+auto  write    outside    yes  ask   high
+auto  shell    workspace  no   ask   high
+auto  shell    workspace  yes  ask   high
+auto  shell    outside    no   ask   high
+auto  shell    outside    yes  ask   high
+auto  network  workspace  no   ask   high
+auto  network  workspace  yes  ask   high
+auto  network  outside    no   ask   high
+auto  network  outside    yes  ask   high
+auto  unknown  workspace  no   ask   high
+auto  unknown  workspace  yes  ask   high
+auto  unknown  outside    no   ask   high
+auto  unknown  outside    yes  ask   high
+full  read     workspace  no   allow low
+full  read     workspace  yes  allow high
+full  read     outside    no   allow high
+full  read     outside    yes  allow high
+full  write    workspace  no   allow medium
+full  write    workspace  yes  allow high
+full  write    outside    no   allow high
+full  write    outside    yes  allow high
+full  shell    workspace  no   allow high
+full  shell    workspace  yes  allow high
+full  shell    outside    no   allow high
+full  shell    outside    yes  allow high
+full  network  workspace  no   allow high
+full  network  workspace  yes  allow high
+full  network  outside    no   allow high
+full  network  outside    yes  allow high
+full  unknown  workspace  no   allow high
+full  unknown  workspace  yes  allow high
+full  unknown  outside    no   allow high
+full  unknown  outside    yes  allow high
+"""
+
+ROWS = [line.split() for line in MATRIX.strip().splitlines() if line and not line.startswith("#")]
+
+
+def _intent(operation: str, scope: str, protected: bool) -> Intent:
+    return Intent(
+        tool="some_tool",
+        operation=operation,  # type: ignore[arg-type]
+        scope=scope,  # type: ignore[arg-type]
+        protected=protected,
+        reason="does something",
+    )
+
+
+def test_table_covers_every_combination_exactly_once() -> None:
+    keys = [tuple(row[:4]) for row in ROWS]
+    expected = itertools.product(MODES, get_args(Operation), get_args(Scope), ("no", "yes"))
+    assert sorted(keys) == sorted(expected)
+    assert len(keys) == 80
+
+
+@pytest.mark.parametrize(("mode", "operation", "scope", "protected", "action", "risk"), ROWS)
+def test_matrix_row(mode: str, operation: str, scope: str, protected: str, action: str, risk: str) -> None:
+    verdict = decide(mode, _intent(operation, scope, protected == "yes"))  # type: ignore[arg-type]
+    assert (verdict.action, verdict.risk) == (action, risk)
+
+
+@pytest.mark.parametrize(
+    ("mode", "operation", "scope", "protected", "words"),
+    [
+        ("plan", "write", "workspace", False, "plan mode"),
+        ("plan", "read", "outside", False, "inside the workspace"),
+        ("plan", "read", "workspace", True, "protected"),
+        ("ask", "write", "workspace", False, "ask mode"),
+        ("auto", "shell", "workspace", False, "shell"),
+        ("auto", "network", "workspace", False, "network"),
+        ("auto", "read", "outside", False, "leaving the workspace"),
+        ("auto", "write", "workspace", True, "protected"),
+        ("full", "shell", "outside", True, "full mode"),
+    ],
+)
+def test_reason_says_what_the_call_does_and_why(
+    mode: Mode, operation: str, scope: str, protected: bool, words: str
+) -> None:
+    verdict = decide(mode, _intent(operation, scope, protected))
+    assert verdict.reason.startswith("does something; ")
+    assert words in verdict.reason
+
+
+def test_an_unnormalized_mode_is_a_bug_not_a_permission() -> None:
+    with pytest.raises(ValueError, match="unknown permission mode"):
+        decide("risk_based", _intent("read", "workspace", False))  # type: ignore[arg-type]
+
+
+@given(
+    mode=st.sampled_from(MODES),
+    operation=st.sampled_from(get_args(Operation)),
+    scope=st.sampled_from(get_args(Scope)),
+    protected=st.booleans(),
+    reason=st.text(max_size=40),
+)
+def test_only_full_mode_allows_leaving_the_workspace_or_protected_files(
+    mode: Mode, operation: str, scope: str, protected: bool, reason: str
+) -> None:
+    intent = Intent(tool="t", operation=operation, scope=scope, protected=protected, reason=reason)  # type: ignore[arg-type]
+    verdict = decide(mode, intent)
+    assert isinstance(verdict, Verdict)
+    assert verdict.reason.startswith(reason)
+    if mode == "full":
+        assert verdict.action == "allow"
+    elif scope == "outside" or protected:
+        assert verdict.action != "allow"
+        assert verdict.risk == "high"
+    if mode == "plan" and operation != "read":
+        assert verdict.action == "deny"
+    if operation in ("shell", "network", "unknown"):
+        assert verdict.risk == "high"
+        assert verdict.action == "allow" if mode == "full" else verdict.action != "allow"

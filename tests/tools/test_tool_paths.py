@@ -1,0 +1,94 @@
+"""Path safety: containment after `..`, absolute paths and symlinks; protected names; NUL bytes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from kgent.kernel.errors import KgentError
+from kgent.tools.paths import PathError, PathOutsideWorkspace, classify_path, resolve
+from kgent.tools.read import ReadTool
+from kgent.tools.write import WriteTool
+
+
+def test_relative_path_resolves_inside(ws: Path) -> None:
+    r = resolve(ws, "src/app.py", allow_outside=False)
+    assert r.abs == ws / "src" / "app.py"
+    assert (r.rel, r.inside, r.protected) == ("src/app.py", True, False)
+
+
+def test_at_prefix_dot_and_normalisation(ws: Path) -> None:
+    assert resolve(ws, "@src/../a.txt", allow_outside=False).rel == "a.txt"
+    assert resolve(ws, ".", allow_outside=False).rel == "."
+    assert resolve(ws, str(ws / "b.txt"), allow_outside=False).rel == "b.txt"
+
+
+def test_dotdot_escape_denied_then_allowed(ws: Path) -> None:
+    with pytest.raises(PathOutsideWorkspace) as info:
+        resolve(ws, "../secret.txt", allow_outside=False)
+    assert isinstance(info.value, KgentError)
+    assert info.value.code == "path_outside_workspace"
+    r = resolve(ws, "../secret.txt", allow_outside=True)
+    assert not r.inside
+    assert r.rel == (ws.parent / "secret.txt").resolve().as_posix()
+
+
+def test_absolute_outside_and_tilde(ws: Path, tmp_path: Path) -> None:
+    with pytest.raises(PathOutsideWorkspace):
+        resolve(ws, "/etc/passwd", allow_outside=False)
+    assert classify_path(ws, "~/x").abs == Path(os.path.expanduser("~/x")).resolve()
+    assert not classify_path(ws, "~").inside
+
+
+def test_symlink_escapes_are_outside(ws: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "f.txt").write_text("x")
+    (ws / "link").symlink_to(outside)
+    (ws / "dangling").symlink_to(outside / "later.txt")
+    for raw in ("link/f.txt", "link/not-yet/new.txt", "dangling"):
+        r = classify_path(ws, raw)
+        assert not r.inside, raw
+        assert r.rel.startswith(outside.resolve().as_posix())
+        with pytest.raises(PathOutsideWorkspace):
+            resolve(ws, raw, allow_outside=False)
+    assert resolve(ws, "link/f.txt", allow_outside=True).abs == (outside / "f.txt").resolve()
+
+
+def test_symlink_inside_workspace_stays_inside(ws: Path) -> None:
+    (ws / "real").mkdir()
+    (ws / "alias").symlink_to(ws / "real")
+    r = resolve(ws, "alias/new.txt", allow_outside=False)
+    assert r.inside and r.rel == "alias/new.txt"
+
+
+def test_nul_bytes(ws: Path) -> None:
+    with pytest.raises(PathError):
+        resolve(ws, "a\x00b", allow_outside=True)
+    r = classify_path(ws, "a\x00b")  # never raises: classified conservatively
+    assert not r.inside and r.protected
+
+
+@pytest.mark.parametrize(
+    ("raw", "protected"),
+    [
+        (".env", True), ("config/.env.local", True), ("certs/server.pem", True), ("tls/private.key", True),
+        ("home/id_rsa", True), ("id_ed25519", True), (".git/config", True), ("sub/.git/hooks/pre-commit", True),
+        ("src/id_utils.py", False), ("environment.py", False), ("keys/notes.txt", False), (".gitignore", False),
+        ("src/app.py", False),
+    ],
+)
+def test_protected_paths(ws: Path, raw: str, protected: bool) -> None:
+    assert classify_path(ws, raw).protected is protected
+
+
+async def test_tools_turn_escapes_into_error_results(ws: Path, tmp_path: Path, make_ctx) -> None:
+    (tmp_path / "outside.txt").write_text("secret\n")
+    denied = await ReadTool().run({"path": "../outside.txt"}, make_ctx())
+    assert denied.is_error and "outside the workspace" in denied.content
+    allowed = await ReadTool().run({"path": str(tmp_path / "outside.txt")}, make_ctx(allow_outside=True))
+    assert not allowed.is_error and allowed.content == "secret\n"
+    wrote = await WriteTool().run({"path": "../new.txt", "content": "x"}, make_ctx())
+    assert wrote.is_error and not (tmp_path / "new.txt").exists()
