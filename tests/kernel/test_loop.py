@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import collect, types
 from kgent.kernel.errors import RunStateError
 from kgent.kernel.events import (
     MessageDelta,
@@ -18,8 +19,6 @@ from kgent.kernel.events import (
     UserInput,
 )
 from kgent.kernel.messages import ToolResultMessage, UserMessage
-
-from helpers import collect, types
 
 
 async def test_tool_loop_reads_edits_runs_and_settles(make_kernel, workspace: Path) -> None:
@@ -297,3 +296,25 @@ async def test_parallel_read_only_batch_overlaps_and_keeps_call_order(workspace:
     assert log == ["start 0.2", "start 0.05", "end 0.05", "end 0.2"]  # overlapped
     results = [m for m in kernel.provider.requests[-1].messages if isinstance(m, ToolResultMessage)]
     assert [r.content for r in results] == ["slept 0.2", "slept 0.05"]  # call order
+
+
+async def test_long_scripted_run_compacts_automatically(make_kernel, workspace: Path) -> None:
+    from kgent.kernel.events import CompactionEvent
+
+    (workspace / "big.txt").write_text("lorem ipsum dolor sit amet\n" * 120)
+    script = [[{"text": f"step {i}"}, {"tool": "read", "args": {"path": "big.txt"}}] for i in range(10)]
+    script.append([{"text": "all steps done"}])
+    kernel = make_kernel(script, mode="full", context_window=3000, reserve_tokens=500, keep_recent_tokens=800)
+    run = kernel.create_run("read big.txt ten times", workspace=workspace)
+    events = await collect(run)
+    result = await run.result()
+    assert result.status == "settled" and result.text == "all steps done"
+    compactions = [e for e in events if isinstance(e, CompactionEvent) and e.status == "completed"]
+    assert compactions and all(c.trigger == "automatic" for c in compactions)
+    tree = await kernel.store.load(result.session_id)
+    checkpoints = [e for e in tree.branch() if e.type == "compaction"]
+    assert len(checkpoints) == len(compactions)
+    assert checkpoints[-1].data["summary"].startswith("## Goal")
+    # the script went on where it was: ten reads, then the answer, never replayed
+    reads = [e for e in events if isinstance(e, ToolCallEvent)]
+    assert len(reads) == 10

@@ -78,19 +78,58 @@ async def test_default_timeout_comes_from_context(make_ctx) -> None:
     assert out.is_error and "timed out after 0.3 seconds" in out.content
 
 
+def _live_in(directory: Path) -> list[int]:
+    """Live (non-zombie) processes whose working directory is `directory`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if os.readlink(entry / "cwd") == str(directory):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def _text(path: Path) -> str:
+    return path.read_text().strip() if path.exists() else ""
+
+
+async def _wait_for_text(path: Path, seconds: float = 10.0) -> str:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if text := _text(path):
+            return text
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"{path} was not written")
+
+
 async def test_cancel_kills_the_process_group_and_reraises(ws: Path, ctx: ToolContext) -> None:
     task = asyncio.create_task(bash.run({"command": "echo $$ > pgid; sleep 100 & sleep 100; wait"}, ctx))
-    pid_file = ws / "pgid"
-    for _ in range(200):
-        if pid_file.exists() and pid_file.read_text().strip():
-            break
-        await asyncio.sleep(0.01)
-    pgid = int(pid_file.read_text())
-    assert not _gone(pgid)
-    task.cancel()
+    try:
+        pgid = int(await _wait_for_text(ws / "pgid"))
+        assert not _gone(pgid)
+    finally:
+        task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
     assert _gone(pgid)
+
+
+@pytest.mark.parametrize("yields", [0, 1, 2, 5])
+async def test_cancel_while_spawning_leaves_nothing_running(ws: Path, ctx: ToolContext, yields: int) -> None:
+    task = asyncio.create_task(bash.run({"command": "echo $$ > pgid; sleep 100 & sleep 100; wait"}, ctx))
+    for _ in range(yields):
+        await asyncio.sleep(0)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    deadline = time.monotonic() + 3
+    for _ in range(150):
+        if not _live_in(ws) or time.monotonic() > deadline:
+            break
+        await asyncio.sleep(0.02)
+    assert _live_in(ws) == []
 
 
 async def test_background_process_holding_the_pipe_does_not_hang(ctx: ToolContext) -> None:

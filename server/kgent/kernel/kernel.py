@@ -116,3 +116,6 @@ class AgentKernel:
         for run in list(self._live.values()):
             await run.result()
         await self.provider.aclose()
+        close_store = getattr(self.store, "aclose", None)
+        if close_store is not None:
+            await close_store()

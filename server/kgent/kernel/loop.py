@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 from kgent.kernel.errors import KgentError
 from kgent.kernel.events import MessageDelta, MessageEnd, RetryEvent, RunStart, UsageEvent, UserInput
-from kgent.kernel.messages import AssistantMessage, Message, ToolResultMessage, Usage, UserMessage, message_to_dict
+from kgent.kernel.messages import (
+    AssistantMessage,
+    Message,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+    message_to_dict,
+)
 from kgent.kernel.prompt import system_prompt
 from kgent.kernel.run import AgentRun, RunResult
 from kgent.kernel.toolexec import ToolBatch

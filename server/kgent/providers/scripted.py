@@ -3,8 +3,9 @@
 A script is a list of turns; a turn is a list of steps:
   {"thinking": "..."}  {"text": "...", "chunks": N?}  {"tool": "read", "args": {...}, "id": "..."?}
   {"sleep": seconds}  {"error": "message", "code": "provider_unavailable"?}  {"usage": {"input": n, "output": n}}
-Which turn plays is the number of assistant messages since the last user message in the request, so a script
-restarts after a steering or follow-up message; past the end, the last turn repeats (make it a text answer).
+Which turn plays: one past the turn of the latest scripted reply since the last user message (0 if none), so a
+script restarts after a steering or follow-up message; past the end, the last turn repeats (make it a text answer).
+Summary requests (compaction) get a deterministic eight-section summary.
 Built-in scripts live in kgent/scripts/NAME.json; `--script` also takes a path to a JSON file.
 """
 
@@ -79,20 +80,31 @@ class ScriptedProvider:
         self.model = model or (script if isinstance(script, str) else "script")
         self.requests: list[ProviderRequest] = []
 
-    def _turn(self, request: ProviderRequest) -> list[dict[str, Any]]:
-        index = 0
+    def _turn(self, request: ProviderRequest) -> int:
+        """The next turn: one past the latest turn this script played since the last user message (each reply is
+        stamped with its turn, so a compaction that drops earlier replies does not restart the script)."""
         for message in reversed(request.messages):
             if isinstance(message, UserMessage):
                 break
-            if message.role == "assistant":
-                index += 1
-        return self.script[min(index, len(self.script) - 1)]
+            if isinstance(message, AssistantMessage):
+                return int(message.vendor.get("scriptTurn", 0)) + 1
+        return 0
 
     async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
         self.requests.append(request)
+        from kgent.context.summarizing import is_summary_request, scripted_summary
+
+        if is_summary_request(request):  # compaction: a deterministic eight-section summary, no model needed
+            summary = scripted_summary(request)
+            yield TextDelta(summary)
+            yield StreamDone(AssistantMessage(text=summary, usage=Usage(output_tokens=len(summary) // 4),
+                                              provider=self.name, model=self.model))
+            return
+        turn = self._turn(request)
+        vendor = {"scriptTurn": turn}
         text, thinking, calls = "", "", []
         usage = Usage(input_tokens=sum(len(str(m)) for m in request.messages) // 4, output_tokens=0)
-        for step in self._turn(request):
+        for step in self.script[min(turn, len(self.script) - 1)]:
             await asyncio.sleep(0)
             if "sleep" in step:
                 await asyncio.sleep(float(step["sleep"]))
@@ -120,6 +132,7 @@ class ScriptedProvider:
                         error_code=step.get("code", "scripted_error"),
                         provider=self.name,
                         model=self.model,
+                        vendor=vendor,
                     )
                 )
                 return
@@ -134,6 +147,7 @@ class ScriptedProvider:
                 usage=usage,
                 provider=self.name,
                 model=self.model,
+                vendor=vendor,
             )
         )
 

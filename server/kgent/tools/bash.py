@@ -133,6 +133,26 @@ async def _exited(proc: asyncio.subprocess.Process) -> None:
         delay = min(delay * 2, 0.05)
 
 
+async def _spawn(command: str, cwd: Path) -> asyncio.subprocess.Process:
+    """Start the shell in its own session; a cancel that lands mid-spawn still kills the whole group."""
+    spawn = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(
+            _shell(), "-c", command, cwd=cwd, env=child_env(),
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )
+    )
+    try:
+        return await asyncio.shield(spawn)
+    except asyncio.CancelledError:
+        try:
+            proc = await spawn
+        except Exception:
+            raise asyncio.CancelledError from None
+        await kill_group(proc)
+        raise
+
+
 class BashTool:
     """Run a shell command."""
 
@@ -181,11 +201,7 @@ class BashTool:
         sweep_lingering()
         sink = _Output(ctx.output_dir, ctx.on_update)
         try:
-            proc = await asyncio.create_subprocess_exec(
-                _shell(), "-c", command, cwd=ctx.workspace, env=child_env(),
-                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-                start_new_session=True,
-            )
+            proc = await _spawn(command, ctx.workspace)
         except OSError as e:
             return error_output(f"Failed to start command: {e}")
         try:
