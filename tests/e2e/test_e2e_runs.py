@@ -235,3 +235,24 @@ async def test_failed_provider_ends_the_run_failed(host: KgentHost, workspace: P
     _, end, _ = await host.run_to_end(prompt="hi", workspace=str(workspace), model="provider-error")
     assert end["status"] == "failed" and end["stopReason"] == "error"
     assert end["error"]["code"] == "scripted_error"
+
+
+async def test_the_client_may_cancel_a_prompt(host: KgentHost, workspace: Path) -> None:
+    """A `$/cancelRequest` from the editor for a prompt's id is a reject, and the run goes on."""
+    forever: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    host.policy = lambda params: forever
+
+    async def cancel_prompts() -> None:
+        seen = 0
+        while True:
+            await host.wait_for(lambda: len(host.permission_requests) > seen, what="a prompt")
+            host.protocol.notify("$/cancelRequest", {"id": host.permission_requests[seen]["requestId"]})
+            seen += 1
+
+    canceller = asyncio.get_running_loop().create_task(cancel_prompts())
+    try:
+        run_id, end, _ = await host.run_to_end(prompt="Set value to 2", workspace=str(workspace), model="tool-loop")
+    finally:
+        canceller.cancel()
+    assert end["status"] == "settled"
+    assert [(r["approved"], r["source"]) for r in host.of(run_id, "permission_resolved")] == [(False, "host")] * 2

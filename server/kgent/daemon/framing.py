@@ -15,6 +15,7 @@ from typing import Any
 
 MAX_FRAME = 64 * 1024 * 1024  # bytes in one body
 MAX_HEADER = 64 * 1024  # bytes of a header block before it is garbage
+FLUSH_AT = 64 * 1024  # buffered output bytes that are written at once, without waiting for the loop iteration's end
 
 _HEADER_END = re.compile(rb"\r?\n\r?\n")
 _LENGTH = re.compile(rb"content-length[ \t]*:[ \t]*(\d{1,20})[ \t]*$", re.IGNORECASE)
@@ -80,11 +81,13 @@ def frame(body: bytes) -> bytes:
 
 class FrameWriter:
     """Whole frames to the real stdout, in call order. Bound to an event loop, writes made in one loop iteration
-    are coalesced into one `write(2)`; unbound (during boot) each frame is written at once. Writes block."""
+    are coalesced into one `write(2)` (and written at once past FLUSH_AT bytes, so a burst streams to the client
+    while it is produced, in bounded memory); unbound (during boot) each frame is written at once. Writes block."""
 
     def __init__(self, fd: int, on_broken: Callable[[], Any] | None = None) -> None:
         self._fd = fd
         self._chunks: list[bytes] = []
+        self._size = 0
         self._loop: Any = None
         self._scheduled = False
         self.broken = False
@@ -97,17 +100,19 @@ class FrameWriter:
     def send_body(self, body: bytes) -> None:
         self._chunks.append(b"Content-Length: %d\r\n\r\n" % len(body))
         self._chunks.append(body)
+        self._size += len(body) + 24
         self.frames_written += 1
         self._kick()
 
     def write(self, data: bytes) -> None:
         """pygls' writer interface: `data` is a complete frame."""
         self._chunks.append(data)
+        self._size += len(data)
         self.frames_written += 1
         self._kick()
 
     def _kick(self) -> None:
-        if self._loop is None:
+        if self._loop is None or self._size >= FLUSH_AT:
             self.flush()
         elif not self._scheduled:
             self._scheduled = True
@@ -119,6 +124,7 @@ class FrameWriter:
             return
         data = b"".join(self._chunks)
         self._chunks.clear()
+        self._size = 0
         if self.broken:
             return
         view = memoryview(data)

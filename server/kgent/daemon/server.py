@@ -230,7 +230,7 @@ class Dispatcher:
             if method == "$/cancelRequest":
                 target = params.get("id") if isinstance(params, dict) else None
                 if isinstance(target, int | str) and not isinstance(target, bool):
-                    self.proto._handle_cancel_notification(target)
+                    self.cancel(target)
                 return None
             if method == "exit":
                 self.stopped = True
@@ -240,6 +240,17 @@ class Dispatcher:
                 msg_id, INVALID_PARAMS, "invalid params: params must be an object (named parameters)", "invalid_params"
             )
         return self.proto.handle_message(JsonRPCRequestMessage(id=msg_id, method=method, jsonrpc="2.0", params=params))
+
+    def cancel(self, target: Any) -> None:
+        """The client's `$/cancelRequest`: for one of its requests, pygls cancels the handler (-32800); for one of
+        our prompts (a plain future, not a handler task), it counts as the answer `{"outcome": "cancelled"}`."""
+        future = self.proto._request_futures.get(target)
+        if isinstance(future, asyncio.Future) and not isinstance(future, asyncio.Task):
+            self.proto._request_futures.pop(target, None)
+            if not future.done():
+                future.set_result({"outcome": "cancelled"})
+            return
+        self.proto._handle_cancel_notification(target)
 
     def response(self, msg_id: Any, msg: dict[str, Any]) -> None:
         error = msg.get("error")
@@ -335,6 +346,7 @@ async def _main(
         stop.set()
     else:
         transport = await _connect(in_fd, _PipeReader(parser, dispatcher, stop.set))
+        loop.run_in_executor(None, svc.warm_up)
     await stop.wait()
     dispatcher.stopped = True
     if transport is not None:

@@ -7,7 +7,9 @@ in-memory one serve the same methods. Owns every run it starts: `close()` cancel
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -56,6 +58,7 @@ class ProviderPool:
     def __init__(self, env: Mapping[str, str]) -> None:
         self.env = env
         self._cache: dict[tuple[Any, ...], Provider] = {}
+        self._lock = threading.Lock()  # providers may be built in a worker thread (their first import is slow)
 
     def config(self, settings: Settings, provider: str | None, model: str | None) -> ProviderConfig:
         base = default_provider(settings, self.env)
@@ -71,12 +74,24 @@ class ProviderPool:
         require_key(config)
         return config
 
+    @staticmethod
+    def _key(config: ProviderConfig) -> tuple[Any, ...]:
+        return (config.provider, config.model, config.base_url, config.api_key, config.script)
+
+    def cached(self, config: ProviderConfig) -> Provider | None:
+        return self._cache.get(self._key(config))
+
     def get(self, config: ProviderConfig) -> Provider:
-        key = (config.provider, config.model, config.base_url, config.api_key, config.script)
-        provider = self._cache.get(key)
-        if provider is None:
-            provider = self._cache[key] = create_provider(config)
-        return provider
+        """The provider for `config`, created on first use (thread-safe; may import and load TLS certificates)."""
+        with self._lock:
+            provider = self._cache.get(self._key(config))
+            if provider is None:
+                provider = self._cache[self._key(config)] = create_provider(config)
+            return provider
+
+    async def aget(self, config: ProviderConfig) -> Provider:
+        """`get` without blocking the event loop when the provider is new."""
+        return self.cached(config) or await asyncio.to_thread(self.get, config)
 
     async def aclose(self) -> None:
         providers, self._cache = list(self._cache.values()), {}
@@ -149,7 +164,7 @@ class Service:
                 raise DaemonError(
                     CONFIG, f"session {p.session_id} belongs to another workspace: {tree.info.workspace}", "config_error"
                 )
-        provider = self.providers.get(self.providers.config(self.settings, p.provider, p.model))
+        provider = await self.providers.aget(self.providers.config(self.settings, p.provider, p.model))
         kernel = self.kernel(provider)
         if p.session_id is not None:
             self._check_idle(p.session_id)  # again: another request may have started one while we loaded
@@ -223,7 +238,7 @@ class Service:
             raise DaemonError(CONFIG, "compaction is not available in this build", "compact_unavailable") from None
         self._check_idle(p.session_id)
         await self.store.load(p.session_id)  # session_not_found before any provider trouble
-        provider = self.providers.get(self.providers.config(self.settings, p.provider, p.model))
+        provider = await self.providers.aget(self.providers.config(self.settings, p.provider, p.model))
         self._check_idle(p.session_id)
         self.compacting.add(p.session_id)
         try:
@@ -242,6 +257,22 @@ class Service:
         }
 
     # -- lifecycle --------------------------------------------------------------------------------------------------
+    def warm_up(self) -> None:
+        """Run in a worker thread once the server is up: import what the first run needs (providers, HTTP, tools)
+        and build the default provider, so the editor's first prompt does not pay for it on the event loop."""
+        for module in ("kgent.tools", "kgent.providers.scripted", "kgent.providers.openai", "kgent.providers.anthropic"):
+            try:
+                importlib.import_module(module)
+            except ImportError:  # pragma: no cover - an optional part missing: the run will say so
+                log.debug("warm-up could not import %s", module, exc_info=True)
+        from kgent.tools import CODING_TOOLS
+
+        CODING_TOOLS()
+        try:
+            self.providers.get(self.providers.config(self.settings, None, None))
+        except Exception:  # no key yet, or a bad setting: the first run reports it
+            log.debug("warm-up could not build the default provider", exc_info=True)
+
     async def cancel_all(self, grace: float) -> None:
         """Cancel every live run and wait (up to `grace` s) until each has sent its run_end."""
         handles = list(self.runs.values())

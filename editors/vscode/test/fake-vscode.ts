@@ -1,0 +1,559 @@
+// A fake `vscode` module: just the API surface the extension uses, recording what it shows and letting a test play
+// the user (answer input boxes, pick QuickPick items, press Escape, cancel a progress notification).
+//
+// installFakeVscode() makes `require("vscode")` return it (via Module._load) before the extension bundle is loaded.
+
+import Module from "node:module";
+import * as path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { CancellationTokenSource, Emitter } from "vscode-jsonrpc/node";
+
+type Disposable = { dispose(): void };
+type Listener<T> = (value: T) => void;
+
+// ------------------------------------------------------------------------------------------------ values
+
+export class Uri {
+  private constructor(
+    readonly scheme: string,
+    readonly authority: string,
+    readonly path: string,
+    readonly query: string,
+    readonly fragment: string,
+  ) {}
+
+  static from(c: { scheme: string; authority?: string; path?: string; query?: string; fragment?: string }): Uri {
+    return new Uri(c.scheme, c.authority ?? "", c.path ?? "", c.query ?? "", c.fragment ?? "");
+  }
+
+  static file(p: string): Uri {
+    return new Uri("file", "", path.resolve(p), "", "");
+  }
+
+  static parse(s: string): Uri {
+    if (s.startsWith("file:")) {
+      const hash = s.indexOf("#");
+      return Uri.file(fileURLToPath(hash >= 0 ? s.slice(0, hash) : s));
+    }
+    const u = new URL(s);
+    return new Uri(u.protocol.replace(/:$/, ""), u.host, decodeURIComponent(u.pathname), u.search.replace(/^\?/, ""), u.hash.replace(/^#/, ""));
+  }
+
+  get fsPath(): string {
+    return this.path;
+  }
+
+  with(change: { scheme?: string; path?: string; query?: string; fragment?: string }): Uri {
+    return new Uri(change.scheme ?? this.scheme, this.authority, change.path ?? this.path, change.query ?? this.query, change.fragment ?? this.fragment);
+  }
+
+  toString(): string {
+    if (this.scheme === "file") return pathToFileURL(this.path).href;
+    const auth = this.authority ? `//${this.authority}` : "";
+    return `${this.scheme}:${auth}${this.path}${this.query ? `?${this.query}` : ""}${this.fragment ? `#${this.fragment}` : ""}`;
+  }
+}
+
+export class Position {
+  constructor(
+    readonly line: number,
+    readonly character: number,
+  ) {}
+}
+
+export class Selection {
+  readonly start: Position;
+  readonly end: Position;
+  constructor(startLine: number, startChar: number, endLine: number, endChar: number) {
+    this.start = new Position(startLine, startChar);
+    this.end = new Position(endLine, endChar);
+  }
+  get isEmpty(): boolean {
+    return this.start.line === this.end.line && this.start.character === this.end.character;
+  }
+}
+
+export class ThemeColor {
+  constructor(readonly id: string) {}
+}
+
+export class TabInputText {
+  constructor(readonly uri: Uri) {}
+}
+
+export class TabInputTextDiff {
+  constructor(
+    readonly original: Uri,
+    readonly modified: Uri,
+  ) {}
+}
+
+export const StatusBarAlignment = { Left: 1, Right: 2 } as const;
+export const ProgressLocation = { SourceControl: 1, Window: 10, Notification: 15 } as const;
+export const QuickPickItemKind = { Separator: -1, Default: 0 } as const;
+
+// ------------------------------------------------------------------------------------------------ records
+
+export interface QuickPickItem {
+  label: string;
+  description?: string;
+  detail?: string;
+}
+
+/** A QuickPick on screen (from createQuickPick or showQuickPick). */
+export class FakeQuickPick<T extends QuickPickItem = QuickPickItem> {
+  title: string | undefined;
+  placeholder: string | undefined;
+  ignoreFocusOut = false;
+  matchOnDescription = false;
+  matchOnDetail = false;
+  canSelectMany = false;
+  items: readonly T[] = [];
+  activeItems: readonly T[] = [];
+  selectedItems: readonly T[] = [];
+  value = "";
+  visible = false;
+  disposed = false;
+  /** "user" (Escape), "extension" (hide()/dispose() by the extension) */
+  hiddenBy: "user" | "extension" | undefined;
+  readonly accepted: T[] = [];
+  private readonly acceptEmitter = new Emitter<void>();
+  private readonly hideEmitter = new Emitter<void>();
+  readonly onDidAccept = (l: Listener<void>): Disposable => this.acceptEmitter.event(l);
+  readonly onDidHide = (l: Listener<void>): Disposable => this.hideEmitter.event(l);
+  readonly onDidChangeValue = (_l: Listener<string>): Disposable => ({ dispose: () => undefined });
+  readonly onDidChangeSelection = (_l: Listener<readonly T[]>): Disposable => ({ dispose: () => undefined });
+  readonly onDidChangeActive = (_l: Listener<readonly T[]>): Disposable => ({ dispose: () => undefined });
+
+  constructor(private readonly ui: FakeUi) {}
+
+  show(): void {
+    if (this.visible || this.disposed) return;
+    this.visible = true;
+    this.hiddenBy = undefined;
+    this.ui.shown(this as unknown as FakeQuickPick);
+  }
+
+  hide(): void {
+    this.close("extension");
+  }
+
+  dispose(): void {
+    this.close("extension");
+    this.disposed = true;
+  }
+
+  private close(by: "user" | "extension"): void {
+    if (!this.visible) return;
+    this.visible = false;
+    this.hiddenBy = by;
+    this.hideEmitter.fire();
+  }
+
+  // ---- the user
+
+  /** Pick the item whose label contains `label` (and press Enter). */
+  pick(label: string): void {
+    const item = this.items.find((i) => i.label.includes(label));
+    if (item === undefined) throw new Error(`no item '${label}' in ${JSON.stringify(this.items.map((i) => i.label))}`);
+    this.pickItem(item);
+  }
+
+  pickItem(item: T): void {
+    if (!this.visible) throw new Error("the QuickPick is not visible");
+    this.activeItems = [item];
+    this.selectedItems = [item];
+    this.accepted.push(item);
+    this.acceptEmitter.fire();
+  }
+
+  /** Press Escape. */
+  escape(): void {
+    this.close("user");
+  }
+
+  labels(): string[] {
+    return this.items.map((i) => i.label);
+  }
+}
+
+export interface MessageRecord {
+  severity: "info" | "warning" | "error";
+  message: string;
+  items: string[];
+  modal: boolean;
+}
+
+export interface ProgressRecord {
+  title: string | undefined;
+  cancellable: boolean;
+  messages: string[];
+  done: boolean;
+  /** Click the notification's Cancel button. */
+  cancel(): void;
+}
+
+export interface InputBoxOptions {
+  title?: string;
+  prompt?: string;
+  placeHolder?: string;
+  password?: boolean;
+  value?: string;
+}
+
+export class FakeOutputChannel {
+  text = "";
+  shown = false;
+  constructor(readonly name: string) {}
+  append(t: string): void {
+    this.text += t;
+  }
+  appendLine(t: string): void {
+    this.text += `${t}\n`;
+  }
+  clear(): void {
+    this.text = "";
+  }
+  show(): void {
+    this.shown = true;
+  }
+  hide(): void {
+    this.shown = false;
+  }
+  dispose(): void {}
+}
+
+export class FakeStatusBarItem {
+  command: string | undefined;
+  tooltip: string | undefined;
+  backgroundColor: ThemeColor | undefined;
+  visible = false;
+  private value = "";
+  constructor(private readonly history: string[]) {}
+  get text(): string {
+    return this.value;
+  }
+  set text(v: string) {
+    this.value = v;
+    if (this.history.at(-1) !== v) this.history.push(v);
+  }
+  show(): void {
+    this.visible = true;
+  }
+  hide(): void {
+    this.visible = false;
+  }
+  dispose(): void {}
+}
+
+export interface FakeTab {
+  input: TabInputText | TabInputTextDiff;
+  label: string;
+}
+
+export interface TextDocumentContentProvider {
+  provideTextDocumentContent(uri: Uri): string | Promise<string>;
+}
+
+export interface FakeTextDocument {
+  uri: Uri;
+  isDirty: boolean;
+  getText(range?: Selection): string;
+}
+
+export interface FakeEditor {
+  document: FakeTextDocument;
+  selection: Selection;
+}
+
+/** Everything the fake records, and how the test plays the user. */
+export class FakeUi {
+  quickPicks: FakeQuickPick[] = [];
+  messages: MessageRecord[] = [];
+  progress: ProgressRecord[] = [];
+  inputBoxes: InputBoxOptions[] = [];
+  executed: { command: string; args: unknown[] }[] = [];
+  shownDocuments: Uri[] = [];
+  statusHistory: string[] = [];
+  outputs = new Map<string, FakeOutputChannel>();
+  tabs: FakeTab[] = [];
+  /** The user's answer to an input box (undefined = Escape). */
+  onInputBox: (options: InputBoxOptions) => string | undefined | Promise<string | undefined> = () => undefined;
+  /** Called when a QuickPick appears; it may pick, escape, or leave it open. */
+  onQuickPick: (qp: FakeQuickPick) => void = () => undefined;
+  /** The button the user clicks on a message (undefined = closes it). */
+  onMessage: (m: MessageRecord) => string | undefined = () => undefined;
+
+  shown(qp: FakeQuickPick): void {
+    this.quickPicks.push(qp);
+    setImmediate(() => this.onQuickPick(qp));
+  }
+
+  output(name: string): FakeOutputChannel {
+    const c = this.outputs.get(name);
+    if (c === undefined) throw new Error(`no output channel ${name}`);
+    return c;
+  }
+}
+
+// ------------------------------------------------------------------------------------------------ the module
+
+export interface FakeState {
+  ui: FakeUi;
+  config: Record<string, unknown>;
+  workspaceFolders: { uri: Uri; name: string; index: number }[] | undefined;
+  activeTextEditor: FakeEditor | undefined;
+  commands: Map<string, (...args: unknown[]) => unknown>;
+  providers: Map<string, TextDocumentContentProvider>;
+}
+
+export const state: FakeState = {
+  ui: new FakeUi(),
+  config: {},
+  workspaceFolders: undefined,
+  activeTextEditor: undefined,
+  commands: new Map(),
+  providers: new Map(),
+};
+
+function record(severity: MessageRecord["severity"], message: string, rest: unknown[]): Promise<string | undefined> {
+  let modal = false;
+  const items: string[] = [];
+  for (const r of rest) {
+    if (typeof r === "string") items.push(r);
+    else if (typeof r === "object" && r !== null && "modal" in r) modal = (r as { modal?: boolean }).modal === true;
+  }
+  const m: MessageRecord = { severity, message, items, modal };
+  state.ui.messages.push(m);
+  return Promise.resolve(state.ui.onMessage(m));
+}
+
+function tokenLike(t: unknown): { onCancellationRequested(l: () => void): Disposable; isCancellationRequested: boolean } | undefined {
+  return typeof t === "object" && t !== null && "onCancellationRequested" in t
+    ? (t as { onCancellationRequested(l: () => void): Disposable; isCancellationRequested: boolean })
+    : undefined;
+}
+
+async function showQuickPick(items: unknown, options: unknown, token?: unknown): Promise<unknown> {
+  const list = (await Promise.resolve(items)) as (string | QuickPickItem)[];
+  const opts = (options ?? {}) as { title?: string; placeHolder?: string; canPickMany?: boolean };
+  const asItems: QuickPickItem[] = list.map((i) => (typeof i === "string" ? { label: i } : i));
+  const qp = new FakeQuickPick(state.ui);
+  qp.title = opts.title;
+  qp.placeholder = opts.placeHolder;
+  qp.canSelectMany = opts.canPickMany === true;
+  qp.items = asItems;
+  qp.activeItems = asItems.slice(0, 1);
+  return new Promise((resolve) => {
+    const subs: Disposable[] = [];
+    const done = (v: unknown): void => {
+      for (const s of subs) s.dispose();
+      qp.dispose();
+      resolve(v);
+    };
+    subs.push(
+      qp.onDidAccept(() => {
+        const picked = qp.selectedItems[0];
+        const value = typeof list[asItems.indexOf(picked)] === "string" ? picked.label : picked;
+        done(qp.canSelectMany ? [value] : value);
+      }),
+      qp.onDidHide(() => done(undefined)),
+    );
+    const t = tokenLike(token);
+    if (t !== undefined) subs.push(t.onCancellationRequested(() => done(undefined)));
+    qp.show();
+  });
+}
+
+const fakeVscode = {
+  Uri,
+  Position,
+  Selection,
+  ThemeColor,
+  TabInputText,
+  TabInputTextDiff,
+  StatusBarAlignment,
+  ProgressLocation,
+  QuickPickItemKind,
+  CancellationTokenSource,
+  EventEmitter: Emitter,
+  window: {
+    get activeTextEditor(): FakeEditor | undefined {
+      return state.activeTextEditor;
+    },
+    createOutputChannel(name: string): FakeOutputChannel {
+      const c = new FakeOutputChannel(name);
+      state.ui.outputs.set(name, c);
+      return c;
+    },
+    createStatusBarItem(): FakeStatusBarItem {
+      return new FakeStatusBarItem(state.ui.statusHistory);
+    },
+    showInformationMessage: (message: string, ...rest: unknown[]) => record("info", message, rest),
+    showWarningMessage: (message: string, ...rest: unknown[]) => record("warning", message, rest),
+    showErrorMessage: (message: string, ...rest: unknown[]) => record("error", message, rest),
+    async showInputBox(options?: InputBoxOptions): Promise<string | undefined> {
+      const o = options ?? {};
+      state.ui.inputBoxes.push(o);
+      return state.ui.onInputBox(o);
+    },
+    showQuickPick,
+    createQuickPick(): FakeQuickPick {
+      return new FakeQuickPick(state.ui);
+    },
+    async showWorkspaceFolderPick(): Promise<unknown> {
+      return state.workspaceFolders?.[0];
+    },
+    async withProgress<R>(
+      options: { title?: string; cancellable?: boolean },
+      task: (progress: { report(v: { message?: string }): void }, token: unknown) => Promise<R>,
+    ): Promise<R> {
+      const source = new CancellationTokenSource();
+      const rec: ProgressRecord = {
+        title: options.title,
+        cancellable: options.cancellable === true,
+        messages: [],
+        done: false,
+        cancel: () => source.cancel(),
+      };
+      state.ui.progress.push(rec);
+      try {
+        return await task({ report: (v) => v.message !== undefined && rec.messages.push(v.message) }, source.token);
+      } finally {
+        rec.done = true;
+      }
+    },
+    async showTextDocument(doc: FakeTextDocument | Uri): Promise<unknown> {
+      const uri = doc instanceof Uri ? doc : doc.uri;
+      state.ui.shownDocuments.push(uri);
+      state.ui.tabs.push({ input: new TabInputText(uri), label: path.basename(uri.path) });
+      return {};
+    },
+    tabGroups: {
+      get all(): { tabs: FakeTab[] }[] {
+        return [{ tabs: [...state.ui.tabs] }];
+      },
+      async close(tabs: FakeTab | FakeTab[]): Promise<boolean> {
+        const list = Array.isArray(tabs) ? tabs : [tabs];
+        state.ui.tabs = state.ui.tabs.filter((t) => !list.includes(t));
+        return true;
+      },
+    },
+  },
+  workspace: {
+    get workspaceFolders(): FakeState["workspaceFolders"] {
+      return state.workspaceFolders;
+    },
+    getWorkspaceFolder(uri: Uri): unknown {
+      return state.workspaceFolders?.find((f) => uri.fsPath === f.uri.fsPath || uri.fsPath.startsWith(f.uri.fsPath + path.sep));
+    },
+    getConfiguration(section?: string) {
+      const prefix = section ? `${section}.` : "";
+      return {
+        get: <T>(key: string, dflt?: T): T | undefined => {
+          const k = prefix + key;
+          return k in state.config ? (state.config[k] as T) : dflt;
+        },
+        has: (key: string) => prefix + key in state.config,
+        update: async (key: string, value: unknown) => {
+          state.config[prefix + key] = value;
+        },
+      };
+    },
+    registerTextDocumentContentProvider(scheme: string, provider: TextDocumentContentProvider): Disposable {
+      state.providers.set(scheme, provider);
+      return { dispose: () => state.providers.delete(scheme) };
+    },
+    async openTextDocument(uri: Uri): Promise<FakeTextDocument> {
+      const provider = state.providers.get(uri.scheme);
+      const text = provider !== undefined ? await provider.provideTextDocumentContent(uri) : "";
+      return { uri, isDirty: false, getText: () => text };
+    },
+    onDidChangeConfiguration: (_l: Listener<unknown>): Disposable => ({ dispose: () => undefined }),
+  },
+  commands: {
+    registerCommand(id: string, fn: (...args: unknown[]) => unknown): Disposable {
+      if (state.commands.has(id)) throw new Error(`command ${id} already registered`);
+      state.commands.set(id, fn);
+      return { dispose: () => state.commands.delete(id) };
+    },
+    async executeCommand(id: string, ...args: unknown[]): Promise<unknown> {
+      state.ui.executed.push({ command: id, args });
+      if (id === "vscode.diff") {
+        const [left, right, title] = args as [Uri, Uri, string];
+        state.ui.tabs.push({ input: new TabInputTextDiff(left, right), label: title });
+        return undefined;
+      }
+      const fn = state.commands.get(id);
+      return fn === undefined ? undefined : fn(...args);
+    },
+  },
+};
+
+export type FakeVscode = typeof fakeVscode;
+
+let installed = false;
+
+export function installFakeVscode(): FakeVscode {
+  if (!installed) {
+    const mod = Module as unknown as { _load: (request: string, parent: unknown, isMain: boolean) => unknown };
+    const original = mod._load;
+    mod._load = function (request: string, parent: unknown, isMain: boolean): unknown {
+      return request === "vscode" ? fakeVscode : original.call(this, request, parent, isMain);
+    };
+    installed = true;
+  }
+  return fakeVscode;
+}
+
+/** A fresh window: no messages, no QuickPicks, the given folders and settings. */
+export function resetFake(options: { folders?: string[]; config?: Record<string, unknown> }): FakeUi {
+  state.ui = new FakeUi();
+  state.config = { ...(options.config ?? {}) };
+  state.workspaceFolders = options.folders?.map((f, index) => ({ uri: Uri.file(f), name: path.basename(f), index }));
+  state.activeTextEditor = undefined;
+  state.commands.clear();
+  state.providers.clear();
+  return state.ui;
+}
+
+export class FakeSecretStorage {
+  readonly values = new Map<string, string>();
+  private readonly emitter = new Emitter<{ key: string }>();
+  readonly onDidChange = (l: Listener<{ key: string }>): Disposable => this.emitter.event(l);
+  async get(key: string): Promise<string | undefined> {
+    return this.values.get(key);
+  }
+  async store(key: string, value: string): Promise<void> {
+    this.values.set(key, value);
+    this.emitter.fire({ key });
+  }
+  async delete(key: string): Promise<void> {
+    this.values.delete(key);
+    this.emitter.fire({ key });
+  }
+}
+
+export interface FakeContext {
+  subscriptions: Disposable[];
+  secrets: FakeSecretStorage;
+  extensionPath: string;
+}
+
+export function fakeContext(extensionPath: string): FakeContext {
+  return { subscriptions: [], secrets: new FakeSecretStorage(), extensionPath };
+}
+
+export function editorOn(file: string, text: string, selection: Selection, isDirty = false): FakeEditor {
+  const uri = Uri.file(file);
+  const lines = text.split("\n");
+  const offset = (p: Position): number => lines.slice(0, p.line).reduce((n, l) => n + l.length + 1, 0) + p.character;
+  return {
+    document: {
+      uri,
+      isDirty,
+      getText: (range?: Selection) => (range === undefined ? text : text.slice(offset(range.start), offset(range.end))),
+    },
+    selection,
+  };
+}

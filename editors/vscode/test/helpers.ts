@@ -1,0 +1,89 @@
+// Shared test helpers: where the daemon is, temp workspaces and state dirs, waiting.
+
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { splitCommandLine, type DaemonCommand } from "../src/client";
+
+/** editors/vscode (found from this file, wherever the test bundle was written under it). */
+export function extensionRoot(): string {
+  let dir = __dirname;
+  for (;;) {
+    const pkg = path.join(dir, "package.json");
+    if (fs.existsSync(pkg) && fs.existsSync(path.join(dir, "src", "extension.ts"))) return dir;
+    const up = path.dirname(dir);
+    if (up === dir) throw new Error(`cannot find editors/vscode above ${__dirname}`);
+    dir = up;
+  }
+}
+
+export function repoRoot(): string {
+  return path.resolve(extensionRoot(), "..", "..");
+}
+
+/** KGENT_SERVER_COMMAND if set, else <repo>/.venv/bin/kgent serve --stdio. */
+export function serverCommandLine(): string {
+  const fromEnv = process.env.KGENT_SERVER_COMMAND;
+  if (fromEnv !== undefined && fromEnv.trim() !== "") return fromEnv;
+  const kgent = path.join(repoRoot(), ".venv", "bin", "kgent");
+  return `${quote(kgent)} serve --stdio`;
+}
+
+function quote(word: string): string {
+  return /[\s'"\\]/.test(word) ? `'${word.replace(/'/g, "'\\''")}'` : word;
+}
+
+export function serverCommand(env: NodeJS.ProcessEnv): DaemonCommand {
+  const [command, ...args] = splitCommandLine(serverCommandLine());
+  return { command, args, env };
+}
+
+/** Keys a developer may have exported must not reach the test daemons. */
+export const KEY_VARIABLES = ["KGENT_API_KEY", "DEEPSEEK_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
+const PROVIDER_VARIABLES = ["KGENT_PROVIDER", "KGENT_MODEL", "KGENT_BASE_URL", "KGENT_PERMISSION_MODE", "KGENT_APPROVAL_TIMEOUT", "KGENT_LOG_FILE"];
+
+export function cleanEnv(stateDir: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, KGENT_STATE_DIR: stateDir };
+  for (const k of [...KEY_VARIABLES, ...PROVIDER_VARIABLES]) delete env[k];
+  return env;
+}
+
+export interface Sandbox {
+  workspace: string;
+  stateDir: string;
+  cleanup(): void;
+}
+
+/** A temp workspace (with sample.py for the tool-loop script) and a temp KGENT_STATE_DIR. */
+export function sandbox(): Sandbox {
+  const base = fs.mkdtempSync(path.join(os.tmpdir(), "kgent-vscode-test-"));
+  const workspace = path.join(base, "ws");
+  const stateDir = path.join(base, "state");
+  fs.mkdirSync(workspace);
+  fs.mkdirSync(stateDir);
+  fs.writeFileSync(path.join(workspace, "sample.py"), "value = 1\nprint(value)\n");
+  return {
+    workspace: fs.realpathSync(workspace),
+    stateDir,
+    cleanup: () => fs.rmSync(base, { recursive: true, force: true }),
+  };
+}
+
+export async function waitFor<T>(what: string, probe: () => T | undefined | false, timeoutMs = 15_000): Promise<T> {
+  const start = Date.now();
+  for (;;) {
+    const v = probe();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,147 @@
+// The editor-agnostic helpers on their own (no daemon, no vscode).
+
+import { strict as assert } from "node:assert";
+import { describe, test } from "node:test";
+import { approvalPrompt, diffPreview } from "../src/approval";
+import { sanitizeAnswer } from "../src/client";
+import { buildPrompt, relativeTime } from "../src/prompt";
+import type { AgentEventParams, PermissionParams } from "../src/protocol";
+import { TranscriptWriter } from "../src/transcript";
+
+function permission(toolCall: Partial<PermissionParams["toolCall"]>, options?: PermissionParams["options"]): PermissionParams {
+  return {
+    runId: "run-1",
+    sessionId: "s",
+    requestId: "run-1:perm:1",
+    toolCall: { toolCallId: "c1", name: "write", kind: "edit", title: "Write notes.txt", args: {}, ...toolCall },
+    risk: "medium",
+    reason: "ask mode: writing a file needs your approval",
+    operation: "write",
+    scope: "workspace",
+    options: options ?? [
+      { optionId: "allow_once", kind: "allow_once", name: "Allow once" },
+      { optionId: "reject_once", kind: "reject_once", name: "Reject" },
+    ],
+  };
+}
+
+describe("approval prompts", () => {
+  test("a new file previews against an empty document", () => {
+    const pv = diffPreview(permission({ path: "notes.txt", oldText: null, newText: "first\n" }));
+    assert.deepEqual(pv, { kind: "sides", fileName: "notes.txt", before: "", after: "first\n", isNewFile: true });
+    const p = approvalPrompt(permission({ path: "notes.txt", oldText: null, newText: "first\n" }));
+    assert.equal(p.title, "Kgent wants to write notes.txt");
+    assert.deepEqual(p.choices[0], { kind: "diff", label: "$(diff) Show diff", description: "new file notes.txt" });
+  });
+
+  test("only a unified diff: previewed as a .diff document", () => {
+    const pv = diffPreview(permission({ path: "a/b.py", diff: "--- a/b.py\n+++ b/b.py\n" }));
+    assert.deepEqual(pv, { kind: "unified", fileName: "b.py", diff: "--- a/b.py\n+++ b/b.py\n" });
+  });
+
+  test("a command: title with the command, a details preview first, unknown option kinds kept but marked", () => {
+    const p = approvalPrompt(
+      permission({ name: "bash", kind: "execute", title: "Run tests", command: "pytest -q\n  --maxfail=1" }, [
+        { optionId: "x", kind: "allow_forever", name: "Something new" },
+        { optionId: "reject_once", kind: "reject_once", name: "Reject" },
+      ]),
+    );
+    assert.equal(p.title, "Kgent wants to run `pytest -q ⏎ --maxfail=1`");
+    assert.equal(p.choices[0].kind, "details");
+    assert.deepEqual(
+      p.choices.map((c) => c.label),
+      ["$(info) Show details", "$(question) Something new", "$(close) Reject"],
+    );
+    assert.match(p.details, /Command:\npytest -q\n {2}--maxfail=1/);
+  });
+
+  test("outside the workspace is said in the title", () => {
+    const p = approvalPrompt({ ...permission({ name: "read", kind: "read", path: "/etc/hosts" }), scope: "outside" });
+    assert.equal(p.title, "Kgent wants to read /etc/hosts (outside the workspace)");
+  });
+
+  test("answers: only an offered option is passed on, anything else is a reject", () => {
+    const params = permission({});
+    assert.deepEqual(sanitizeAnswer(params, { outcome: "selected", optionId: "allow_once" }), { outcome: "selected", optionId: "allow_once" });
+    assert.deepEqual(sanitizeAnswer(params, { outcome: "selected", optionId: "allow_always" }), { outcome: "cancelled" });
+    assert.deepEqual(sanitizeAnswer(params, undefined), { outcome: "cancelled" });
+  });
+});
+
+describe("prompt content", () => {
+  test("text alone stays a string; context becomes protocol blocks", () => {
+    assert.equal(buildPrompt("do it"), "do it");
+    assert.deepEqual(buildPrompt("explain", { kind: "selection", fileUri: "file:///w/a.py", relPath: "a.py", startLine: 3, endLine: 4, text: "x = 1\n" }), [
+      { type: "text", text: "explain" },
+      { type: "resource", resource: { uri: "file:///w/a.py#L3-L4", text: "x = 1\n" } },
+    ]);
+    assert.deepEqual(buildPrompt("fix", { kind: "file", fileUri: "file:///w/a.py", relPath: "a.py" }), [
+      { type: "text", text: "fix" },
+      { type: "resource_link", uri: "file:///w/a.py", name: "a.py" },
+    ]);
+    assert.deepEqual(buildPrompt("fix", { kind: "file", fileUri: "file:///w/a.py", relPath: "a.py", text: "unsaved" }), [
+      { type: "text", text: "fix" },
+      { type: "resource", resource: { uri: "file:///w/a.py", text: "unsaved" } },
+    ]);
+  });
+
+  test("relative times", () => {
+    const now = new Date("2026-09-01T12:00:00Z");
+    assert.equal(relativeTime("2026-09-01T11:59:50Z", now), "just now");
+    assert.equal(relativeTime("2026-09-01T11:55:00Z", now), "5 min ago");
+    assert.equal(relativeTime("2026-09-01T09:00:00Z", now), "3 h ago");
+    assert.equal(relativeTime("2026-08-31T10:00:00Z", now), "yesterday");
+    assert.equal(relativeTime("2026-08-01T10:00:00Z", now), "2026-08-01");
+    assert.equal(relativeTime("not a date", now), "not a date");
+  });
+});
+
+describe("transcript", () => {
+  const ev = (runId: string, seq: number, event: Record<string, unknown>): AgentEventParams => ({
+    runId,
+    sessionId: "sess00000000",
+    seq,
+    event: event as AgentEventParams["event"],
+  });
+
+  test("streams text, ignores unknown events, tags interleaved runs, lists changed files as file URIs", () => {
+    let out = "";
+    const w = new TranscriptWriter({ append: (t) => (out += t) });
+    const start = { type: "run_start", workspace: "/w", mode: "ask", provider: "scripted", model: "hello", prompt: "x" };
+    w.event(ev("run-aaaaaaaa0000", 0, start));
+    w.event(ev("run-aaaaaaaa0000", 1, { type: "message_delta", kind: "text", delta: "Hel" }));
+    w.event(ev("run-aaaaaaaa0000", 2, { type: "message_delta", kind: "text", delta: "lo" }));
+    w.event(ev("run-aaaaaaaa0000", 3, { type: "a_future_event", anything: true }));
+    w.event(ev("run-bbbbbbbb0000", 0, start));
+    w.event(ev("run-aaaaaaaa0000", 4, { type: "message_delta", kind: "text", delta: " again" }));
+    w.event(
+      ev("run-aaaaaaaa0000", 5, {
+        type: "run_end",
+        status: "settled",
+        stopReason: "end",
+        text: "Hello again",
+        changedPaths: ["src/a b.py"],
+        patch: "--- a/x\n+++ b/x\n",
+        usage: { inputTokens: 3, outputTokens: 4, cacheReadTokens: 0, cacheWriteTokens: 0 },
+        sessionId: "sess00000000",
+        turns: 1,
+      }),
+    );
+    assert.equal(
+      out,
+      [
+        "▶ Run aaaaaaaa · session sess0000 · ask · scripted/hello · /w",
+        "Kgent: Hello",
+        "[bbbbbbbb] ▶ Run bbbbbbbb · session sess0000 · ask · scripted/hello · /w",
+        "[aaaaaaaa] Kgent:  again",
+        "[aaaaaaaa] ■ Run settled (end) · 1 turn · 3 in / 4 out tokens",
+        "[aaaaaaaa]   Changed files:",
+        "[aaaaaaaa]     file:///w/src/a%20b.py",
+        "[aaaaaaaa]   Patch:",
+        "[aaaaaaaa]     --- a/x\n    +++ b/x",
+        "",
+        "",
+      ].join("\n"),
+    );
+  });
+});

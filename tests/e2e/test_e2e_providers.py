@@ -1,0 +1,49 @@
+"""The daemon with real providers over real HTTP: both wire formats against the local model server, a full run with
+approvals each, and a compaction whose summary request fails cleanly."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kgent_host import KgentHost
+from pygls.exceptions import JsonRpcException
+
+from kgent.testing.model_server import ModelServer
+
+
+@pytest.fixture(scope="module")
+def model_server() -> Iterator[ModelServer]:
+    with ModelServer("hello") as server:
+        yield server
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+async def test_full_run_over_http(spawn: Any, workspace: Path, model_server: ModelServer, wire: str) -> None:
+    model_server.script = "tool-loop"
+    h: KgentHost = await spawn(KGENT_PROVIDER=wire, KGENT_BASE_URL=model_server.base_url(wire), KGENT_MODEL="test-model")
+    run_id, end, _ = await h.run_to_end(prompt="Set value to 2", workspace=str(workspace))
+    assert end["status"] == "settled" and end["changedPaths"] == ["sample.py"], end
+    start = h.of(run_id)[0]
+    assert (start["provider"], start["model"]) == (wire, "test-model")
+    assert [r["toolCall"]["name"] for r in h.permission_requests] == ["edit", "bash"]
+    assert (workspace / "sample.py").read_text() == "value = 2\nprint(value)\n"
+
+
+async def test_a_failed_summary_fails_the_compaction_cleanly(
+    spawn: Any, workspace: Path, tmp_path: Path, model_server: ModelServer
+) -> None:
+    model_server.script = [[{"text": "lorem ipsum dolor sit amet " * 5000}]]  # past the 20k tokens kept
+    h: KgentHost = await spawn(KGENT_PROVIDER="openai", KGENT_BASE_URL=model_server.openai_base_url, KGENT_MODEL="m")
+    _, end, _ = await h.run_to_end(prompt="Write a lot", workspace=str(workspace))
+    sid = end["sessionId"]
+    model_server.script = [[{"text": "A short answer."}]]
+    await h.run_to_end(prompt="Short one", sessionId=sid)
+    before = await h.call("agent/session", {"sessionId": sid})
+    with pytest.raises(JsonRpcException) as failed:  # the model answers with prose, not the eight sections
+        await h.call("agent/compact", {"sessionId": sid})
+    assert failed.value.code == -32005 and failed.value.data == {"code": "compaction_failed"}
+    after = await h.call("agent/session", {"sessionId": sid})
+    assert after["entries"] == before["entries"]  # nothing was written
