@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -45,6 +46,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(module.run(args))
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `kgent run --json ... | head`: the reader left; leave quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

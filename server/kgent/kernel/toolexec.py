@@ -82,7 +82,8 @@ class ToolBatch:
         tool = self.loop.tools.get(call.name)
         if tool is None:
             self.run.emit(ToolCallEvent(tool_call_id=call.id, name=call.name, kind="other", title=call.name, args={}))
-            return self._fail(call, f"Unknown tool: {call.name}")
+            self._fail(call, f"Unknown tool: {call.name}")
+            return None
         desc = tool.describe(call.arguments, self._context(True))
         self.run.emit(
             ToolCallEvent(
@@ -97,11 +98,13 @@ class ToolBatch:
         )
         problem = call.arguments_error or validate_arguments(tool.parameters, call.arguments)
         if problem:
-            return self._fail(call, f"invalid_arguments: {problem}")
+            self._fail(call, f"invalid_arguments: {problem}")
+            return None
         intent = classify(call.name, call.arguments, self.loop.spec.workspace)
         approved, reason = await self._authorize(call, tool, intent, desc.title, desc.path, desc.command)
         if not approved:
-            return self._fail(call, f"permission_denied: {reason}")
+            self._fail(call, f"permission_denied: {reason}")
+            return None
         return _Ready(call, tool, allow_outside=intent.scope == "outside")
 
     async def _authorize(
@@ -239,7 +242,6 @@ class ToolBatch:
         result = _error(call, text)
         self.results[call.id] = result
         self.run.emit(ToolUpdate(tool_call_id=call.id, status="failed", output=text, is_error=True))
-        return None
 
 
 def _error(call: ToolCall, text: str) -> ToolResultMessage:
