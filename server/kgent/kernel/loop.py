@@ -84,8 +84,7 @@ class Loop:
             await self._open_session(run)
             status, error = await self._turns(run, tracker)
         except asyncio.CancelledError:
-            if not run.cancel_requested:
-                raise
+            # run.cancel() or the host's loop shutting down: either way the run ends cancelled, with its run_end
             current = asyncio.current_task()
             if current is not None:
                 current.uncancel()
@@ -96,7 +95,10 @@ class Loop:
         except Exception as exc:  # a bug: report it as the run's failure, never as a silent hang
             status, error = "failed", {"code": "kernel_error", "message": f"{type(exc).__name__}: {exc}"}
             self.state.stop_reason = "error"
-        changed, patch = await tracker.finish()
+        try:
+            changed, patch = await tracker.finish()
+        except Exception as exc:  # the patch is a report; failing to make it must not lose the result
+            changed, patch = (), f"# kgent could not compute the patch: {type(exc).__name__}: {exc}\n"
         return RunResult(
             run_id=run.run_id,
             session_id=self.spec.session_id,

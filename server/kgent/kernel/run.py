@@ -67,6 +67,15 @@ class AgentRun:
     async def _main(self, body: Callable[[AgentRun], Awaitable[RunResult]]) -> None:
         try:
             result = await body(self)
+        except (Exception, asyncio.CancelledError) as exc:  # a bug in the loop: still end with one run_end, never a silent hang
+            result = RunResult(
+                run_id=self.run_id,
+                session_id=self.session_id,
+                status="failed",
+                stop_reason="error",
+                text="",
+                error={"code": "kernel_error", "message": f"{type(exc).__name__}: {exc}"},
+            )
         finally:
             for fut in self._pending.values():
                 fut.cancel()
