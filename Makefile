@@ -18,7 +18,7 @@ setup: $(STAMP)
 demo: $(STAMP)
 	$(VENV)/bin/kgent demo
 
-test: test-python test-vscode
+test: test-python test-vscode test-nvim
 
 test-python: $(STAMP)
 	$(PY) -m pytest

@@ -318,3 +318,19 @@ async def test_long_scripted_run_compacts_automatically(make_kernel, workspace: 
     # the script went on where it was: ten reads, then the answer, never replayed
     reads = [e for e in events if isinstance(e, ToolCallEvent)]
     assert len(reads) == 10
+
+
+async def test_cancel_while_an_approval_is_pending_ends_the_call_in_the_stream(make_kernel, workspace: Path) -> None:
+    kernel = make_kernel("two-writes", mode="ask")
+    run = kernel.create_run("write", workspace=workspace)
+    events = []
+    async for event in run:
+        events.append(event)
+        if isinstance(event, PermissionRequest):
+            run.cancel()
+    assert (await run.result()).status == "cancelled"
+    call_id = next(e.tool_call_id for e in events if isinstance(e, ToolCallEvent))
+    final = [e for e in events if isinstance(e, ToolUpdate) and e.tool_call_id == call_id]
+    assert [(u.status, u.is_error) for u in final] == [("failed", True)]
+    assert run.pending_permissions == ()
+    assert not (workspace / "notes.txt").exists()

@@ -37,6 +37,7 @@ class ToolBatch:
         self.run = run
         self.tracker = tracker
         self.results: dict[str, ToolResultMessage] = {}
+        self.announced: set[str] = set()  # calls whose tool_call event went out
 
     async def execute(self, calls: tuple[ToolCall, ...]) -> list[ToolResultMessage]:
         """Run the batch; results come back (and are persisted) in the model's call order."""
@@ -51,8 +52,13 @@ class ToolBatch:
                     if r is not None:
                         await self._run(r)
         except asyncio.CancelledError:
-            for call in calls:  # never leave a call without a result in the session
-                self.results.setdefault(call.id, _error(call, "cancelled: the run was cancelled"))
+            for call in calls:  # never leave a call without a result, in the session or in the event stream
+                if call.id not in self.results:
+                    self.results[call.id] = _error(call, "cancelled: the run was cancelled")
+                    if call.id in self.announced:
+                        self.run.emit(
+                            ToolUpdate(tool_call_id=call.id, status="failed", output="cancelled", is_error=True)
+                        )
             await self._persist(calls)
             raise
         await self._persist(calls)
@@ -80,6 +86,7 @@ class ToolBatch:
     async def _prepare(self, call: ToolCall) -> _Ready | None:
         """Announce the call and decide whether it may run; a refusal becomes its (error) result."""
         tool = self.loop.tools.get(call.name)
+        self.announced.add(call.id)
         if tool is None:
             self.run.emit(ToolCallEvent(tool_call_id=call.id, name=call.name, kind="other", title=call.name, args={}))
             self._fail(call, f"Unknown tool: {call.name}")

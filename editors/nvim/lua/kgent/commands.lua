@@ -1,0 +1,175 @@
+-- :Kgent {subcommand} [args] — parsing, completion, and the visual range.
+local M = {}
+
+local function kgent()
+  return require('kgent')
+end
+
+---@class kgent.Subcommand
+---@field desc string
+---@field args string?  shown in the usage
+---@field run fun(args: string, o: table)
+
+---@type table<string, kgent.Subcommand>
+M.subcommands = {
+  run = {
+    args = '{prompt}',
+    desc = 'run {prompt} in the current session (with a range: the lines are sent as context)',
+    run = function(args, o)
+      local opts = {}
+      if o.range > 0 then
+        opts.selection = { buf = vim.api.nvim_get_current_buf(), line1 = o.line1, line2 = o.line2 }
+      end
+      kgent().run(args, opts)
+    end,
+  },
+  new = {
+    args = '[prompt]',
+    desc = 'start a new session (and run [prompt] in it)',
+    run = function(args, o)
+      if args == '' then
+        return kgent().new_session()
+      end
+      local opts = { new_session = true }
+      if o.range > 0 then
+        opts.selection = { buf = vim.api.nvim_get_current_buf(), line1 = o.line1, line2 = o.line2 }
+      end
+      kgent().run(args, opts)
+    end,
+  },
+  cancel = {
+    desc = 'cancel the current run',
+    run = function()
+      kgent().cancel()
+    end,
+  },
+  steer = {
+    args = '{text}',
+    desc = 'tell the current run {text} after its current tool batch',
+    run = function(args)
+      kgent().steer(args)
+    end,
+  },
+  followup = {
+    args = '{text}',
+    desc = 'queue {text} for when the current run would settle',
+    run = function(args)
+      kgent().follow_up(args)
+    end,
+  },
+  resume = {
+    args = '[session-id]',
+    desc = 'pick a session of the workspace (or give its id) and continue it',
+    run = function(args)
+      local id, prompt = args:match('^(%S+)%s*(.*)$')
+      kgent().resume({ session_id = id, prompt = prompt })
+    end,
+  },
+  sessions = {
+    desc = "list the workspace's sessions",
+    run = function()
+      kgent().sessions(function(err, sessions)
+        if err then
+          return vim.notify('kgent: ' .. require('kgent.rpc').format_error(err), vim.log.levels.ERROR)
+        end
+        M.last_sessions = sessions
+        if #sessions == 0 then
+          return vim.notify('kgent: no sessions for ' .. require('kgent.config').workspace())
+        end
+        local chunks = { { 'Kgent sessions (most recent first; :Kgent resume {id}):\n', 'Title' } }
+        for _, s in ipairs(sessions) do
+          chunks[#chunks + 1] = { kgent().format_session(s) .. '\n' }
+        end
+        vim.api.nvim_echo(chunks, true, {})
+      end)
+    end,
+  },
+  log = {
+    desc = "open the daemon's log",
+    run = function()
+      kgent().log()
+    end,
+  },
+  open = {
+    desc = 'show the transcript',
+    run = function()
+      kgent().open()
+    end,
+  },
+  stop = {
+    desc = 'stop the daemon (cancels its runs)',
+    run = function()
+      kgent().stop()
+    end,
+  },
+}
+
+---@type table[]?  the last :Kgent sessions answer (for completing :Kgent resume)
+M.last_sessions = nil
+
+function M.usage()
+  local names = vim.tbl_keys(M.subcommands)
+  table.sort(names)
+  local lines = { 'Usage: :Kgent {subcommand}' }
+  for _, n in ipairs(names) do
+    local s = M.subcommands[n]
+    lines[#lines + 1] = ('  %-22s %s'):format(n .. (s.args and (' ' .. s.args) or ''), s.desc)
+  end
+  return table.concat(lines, '\n')
+end
+
+--- The :Kgent command.
+---@param o table  nvim_create_user_command's argument
+function M.dispatch(o)
+  local name, rest = (o.args or ''):match('^%s*(%S*)%s*(.-)%s*$')
+  if name == '' then
+    return vim.notify(M.usage(), vim.log.levels.INFO)
+  end
+  local sub = M.subcommands[name]
+  if not sub then
+    return vim.notify(('kgent: unknown subcommand %q\n%s'):format(name, M.usage()), vim.log.levels.ERROR)
+  end
+  sub.run(rest, o)
+end
+
+--- Completion: subcommand names, then session ids for `resume`.
+function M.complete(arglead, cmdline, cursorpos)
+  local before = cmdline:sub(1, cursorpos):gsub('^%s+', '')
+  local args = before:match('^%S+%s+(.*)$') -- what follows "[range]Kgent" 
+  if not args then
+    return {}
+  end
+  local words = vim.split(args, '%s+', { trimempty = false })
+  if #words <= 1 then
+    local out = {}
+    for name in pairs(M.subcommands) do
+      if name:find(arglead, 1, true) == 1 then
+        out[#out + 1] = name
+      end
+    end
+    table.sort(out)
+    return out
+  end
+  if words[1] == 'resume' and #words == 2 and M.last_sessions then
+    local out = {}
+    for _, s in ipairs(M.last_sessions) do
+      if s.sessionId:find(arglead, 1, true) == 1 then
+        out[#out + 1] = s.sessionId
+      end
+    end
+    return out
+  end
+  return {}
+end
+
+function M.register()
+  pcall(vim.api.nvim_del_user_command, 'Kgent')
+  vim.api.nvim_create_user_command('Kgent', M.dispatch, {
+    nargs = '*',
+    range = true,
+    complete = M.complete,
+    desc = 'Kgent coding agent: run, cancel, steer, followup, resume, sessions, log',
+  })
+end
+
+return M

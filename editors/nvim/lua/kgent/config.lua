@@ -1,0 +1,162 @@
+-- Options of require("kgent").setup{}: defaults, merging and validation.
+-- Every default is documented in doc/kgent.txt (|kgent-config|); keep the two in step.
+local M = {}
+
+---@class kgent.TranscriptConfig
+---@field layout "vsplit"|"split"|"tab"|"float"|"none"  where the transcript window opens
+---@field size number  columns (vsplit) or lines (split); a number below 1 is a fraction of the editor
+---@field open_on_run boolean  open the transcript window when a run starts
+---@field focus boolean  move the cursor into the transcript when it opens
+---@field show_thinking boolean  show the model's thinking (as a quote)
+---@field tool_output_lines integer  lines of each tool's result shown under it (0: none)
+
+---@class kgent.Config
+---@field cmd string[]  the daemon command
+---@field env table<string,string>  extra environment for the daemon
+---@field provider string?  "openai" | "anthropic" | "scripted"; nil: the daemon's default
+---@field model string?  model id (for "scripted": a script name); nil: the provider's default
+---@field base_url string?  provider API base URL; nil: the provider's
+---@field mode string?  "plan" | "ask" | "auto" | "full"; nil: the daemon's default (ask)
+---@field api_key (fun():string?)|nil  returns the key; nil: the daemon reads its environment
+---@field approval_timeout number?  seconds before an unanswered approval is rejected; nil: wait
+---@field workspace string|(fun():string)|nil  where runs work; nil: the current directory
+---@field log_file string|false  the daemon's log file; false: its stderr (ends up in lsp.log)
+---@field log_level string?  daemon log level (DEBUG, INFO, WARNING, ERROR); nil: WARNING
+---@field reload_changed boolean  :checktime buffers of files a run changed, when it ends
+---@field transcript kgent.TranscriptConfig
+
+---@return kgent.Config
+function M.defaults()
+  return {
+    cmd = { 'kgent', 'serve', '--stdio' },
+    env = {},
+    provider = nil,
+    model = nil,
+    base_url = nil,
+    mode = nil,
+    api_key = nil,
+    approval_timeout = nil,
+    workspace = nil,
+    log_file = vim.fn.stdpath('log') .. '/kgent.log',
+    log_level = nil,
+    reload_changed = true,
+    transcript = {
+      layout = 'vsplit',
+      size = 0.4,
+      open_on_run = true,
+      focus = false,
+      show_thinking = true,
+      tool_output_lines = 6,
+    },
+  }
+end
+
+---@type kgent.Config
+M.options = M.defaults()
+
+local layouts = { vsplit = true, split = true, tab = true, float = true, none = true }
+local modes = { plan = true, ask = true, auto = true, full = true }
+
+-- vim.validate's signature changed in 0.11; this works the same on 0.10 and later.
+local function check(name, value, types, optional)
+  if value == nil and optional then
+    return
+  end
+  types = type(types) == 'table' and types or { types }
+  if not vim.tbl_contains(types, type(value)) then
+    error(('kgent: option %s must be a %s, not %s'):format(name, table.concat(types, ' or '), type(value)), 3)
+  end
+end
+
+---@param opts table?
+---@return kgent.Config
+function M.setup(opts)
+  opts = opts or {}
+  local o = vim.tbl_deep_extend('force', M.defaults(), opts)
+  -- A list is replaced, never merged index by index.
+  if opts.cmd then
+    o.cmd = type(opts.cmd) == 'string' and { opts.cmd } or vim.deepcopy(opts.cmd)
+  end
+  check('cmd', o.cmd, 'table')
+  check('env', o.env, 'table')
+  check('provider', o.provider, 'string', true)
+  check('model', o.model, 'string', true)
+  check('base_url', o.base_url, 'string', true)
+  check('mode', o.mode, 'string', true)
+  check('api_key', o.api_key, 'function', true)
+  check('approval_timeout', o.approval_timeout, 'number', true)
+  check('workspace', o.workspace, { 'string', 'function' }, true)
+  check('log_file', o.log_file, { 'string', 'boolean' })
+  check('log_level', o.log_level, 'string', true)
+  check('reload_changed', o.reload_changed, 'boolean')
+  check('transcript', o.transcript, 'table')
+  if #o.cmd == 0 then
+    error('kgent: cmd must name the daemon, e.g. { "kgent", "serve", "--stdio" }')
+  end
+  if o.log_file == true then
+    o.log_file = M.defaults().log_file
+  end
+  if o.mode and not modes[o.mode:lower():gsub('-', '_')] then
+    -- The daemon also accepts aliases (interactive, risk_based, allow_all); only warn.
+    vim.notify(('kgent: unknown mode %q (plan, ask, auto, full)'):format(o.mode), vim.log.levels.WARN)
+  end
+  if not layouts[o.transcript.layout] then
+    error(('kgent: transcript.layout must be vsplit, split, tab, float or none, not %q'):format(o.transcript.layout))
+  end
+  if o.approval_timeout and o.approval_timeout <= 0 then
+    error('kgent: approval_timeout must be a number of seconds > 0 (or nil to wait)')
+  end
+  M.options = o
+  return o
+end
+
+--- The workspace runs use: an absolute, normalised directory.
+---@return string
+function M.workspace()
+  local w = M.options.workspace
+  if type(w) == 'function' then
+    w = w()
+  end
+  w = w or vim.fn.getcwd()
+  local dir = vim.fs.normalize(vim.fn.fnamemodify(w, ':p'))
+  return (dir:gsub('(.)/$', '%1'))
+end
+
+--- Settings for `initialize` (protocol.md: initialize.settings). The key, if a function gives one, goes over the
+--- pipe only: never into a file, an event, the environment or a log of this plugin.
+---@return table
+function M.settings()
+  local o = M.options
+  local s = {}
+  s.provider = o.provider
+  s.model = o.model
+  s.baseUrl = o.base_url
+  s.mode = o.mode
+  s.approvalTimeout = o.approval_timeout
+  if o.api_key then
+    local ok, key = pcall(o.api_key)
+    if not ok then
+      vim.notify('kgent: api_key function failed: ' .. tostring(key), vim.log.levels.ERROR)
+    elseif type(key) == 'string' and key ~= '' then
+      s.apiKey = key
+    end
+  end
+  return next(s) and s or vim.empty_dict()
+end
+
+--- The daemon's environment additions.
+---@return table<string,string>
+function M.env()
+  local o = M.options
+  local env = vim.deepcopy(o.env)
+  if o.log_file and env.KGENT_LOG_FILE == nil then
+    vim.fn.mkdir(vim.fs.dirname(o.log_file), 'p')
+    env.KGENT_LOG_FILE = o.log_file
+  end
+  if o.log_level and env.KGENT_LOG_LEVEL == nil then
+    env.KGENT_LOG_LEVEL = o.log_level
+  end
+  return env
+end
+
+return M

@@ -1,0 +1,232 @@
+-- A small test harness for `nvim --headless -l`: test(name, fn), helpers to wait on the event loop, a fresh
+-- workspace + state dir + daemon per test, and a stubbed vim.ui.select. Ends with "N passed, N failed".
+local H = {}
+
+local tests = {}
+H.kgent_bin = assert(os.getenv('KGENT_TEST_KGENT'), 'set KGENT_TEST_KGENT to the kgent executable')
+
+function H.test(name, fn)
+  tests[#tests + 1] = { name = name, fn = fn }
+end
+
+local function out(s)
+  io.stdout:write(s .. '\n')
+  io.stdout:flush()
+end
+
+--- Pump the event loop until cond() is true; fail the test after `ms`.
+function H.wait_for(cond, what, ms)
+  ms = ms or 10000
+  local ok = vim.wait(ms, function()
+    local s, r = pcall(cond)
+    return s and r
+  end, 10)
+  if not ok then
+    error(('timed out after %d ms waiting for %s'):format(ms, what), 2)
+  end
+end
+
+function H.eq(expected, actual, what)
+  if not vim.deep_equal(expected, actual) then
+    error(('%s: expected %s, got %s'):format(what or 'value', vim.inspect(expected), vim.inspect(actual)), 2)
+  end
+end
+
+function H.truthy(v, what)
+  if not v then
+    error((what or 'assertion') .. ' failed', 2)
+  end
+  return v
+end
+
+--- Whether some line of `lines` contains `needle` (plain).
+function H.has_line(lines, needle)
+  for _, l in ipairs(lines) do
+    if l:find(needle, 1, true) then
+      return true
+    end
+  end
+  return false
+end
+
+function H.contains(lines, needle, what)
+  if not H.has_line(lines, needle) then
+    error(('%s: no line contains %q in:\n%s'):format(what or 'lines', needle, table.concat(lines, '\n')), 2)
+  end
+end
+
+function H.read_file(path)
+  local f = assert(io.open(path, 'r'))
+  local s = f:read('*a')
+  f:close()
+  return s
+end
+
+function H.write_file(path, text)
+  vim.fn.mkdir(vim.fs.dirname(path), 'p')
+  local f = assert(io.open(path, 'w'))
+  f:write(text)
+  f:close()
+end
+
+-- Per-test environment ----------------------------------------------------------------------------------------------
+
+local kgent = require('kgent')
+local ui = require('kgent.ui')
+local approval = require('kgent.approval')
+
+H.events = {} -- agent/event params of the current test, in order
+H.timeline = {} -- {what, data}: events, permission decisions and run ends, in order
+H.notes = {} -- vim.notify messages
+H.prompts = {} -- {items, opts} of each vim.ui.select call
+
+local group = vim.api.nvim_create_augroup('kgent-tests', { clear = true })
+vim.api.nvim_create_autocmd('User', {
+  group = group,
+  pattern = { 'KgentEvent', 'KgentRunEnd', 'KgentPermission', 'KgentPermissionDone' },
+  callback = function(a)
+    if a.match == 'KgentEvent' then
+      H.events[#H.events + 1] = a.data
+    end
+    H.timeline[#H.timeline + 1] = { a.match, a.data }
+  end,
+})
+
+local real_notify = vim.notify
+vim.notify = function(msg, level, o)
+  H.notes[#H.notes + 1] = msg
+  if os.getenv('KGENT_TEST_VERBOSE') then
+    real_notify(msg, level, o)
+  end
+end
+
+local real_select = vim.ui.select
+
+--- A fresh workspace, state dir, daemon and plugin state. opts: files = {name = text}, setup = {...} overrides.
+function H.fresh(opts)
+  opts = opts or {}
+  -- The previous test's daemon exits in the background (~0.5 s); its late on_exit touches only its own runs.
+  kgent.stop(0)
+  for _, w in ipairs(vim.api.nvim_list_wins()) do
+    if #vim.api.nvim_list_wins() > 1 and vim.api.nvim_win_get_config(w).relative ~= '' then
+      pcall(vim.api.nvim_win_close, w, true)
+    end
+  end
+  vim.cmd('silent! tabonly | silent! only')
+  vim.cmd('enew')
+  vim.cmd('silent! %bwipeout! #')
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if b ~= vim.api.nvim_get_current_buf() then
+      pcall(vim.api.nvim_buf_delete, b, { force = true })
+    end
+  end
+  ui.reset()
+  approval.pending, approval.queue, approval.active = {}, {}, nil
+  kgent.state.session_id, kgent.state.session_workspace, kgent.state.run_id = nil, nil, nil
+  kgent.state.runs = {}
+  H.events, H.timeline, H.notes, H.prompts = {}, {}, {}, {}
+  vim.ui.select = real_select
+
+  local root = vim.fn.tempname()
+  local ws = root .. '/ws'
+  local state = root .. '/state'
+  vim.fn.mkdir(ws, 'p')
+  vim.fn.mkdir(state, 'p')
+  ws = vim.uv.fs_realpath(ws)
+  for name, text in pairs(opts.files or {}) do
+    H.write_file(ws .. '/' .. name, text)
+  end
+  H.ws, H.state_dir, H.root = ws, state, root
+  local setup = vim.tbl_deep_extend('force', {
+    cmd = { H.kgent_bin, 'serve', '--stdio' },
+    env = { KGENT_STATE_DIR = state },
+    provider = 'scripted',
+    model = 'hello',
+    mode = 'ask',
+    workspace = ws,
+    log_file = root .. '/kgent.log',
+    transcript = { layout = 'vsplit' },
+  }, opts.setup or {})
+  kgent.setup(setup)
+  return ws
+end
+
+--- Replace vim.ui.select: `decide(items, opts, on_choice)`; every call is recorded in H.prompts.
+function H.stub_select(decide)
+  vim.ui.select = function(items, o, on_choice)
+    H.prompts[#H.prompts + 1] = { items = items, opts = o }
+    decide(items, o, on_choice)
+  end
+end
+
+--- The item of an approval prompt whose option kind is `kind` ("allow_once", ...), or the "Show diff" item.
+function H.item(items, kind)
+  for _, it in ipairs(items) do
+    if (kind == 'diff' and it.action == 'diff') or (it.option and it.option.kind == kind) then
+      return it
+    end
+  end
+  error('no item of kind ' .. kind)
+end
+
+--- Answer every approval with the option of `kind`.
+function H.answer_all(kind)
+  H.stub_select(function(items, _, on_choice)
+    on_choice(H.item(items, kind))
+  end)
+end
+
+--- Events of type `ty` (their `event` tables) of the current test.
+function H.of_type(ty)
+  local out = {}
+  for _, p in ipairs(H.events) do
+    if p.event.type == ty then
+      out[#out + 1] = p.event
+    end
+  end
+  return out
+end
+
+--- Run `:Kgent run ...`-style: call fn, then wait for the run_end of the run it started; returns the run_end.
+function H.wait_run_end(ms)
+  H.wait_for(function()
+    return #H.of_type('run_end') > 0
+  end, 'run_end', ms)
+  return H.of_type('run_end')[1]
+end
+
+function H.transcript()
+  return ui.lines()
+end
+
+function H.run_all()
+  local passed, failed = 0, 0
+  local filter = os.getenv('KGENT_TEST_FILTER')
+  local t_all = vim.uv.hrtime()
+  for _, t in ipairs(tests) do
+    if not filter or t.name:find(filter, 1, true) then
+      local t0 = vim.uv.hrtime()
+      local ok, err = xpcall(t.fn, debug.traceback)
+      local dt = (vim.uv.hrtime() - t0) / 1e9
+      if ok then
+        passed = passed + 1
+        out(('ok   %s (%.2f s)'):format(t.name, dt))
+      else
+        failed = failed + 1
+        out(('FAIL %s (%.2f s)\n%s'):format(t.name, dt, tostring(err)))
+        if H.root then
+          local ok2, log = pcall(H.read_file, H.root .. '/kgent.log')
+          if ok2 and log ~= '' then
+            out('--- daemon log:\n' .. log)
+          end
+        end
+      end
+    end
+  end
+  kgent.stop(3000)
+  out(('# %.1f s'):format((vim.uv.hrtime() - t_all) / 1e9))
+  out(('%d passed, %d failed'):format(passed, failed))
+  os.exit(failed == 0 and passed > 0 and 0 or 1)
+end
+
+return H

@@ -1,0 +1,563 @@
+-- The plugin against the real daemon on the scripted provider, in real headless Neovim:
+--   KGENT_TEST_KGENT=/path/to/.venv/bin/kgent nvim --headless -u NONE -i NONE -n -l tests/test_kgent.lua
+-- (tests/run.sh does this). KGENT_TEST_FILTER=substring runs only matching tests.
+local here = vim.fs.dirname(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p'))
+local plugin_dir = vim.fs.dirname(here)
+vim.opt.rtp:prepend(plugin_dir)
+vim.cmd('runtime plugin/kgent.lua')
+vim.o.swapfile = false
+vim.o.shortmess = vim.o.shortmess .. 'AF'
+
+local H = dofile(here .. '/harness.lua')
+local kgent = require('kgent')
+local approval = require('kgent.approval')
+local test, eq, truthy, contains = H.test, H.eq, H.truthy, H.contains
+
+local SAMPLE = 'value = 1\nprint(value)\n'
+
+test('approve: tool-loop edits and runs, the open buffer is reloaded, the transcript has it all', function()
+  local ws = H.fresh({ files = { ['sample.py'] = SAMPLE }, setup = { model = 'tool-loop' } })
+  vim.cmd.edit(ws .. '/sample.py')
+  local src = vim.api.nvim_get_current_buf()
+  eq({ 'value = 1', 'print(value)' }, vim.api.nvim_buf_get_lines(src, 0, -1, false), 'buffer before')
+  H.answer_all('allow_once')
+
+  vim.cmd('Kgent run Change value to 2 in sample.py and check it runs.')
+  local e = H.wait_run_end()
+  eq('settled', e.status, 'status')
+  eq({ 'sample.py' }, e.changedPaths, 'changedPaths')
+  eq('value = 2\nprint(value)\n', H.read_file(ws .. '/sample.py'), 'file on disk')
+
+  -- Two prompts: the edit (with a "Show diff" choice first) and the bash command.
+  eq(2, #H.prompts, 'prompts')
+  eq('Show diff', H.prompts[1].items[1].label, 'first item of the edit prompt')
+  eq('kgent.permission', H.prompts[1].opts.kind, 'select kind')
+  contains({ H.prompts[1].opts.prompt }, 'sample.py', 'edit prompt')
+  contains({ H.prompts[2].opts.prompt }, "grep -n 'value = 2' sample.py && python3 sample.py", 'bash prompt: command')
+  contains({ H.prompts[2].opts.prompt }, 'runs a shell command', 'bash prompt: reason')
+  truthy(H.prompts[2].items[1].option, 'no "Show diff" for bash')
+
+  -- The open buffer was reloaded from disk (checktime) at run end.
+  eq({ 'value = 2', 'print(value)' }, vim.api.nvim_buf_get_lines(src, 0, -1, false), 'buffer after')
+  eq(false, vim.bo[src].modified, 'buffer modified')
+
+  -- Events arrived complete and in order.
+  for i, p in ipairs(H.events) do
+    eq(i - 1, p.seq, 'seq of event ' .. i)
+  end
+
+  local tr = H.transcript()
+  eq('markdown', vim.bo[require('kgent.ui').buf()].filetype, 'transcript filetype')
+  contains(tr, '**You:** Change value to 2', 'transcript')
+  contains(tr, '> Look at the file first.', 'transcript thinking')
+  contains(tr, '✓ Read sample.py · completed', 'transcript')
+  contains(tr, 'approved once', 'transcript')
+  contains(tr, 'Updated sample.py: value is now 2, and running it prints 2.', 'transcript')
+  contains(tr, '**Run settled** · end', 'transcript')
+  contains(tr, '- ' .. ws .. '/sample.py', 'transcript changed file')
+  contains(tr, '+value = 2', 'transcript patch')
+  truthy(not H.has_line(tr, 'awaiting approval'), 'no tool left awaiting approval')
+
+  -- <CR> on the changed-file line opens it.
+  local tbuf = require('kgent.ui').buf()
+  local twin = vim.fn.bufwinid(tbuf)
+  truthy(twin ~= -1, 'transcript window open')
+  vim.api.nvim_set_current_win(twin)
+  for i, l in ipairs(vim.api.nvim_buf_get_lines(tbuf, 0, -1, false)) do
+    if l == '- ' .. ws .. '/sample.py' then
+      vim.api.nvim_win_set_cursor(twin, { i, 0 })
+    end
+  end
+  require('kgent.ui').open_file_under_cursor()
+  eq(ws .. '/sample.py', vim.api.nvim_buf_get_name(0), 'opened file')
+end)
+
+test('reject: nothing is written, refused calls are reported', function()
+  local ws = H.fresh({ files = { ['sample.py'] = SAMPLE }, setup = { model = 'tool-loop' } })
+  H.answer_all('reject_once')
+  kgent.run('Change value to 2')
+  local e = H.wait_run_end()
+  eq('settled', e.status, 'status')
+  eq({}, e.changedPaths, 'changedPaths')
+  eq(SAMPLE, H.read_file(ws .. '/sample.py'), 'file on disk')
+  local denied = 0
+  for _, u in ipairs(H.of_type('tool_update')) do
+    if u.status == 'failed' and (u.output or ''):find('permission_denied', 1, true) then
+      denied = denied + 1
+    end
+  end
+  eq(2, denied, 'denied tool results (edit and bash)')
+  for _, r in ipairs(H.of_type('permission_resolved')) do
+    eq(false, r.approved, 'approved')
+    eq('host', r.source, 'source')
+  end
+  contains(H.transcript(), '✗ Edit sample.py · failed · rejected', 'transcript')
+end)
+
+test('dismissing the picker rejects (nothing is approved by default)', function()
+  local ws = H.fresh({ files = { ['sample.py'] = SAMPLE }, setup = { model = 'tool-loop' } })
+  H.stub_select(function(_, _, on_choice)
+    on_choice(nil)
+  end)
+  kgent.run('Change value to 2')
+  local e = H.wait_run_end()
+  eq(SAMPLE, H.read_file(ws .. '/sample.py'), 'file on disk')
+  eq({}, e.changedPaths, 'changedPaths')
+  for _, r in ipairs(H.of_type('permission_resolved')) do
+    eq(false, r.approved, 'approved')
+  end
+end)
+
+test('diff preview: current vs proposed in scratch buffers, nothing written, closed after the answer', function()
+  local ws = H.fresh({ files = { ['sample.py'] = SAMPLE }, setup = { model = 'tool-loop' } })
+  local seen
+  local tabs_before = #vim.api.nvim_list_tabpages()
+  H.stub_select(function(items, _, on_choice)
+    local diff_item = items[1].action == 'diff' and items[1] or nil
+    if diff_item and not seen and #H.prompts == 1 then
+      return on_choice(diff_item)
+    end
+    if diff_item and not seen then
+      -- Second ask for the same edit, with the diff on screen.
+      local tab = vim.api.nvim_get_current_tabpage()
+      local wins = vim.api.nvim_tabpage_list_wins(tab)
+      seen = { tabs = #vim.api.nvim_list_tabpages(), wins = {}, disk = H.read_file(ws .. '/sample.py') }
+      for _, w in ipairs(wins) do
+        local b = vim.api.nvim_win_get_buf(w)
+        seen.wins[#seen.wins + 1] = {
+          name = vim.api.nvim_buf_get_name(b),
+          lines = vim.api.nvim_buf_get_lines(b, 0, -1, false),
+          buftype = vim.bo[b].buftype,
+          modifiable = vim.bo[b].modifiable,
+          filetype = vim.bo[b].filetype,
+          diff = vim.wo[w].diff,
+          buf = b,
+        }
+      end
+    end
+    on_choice(H.item(items, 'allow_once'))
+  end)
+  kgent.run('Change value to 2')
+  local e = H.wait_run_end()
+  truthy(seen, 'the prompt was asked again with the diff open')
+  eq(tabs_before + 1, seen.tabs, 'a diff tab')
+  eq(2, #seen.wins, 'two diff windows')
+  local cur, new = seen.wins[1], seen.wins[2]
+  truthy(cur.name:find('sample.py (current)', 1, true), 'current name: ' .. cur.name)
+  truthy(new.name:find('sample.py (proposed)', 1, true), 'proposed name: ' .. new.name)
+  eq({ 'value = 1', 'print(value)' }, cur.lines, 'current content')
+  eq({ 'value = 2', 'print(value)' }, new.lines, 'proposed content')
+  for _, w in ipairs(seen.wins) do
+    eq('nofile', w.buftype, 'buftype')
+    eq(false, w.modifiable, 'modifiable')
+    eq(true, w.diff, "'diff'")
+    eq('python', w.filetype, 'filetype')
+  end
+  eq(SAMPLE, seen.disk, 'nothing written while previewing')
+  -- After the answer: the preview is gone, the edit went through.
+  eq('settled', e.status, 'status')
+  eq(tabs_before, #vim.api.nvim_list_tabpages(), 'diff tab closed')
+  truthy(not vim.api.nvim_buf_is_valid(cur.buf) and not vim.api.nvim_buf_is_valid(new.buf), 'scratch buffers wiped')
+  eq('value = 2\nprint(value)\n', H.read_file(ws .. '/sample.py'), 'file on disk')
+end)
+
+test('diff preview of a new file (write): empty current side', function()
+  H.fresh({ setup = { model = 'two-writes' } })
+  local seen
+  H.stub_select(function(items, _, on_choice)
+    if #H.prompts == 1 then
+      return on_choice(H.item(items, 'diff'))
+    end
+    if not seen then
+      seen = {}
+      for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+        seen[#seen + 1] = vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(w), 0, -1, false)
+      end
+    end
+    on_choice(H.item(items, 'allow_always'))
+  end)
+  kgent.run('write notes')
+  local e = H.wait_run_end()
+  eq({ { '' }, { 'first' } }, seen, 'current (empty) vs proposed')
+  -- allow_always answered the second write: one prompt for two writes (the first asked twice for the diff).
+  eq(2, #H.prompts, 'prompts')
+  local sources = vim.tbl_map(function(r)
+    return r.source
+  end, H.of_type('permission_resolved'))
+  eq({ 'host', 'session_rule' }, sources, 'permission sources')
+  eq('settled', e.status, 'status')
+  contains(H.transcript(), 'approved for the session', 'transcript')
+  contains(H.transcript(), 'approved by a session rule', 'transcript')
+end)
+
+test('cancel: a long bash command is killed, the run ends cancelled, the session goes on', function()
+  H.fresh({ setup = { model = 'long-bash' } })
+  H.answer_all('allow_once')
+  kgent.run('run the long command')
+  H.wait_for(function()
+    for _, u in ipairs(H.of_type('tool_update')) do
+      if u.status == 'in_progress' then
+        return true
+      end
+    end
+  end, 'bash in progress')
+  local t0 = vim.uv.hrtime()
+  vim.cmd('Kgent cancel')
+  local e = H.wait_run_end(5000)
+  local dt = (vim.uv.hrtime() - t0) / 1e9
+  eq('cancelled', e.status, 'status')
+  eq('cancelled', e.stopReason, 'stopReason')
+  truthy(dt < 3, ('cancel took %.2f s'):format(dt))
+  local last = H.of_type('tool_update')
+  eq('failed', last[#last].status, 'bash result')
+  contains(H.transcript(), '**Run cancelled** · cancelled', 'transcript')
+  eq(nil, kgent.state.run_id, 'no current run')
+  -- The same session continues.
+  local sid = kgent.state.session_id
+  H.events = {}
+  kgent.run('hello again', { model = 'hello' })
+  local e2 = H.wait_run_end()
+  eq('settled', e2.status, 'second run')
+  eq(sid, e2.sessionId, 'same session')
+end)
+
+--- A stub picker that opens a floating window (like telescope/snacks) and never answers.
+local function hanging_picker()
+  local picker = { wins = {}, choices = {} }
+  H.stub_select(function(items, _, on_choice)
+    local buf = vim.api.nvim_create_buf(false, true)
+    vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.tbl_map(function(it)
+      return it.label
+    end, items))
+    picker.wins[#picker.wins + 1] = vim.api.nvim_open_win(buf, true,
+      { relative = 'editor', row = 1, col = 1, width = 30, height = #items, style = 'minimal' })
+    picker.choices[#picker.choices + 1] = { items = items, on_choice = on_choice }
+  end)
+  return picker
+end
+
+test('withdrawn prompt: cancelling the run closes the open picker; a late answer is ignored', function()
+  local ws = H.fresh({ files = { ['sample.py'] = SAMPLE }, setup = { model = 'tool-loop' } })
+  local picker = hanging_picker()
+  kgent.run('Change value to 2')
+  H.wait_for(function()
+    return approval.active ~= nil and #picker.wins == 1
+  end, 'the approval prompt')
+  truthy(vim.api.nvim_win_is_valid(picker.wins[1]), 'picker open')
+  kgent.cancel()
+  local e = H.wait_run_end(5000)
+  eq('cancelled', e.status, 'status')
+  truthy(not vim.api.nvim_win_is_valid(picker.wins[1]), 'picker window closed')
+  eq(0, vim.tbl_count(approval.pending), 'no pending prompt')
+  eq(nil, approval.active, 'no active prompt')
+  -- The withdrawal came before run_end.
+  local withdrawn_at, end_at
+  for i, t in ipairs(H.timeline) do
+    if t[1] == 'KgentPermissionDone' and t[2].how == 'withdrawn' then
+      withdrawn_at = withdrawn_at or i
+    elseif t[1] == 'KgentRunEnd' then
+      end_at = i
+    end
+  end
+  truthy(withdrawn_at and end_at and withdrawn_at < end_at, 'withdrawn before run_end')
+  -- A late answer from the picker changes nothing.
+  local c = picker.choices[1]
+  c.on_choice(H.item(c.items, 'allow_once'))
+  vim.wait(200)
+  eq(SAMPLE, H.read_file(ws .. '/sample.py'), 'file on disk')
+  contains(H.notes, 'approval withdrawn', 'notification')
+  contains(H.transcript(), '✗ Edit sample.py · cancelled · prompt withdrawn', 'transcript')
+  truthy(not H.has_line(H.transcript(), 'awaiting approval'), 'no tool left awaiting approval')
+end)
+
+test('withdrawn prompt: approvalTimeout rejects, the prompts close, the run goes on', function()
+  local ws = H.fresh({ files = { ['sample.py'] = SAMPLE }, setup = { model = 'tool-loop', approval_timeout = 0.3 } })
+  local picker = hanging_picker()
+  kgent.run('Change value to 2')
+  local e = H.wait_run_end(10000)
+  eq('settled', e.status, 'status')
+  eq(2, #picker.wins, 'two prompts shown (edit, bash)')
+  for _, w in ipairs(picker.wins) do
+    truthy(not vim.api.nvim_win_is_valid(w), 'picker window closed')
+  end
+  local res = H.of_type('permission_resolved')
+  eq(2, #res, 'resolutions')
+  for _, r in ipairs(res) do
+    eq('timeout', r.source, 'source')
+    eq(false, r.approved, 'approved')
+  end
+  eq(SAMPLE, H.read_file(ws .. '/sample.py'), 'file on disk')
+  eq(0, vim.tbl_count(approval.pending), 'no pending prompt')
+  contains(H.transcript(), 'rejected (timeout)', 'transcript')
+end)
+
+test('resume: :Kgent resume picks a session of agent/sessions, :Kgent run continues it', function()
+  H.fresh({})
+  kgent.run('Say hello.')
+  local first = H.wait_run_end()
+  local sid = first.sessionId
+  -- A new Neovim session: the daemon restarts on the same state dir; the plugin knows no session.
+  kgent.stop(3000)
+  require('kgent.ui').reset()
+  kgent.state.session_id, kgent.state.runs = nil, {}
+  H.events = {}
+  local labels
+  H.stub_select(function(items, o, on_choice)
+    labels = vim.tbl_map(o.format_item, items)
+    eq('kgent.session', o.kind, 'select kind')
+    on_choice(items[1])
+  end)
+  vim.cmd('Kgent resume')
+  H.wait_for(function()
+    return kgent.state.session_id == sid
+  end, 'the resumed session')
+  eq(1, #labels, 'one session offered')
+  contains(labels, sid, 'label has the id')
+  contains(labels, 'Say hello.', 'label has the title')
+  local tr = H.transcript()
+  contains(tr, '## Resumed session ' .. sid, 'transcript')
+  contains(tr, '**You:** Say hello.', 'transcript history')
+  contains(tr, 'Hello from the scripted provider', 'transcript history')
+
+  vim.cmd('Kgent run And again.')
+  local e = H.wait_run_end()
+  eq(sid, e.sessionId, 'continued the same session')
+  local sessions
+  kgent.sessions(function(_, s)
+    sessions = s
+  end)
+  H.wait_for(function()
+    return sessions
+  end, 'agent/sessions')
+  eq(1, #sessions, 'still one session')
+  truthy(sessions[1].entryCount > 3, 'the session grew')
+  -- :Kgent sessions lists it.
+  local echoed
+  local real_echo = vim.api.nvim_echo
+  vim.api.nvim_echo = function(chunks)
+    echoed = table.concat(vim.tbl_map(function(c)
+      return c[1]
+    end, chunks))
+  end
+  vim.cmd('Kgent sessions')
+  H.wait_for(function()
+    return echoed
+  end, ':Kgent sessions')
+  vim.api.nvim_echo = real_echo
+  contains(vim.split(echoed, '\n'), sid .. '  ', ':Kgent sessions')
+  contains(vim.split(echoed, '\n'), 'entries)  Say hello.', ':Kgent sessions')
+end)
+
+test(':Kgent new starts a new session', function()
+  H.fresh({})
+  kgent.run('one')
+  local a = H.wait_run_end()
+  vim.cmd('Kgent new')
+  H.events = {}
+  kgent.run('two')
+  local b = H.wait_run_end()
+  truthy(a.sessionId ~= b.sessionId, 'a new session')
+end)
+
+test('a visual range is sent as a resource block', function()
+  local ws = H.fresh({ files = { ['util.py'] = 'import os\ndef f(x):\n    return x * 2\n' } })
+  vim.cmd.edit(ws .. '/util.py')
+  vim.cmd('2,3Kgent run Explain this function.')
+  local e = H.wait_run_end()
+  eq('settled', e.status, 'status')
+  local start = H.of_type('run_start')[1]
+  local uri = vim.uri_from_fname(ws .. '/util.py') .. '#L2-L3'
+  contains({ start.prompt }, 'Explain this function.', 'prompt')
+  contains({ start.prompt }, '<resource uri="' .. uri .. '">', 'prompt')
+  contains({ start.prompt }, '">\ndef f(x):\n    return x * 2\n</resource>', 'prompt')
+  truthy(not start.prompt:find('import os', 1, true), 'only the range')
+end)
+
+test('steer and follow-up reach the live run', function()
+  H.fresh({ setup = { model = 'slow-answer' } })
+  local function delivered(source, text)
+    for _, u in ipairs(H.of_type('user_message')) do
+      if u.source == source and u.text == text then
+        return true
+      end
+    end
+    return false
+  end
+  for _, case in ipairs({ { 'steer', 'steering', 'steer', 'steer' }, { 'followup', 'followUp', 'follow_up', 'follow-up' } }) do
+    local cmd, queue_key, source, label = case[1], case[2], case[3], case[4]
+    H.events = {}
+    kgent.run('answer slowly')
+    H.wait_for(function()
+      return #H.of_type('run_start') > 0 and kgent.state.run_id
+    end, 'run_start')
+    vim.cmd(('Kgent %s Use three.'):format(cmd))
+    local e = H.wait_run_end()
+    eq('settled', e.status, cmd .. ': status')
+    local queued = false
+    for _, q in ipairs(H.of_type('queue_update')) do
+      if vim.tbl_contains(q[queue_key] or {}, 'Use three.') then
+        queued = true
+      end
+    end
+    truthy(queued, cmd .. ': queue_update')
+    truthy(delivered(source, 'Use three.'), cmd .. ': delivered')
+    eq(2, e.turns, cmd .. ': the run went on for another turn')
+    contains(H.transcript(), ('**You (%s):** Use three.'):format(label), 'transcript')
+  end
+  -- After the run: nothing live to steer.
+  H.notes = {}
+  vim.cmd('Kgent steer too late')
+  contains(H.notes, 'no live run', 'notification')
+end)
+
+test('errors are reported, not thrown: an unknown script', function()
+  H.fresh({ setup = { model = 'no-such-script' } })
+  local err
+  kgent.run('hi', nil, function(e)
+    err = e
+  end)
+  H.wait_for(function()
+    return err
+  end, 'the agent/run error')
+  eq(-32001, err.code, 'code')
+  eq('config_error', err.data.code, 'data.code')
+  contains(H.notes, 'config_error', 'notification')
+  contains(H.transcript(), 'could not start the run', 'transcript')
+end)
+
+test('the daemon exiting closes open prompts and ends the runs', function()
+  H.fresh({ files = { ['sample.py'] = SAMPLE }, setup = { model = 'tool-loop' } })
+  local picker = hanging_picker()
+  kgent.run('Change value to 2')
+  H.wait_for(function()
+    return approval.active ~= nil
+  end, 'the approval prompt')
+  local run_id = kgent.state.run_id
+  vim.cmd('Kgent stop')
+  H.wait_for(function()
+    return not kgent.state.runs[run_id].live
+  end, 'the run marked ended')
+  truthy(not vim.api.nvim_win_is_valid(picker.wins[1]), 'picker window closed')
+  eq(0, vim.tbl_count(approval.pending), 'no pending prompt')
+  -- The next command starts a new daemon.
+  H.events = {}
+  vim.ui.select = function(items, _, cb)
+    cb(H.item(items, 'reject_once'))
+  end
+  kgent.run('again', { model = 'hello' })
+  eq('settled', H.wait_run_end().status, 'a run on the restarted daemon')
+end)
+
+--- The lines of `:checkhealth kgent` (its buffer is wiped afterwards).
+local function health_lines()
+  vim.cmd('silent checkhealth kgent')
+  local buf = vim.api.nvim_get_current_buf()
+  eq('checkhealth', vim.bo[buf].filetype, 'the health buffer')
+  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  pcall(vim.cmd, 'tabclose')
+  pcall(vim.api.nvim_buf_delete, buf, { force = true })
+  return lines
+end
+
+test(':checkhealth kgent reports the daemon, protocol version and provider', function()
+  H.fresh({})
+  local lines = health_lines()
+  local text = table.concat(lines, '\n')
+  contains(lines, 'OK daemon command: ' .. H.kgent_bin, 'checkhealth')
+  contains(lines, 'OK daemon answers initialize: kgent', 'checkhealth')
+  contains(lines, 'OK protocol version 1', 'checkhealth')
+  contains(lines, 'OK provider scripted, model hello', 'checkhealth')
+  contains(lines, 'OK the scripted provider needs no API key', 'checkhealth')
+  truthy(not text:find('ERROR', 1, true), 'no ERROR in:\n' .. text)
+end)
+
+test(':checkhealth kgent reports a missing daemon and a missing key', function()
+  H.fresh({ setup = { provider = 'openai' } })
+  local saved = {}
+  for _, v in ipairs({ 'KGENT_API_KEY', 'DEEPSEEK_API_KEY', 'OPENAI_API_KEY' }) do
+    saved[v] = vim.env[v]
+    vim.env[v] = nil
+  end
+  local lines = health_lines()
+  for v, val in pairs(saved) do
+    vim.env[v] = val
+  end
+  contains(lines, 'WARNING no API key for provider openai', 'checkhealth')
+  kgent.setup({ cmd = { '/nonexistent/kgent', 'serve', '--stdio' } })
+  lines = health_lines()
+  contains(lines, 'ERROR daemon command not found: /nonexistent/kgent', 'checkhealth')
+end)
+
+test('transcript layouts open a window without taking the cursor (or with it: focus)', function()
+  H.fresh({})
+  for _, layout in ipairs({ 'vsplit', 'split', 'tab', 'float' }) do
+    kgent.setup(vim.tbl_deep_extend('force', require('kgent.config').options, { transcript = { layout = layout } }))
+    vim.cmd('silent! tabonly | silent! only')
+    local win = vim.api.nvim_get_current_win()
+    local tw = require('kgent.ui').open()
+    truthy(tw and vim.api.nvim_win_is_valid(tw), layout .. ': a window')
+    eq(require('kgent.ui').buf(), vim.api.nvim_win_get_buf(tw), layout .. ': shows the transcript')
+    eq(win, vim.api.nvim_get_current_win(), layout .. ': cursor stays')
+    if layout == 'float' then
+      truthy(vim.api.nvim_win_get_config(tw).relative ~= '', 'float: floating')
+      vim.api.nvim_win_close(tw, true)
+    end
+  end
+  kgent.setup(vim.tbl_deep_extend('force', require('kgent.config').options, { transcript = { layout = 'split' } }))
+  vim.cmd('silent! tabonly | silent! only')
+  vim.cmd('Kgent open')
+  eq(require('kgent.ui').buf(), vim.api.nvim_get_current_buf(), ':Kgent open focuses the transcript')
+end)
+
+test('an api_key function reaches the daemon over the pipe only: no file holds the key', function()
+  local key = 'sk-kgent-test-' .. tostring(vim.uv.hrtime())
+  H.fresh({ setup = { api_key = function()
+    return key
+  end, log_level = 'DEBUG' } })
+  eq(key, require('kgent.config').settings().apiKey, 'settings.apiKey')
+  eq(nil, require('kgent.config').env().KGENT_API_KEY, 'not in the environment')
+  kgent.run('Say hello.')
+  eq('settled', H.wait_run_end().status, 'status')
+  kgent.stop(3000)
+  local found = vim.fn.systemlist({ 'grep', '-rl', key, H.root, vim.fn.stdpath('state'), vim.fn.stdpath('log') })
+  eq({}, found, 'files holding the key')
+end)
+
+test(':Kgent completes its subcommands; :Kgent log opens the daemon log', function()
+  H.fresh({})
+  local all = vim.fn.getcompletion('Kgent ', 'cmdline')
+  for _, s in ipairs({ 'cancel', 'followup', 'log', 'new', 'resume', 'run', 'sessions', 'steer' }) do
+    truthy(vim.tbl_contains(all, s), 'completes ' .. s)
+  end
+  eq({ 'resume', 'run' }, vim.fn.getcompletion('Kgent r', 'cmdline'), 'prefix')
+  eq({ 'run' }, vim.fn.getcompletion("'<,'>Kgent ru", 'cmdline'), 'with a range')
+  vim.cmd('Kgent log')
+  eq(H.root .. '/kgent.log', vim.api.nvim_buf_get_name(0), 'log buffer')
+end)
+
+test(':help kgent: doc/kgent.txt has clean tags that resolve', function()
+  local copy = vim.fn.tempname()
+  vim.fn.mkdir(copy .. '/doc', 'p')
+  vim.fn.writefile(vim.fn.readfile(plugin_dir .. '/doc/kgent.txt'), copy .. '/doc/kgent.txt')
+  vim.cmd('helptags ' .. vim.fn.fnameescape(copy .. '/doc')) -- raises E154 on a duplicate tag
+  vim.opt.rtp:append(copy)
+  for _, tag in ipairs({ 'kgent', 'kgent-config', ':Kgent-run', ':Kgent-resume', 'kgent-approvals', 'kgent.setup()' }) do
+    vim.cmd('help ' .. tag)
+    eq('help', vim.bo.buftype, 'help ' .. tag)
+    vim.cmd('helpclose')
+  end
+  -- Every |link| to a kgent tag exists.
+  local tags = {}
+  for _, l in ipairs(vim.fn.readfile(copy .. '/doc/tags')) do
+    tags[l:match('^[^\t]+')] = true
+  end
+  for _, l in ipairs(vim.fn.readfile(copy .. '/doc/kgent.txt')) do
+    for link in l:gmatch('|([^|%s]+)|') do
+      if link:find('kgent', 1, true) or link:find('Kgent', 1, true) then
+        truthy(tags[link], 'tag exists: ' .. link)
+      end
+    end
+  end
+end)
+
+H.run_all()
