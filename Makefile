@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 
 demo: $(STAMP)
-	$(VENV)/bin/kgent demo
+	$(PY) -m kgent.daemon.demo
 
 test: test-python test-vscode test-nvim
 

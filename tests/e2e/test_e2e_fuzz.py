@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from typing import Any
@@ -45,7 +46,9 @@ def raw() -> Iterator[RawDaemon]:
     d = RawDaemon(daemon_env(STATE_DIR))
     d.request("initialize", {"protocolVersion": 1})
     yield d
-    assert d.close() == 0
+    code = d.close()
+    shutil.rmtree(WORKSPACE, ignore_errors=True)
+    assert code == 0
     assert d.bad_output == []
     assert b"Traceback" not in d.stderr, d.stderr.decode(errors="replace")[-3000:]
 

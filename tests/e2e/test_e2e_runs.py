@@ -243,11 +243,9 @@ async def test_the_client_may_cancel_a_prompt(host: KgentHost, workspace: Path) 
     host.policy = lambda params: forever
 
     async def cancel_prompts() -> None:
-        seen = 0
-        while True:
-            await host.wait_for(lambda: len(host.permission_requests) > seen, what="a prompt")
+        for seen in range(1_000):
+            await host.wait_for(lambda n=seen: len(host.permission_requests) > n, what="a prompt")
             host.protocol.notify("$/cancelRequest", {"id": host.permission_requests[seen]["requestId"]})
-            seen += 1
 
     canceller = asyncio.get_running_loop().create_task(cancel_prompts())
     try:

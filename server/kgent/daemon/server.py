@@ -1,8 +1,9 @@
 """The daemon on pygls: a JsonRPCServer whose handler table maps each method to a thin async handler.
 
-Bytes come in through kgent.daemon.framing (resynchronising, parse errors answered) and are handed to pygls as
-dict-params messages, so pygls' namedtuple and missing-params pitfalls never apply. pygls owns dispatch, request
-futures and `$/cancelRequest`; every frame goes out through the one FrameWriter.
+Bytes come in through kgent.daemon.inbound (resynchronising framing; what pygls cannot answer is answered there)
+and reach pygls as dict-params messages, so pygls' namedtuple and missing-params pitfalls never apply. pygls owns
+dispatch, request futures and `$/cancelRequest`; every frame goes out through the one FrameWriter. Errors become
+JSON-RPC errors in kgent.daemon.errors only.
 """
 
 from __future__ import annotations
@@ -13,30 +14,17 @@ import logging
 import os
 import signal
 import sys
-import threading
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from lsprotocol.types import ResponseError
-from pygls.protocol import (
-    JsonRPCNotification,
-    JsonRPCProtocol,
-    JsonRPCRequestMessage,
-    default_converter,
-)
+from pygls.protocol import JsonRPCProtocol, default_converter
 from pygls.server import JsonRPCServer
 
 from kgent.daemon import params as P
-from kgent.daemon.errors import (
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    PARSE_ERROR,
-    DaemonError,
-    error_object,
-    to_jsonrpc,
-)
+from kgent.daemon.errors import INVALID_REQUEST, DaemonError, to_jsonrpc
 from kgent.daemon.framing import FrameError, FrameParser, FrameWriter
 from kgent.daemon.handshake import Settings
+from kgent.daemon.inbound import Dispatcher, PipeReader, connect
 from kgent.daemon.service import Service
 
 log = logging.getLogger("kgent.daemon")
@@ -180,133 +168,16 @@ def build_server(env: Mapping[str, str], settings: Settings, on_exit: Callable[[
     return server, svc
 
 
-class Dispatcher:
-    """Checks each incoming frame and hands it to pygls; answers what pygls cannot (framing, invalid requests)."""
-
-    def __init__(self, proto: KgentProtocol) -> None:
-        self.proto = proto
-        self.stopped = False
-
-    def error(self, msg_id: Any, code: int, message: str, name: str | None = None) -> None:
-        self.proto.send_message({"jsonrpc": "2.0", "id": msg_id, "error": error_object(code, message, name)})
-
-    def feed(self, items: list[bytes | FrameError]) -> None:
-        for item in items:
-            if self.stopped:
-                return
-            try:
-                self.one(item)
-            except Exception:  # a bug in here must not take the connection down
-                log.exception("dispatching a message failed")
-
-    def one(self, item: bytes | FrameError) -> None:
-        if isinstance(item, FrameError):
-            code = INVALID_REQUEST if item.code == "frame_too_large" else PARSE_ERROR
-            return self.error(None, code, item.message, item.code)
-        try:
-            msg = json.loads(item)
-        except ValueError:  # includes UnicodeDecodeError
-            return self.error(None, PARSE_ERROR, "parse error: the body is not valid JSON", "parse_error")
-        if not isinstance(msg, dict):
-            return self.error(
-                None, INVALID_REQUEST, "invalid request: expected one JSON-RPC 2.0 object (no batches)", "invalid_request"
-            )
-        has_id, msg_id = "id" in msg, msg.get("id")
-        id_ok = isinstance(msg_id, int | str) and not isinstance(msg_id, bool)
-        reply_id = msg_id if id_ok else None
-        method = msg.get("method")
-        if msg.get("jsonrpc") != "2.0":
-            return self.error(reply_id, INVALID_REQUEST, 'invalid request: "jsonrpc" must be "2.0"', "invalid_request")
-        if method is None and id_ok and ("result" in msg or "error" in msg):
-            return self.response(msg_id, msg)
-        if not isinstance(method, str):
-            return self.error(reply_id, INVALID_REQUEST, 'invalid request: "method" must be a string', "invalid_request")
-        if has_id and not id_ok:
-            return self.error(
-                None, INVALID_REQUEST, 'invalid request: "id" must be an integer or a string', "invalid_request"
-            )
-        params = msg.get("params")
-        if not has_id:
-            if method == "$/cancelRequest":
-                target = params.get("id") if isinstance(params, dict) else None
-                if isinstance(target, int | str) and not isinstance(target, bool):
-                    self.cancel(target)
-                return None
-            if method == "exit":
-                self.stopped = True
-            return self.proto.handle_message(JsonRPCNotification(method=method, jsonrpc="2.0", params=params))
-        if params is not None and not isinstance(params, dict):
-            return self.error(
-                msg_id, INVALID_PARAMS, "invalid params: params must be an object (named parameters)", "invalid_params"
-            )
-        return self.proto.handle_message(JsonRPCRequestMessage(id=msg_id, method=method, jsonrpc="2.0", params=params))
-
-    def cancel(self, target: Any) -> None:
-        """The client's `$/cancelRequest`: for one of its requests, pygls cancels the handler (-32800); for one of
-        our prompts (a plain future, not a handler task), it counts as the answer `{"outcome": "cancelled"}`."""
-        future = self.proto._request_futures.get(target)
-        if isinstance(future, asyncio.Future) and not isinstance(future, asyncio.Task):
-            self.proto._request_futures.pop(target, None)
-            if not future.done():
-                future.set_result({"outcome": "cancelled"})
-            return
-        self.proto._handle_cancel_notification(target)
-
-    def response(self, msg_id: Any, msg: dict[str, Any]) -> None:
-        error = msg.get("error")
-        if error is None:
-            return self.proto._handle_response(msg_id, msg.get("result"))
-        if isinstance(error, dict) and isinstance(error.get("code"), int) and isinstance(error.get("message"), str):
-            err = ResponseError(code=error["code"], message=error["message"], data=error.get("data"))
-        else:
-            err = ResponseError(code=-32603, message="malformed error response")
-        return self.proto._handle_response(msg_id, None, err)
-
-
-class _PipeReader(asyncio.Protocol):
-    def __init__(self, parser: FrameParser, dispatcher: Dispatcher, on_eof: Callable[[], None]) -> None:
-        self.parser, self.dispatcher, self.on_eof = parser, dispatcher, on_eof
-
-    def data_received(self, data: bytes) -> None:
-        self.dispatcher.feed(self.parser.feed(data))
-
-    def eof_received(self) -> bool:
-        self.on_eof()
-        return False
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.on_eof()
-
-
-async def _connect(in_fd: int, reader: _PipeReader) -> Any:
-    """Read stdin on the event loop (a pipe or socket); a thread for anything else (a regular file, Windows)."""
-    loop = asyncio.get_running_loop()
-    try:
-        transport, _ = await loop.connect_read_pipe(lambda: reader, os.fdopen(in_fd, "rb", buffering=0, closefd=False))
-        return transport
-    except (ValueError, OSError, NotImplementedError):
-        pass
-
-    def pump() -> None:
-        while True:
-            try:
-                data = os.read(in_fd, 1 << 16)
-            except OSError:
-                data = b""
-            if not data:
-                loop.call_soon_threadsafe(reader.on_eof)
-                return
-            loop.call_soon_threadsafe(reader.data_received, data)
-
-    threading.Thread(target=pump, name="kgent-stdin", daemon=True).start()
-    return None
-
-
 def configure_logging(env: Mapping[str, str], log_file: str | None, log_level: str | None) -> None:
     level_name = (log_level or env.get("KGENT_LOG_LEVEL") or "WARNING").upper()
     level = getattr(logging, level_name, logging.WARNING)
     target = log_file or env.get("KGENT_LOG_FILE")
-    handler: logging.Handler = logging.FileHandler(target) if target else logging.StreamHandler(sys.stderr)
+    handler: logging.Handler = logging.StreamHandler(sys.stderr)
+    if target:
+        try:
+            handler = logging.FileHandler(target)
+        except OSError as exc:
+            sys.stderr.write(f"kgent: cannot log to {target} ({exc.strerror}); logging to stderr\n")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     root.handlers[:] = [handler]
@@ -345,7 +216,7 @@ async def _main(
     if eof:
         stop.set()
     else:
-        transport = await _connect(in_fd, _PipeReader(parser, dispatcher, stop.set))
+        transport = await connect(in_fd, PipeReader(parser, dispatcher, stop.set))
         loop.run_in_executor(None, svc.warm_up)
     await stop.wait()
     dispatcher.stopped = True
