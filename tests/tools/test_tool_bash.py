@@ -32,7 +32,7 @@ async def test_runs_in_workspace_with_merged_output(ws: Path, ctx: ToolContext) 
     out = await bash.run({"command": "pwd; echo out; echo err >&2"}, ctx)
     assert not out.is_error
     assert out.content == f"{ws}\nout\nerr\n\nExit code: 0"
-    assert out.details["exit_code"] == 0
+    assert out.details["exitCode"] == 0
     empty = await bash.run({"command": "true"}, ctx)
     assert empty.content == "(no output)\n\nExit code: 0"
 
@@ -41,12 +41,12 @@ async def test_nonzero_exit_is_an_error(ctx: ToolContext) -> None:
     out = await bash.run({"command": "echo failing; exit 3"}, ctx)
     assert out.is_error
     assert out.content == "failing\n\nCommand exited with code 3"
-    assert out.details["exit_code"] == 3
+    assert out.details["exitCode"] == 3
 
 
 async def test_tail_truncation_by_lines_saves_full_output(ctx: ToolContext, tmp_path: Path) -> None:
     out = await bash.run({"command": "seq 1 2500"}, ctx)
-    path = Path(out.details["full_output_path"])
+    path = Path(out.details["fullOutputPath"])
     assert path.parent == tmp_path / "out" and path.name.startswith("kgent-bash-") and path.suffix == ".log"
     assert f"\n\n[Showing lines 501-2500 of 2500. Full output: {path}]" in out.content
     assert out.content.startswith("501\n")
@@ -55,13 +55,13 @@ async def test_tail_truncation_by_lines_saves_full_output(ctx: ToolContext, tmp_
 
 async def test_tail_truncation_by_bytes_and_partial_line(ctx: ToolContext) -> None:
     out = await bash.run({"command": "for i in $(seq 1 3000); do printf '%099d\\n' $i; done"}, ctx)
-    path = out.details["full_output_path"]
+    path = out.details["fullOutputPath"]
     assert f"[Showing lines 2489-3000 of 3000 (50.0KB limit). Full output: {path}]" in out.content
     assert len(_file_lines(path)) == 3000 and _file_lines(path)[-1] == f"{3000:099d}"
     wide = await bash.run({"command": "head -c 80000 /dev/zero | tr '\\0' x"}, ctx)
     assert "[Showing last 50.0KB of line 1 (line is 78.1KB). Full output:" in wide.content
     small = await bash.run({"command": "seq 1 5"}, ctx)
-    assert "full_output_path" not in small.details
+    assert "fullOutputPath" not in small.details
 
 
 async def test_timeout_kills_the_process_group(ws: Path, ctx: ToolContext) -> None:
@@ -69,7 +69,7 @@ async def test_timeout_kills_the_process_group(ws: Path, ctx: ToolContext) -> No
     out = await bash.run({"command": "echo $$ > pgid; sleep 100 & sleep 100; wait", "timeout": 0.5}, ctx)
     assert time.monotonic() - started < 5
     assert out.is_error and out.content.endswith("Command timed out after 0.5 seconds")
-    assert out.details["timed_out"] is True
+    assert out.details["timedOut"] is True
     assert _gone(int((ws / "pgid").read_text()))
 
 

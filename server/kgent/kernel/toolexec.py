@@ -14,6 +14,7 @@ from kgent.kernel.events import PermissionRequest, PermissionResolved, ToolCallE
 from kgent.kernel.messages import ToolCall, ToolResultMessage
 from kgent.kernel.validate import validate_arguments
 from kgent.permissions import Intent, binding_hash, classify, decide, request_id
+from kgent.session.entries import SessionEntry
 from kgent.tools.base import Tool, ToolContext, ToolOutput
 
 if TYPE_CHECKING:
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from kgent.tools.changes import ChangeTracker
 
 _OPTION_KINDS = ("allow_once", "allow_always", "reject_once", "reject_always")
+_CANCELLED = "cancelled: the run was cancelled"
 
 
 @dataclass(slots=True)
@@ -38,6 +40,7 @@ class ToolBatch:
         self.tracker = tracker
         self.results: dict[str, ToolResultMessage] = {}
         self.announced: set[str] = set()  # calls whose tool_call event went out
+        self.decisions: list[SessionEntry] = []  # permission entries, stored with the results
 
     async def execute(self, calls: tuple[ToolCall, ...]) -> list[ToolResultMessage]:
         """Run the batch; results come back (and are persisted) in the model's call order."""
@@ -54,10 +57,10 @@ class ToolBatch:
         except asyncio.CancelledError:
             for call in calls:  # never leave a call without a result, in the session or in the event stream
                 if call.id not in self.results:
-                    self.results[call.id] = _error(call, "cancelled: the run was cancelled")
+                    self.results[call.id] = _error(call, _CANCELLED)
                     if call.id in self.announced:
                         self.run.emit(
-                            ToolUpdate(tool_call_id=call.id, status="failed", output="cancelled", is_error=True)
+                            ToolUpdate(tool_call_id=call.id, status="failed", output=_CANCELLED, is_error=True)
                         )
             await self._persist(calls)
             raise
@@ -65,8 +68,10 @@ class ToolBatch:
         return [self.results[c.id] for c in calls]
 
     async def _persist(self, calls: tuple[ToolCall, ...]) -> None:
+        """One durable batch: the batch's permission decisions, then its results in call order."""
         ordered = [self.results[c.id] for c in calls if c.id in self.results]
-        await self.loop.persist(self.loop.tool_result_entries(ordered))
+        decisions, self.decisions = self.decisions, []
+        await self.loop.persist(decisions + self.loop.tool_result_entries(ordered))
 
     def _context(self, allow_outside: bool, call_id: str = "") -> ToolContext:
         emit = self.run.emit
@@ -125,10 +130,10 @@ class ToolBatch:
             return True, ""
         if remembered is False or verdict.action == "deny":
             reason = "rejected by an earlier 'reject always' answer" if remembered is False else verdict.reason
-            await self._record(call, intent, None, "reject_once", False, "session_rule" if remembered is False else "policy", reason)
+            self._record(call, intent, None, "reject_once", False, "session_rule" if remembered is False else "policy", reason)
             return False, reason
         if remembered is True:
-            await self._record(call, intent, None, "allow_always", True, "session_rule", "allowed by an earlier 'allow always'")
+            self._record(call, intent, None, "allow_always", True, "session_rule", "allowed by an earlier 'allow always'")
             return True, ""
         preview = None
         if tool.kind == "edit":
@@ -181,10 +186,10 @@ class ToolBatch:
             "host": "the user approved" if approved else "the user rejected this call",
             "timeout": "the approval timed out",
         }[source]
-        await self._record(call, intent, rid, kind, approved, source, reason, binding)
+        self._record(call, intent, rid, kind, approved, source, reason, binding)
         return approved, reason
 
-    async def _record(
+    def _record(
         self,
         call: ToolCall,
         intent: Intent,
@@ -218,7 +223,7 @@ class ToolBatch:
             reason=reason,
             rules=self.loop.kernel.rules_for(self.loop.spec.session_id).to_list(),
         )
-        await self.loop.persist([entry])
+        self.decisions.append(entry)
 
     async def _run(self, ready: _Ready) -> None:
         call, emit = ready.call, self.run.emit
@@ -226,8 +231,8 @@ class ToolBatch:
         try:
             out = await ready.tool.run(call.arguments, self._context(ready.allow_outside, call.id))
         except asyncio.CancelledError:
-            self.results[call.id] = _error(call, "cancelled: the run was cancelled")
-            emit(ToolUpdate(tool_call_id=call.id, status="failed", output="cancelled", is_error=True))
+            self.results[call.id] = _error(call, _CANCELLED)
+            emit(ToolUpdate(tool_call_id=call.id, status="failed", output=_CANCELLED, is_error=True))
             raise
         except Exception as exc:  # a tool bug must not kill the run: the model sees it
             out = ToolOutput(content=f"tool_error: {type(exc).__name__}: {exc}", is_error=True)

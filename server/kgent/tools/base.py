@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolOutput:
-    """A tool's result. `details` carries structured extras: diff, exit_code, full_output_path, truncation."""
+    """A tool's result. `details` carries structured extras: diff, exitCode, fullOutputPath, truncation (camelCase keys)."""
 
     content: str
     is_error: bool = False

@@ -103,7 +103,7 @@ class _Output:
                 self.path = None
             return out, details
         details["truncation"] = tr.as_dict()
-        details["full_output_path"] = str(self.path)
+        details["fullOutputPath"] = str(self.path)
         start, end = tr.total_lines - tr.output_lines + 1, tr.total_lines
         if tr.last_line_partial:
             out += (
@@ -210,9 +210,9 @@ class BashTool:
             sink.close()
         out, details = sink.render()
         code = proc.returncode
-        details["exit_code"] = None if timed_out else code
+        details["exitCode"] = None if timed_out else code
         if timed_out:
-            details["timed_out"] = True
+            details["timedOut"] = True
             return ToolOutput(content=f"{out}\n\nCommand timed out after {timeout:g} seconds", is_error=True, details=details)
         if code != 0:
             return ToolOutput(content=f"{out}\n\nCommand exited with code {code}", is_error=True, details=details)

@@ -396,8 +396,8 @@ function M.on_event(run, ev)
   elseif ty == 'tool_update' then
     local t = T.tools[ev.toolCallId or '']
     if t then
-      -- the daemon ends a call that a cancel cut short with {status = "failed", output = "cancelled"}
-      local cut_short = ev.status == 'failed' and ev.output == 'cancelled'
+      -- the daemon ends a call that a cancel cut short with {status = "failed", output = "cancelled: ..."}
+      local cut_short = ev.status == 'failed' and type(ev.output) == 'string' and vim.startswith(ev.output, 'cancelled:')
       t.status = cut_short and 'cancelled' or ev.status or t.status
       update_tool(ev.toolCallId)
       if (ev.status == 'completed' or ev.status == 'failed') and not cut_short then
