@@ -97,16 +97,8 @@ def _write_atomic(path: Path, data: bytes) -> None:
         except OSError:
             pass
         raise
-    try:
-        dfd = os.open(target.parent, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dfd)
-    except OSError:
-        pass
-    finally:
-        os.close(dfd)
+    # No fsync of the directory: the rename is atomic, so after a crash the file holds its old or its new bytes,
+    # never a mix; editors don't make renames durable either, and it would cost a disk flush per write.
 
 
 def _list(path: Path) -> list[DirEntry]:
