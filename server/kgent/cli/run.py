@@ -95,6 +95,8 @@ async def _main(args: argparse.Namespace) -> int:
         kernel = build_kernel(args, args.mode)
         if args.fork and not args.session:
             raise KgentError("--fork needs --session ID", code="usage")
+        if args.session:
+            await kernel.store.load(args.session)  # a clear error now, not a failed run
         run = kernel.create_run(
             " ".join(args.prompt),
             workspace=workspace_of(args),

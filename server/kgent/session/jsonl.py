@@ -145,7 +145,7 @@ class JsonlSessionStore:
         sid = check_session_id(session_id)
         path = self._find(sid)
         if path is None:
-            raise SessionNotFound(f"no session {sid!r}")
+            raise SessionNotFound(f"no session {sid!r} (`kgent sessions` lists them)")
         return path
 
     # -- implementation (worker threads) -----------------------------------------------------------------------

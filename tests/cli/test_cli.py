@@ -1,0 +1,104 @@
+"""The `kgent` command as a user meets it: subprocesses, real files, the scripted provider (no key, no network)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def kgent(*args: str, cwd: Path, state: Path, stdin: str = "", env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("KGENT_") and "API_KEY" not in k}
+    full_env.update({"KGENT_STATE_DIR": str(state), "COLUMNS": "200"}, **(env or {}))
+    return subprocess.run(
+        [sys.executable, "-m", "kgent", *args], cwd=cwd, input=stdin, capture_output=True, text=True,
+        env=full_env, timeout=120,
+    )
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "sample.py").write_text("value = 1\nprint(value)\n")
+    return tmp_path / "ws"
+
+
+def test_demo_shows_read_edit_approval_bash_answer_and_patch(tmp_path: Path) -> None:
+    out = kgent("demo", cwd=tmp_path, state=tmp_path / "state")
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    order = ["▶ Read sample.py", "▶ Edit sample.py", "approval needed", "✓ Edit sample.py", "▶ Run `grep",
+             "Updated sample.py", "diff --git a/sample.py"]
+    positions = [text.index(marker) for marker in order]
+    assert positions == sorted(positions)
+    assert "settled" in text
+
+
+def test_run_json_streams_events_and_ends_with_the_result(ws: Path) -> None:
+    out = kgent("run", "--provider", "scripted", "--model", "tool-loop", "--mode", "full", "--json", "set value",
+                cwd=ws, state=ws.parent / "state")
+    assert out.returncode == 0, out.stderr
+    lines = [json.loads(line) for line in out.stdout.splitlines()]
+    types = [line.get("type") for line in lines]
+    assert types[0] == "run_start" and types.count("run_end") == 1
+    end = next(line for line in lines if line.get("type") == "run_end")
+    assert end["status"] == "settled" and end["changedPaths"] == ["sample.py"] and "+value = 2" in end["patch"]
+    assert lines[-1]["result"]["status"] == "settled"
+    assert (ws / "sample.py").read_text().startswith("value = 2")
+
+
+def test_without_a_terminal_approvals_are_rejected(ws: Path) -> None:
+    out = kgent("run", "--provider", "scripted", "--model", "tool-loop", "--mode", "ask", "--json", "set value",
+                cwd=ws, state=ws.parent / "state")
+    assert out.returncode == 0  # the run settles; the model was told permission_denied
+    resolved = [json.loads(x) for x in out.stdout.splitlines() if '"permission_resolved"' in x]
+    assert [r["approved"] for r in resolved] == [False, False]
+    assert (ws / "sample.py").read_text().startswith("value = 1")
+
+
+def test_failed_run_exits_nonzero(ws: Path) -> None:
+    out = kgent("run", "--provider", "scripted", "--model", "provider-error", "x", cwd=ws, state=ws.parent / "state")
+    assert out.returncode == 1
+    assert "The scripted provider failed." in out.stdout
+
+
+def test_missing_key_says_exactly_what_to_set(ws: Path) -> None:
+    out = kgent("run", "hello", cwd=ws, state=ws.parent / "state")
+    assert out.returncode == 2
+    assert "KGENT_API_KEY or DEEPSEEK_API_KEY" in out.stdout and "https://api.deepseek.com" in out.stdout
+
+
+def test_unknown_mode_and_unknown_session_are_clear_errors(ws: Path) -> None:
+    out = kgent("run", "--provider", "scripted", "--mode", "yolo", "x", cwd=ws, state=ws.parent / "state")
+    assert out.returncode == 2 and "plan" in out.stdout and "full" in out.stdout
+    out = kgent("run", "--provider", "scripted", "--session", "nope", "x", cwd=ws, state=ws.parent / "state")
+    assert out.returncode == 2 and "no session 'nope'" in out.stdout
+
+
+def test_resume_sees_the_earlier_conversation(ws: Path) -> None:
+    state = ws.parent / "state"
+    first = kgent("run", "--provider", "scripted", "--model", "hello", "--json", "first", cwd=ws, state=state)
+    sid = json.loads(first.stdout.splitlines()[-1])["result"]["sessionId"]
+    second = kgent("run", "--provider", "scripted", "--model", "hello", "--json", "--session", sid, "second",
+                   cwd=ws, state=state)
+    assert second.returncode == 0
+    listing = kgent("sessions", "show", sid, cwd=ws, state=state).stdout
+    assert "user: first" in listing and "user: second" in listing
+
+
+def test_debug_repl_runs_lines_in_one_session(ws: Path) -> None:
+    out = kgent("debug", "--provider", "scripted", "--model", "hello", cwd=ws, state=ws.parent / "state",
+                stdin="one\ntwo\n/history\nexit\n")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.count("=== FINAL ANSWER ===") == 2
+    assert "user: one" in out.stdout and "user: two" in out.stdout
+
+
+def test_help_lists_every_subcommand(tmp_path: Path) -> None:
+    out = kgent("--help", cwd=tmp_path, state=tmp_path)
+    for name in ("run", "demo", "debug", "serve", "sessions"):
+        assert name in out.stdout
