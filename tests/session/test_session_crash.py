@@ -15,8 +15,6 @@ import pytest
 
 from kgent.session.jsonl import JsonlSessionStore
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
-
 
 def kgent(*args: str, env: dict[str, str], **kw) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "kgent.cli.main", *args], env=env, stdout=subprocess.PIPE,

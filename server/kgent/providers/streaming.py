@@ -10,6 +10,7 @@ propagates.
 from __future__ import annotations
 
 import asyncio
+from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from typing import Protocol
 
@@ -45,7 +46,7 @@ class Decoder(Protocol):
         ...
 
 
-class HTTPProvider:
+class HTTPProvider(ABC):
     """Base of the real providers: owns the client and the retry loop; subclasses build requests and decoders."""
 
     name = "http"
@@ -74,20 +75,20 @@ class HTTPProvider:
         self._setup()
 
     # -- what a vendor module supplies -----------------------------------------------------------------------
-    def _setup(self) -> None:
+    def _setup(self) -> None:  # noqa: B027 - optional hook, most vendors need nothing here
         """Per-provider state (encoders, caches), made once at construction."""
 
-    def _url(self) -> str:
-        raise NotImplementedError
+    @abstractmethod
+    def _url(self) -> str: ...
 
-    def _request_headers(self) -> dict[str, str]:
-        raise NotImplementedError
+    @abstractmethod
+    def _request_headers(self) -> dict[str, str]: ...
 
-    def _body(self, request: ProviderRequest) -> bytes:
-        raise NotImplementedError
+    @abstractmethod
+    def _body(self, request: ProviderRequest) -> bytes: ...
 
-    def _decoder(self) -> Decoder:
-        raise NotImplementedError
+    @abstractmethod
+    def _decoder(self) -> Decoder: ...
 
     # -- the shared stream ----------------------------------------------------------------------------------
     async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
