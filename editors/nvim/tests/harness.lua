@@ -121,7 +121,7 @@ function H.fresh(opts)
     end
   end
   ui.reset()
-  approval.pending, approval.queue, approval.active = {}, {}, nil
+  approval.pending, approval.queue, approval.active, approval.blocking = {}, {}, nil, nil
   kgent.state.session_id, kgent.state.session_workspace, kgent.state.run_id = nil, nil, nil
   kgent.state.runs = {}
   H.events, H.timeline, H.notes, H.prompts = {}, {}, {}, {}

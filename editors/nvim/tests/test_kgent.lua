@@ -35,7 +35,12 @@ test('approve: tool-loop edits and runs, the open buffer is reloaded, the transc
   contains({ H.prompts[1].opts.prompt }, 'sample.py', 'edit prompt')
   contains({ H.prompts[2].opts.prompt }, "grep -n 'value = 2' sample.py && python3 sample.py", 'bash prompt: command')
   contains({ H.prompts[2].opts.prompt }, 'runs a shell command', 'bash prompt: reason')
-  truthy(H.prompts[2].items[1].option, 'no "Show diff" for bash')
+  -- No diff for a command: its first item only shows the details (a picker's preselected item never approves).
+  eq('details', H.prompts[2].items[1].action, 'first item of the bash prompt')
+  eq('Show details', H.prompts[2].items[1].label, 'first item label of the bash prompt')
+  for _, p in ipairs(H.prompts) do
+    truthy(p.items[1].option == nil, 'the first item of every prompt answers nothing')
+  end
 
   -- The open buffer was reloaded from disk (checktime) at run end.
   eq({ 'value = 2', 'print(value)' }, vim.api.nvim_buf_get_lines(src, 0, -1, false), 'buffer after')
@@ -188,6 +193,75 @@ test('diff preview of a new file (write): empty current side', function()
   eq('settled', e.status, 'status')
   contains(H.transcript(), 'approved for the session', 'transcript')
   contains(H.transcript(), 'approved by a session rule', 'transcript')
+end)
+
+test('show details of a command: the call in a scratch tab, nothing run while it is open, closed after the answer',
+  function()
+  local ws = H.fresh({ files = { ['sample.py'] = SAMPLE }, setup = { model = 'tool-loop' } })
+  local tabs_before = #vim.api.nvim_list_tabpages()
+  local seen
+  H.stub_select(function(items, _, on_choice)
+    if items[1].action == 'diff' then
+      return on_choice(H.item(items, 'allow_once'))
+    end
+    if not seen then
+      if vim.api.nvim_buf_get_name(0):find('(details)', 1, true) == nil then
+        return on_choice(items[1]) -- "Show details"
+      end
+      local b = vim.api.nvim_get_current_buf()
+      seen = { lines = vim.api.nvim_buf_get_lines(b, 0, -1, false), buftype = vim.bo[b].buftype, buf = b,
+        tabs = #vim.api.nvim_list_tabpages(), updates = #H.of_type('tool_update') }
+    end
+    on_choice(H.item(items, 'reject_once'))
+  end)
+  kgent.run('Change value to 2')
+  local e = H.wait_run_end()
+  truthy(seen, 'asked again with the details on screen')
+  eq(tabs_before + 1, seen.tabs, 'a details tab')
+  eq('nofile', seen.buftype, 'scratch buffer')
+  contains(seen.lines, "    grep -n 'value = 2' sample.py && python3 sample.py", 'the command')
+  contains(seen.lines, 'Reason:    runs a shell command', 'the reason')
+  contains(seen.lines, 'Risk:      high · shell · workspace', 'risk, operation, scope')
+  eq(tabs_before, #vim.api.nvim_list_tabpages(), 'details tab closed')
+  truthy(not vim.api.nvim_buf_is_valid(seen.buf), 'scratch buffer wiped')
+  eq('settled', e.status, 'status')
+  eq('value = 2\nprint(value)\n', H.read_file(ws .. '/sample.py'), 'the edit went through')
+  local last = H.of_type('permission_resolved')
+  eq(false, last[#last].approved, 'the command was rejected')
+end)
+
+test('a blocking picker (as the built-in inputlist()) is ended by a withdrawal; the next prompt waits for it',
+  function()
+  local ws = H.fresh({ files = { ['sample.py'] = SAMPLE }, setup = { model = 'tool-loop', approval_timeout = 0.3 } })
+  local depth, max_depth, keys = 0, 0, {}
+  H.stub_select(function(_, _, on_choice)
+    -- Like inputlist(): wait for a key inside vim.ui.select while the event loop runs, then answer.
+    depth = depth + 1
+    max_depth = math.max(max_depth, depth)
+    local key
+    vim.wait(8000, function()
+      local c = vim.fn.getchar(0)
+      if c ~= 0 then
+        key = c
+        return true
+      end
+    end, 10)
+    depth = depth - 1
+    keys[#keys + 1] = key or 'none'
+    on_choice(nil) -- inputlist() returned 0: no choice
+  end)
+  kgent.run('Change value to 2')
+  local e = H.wait_run_end(10000)
+  eq('settled', e.status, 'status')
+  eq({ 27, 27 }, keys, 'each blocking picker ended by <Esc> when its prompt was withdrawn')
+  eq(1, max_depth, 'no picker nested in another')
+  eq(2, #H.prompts, 'prompts (edit, bash)')
+  for _, r in ipairs(H.of_type('permission_resolved')) do
+    eq('timeout', r.source, 'source')
+  end
+  eq(0, vim.fn.getchar(0), 'no key left over')
+  eq(nil, approval.blocking, 'no picker blocking')
+  eq(SAMPLE, H.read_file(ws .. '/sample.py'), 'file on disk')
 end)
 
 test('cancel: a long bash command is killed, the run ends cancelled, the session goes on', function()
@@ -410,6 +484,49 @@ test('steer and follow-up reach the live run', function()
   contains(H.notes, 'no live run', 'notification')
 end)
 
+test('two runs at once: each tool line follows its own run (tool call ids repeat across runs)', function()
+  H.fresh({ files = { ['sample.py'] = SAMPLE }, setup = { model = 'tool-loop' } })
+  local held = {}
+  H.stub_select(function(items, _, on_choice)
+    if #H.prompts == 1 then
+      held[#held + 1] = function()
+        on_choice(H.item(items, 'reject_once'))
+      end
+    else
+      on_choice(H.item(items, 'reject_once'))
+    end
+  end)
+  kgent.run('first', { new_session = true })
+  H.wait_for(function()
+    return #held == 1
+  end, 'the first run asking')
+  kgent.run('second', { new_session = true })
+  -- The second run reaches the same call ids (its read call_1_1, its edit waiting behind the first's prompt).
+  H.wait_for(function()
+    return #H.of_type('permission_request') == 2
+  end, 'both runs asking')
+  held[1]()
+  H.wait_for(function()
+    return #H.of_type('run_end') == 2
+  end, 'both run_ends')
+  local tr = H.transcript()
+  local function count(needle)
+    local n = 0
+    for _, l in ipairs(tr) do
+      if l:find(needle, 1, true) then
+        n = n + 1
+      end
+    end
+    return n
+  end
+  eq(2, count('✓ Read sample.py · completed'), 'read lines')
+  eq(2, count('✗ Edit sample.py · failed · rejected'), 'edit lines')
+  eq(2, count('sample.py` · failed · rejected'), 'bash lines')
+  for _, bad in ipairs({ 'awaiting approval', '· pending', '· in progress', '· unfinished' }) do
+    truthy(not H.has_line(tr, bad), 'no tool line left ' .. bad .. ' in:\n' .. table.concat(tr, '\n'))
+  end
+end)
+
 test('errors are reported, not thrown: an unknown script', function()
   H.fresh({ setup = { model = 'no-such-script' } })
   local err
@@ -544,6 +661,9 @@ test(':help kgent: doc/kgent.txt has clean tags that resolve', function()
   for _, tag in ipairs({ 'kgent', 'kgent-config', ':Kgent-run', ':Kgent-resume', 'kgent-approvals', 'kgent.setup()' }) do
     vim.cmd('help ' .. tag)
     eq('help', vim.bo.buftype, 'help ' .. tag)
+    -- It lands on the tag itself, not on a near match.
+    truthy(vim.api.nvim_get_current_line():find('*' .. tag .. '*', 1, true), 'help ' .. tag .. ' lands on *' .. tag
+      .. '*, not on: ' .. vim.api.nvim_get_current_line())
     vim.cmd('helpclose')
   end
   -- Every |link| to a kgent tag exists.

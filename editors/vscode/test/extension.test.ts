@@ -476,6 +476,17 @@ describe("Kgent extension in a fake VS Code", { timeout: 100_000 }, () => {
     assert.ok(sb.workspace);
   });
 
+  test("the daemon's stderr goes to the Kgent Daemon output channel", async () => {
+    const { ui } = open({
+      "kgent.serverCommand": `sh -c 'echo kgent-stderr-probe >&2; exec "$@"' sh ${serverCommandLine()}`,
+      "kgent.model": "hello",
+    });
+    assert.equal(ended(await runTask({ prompt: "Say hello." })).status, "settled");
+    await waitFor("the daemon's stderr in its channel", () => daemonLog().includes("kgent-stderr-probe\n"));
+    assert.ok(!transcript().includes("kgent-stderr-probe"), "not in the transcript");
+    assert.equal(ui.messages.filter((m) => m.severity === "error").length, 0);
+  });
+
   test("Restart Daemon replaces the process; deactivate ends it with exit", async () => {
     const { ui, api, pids } = open({ "kgent.model": "hello" });
     ended(await runTask({ prompt: "Say hello." }));

@@ -1,9 +1,16 @@
 -- Approvals: one `agent/permission` request at a time through vim.ui.select (so telescope, snacks, dressing or
 -- fzf-lua take over when installed), a "Show diff" choice for edits (current vs proposed content in a diff tab of
--- scratch buffers: nothing is written), and withdrawal ($/cancelRequest) that closes the prompt.
+-- scratch buffers: nothing is written) or a "Show details" choice for other calls, and withdrawal
+-- ($/cancelRequest) that closes the prompt.
 --
--- Nothing is approved by default: closing the picker, an error, or a withdrawal answers {outcome = "cancelled"},
--- which the daemon treats as a reject.
+-- Nothing is approved by default: the first item (the one pickers preselect, so <CR> picks it) only previews;
+-- closing the picker, an error, or a withdrawal answers {outcome = "cancelled"}, which the daemon treats as a
+-- reject.
+--
+-- Pickers come in two kinds. Asynchronous ones (telescope, snacks, fzf-lua, dressing) return from vim.ui.select at
+-- once and call back later: a withdrawal closes the windows they opened. The built-in one blocks inside
+-- vim.ui.select (inputlist()) while the event loop keeps running: a withdrawal ends it with <Esc>, and the next
+-- prompt waits until it has returned (never a picker nested in a dead one).
 local M = {}
 
 ---@class kgent.Prompt
@@ -22,6 +29,11 @@ M.pending = {}
 M.queue = {}
 ---@type kgent.Prompt?
 M.active = nil
+--- The prompt whose vim.ui.select call has not returned yet: a blocking picker (the built-in inputlist()) is
+--- waiting for a key.
+---@type kgent.Prompt?
+M.blocking = nil
+local show_deferred = false
 local diff_seq = 0
 
 --- A listener told about every decision: fun(prompt, result, how) where how is "answered", "dismissed",
@@ -74,14 +86,16 @@ function M.has_diff(p)
   return tc.newText ~= nil or (tc.diff ~= nil and tc.diff ~= '')
 end
 
---- Items for vim.ui.select: "Show diff" first when there is one (so <CR> on the preselected item never approves
---- an edit unseen), then the daemon's options in its order.
+--- Items for vim.ui.select: a preview first ("Show diff" for edits and writes, "Show details" otherwise), so <CR>
+--- on the item a picker preselects never approves anything; then the daemon's options in its order.
 ---@param p table
 ---@return table[]
 function M.items(p)
   local items = {}
   if M.has_diff(p) then
     items[#items + 1] = { action = 'diff', label = 'Show diff' }
+  else
+    items[#items + 1] = { action = 'details', label = 'Show details' }
   end
   for _, opt in ipairs(p.options or {}) do
     if type(opt) == 'table' and opt.optionId then
@@ -153,6 +167,61 @@ function M.open_diff(prompt)
   prompt.diff = { tab = tab, bufs = bufs }
 end
 
+--- The lines of the "Show details" preview: what the call is, why it asks, the command and the arguments.
+---@param p table  agent/permission params
+---@return string[]
+function M.details_lines(p)
+  local tc = p.toolCall or {}
+  local lines = {
+    ('Kgent asks to call %s (%s): %s'):format(tc.name or '?', tc.kind or '?', tc.title or ''),
+    '',
+    'Reason:    ' .. tostring(p.reason or ''),
+    ('Risk:      %s · %s · %s'):format(p.risk or '?', p.operation or '?', p.scope or '?'),
+  }
+  if tc.path then
+    lines[#lines + 1] = 'Path:      ' .. tc.path
+  end
+  if tc.command then
+    lines[#lines + 1] = ''
+    lines[#lines + 1] = 'Command:'
+    for _, l in ipairs(split_text(tc.command)) do
+      lines[#lines + 1] = '    ' .. l
+    end
+  end
+  if type(tc.args) == 'table' then
+    lines[#lines + 1] = ''
+    lines[#lines + 1] = 'Arguments:'
+    for _, l in ipairs(vim.split(vim.inspect(tc.args), '\n', { plain = true })) do
+      lines[#lines + 1] = '    ' .. l
+    end
+  end
+  return lines
+end
+
+--- Open the call's details (command, path, arguments) in a new tab: one scratch buffer, nothing written.
+---@param prompt kgent.Prompt
+function M.open_details(prompt)
+  if prompt.diff and prompt.diff.tab and vim.api.nvim_tabpage_is_valid(prompt.diff.tab) then
+    vim.api.nvim_set_current_tabpage(prompt.diff.tab)
+    return
+  end
+  diff_seq = diff_seq + 1
+  local buf = scratch(('kgent://%d/%s (details)'):format(diff_seq, (prompt.params.toolCall or {}).name or 'call'),
+    M.details_lines(prompt.params), nil)
+  if vim.api.nvim_win_get_config(0).relative ~= '' then
+    for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+      if vim.api.nvim_win_get_config(w).relative == '' then
+        vim.api.nvim_set_current_win(w)
+        break
+      end
+    end
+  end
+  vim.cmd('tab split')
+  vim.api.nvim_win_set_buf(0, buf)
+  vim.wo.wrap = true
+  prompt.diff = { tab = vim.api.nvim_get_current_tabpage(), bufs = { buf } }
+end
+
 ---@param prompt kgent.Prompt
 function M.close_diff(prompt)
   local d = prompt.diff
@@ -221,6 +290,10 @@ local function select(prompt)
   end
   local items = M.items(prompt.params)
   local answered = false
+  -- Show what is on screen now (the transcript, a diff tab just opened) before a blocking picker takes over.
+  pcall(vim.cmd.redraw)
+  local outer = M.blocking
+  M.blocking = prompt
   local ok, err = pcall(vim.ui.select, items, {
     prompt = M.prompt_text(prompt.params),
     kind = 'kgent.permission',
@@ -240,14 +313,23 @@ local function select(prompt)
       prompt.wins = {}
       if item == nil then
         finish(prompt, { outcome = 'cancelled' }, 'dismissed')
-      elseif item.action == 'diff' then
-        M.open_diff(prompt)
-        select(prompt) -- ask again, with the diff on screen
+      elseif item.action == 'diff' or item.action == 'details' then
+        if item.action == 'diff' then
+          M.open_diff(prompt)
+        else
+          M.open_details(prompt)
+        end
+        select(prompt) -- ask again, with the preview on screen
       else
         finish(prompt, { outcome = 'selected', optionId = item.option.optionId }, 'answered')
       end
     end)
   end)
+  M.blocking = outer
+  if show_deferred and M.blocking == nil then
+    show_deferred = false
+    vim.schedule(show_next)
+  end
   if not ok then
     vim.notify('kgent: vim.ui.select failed: ' .. tostring(err), vim.log.levels.ERROR)
     finish(prompt, { outcome = 'cancelled' }, 'dismissed')
@@ -267,6 +349,11 @@ end
 
 show_next = function()
   if M.active and not M.active.done then
+    return
+  end
+  if M.blocking then
+    -- A blocking picker is still on the stack (withdrawn, ending with <Esc>): ask once it has returned.
+    show_deferred = true
     return
   end
   M.active = nil
@@ -303,6 +390,10 @@ function M.withdraw(id)
     return false
   end
   close_picker(prompt)
+  if M.blocking == prompt and not prompt.done then
+    -- The picker blocks inside vim.ui.select (the built-in inputlist()): end it as <Esc> would.
+    vim.api.nvim_input('<Esc>')
+  end
   finish(prompt, { outcome = 'cancelled' }, 'withdrawn')
   return true
 end

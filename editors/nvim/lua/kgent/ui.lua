@@ -290,6 +290,11 @@ local function tool_line(t)
   return s
 end
 
+-- Tool call ids are unique within a run only (runs may interleave): key the transcript's lines by both.
+local function tool_key(run_id, tool_call_id)
+  return tostring(run_id or '') .. '\0' .. tostring(tool_call_id or '')
+end
+
 local function update_tool(id)
   local t = T.tools[id]
   if not t then
@@ -392,26 +397,29 @@ function M.on_event(run, ev)
     local t = { title = title, status = 'pending', run = run.id }
     local row = append_lines({ tool_line(t) }, 'tool')
     t.mark = vim.api.nvim_buf_set_extmark(M.buf(), ns_tools, row, 0, {})
-    T.tools[ev.toolCallId or ''] = t
+    T.tools[tool_key(run.id, ev.toolCallId)] = t
   elseif ty == 'tool_update' then
-    local t = T.tools[ev.toolCallId or '']
+    local key = tool_key(run.id, ev.toolCallId)
+    local t = T.tools[key]
     if t then
       -- the daemon ends a call that a cancel cut short with {status = "failed", output = "cancelled: ..."}
       local cut_short = ev.status == 'failed' and type(ev.output) == 'string' and vim.startswith(ev.output, 'cancelled:')
       t.status = cut_short and 'cancelled' or ev.status or t.status
-      update_tool(ev.toolCallId)
+      update_tool(key)
       if (ev.status == 'completed' or ev.status == 'failed') and not cut_short then
-        tool_output(ev.toolCallId, ev.output)
+        tool_output(key, ev.output)
       end
     end
   elseif ty == 'permission_request' then
-    local t = T.tools[(ev.toolCall or {}).toolCallId or '']
+    local key = tool_key(run.id, (ev.toolCall or {}).toolCallId)
+    local t = T.tools[key]
     if t then
       t.approval = 'awaiting approval'
-      update_tool((ev.toolCall or {}).toolCallId)
+      update_tool(key)
     end
   elseif ty == 'permission_resolved' then
-    local t = T.tools[ev.toolCallId or '']
+    local key = tool_key(run.id, ev.toolCallId)
+    local t = T.tools[key]
     if t then
       local d = DECISION[ev.decision] or (ev.approved and 'approved' or 'rejected')
       if ev.source == 'session_rule' then
@@ -422,7 +430,7 @@ function M.on_event(run, ev)
         d = ('%s (%s)'):format(d, (ev.source:gsub('_', ' ')))
       end
       t.approval = d
-      update_tool(ev.toolCallId)
+      update_tool(key)
     end
   elseif ty == 'queue_update' then
     local parts = {}
@@ -450,7 +458,7 @@ end
 ---@param params table  the agent/permission params
 ---@param how string  "answered" | "dismissed" | "withdrawn"
 function M.permission_done(params, how)
-  local id = (params.toolCall or {}).toolCallId or ''
+  local id = tool_key(params.runId, (params.toolCall or {}).toolCallId)
   local t = T.tools[id]
   if t and how == 'withdrawn' and t.approval == 'awaiting approval' then
     t.approval = 'prompt withdrawn'
