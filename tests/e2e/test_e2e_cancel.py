@@ -157,3 +157,15 @@ async def test_sigterm_ends_everything(spawn: Any, workspace: Path, tmp_path: Pa
     assert await h.wait_exit(within=5) == 0
     assert await group_gone(pgid)
     check_stream(h, run_id, ended=False)
+
+
+async def test_a_run_cancelled_before_it_started_leaves_a_usable_session(host: KgentHost, workspace: Path) -> None:
+    """Cancelled right after `agent/run` answers, a run may end before it wrote its new session; the sessionId the
+    client was given must still work (protocol.md: the session stays usable)."""
+    for i in range(6):
+        run_id, session_id = await host.start_run(prompt=f"Hello {i}", workspace=str(workspace))
+        assert await host.call("agent/cancel", {"runId": run_id}) in ({"cancelled": True}, {"cancelled": False})
+        await host.wait_end(run_id)
+        check_stream(host, run_id)
+        _, end, _ = await host.run_to_end(prompt="Still there?", sessionId=session_id)
+        assert end["status"] == "settled" and end["sessionId"] == session_id

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -100,6 +101,22 @@ def test_notifications_are_never_answered(raw: RawDaemon) -> None:
     raw.send({"jsonrpc": "2.0", "id": "who", "result": {"outcome": "selected"}})  # an answer to nothing
     response, before = raw.request("initialize", {"protocolVersion": 1})
     assert "result" in response and before == []
+
+
+def test_a_request_sent_as_a_notification_is_never_run(tmp_path: Path) -> None:
+    """Without an id nobody could learn the runId: such an `agent/run` would be invisible, and in ask mode it would
+    wait forever on an approval that is never sent. It is ignored, and so is a `shutdown` without an id."""
+    d = RawDaemon(daemon_env(STATE_DIR))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "sample.py").write_text("value = 1\nprint(value)\n")
+    d.send({"jsonrpc": "2.0", "method": "agent/run",
+            "params": {"prompt": "Set value to 2", "workspace": str(ws), "model": "tool-loop"}})
+    d.send({"jsonrpc": "2.0", "method": "shutdown"})
+    time.sleep(1.0)  # time enough for a run to create its session, had it started
+    response, before = d.request("agent/sessions", {"workspace": str(ws)})
+    assert response.get("result") == {"sessions": []} and before == []
+    assert d.close() == 0 and d.bad_output == []
 
 
 BAD_PARAMS = [

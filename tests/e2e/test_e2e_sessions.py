@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -119,3 +120,38 @@ async def test_compact(host: KgentHost, workspace: Path, tmp_path: Path) -> None
     # The session goes on from the checkpoint.
     run_id, end, _ = await host.run_to_end(prompt="And now?", sessionId=sid)
     assert end["status"] == "settled"
+
+
+async def test_a_long_scripted_run_compacts_automatically(host: KgentHost, workspace: Path, tmp_path: Path) -> None:
+    """The scripted models have a 32k-token window: a run that keeps reading a ~7k-token file outgrows it, compacts
+    on its own (compaction events in the stream, checkpoints on the branch) and still settles."""
+    (workspace / "notes.txt").write_text("".join(f"line {i}: {'lorem ipsum ' * 20}\n" for i in range(110)))
+    script = tmp_path / "reads.json"
+    turns = [[{"text": f"Reading, pass {i}."}, {"tool": "read", "args": {"path": "notes.txt"}}] for i in range(6)]
+    script.write_text(json.dumps([*turns, [{"text": "Read it six times."}]]))
+    run_id, end, events = await host.run_to_end(prompt="Read the notes six times", workspace=str(workspace),
+                                                model=str(script), mode="full")
+    assert end["status"] == "settled" and end["text"] == "Read it six times."
+    compactions = [e for e in events if e["type"] == "compaction"]
+    completed = [e for e in compactions if e["status"] == "completed"]
+    assert completed and all(e["trigger"] == "automatic" for e in compactions)
+    assert all(e["tokensAfter"] < e["tokensBefore"] for e in completed)
+    session = await host.call("agent/session", {"sessionId": end["sessionId"], "branchOnly": True})
+    checkpoints = [e for e in session["entries"] if e["type"] == "compaction"]
+    assert [c["id"] for c in checkpoints] == [e["entryId"] for e in completed]
+    assert checkpoints[0]["readFiles"] == ["notes.txt"] and checkpoints[0]["summary"].startswith(f"## {SECTIONS[0]}")
+    assert len(messages(session, "tool")) == 6  # the full history stays in the session
+
+
+async def test_a_new_session_can_be_read_as_soon_as_agent_run_answers(host: KgentHost, workspace: Path) -> None:
+    """The run writes its new session just after the answer; a client asking for it at once must not be told it does
+    not exist."""
+    for i in range(8):
+        run_id, sid = await host.start_run(prompt=f"Hello {i}", workspace=str(workspace))
+        session, listed = await asyncio.gather(
+            host.call("agent/session", {"sessionId": sid}),
+            host.call("agent/sessions", {"workspace": str(workspace)}),
+        )
+        assert session["sessionId"] == sid and session["entries"][0]["type"] == "config"
+        assert sid in [s["sessionId"] for s in listed["sessions"]]
+        await host.wait_end(run_id)

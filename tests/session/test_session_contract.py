@@ -75,6 +75,10 @@ async def test_unknown_session(stores) -> None:
         await store.load("nope")
     with pytest.raises(SessionNotFound):
         await store.append("nope", [user(None, "x")])
+    for call in (store.load("../etc"), store.append("a/b", [user(None, "x")]), store.set_leaf(".x", None)):
+        with pytest.raises(SessionError) as bad:  # not a possible id: refused as such, by both stores
+            await call
+        assert bad.value.code == "invalid_session_id"
 
 
 async def test_append_refuses_a_bad_batch_whole(stores, workspace) -> None:

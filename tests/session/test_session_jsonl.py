@@ -255,3 +255,25 @@ async def test_a_cancelled_append_still_lands_before_the_cancel_propagates(tmp_p
     assert (await JsonlSessionStore(tmp_path / "sessions").load("s1")).leaf_id == nxt.id
     after = user(nxt.id, "the next batch chains onto it")
     await store.append("s1", [after])
+
+
+async def test_a_load_during_an_append_sees_no_torn_line(tmp_path, workspace, monkeypatch) -> None:
+    """A slow disk writes a batch in pieces; a load meanwhile (an editor reading a live session) must not report the
+    half-written batch as a torn line."""
+    import asyncio
+    import time
+
+    store, entries = await make(tmp_path / "sessions", workspace)
+    real_write = os.write
+
+    def in_pieces(fd, data):
+        time.sleep(0.05)
+        return real_write(fd, bytes(data[: max(1, len(data) // 2)]))
+
+    monkeypatch.setattr(os, "write", in_pieces)
+    batch = [user(entries[-1].id, "x" * 4000)]
+    append = asyncio.create_task(store.append("s1", batch))
+    await asyncio.sleep(0.06)
+    tree = await store.load("s1")
+    await append
+    assert tree.warnings == [] and tree.leaf_id in (entries[-1].id, batch[0].id)

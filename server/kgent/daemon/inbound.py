@@ -76,9 +76,16 @@ class Dispatcher:
                 if isinstance(target, int | str) and not isinstance(target, bool):
                     self.cancel(target)
                 return None
-            if method == "exit":
-                self.stopped = True
+            if method != "exit":  # a request sent without an id (or an unknown notification): ignored, never run
+                log.debug("ignoring notification %r: only exit and $/cancelRequest are notifications", method[:80])
+                return None
+            self.stopped = True
             return self.proto.handle_message(JsonRPCNotification(method=method, jsonrpc="2.0", params=params))
+        if msg_id in self.proto._request_futures:  # pygls would overwrite the in-flight one (a run would never stream)
+            shown = str(msg_id)[:80]
+            return self.error(
+                msg_id, INVALID_REQUEST, f"invalid request: id {shown!r} is in use by a request in flight", "invalid_request"
+            )
         if params is not None and not isinstance(params, dict):
             return self.error(
                 msg_id, INVALID_PARAMS, "invalid params: params must be an object (named parameters)", "invalid_params"

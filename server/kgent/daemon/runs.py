@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from kgent.kernel.events import MessageDelta, event_to_dict
@@ -50,10 +50,16 @@ class RunHandle:
         self.session_id = run.session_id
         self.out = out
         self.on_end = on_end
+        # For a run that creates a session: its workspace, and how to create the session if the run ends (say,
+        # cancelled) before writing it, so the sessionId the client was given stays usable (protocol.md, agent/cancel).
+        self.new_session_in: str | None = None
+        self.keep_session: Callable[[], Awaitable[None]] | None = None
         self.seq = 0
         self.status: str | None = None
         self.prompts: dict[str, asyncio.Task[None]] = {}
         self.task: asyncio.Task[None] | None = None
+        # Set once the run has opened its session (run_start: a new session is on disk) or has ended.
+        self.opened = asyncio.Event()
         self._prefix = (
             f'{{"jsonrpc":"2.0","method":"agent/event","params":{{"runId":{_encode(self.run_id)},'
             f'"sessionId":{_encode(self.session_id)},"seq":'
@@ -88,9 +94,14 @@ class RunHandle:
                     self._send_delta(event)
                     continue
                 kind = event.type
+                if kind == "run_start":
+                    self.opened.set()
                 if kind == "run_end":
                     self.status = event.status  # type: ignore[union-attr]
                     self.withdraw_all()  # before run_end (protocol.md, ordering 4)
+                    if not self.opened.is_set() and self.keep_session is not None:
+                        await self.keep_session()  # before run_end: the client may resume at once
+                    self.opened.set()
                 elif kind == "permission_resolved" and event.request_id in self.prompts:  # type: ignore[union-attr]
                     self.withdraw(event.request_id)  # type: ignore[union-attr,arg-type]  # timed out
                 data = event_to_dict(event)
@@ -112,12 +123,13 @@ class RunHandle:
                         "error": {"code": "internal_error", "message": "the daemon failed to forward this run"},
                         "changedPaths": [],
                         "patch": "",
-                        "usage": {},
+                        "usage": {"inputTokens": 0, "outputTokens": 0, "cacheReadTokens": 0, "cacheWriteTokens": 0},
                         "sessionId": self.session_id,
                         "turns": 0,
                     }
                 )
         finally:
+            self.opened.set()
             self.withdraw_all()
             self.on_end(self)
 

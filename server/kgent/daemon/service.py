@@ -7,6 +7,8 @@ in-memory one serve the same methods. Owns every run it starts: `close()` cancel
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import importlib
 import logging
 import threading
@@ -28,6 +30,7 @@ from kgent.daemon.handshake import (
 )
 from kgent.daemon.runs import Outbox, RunHandle
 from kgent.kernel import AgentKernel, KernelConfig
+from kgent.kernel.errors import SessionError
 from kgent.providers import create_provider
 from kgent.providers.base import Provider, ProviderConfig
 from kgent.session.entries import tree_to_dict
@@ -37,6 +40,7 @@ from kgent.session.store import SessionStore
 log = logging.getLogger("kgent.daemon")
 
 MAX_ENDED = 1024
+OPEN_WAIT = 10.0  # seconds a session request waits for a new run to write its session (a git snapshot comes first)
 
 
 def open_store() -> tuple[SessionStore, bool]:
@@ -111,7 +115,7 @@ class Service:
         self.providers = ProviderPool(env)
         self.runs: dict[str, RunHandle] = {}
         self.ended: OrderedDict[str, str] = OrderedDict()
-        self.compacting: set[str] = set()
+        self.busy: dict[str, str] = {}  # session id → what a request is doing to it (no run may start meanwhile)
         self.shut_down = False
         self._kernel: AgentKernel | None = None
         self._kernel_config: KernelConfig | None = None
@@ -145,8 +149,9 @@ class Service:
                 "session_busy",
                 runId=live,
             )
-        if session_id in self.compacting:
-            raise DaemonError(CONFLICT, f"session {session_id} is being compacted", "session_busy")
+        doing = self.busy.get(session_id)
+        if doing is not None:
+            raise DaemonError(CONFLICT, f"session {session_id} is being {doing}", "session_busy")
 
     async def start_run(self, p: P.RunParams) -> RunHandle:
         """Create the run (it starts at once); the caller starts forwarding after the reply is written."""
@@ -177,8 +182,19 @@ class Service:
             provider=provider,
         )
         handle = RunHandle(run, self.out, self._ended)
+        if p.session_id is None:  # a new session: written by the run, or by us if it ends before it does
+            handle.new_session_in = normalize_workspace(str(workspace))
+            handle.keep_session = functools.partial(self._keep_session, run.session_id, handle.new_session_in)
         self.runs[run.run_id] = handle
         return handle
+
+    async def _keep_session(self, session_id: str, workspace: str) -> None:
+        """Create the (empty) session of a run that ended before it wrote it; nothing if it exists."""
+        try:
+            await self.store.create(workspace=workspace, session_id=session_id)
+        except SessionError as exc:
+            if exc.code != "session_exists":
+                log.warning("could not keep session %s: %s", session_id, exc.message)
 
     def _ended(self, handle: RunHandle) -> None:
         self.runs.pop(handle.run_id, None)
@@ -208,11 +224,28 @@ class Service:
             handle.run.follow_up(text)
 
     # -- sessions ---------------------------------------------------------------------------------------------------
+    async def _opened(self, *, session_id: str | None = None, workspace: str | None = None) -> None:
+        """Wait until the runs creating a session (`session_id`, or any in `workspace`) have written it: a new session
+        is written by its run just after `agent/run` answers, and a client may ask for it at once."""
+        waits = [
+            h.opened.wait()
+            for h in list(self.runs.values())
+            if h.new_session_in is not None
+            and not h.opened.is_set()
+            and (h.session_id == session_id or h.new_session_in == workspace)
+        ]
+        if waits:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.gather(*waits), OPEN_WAIT)
+
     async def sessions(self, workspace: str) -> dict[str, Any]:
-        infos = await self.store.list(normalize_workspace(workspace))
+        ws = normalize_workspace(workspace)
+        await self._opened(workspace=ws)
+        infos = await self.store.list(ws)
         return {"sessions": [{**info.to_dict(), "liveRunId": self.live_run_id(info.id)} for info in infos]}
 
     async def session(self, session_id: str, branch_only: bool) -> dict[str, Any]:
+        await self._opened(session_id=session_id)
         tree = await self.store.load(session_id)
         branch = tree.branch()
         data = tree_to_dict(tree)
@@ -228,7 +261,11 @@ class Service:
         if entry_id not in tree.entries:
             raise DaemonError(NOT_FOUND, f"no entry {entry_id!r} in session {session_id}", "entry_not_found")
         self._check_idle(session_id)
-        await self.store.set_leaf(session_id, entry_id)
+        self.busy[session_id] = "forked"  # a run starting now would race the leaf record
+        try:
+            await self.store.set_leaf(session_id, entry_id)
+        finally:
+            self.busy.pop(session_id, None)
         return {"sessionId": session_id, "leafId": entry_id}
 
     async def compact(self, p: P.CompactParams) -> dict[str, Any]:
@@ -240,13 +277,15 @@ class Service:
         await self.store.load(p.session_id)  # session_not_found before any provider trouble
         provider = await self.providers.aget(self.providers.config(self.settings, p.provider, p.model))
         self._check_idle(p.session_id)
-        self.compacting.add(p.session_id)
+        self.busy[p.session_id] = "compacted"
         try:
+            # The runs' KernelConfig only if it exists: building it here would freeze settings.approvalTimeout
+            # before the first run (protocol.md: it applies when given before the first run).
             result = await compact_session(
-                self.store, provider, p.session_id, config=self.kernel_config(), focus=p.instructions
+                self.store, provider, p.session_id, config=self._kernel_config, focus=p.instructions
             )
         finally:
-            self.compacting.discard(p.session_id)
+            self.busy.pop(p.session_id, None)
         if result is None:
             return {"compacted": False, "entryId": None, "tokensBefore": None, "tokensAfter": None}
         return {

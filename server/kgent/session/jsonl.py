@@ -195,7 +195,10 @@ class JsonlSessionStore:
     def _load(self, session_id: str) -> SessionTree:
         sid = check_session_id(session_id)
         path = self.locate(sid)
-        with path.open("rb") as f:
+        with self._lock:
+            writing = self._handles.get(sid)
+        # Not while this store writes to it: a read in the middle of an append would see a torn line that is not.
+        with writing.lock if writing is not None else contextlib.nullcontext(), path.open("rb") as f:
             ino = os.fstat(f.fileno()).st_ino
             data = f.read()
         parsed = codec.parse(data, f"session {sid}")

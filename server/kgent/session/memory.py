@@ -36,7 +36,7 @@ class InMemorySessionStore:
 
     def _tree(self, session_id: str) -> SessionTree:
         try:
-            return self._trees[session_id]
+            return self._trees[check_session_id(session_id)]
         except KeyError:
             raise SessionNotFound(f"no session {session_id!r}") from None
 

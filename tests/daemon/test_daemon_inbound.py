@@ -1,0 +1,71 @@
+"""The inbound checks pygls cannot make: a request method sent as a notification is never run, and a request that
+reuses the id of one still in flight is refused instead of displacing it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kgent.daemon.handshake import Settings
+from kgent.daemon.inbound import Dispatcher
+from kgent.daemon.server import build_server
+
+
+class Frames:
+    def __init__(self) -> None:
+        self.bodies: list[bytes] = []
+
+    def send_body(self, body: bytes) -> None:
+        self.bodies.append(body)
+
+    def messages(self) -> list[dict[str, Any]]:
+        return [json.loads(b) for b in self.bodies]
+
+
+@pytest.fixture
+def wired(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any, Dispatcher]:
+    monkeypatch.setenv("KGENT_STATE_DIR", str(tmp_path / "state"))
+    server, svc = build_server({"KGENT_PROVIDER": "scripted"}, Settings(), lambda: None)
+    proto: Any = server.protocol
+    proto.frames = Frames()
+    proto.set_writer(proto.frames)
+    return proto, svc, Dispatcher(proto)
+
+
+def body(message: dict[str, Any]) -> bytes:
+    return json.dumps(message).encode()
+
+
+async def test_a_request_method_sent_as_a_notification_is_ignored(wired, tmp_path: Path) -> None:
+    proto, svc, dispatcher = wired
+    (tmp_path / "sample.py").write_text("value = 1\n")
+    dispatcher.feed([
+        body({"jsonrpc": "2.0", "method": "agent/run",
+              "params": {"prompt": "Set value to 2", "workspace": str(tmp_path), "model": "tool-loop"}}),
+        body({"jsonrpc": "2.0", "method": "shutdown"}),
+    ])
+    await asyncio.sleep(0.2)
+    assert svc.runs == {} and not svc.shut_down  # no invisible run (it would wait on an approval nobody sees)
+    assert proto.frames.bodies == []  # and notifications are never answered
+    assert await svc.store.list(str(tmp_path)) == []
+    await svc.close()
+
+
+async def test_a_request_reusing_an_in_flight_id_is_refused(wired) -> None:
+    proto, svc, dispatcher = wired
+    in_flight: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    proto._request_futures[7] = in_flight
+    dispatcher.feed([body({"jsonrpc": "2.0", "id": 7, "method": "agent/sessions", "params": {"workspace": "/"}})])
+    [reply] = proto.frames.messages()
+    assert reply["id"] == 7 and reply["error"]["code"] == -32600
+    assert reply["error"]["data"] == {"code": "invalid_request"} and "in flight" in reply["error"]["message"]
+    assert proto._request_futures[7] is in_flight  # the first request is untouched
+    del proto._request_futures[7]
+    dispatcher.feed([body({"jsonrpc": "2.0", "id": 7, "method": "agent/sessions", "params": {"workspace": "/"}})])
+    await asyncio.sleep(0.1)
+    assert "result" in proto.frames.messages()[-1]  # once answered, an id may be used again
+    await svc.close()

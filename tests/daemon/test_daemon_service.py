@@ -1,0 +1,77 @@
+"""Service, below the wire: what a request does to a session keeps runs off it meanwhile, and an early compaction
+does not fix the runs' settings before the first run."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kgent.daemon import params as P
+from kgent.daemon.errors import DaemonError
+from kgent.daemon.handshake import Settings
+from kgent.daemon.service import Service
+from kgent.session.entries import new_entry
+
+
+class Out:
+    def send_raw(self, body: bytes) -> None:
+        pass
+
+    def request(self, method: str, params: dict[str, Any], msg_id: str) -> asyncio.Future[Any]:
+        return asyncio.get_running_loop().create_future()
+
+    def withdraw(self, msg_id: str) -> None:
+        pass
+
+
+@pytest.fixture
+def svc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Service:
+    monkeypatch.setenv("KGENT_STATE_DIR", str(tmp_path / "state"))
+    return Service({"KGENT_PROVIDER": "scripted"}, Settings(), Out())
+
+
+async def session(svc: Service, workspace: Path) -> list[str]:
+    await svc.store.create(workspace=str(workspace), session_id="s1")
+    u = new_entry("message", None, message={"role": "user", "text": "hi"})
+    a = new_entry("message", u.id, message={"role": "assistant", "text": "hello", "stopReason": "end"})
+    await svc.store.append("s1", [u, a])
+    return [u.id, a.id]
+
+
+async def test_no_run_starts_while_a_fork_moves_the_leaf(svc: Service, tmp_path: Path) -> None:
+    user, _ = await session(svc, tmp_path)
+    gate = asyncio.Event()
+    real = svc.store.set_leaf
+
+    async def slow_set_leaf(session_id: str, entry_id: str | None) -> None:
+        await gate.wait()
+        await real(session_id, entry_id)
+
+    svc.store.set_leaf = slow_set_leaf  # type: ignore[method-assign]
+    fork = asyncio.create_task(svc.fork("s1", user))
+    await asyncio.sleep(0.05)
+    try:
+        with pytest.raises(DaemonError) as busy:
+            await svc.start_run(P.run_params({"prompt": "x", "sessionId": "s1"}))
+        assert busy.value.name == "session_busy" and "forked" in busy.value.message
+    except BaseException:
+        gate.set()
+        await svc.close()  # a run that was let in must not hang the test
+        raise
+    gate.set()
+    assert await fork == {"sessionId": "s1", "leafId": user}
+    handle = await svc.start_run(P.run_params({"prompt": "x", "sessionId": "s1"}))  # free again
+    handle.start()
+    await asyncio.wait_for(handle.task, 10)  # type: ignore[arg-type]
+    await svc.close()
+
+
+async def test_a_compaction_before_the_first_run_leaves_approval_timeout_open(svc: Service, tmp_path: Path) -> None:
+    await session(svc, tmp_path)
+    assert (await svc.compact(P.compact({"sessionId": "s1"})))["compacted"] is False
+    svc.initialize({"protocolVersion": 1, "settings": {"approvalTimeout": 0.5}})
+    assert svc.kernel_config().approval_timeout == 0.5
+    await svc.close()
