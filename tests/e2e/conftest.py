@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import shutil
-import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
 import pytest_lsp
-from kgent_host import DAEMON, KgentHost, check_stream, daemon_env
+from kgent_host import DAEMON, STATE_DIR, KgentHost, check_stream, daemon_env
 from pytest_lsp import ClientServerConfig
 
-STATE_DIR = tempfile.mkdtemp(prefix="kgent-e2e-state-")
 SAMPLE = "value = 1\nprint(value)\n"
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import tempfile
 from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
@@ -24,6 +25,8 @@ from pygls.protocol import (
     default_converter,
 )
 
+# The e2e runs' shared state dir (removed at session end by conftest.py).
+STATE_DIR = tempfile.mkdtemp(prefix="kgent-e2e-state-")
 DAEMON = [sys.executable, "-m", "kgent.daemon", "--stdio"]
 OPTION_OF = {"allow_once": "allow_once", "allow_always": "allow_always", "reject": "reject_once"}
 

@@ -11,10 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kgent_host import daemon_env
+from kgent_host import STATE_DIR, daemon_env
 from raw_daemon import RawDaemon, assert_clean_error, encode, frame
-
-from conftest import STATE_DIR
 
 
 @pytest.fixture(scope="module")

@@ -16,10 +16,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from kgent_host import daemon_env
+from kgent_host import STATE_DIR, daemon_env
 from raw_daemon import RawDaemon, assert_clean_error, frame
-
-from conftest import STATE_DIR
 
 EXAMPLES = int(os.environ.get("KGENT_FUZZ_EXAMPLES", "800"))
 FUZZ = settings(
