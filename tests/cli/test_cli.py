@@ -102,3 +102,100 @@ def test_help_lists_every_subcommand(tmp_path: Path) -> None:
     out = kgent("--help", cwd=tmp_path, state=tmp_path)
     for name in ("run", "demo", "debug", "serve", "sessions"):
         assert name in out.stdout
+
+
+class Terminal:
+    """`kgent` on a pseudo-terminal, as a person at a shell runs it."""
+
+    def __init__(self, *args: str, cwd: Path, state: Path) -> None:
+        import pty
+
+        env = {k: v for k, v in os.environ.items() if not k.startswith("KGENT_") and "API_KEY" not in k}
+        env.update(KGENT_STATE_DIR=str(state), COLUMNS="200", TERM="dumb")
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:  # the child: never returns
+            os.chdir(cwd)
+            os.execve(sys.executable, [sys.executable, "-m", "kgent", *args], env)
+        self.out = b""
+
+    def read_until(self, marker: bytes, seconds: float = 30) -> None:
+        import select
+        import time
+
+        deadline = time.monotonic() + seconds
+        while marker not in self.out:
+            assert time.monotonic() < deadline, f"no {marker!r} in {self.out.decode(errors='replace')}"
+            ready, _, _ = select.select([self.fd], [], [], 0.1)
+            if ready:
+                try:
+                    chunk = os.read(self.fd, 4096)
+                except OSError:  # the child closed the terminal
+                    chunk = b""
+                assert chunk, f"kgent left before {marker!r}: {self.out.decode(errors='replace')}"
+                self.out += chunk
+
+    def type(self, text: bytes) -> None:
+        os.write(self.fd, text)
+
+    def exit_code(self, seconds: float = 30) -> int:
+        import time
+
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            try:
+                self.read_until(b"\0", 0.1)  # drain; the marker never comes
+            except AssertionError:
+                pass
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                os.close(self.fd)
+                return os.waitstatus_to_exitcode(status)
+        os.kill(self.pid, 9)
+        os.waitpid(self.pid, 0)
+        raise AssertionError(f"kgent did not exit: {self.out.decode(errors='replace')}")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+def test_on_a_terminal_approvals_are_asked_and_answered(ws: Path) -> None:
+    term = Terminal("run", "--provider", "scripted", "--model", "tool-loop", "set value", cwd=ws,
+                    state=ws.parent / "state")
+    for _ in range(2):  # the edit, then the bash command
+        term.read_until(b"allow? [y]es once")
+        term.out = b""
+        term.type(b"y\n")
+    assert term.exit_code() == 0
+    assert (ws / "sample.py").read_text().startswith("value = 2")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+def test_ctrl_c_at_an_approval_prompt_cancels_the_run_at_once(ws: Path) -> None:
+    term = Terminal("run", "--provider", "scripted", "--model", "tool-loop", "set value", cwd=ws,
+                    state=ws.parent / "state")
+    term.read_until(b"allow? [y]es once")
+    term.type(b"\x03")  # the terminal turns it into SIGINT; nobody presses Enter afterwards
+    assert term.exit_code(seconds=10) == 1
+    assert b"cancelled" in term.out
+    assert (ws / "sample.py").read_text().startswith("value = 1")
+
+
+def test_markup_like_text_in_commands_and_answers_is_printed_as_is(ws: Path) -> None:
+    script = ws.parent / "brackets.json"
+    command = "echo '[/x] [bold]not bold'\necho second line"
+    script.write_text(json.dumps([[{"tool": "bash", "args": {"command": command}}], [{"text": "done [/y] :x:"}]]))
+    out = kgent("run", "--provider", "scripted", "--script", str(script), "--mode", "ask", "go",
+                cwd=ws, state=ws.parent / "state")
+    assert out.returncode == 0, out.stderr
+    assert "echo '[/x] [bold]not bold'\necho second line" in out.stdout  # the whole command, for the approval
+    assert "done [/y] :x:" in out.stdout
+
+
+def test_provider_model_and_mode_come_from_the_environment(ws: Path) -> None:
+    env = {"KGENT_PROVIDER": "scripted", "KGENT_MODEL": "tool-loop", "KGENT_PERMISSION_MODE": "risk_based"}
+    out = kgent("run", "--json", "set value", cwd=ws, state=ws.parent / "state", env=env)
+    assert out.returncode == 0, out.stderr
+    lines = [json.loads(line) for line in out.stdout.splitlines()]
+    start = lines[0]
+    assert (start["provider"], start["model"], start["mode"]) == ("scripted", "tool-loop", "auto")
+    asked = [line["toolCall"]["name"] for line in lines if line.get("type") == "permission_request"]
+    assert asked == ["bash"]  # auto: the workspace edit is allowed, the shell command is asked (and, off a TTY, denied)
+    assert (ws / "sample.py").read_text().startswith("value = 2")

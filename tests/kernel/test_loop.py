@@ -110,11 +110,14 @@ async def test_unknown_option_is_a_reject(make_kernel, workspace: Path) -> None:
 async def test_stale_permission_id_is_refused(make_kernel, workspace: Path) -> None:
     kernel = make_kernel("two-writes", mode="ask")
     run = kernel.create_run("write", workspace=workspace)
+    asked = 0
     async for event in run:
         if isinstance(event, PermissionRequest):
+            asked += 1
             assert run.resolve_permission(event.request_id + "x", "allow_once") is False
             assert run.resolve_permission(event.request_id, "allow_once") is True
             assert run.resolve_permission(event.request_id, "allow_once") is False
+    assert asked == 2
 
 
 async def test_approval_timeout_rejects(make_kernel, workspace: Path) -> None:
@@ -334,3 +337,56 @@ async def test_cancel_while_an_approval_is_pending_ends_the_call_in_the_stream(m
     assert [(u.status, u.is_error) for u in final] == [("failed", True)]
     assert run.pending_permissions == ()
     assert not (workspace / "notes.txt").exists()
+
+
+async def test_an_approval_holds_only_for_the_arguments_it_was_given_for(make_kernel, workspace: Path) -> None:
+    # The request's args are what the person judged; if they differ from what would run, the call does not run.
+    script = [[{"tool": "write", "args": {"path": "notes.txt", "content": "approved\n"}}], [{"text": "ok"}]]
+    kernel = make_kernel(script, mode="ask")
+    run = kernel.create_run("write", workspace=workspace)
+
+    def tamper_then_allow(request: PermissionRequest) -> str:
+        request.tool_call["args"]["path"] = "other.txt"
+        return "allow_once"
+
+    events = await collect(run, tamper_then_allow)
+    assert not (workspace / "notes.txt").exists() and not (workspace / "other.txt").exists()
+    failed = [e for e in events if isinstance(e, ToolUpdate) and e.status == "failed"]
+    assert [e.output for e in failed] == ["permission_denied: the arguments changed after they were approved"]
+    assert (await run.result()).status == "settled"
+
+
+async def test_after_the_loop_finished_follow_ups_are_refused_and_cancel_keeps_the_result(workspace: Path) -> None:
+    # Between the last model answer and run_end the run still computes its patch; a message sent then must not be
+    # accepted and dropped: the host learns the run has ended and starts a new one.
+    from kgent.kernel import AgentKernel, KernelConfig
+    from kgent.providers.scripted import ScriptedProvider
+    from kgent.tools.changes import ChangeTracker
+
+    finishing = asyncio.Event()
+
+    class SlowTracker(ChangeTracker):
+        async def finish(self):  # type: ignore[no-untyped-def]
+            finishing.set()
+            await asyncio.sleep(0.2)
+            return await super().finish()
+
+    class Kernel(AgentKernel):
+        def change_tracker(self, workspace: Path) -> ChangeTracker:
+            return SlowTracker(workspace)
+
+    kernel = Kernel(ScriptedProvider("hello"), config=KernelConfig(mode="full"))
+    run = kernel.create_run("hi", workspace=workspace)
+    consumer = asyncio.create_task(collect(run))
+    await asyncio.wait_for(finishing.wait(), 5)
+    assert not run.done
+    with pytest.raises(RunStateError) as refused:
+        run.follow_up("too late")
+    assert refused.value.code == "run_not_live"
+    with pytest.raises(RunStateError):
+        run.steer("too late")
+    run.cancel()  # too late as well: the run already settled; it must not turn into a failure or lose its report
+    events = await consumer
+    result = await run.result()
+    assert result.status == "settled" and result.error is None
+    assert types(events).count("run_end") == 1

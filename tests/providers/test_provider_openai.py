@@ -330,3 +330,37 @@ async def test_an_empty_answer_is_sent_back_as_empty_content_not_null():
     history = (UserMessage(text="a"), AssistantMessage(text=""), UserMessage(text="b"))
     await collect(provider.stream(request(messages=history)))
     assert json.loads(seen[0].content)["messages"][2] == {"role": "assistant", "content": ""}
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+async def test_a_lone_surrogate_in_tool_arguments_does_not_break_the_next_request(wire):
+    # JSON from a model may carry "\ud800"; the next request must still be valid JSON that says the same.
+    from kgent.providers.anthropic import AnthropicProvider
+    from kgent.providers.wire import parse_arguments
+
+    arguments, problem = parse_arguments('{"path": "x\\ud800y"}')
+    assert problem is None
+    seen: list[httpx.Request] = []
+    if wire == "openai":
+        provider = provider_for([chunk({"content": "ok"}, "stop"), DONE], seen)
+    else:
+        def handler(req: httpx.Request) -> httpx.Response:
+            seen.append(req)
+            return httpx.Response(500)
+
+        provider = AnthropicProvider(
+            ProviderConfig(provider="anthropic", api_key=KEY, max_attempts=1),
+            client=httpx.AsyncClient(transport=httpx.MockTransport(handler)),
+        )
+    history = (
+        UserMessage(text="go"),
+        AssistantMessage(tool_calls=(ToolCall(id="c1", name="read", arguments=arguments),), stop_reason="tool_use"),
+        ToolResultMessage(tool_call_id="c1", name="read", content="File not found"),
+    )
+    await collect(provider.stream(request(messages=history)))
+    (req,) = seen
+    body = json.loads(req.content)
+    sent = body["messages"][-2]
+    got = json.loads(sent["tool_calls"][0]["function"]["arguments"]) if wire == "openai" else sent["content"][0]["input"]
+    assert got == {"path": "x\ud800y"}
+    await provider.aclose()

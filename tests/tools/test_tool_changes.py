@@ -99,3 +99,37 @@ async def test_nothing_changed(repo: Path) -> None:
     tracker = ChangeTracker(repo)
     await tracker.start()
     assert await tracker.finish() == ((), "")
+
+
+async def test_large_untracked_files_stay_out_of_the_snapshots(repo: Path, make_ctx, monkeypatch) -> None:
+    # Hashing them would slow every run's start and end and leave their blobs in .git; a change is named, not shown.
+    import kgent.tools.changes as changes
+
+    monkeypatch.setattr(changes, "MAX_SNAPSHOT_FILE", 1000)
+    (repo / "dataset.csv").write_text("x\n" * 1000)  # large from the start
+    (repo / "notes.txt").write_text("small\n")  # small at the start, large at the end
+    objects_before = git(repo, "count-objects")
+    tracker = ChangeTracker(repo)
+    await tracker.start()
+    await BashTool().run(
+        {"command": "echo more >> dataset.csv && seq 1 1000 >> notes.txt && echo b = 3 >> app.py"},
+        make_ctx(changes=tracker),
+    )
+    paths, patch = await tracker.finish()
+    assert paths == ("app.py", "notes.txt")  # the large file's change is invisible to git here
+    assert "diff --git a/notes.txt b/notes.txt\nBinary files a/notes.txt and b/notes.txt differ\n" in patch
+    assert "+b = 3\n" in patch and "dataset.csv" not in patch
+    blobs = int(git(repo, "count-objects").split()[0]) - int(objects_before.split()[0])
+    assert blobs <= 6  # small blobs and trees only; never the large files (each would be its own object)
+
+
+async def test_a_large_file_written_by_a_tool_is_named_not_diffed(ws: Path, make_ctx, monkeypatch) -> None:
+    import kgent.tools.changes as changes
+
+    monkeypatch.setattr(changes, "MAX_SNAPSHOT_FILE", 1000)
+    tracker = ChangeTracker(ws)
+    await tracker.start()
+    await WriteTool().run({"path": "big.txt", "content": "line\n" * 1000}, make_ctx(changes=tracker))
+    paths, patch = await tracker.finish()
+    assert paths == ("big.txt",)
+    assert patch == "diff --git a/big.txt b/big.txt\nBinary files a/big.txt and b/big.txt differ\n"

@@ -74,7 +74,8 @@ def test_nul_bytes(ws: Path) -> None:
 @pytest.mark.parametrize(
     ("raw", "protected"),
     [
-        (".env", True), ("config/.env.local", True), ("certs/server.pem", True), ("tls/private.key", True),
+        (".env", True), ("config/.env.local", True), (".envrc", True), (".env-prod", True),
+        ("certs/server.pem", True), ("tls/private.key", True),
         ("home/id_rsa", True), ("id_ed25519", True), (".git/config", True), ("sub/.git/hooks/pre-commit", True),
         ("src/id_utils.py", False), ("environment.py", False), ("keys/notes.txt", False), (".gitignore", False),
         ("src/app.py", False),

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
 from pathlib import Path
+
+import pytest
 
 from kgent.tools.base import ToolContext
 from kgent.tools.read import ReadTool
@@ -70,3 +74,28 @@ async def test_binary_missing_and_directory_refused(ws: Path, ctx: ToolContext) 
 def test_describe(ctx: ToolContext) -> None:
     d = read.describe({"path": "src/app.py"}, ctx)
     assert (d.title, d.path) == ("Read src/app.py", "src/app.py")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+async def test_a_named_pipe_is_refused_at_once_by_every_file_tool(ws: Path, make_ctx) -> None:
+    # Opening a FIFO for reading waits for a writer; done inline it would freeze the whole event loop (every run).
+    from kgent.tools.changes import ChangeTracker
+    from kgent.tools.edit import EditTool
+    from kgent.tools.write import WriteTool
+
+    os.mkfifo(ws / "pipe")
+    ctx = make_ctx(changes=ChangeTracker(ws))
+    calls = [
+        (ReadTool(), {"path": "pipe"}),
+        (EditTool(), {"path": "pipe", "oldText": "a", "newText": "b"}),
+        (WriteTool(), {"path": "pipe", "content": "x"}),
+    ]
+    for tool, args in calls:
+        running = asyncio.ensure_future(asyncio.to_thread(asyncio.run, tool.run(args, ctx)))  # its own loop
+        done, _ = await asyncio.wait({running}, timeout=5)
+        if not done:  # release the blocked open() so the test fails instead of hanging
+            os.close(os.open(ws / "pipe", os.O_WRONLY | os.O_NONBLOCK))
+            await running
+            pytest.fail(f"{tool.name} blocked on a named pipe")
+        out = running.result()
+        assert out.is_error and "not a regular file" in out.content, (tool.name, out.content)

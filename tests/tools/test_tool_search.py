@@ -116,3 +116,46 @@ async def test_ls_lists_alphabetically_with_dotfiles(tree: Path, ctx: ToolContex
     assert (await ls.run({"path": "ghost"}, ctx)).content == "Path not found: ghost"
     assert (await ls.run({"path": ".."}, ctx)).is_error
     assert ls.describe({"path": "src"}, ctx).title == "List src"
+
+
+@pytest.fixture
+def secrets_tree(ws: Path, tmp_path: Path) -> Path:
+    (ws / "app.py").write_text("token = read_secret()\n")
+    (ws / ".env").write_text("API_KEY=secret-env\n")
+    (ws / ".envrc").write_text("export TOKEN=secret-envrc\n")
+    (ws / "keys").mkdir()
+    (ws / "keys" / "server.pem").write_text("secret-pem\n")
+    (ws / "keys" / "id_ed25519").write_text("secret-ssh\n")
+    (ws / ".git").mkdir()
+    (ws / ".git" / "config").write_text("url = https://secret-token@example.com/x\n")
+    (tmp_path / "outside.txt").write_text("secret-outside\n")
+    (ws / "link.txt").symlink_to(tmp_path / "outside.txt")
+    return ws
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("glob", [None, "*", "**"])
+async def test_grep_over_a_directory_never_reads_protected_files_or_follows_links(
+    secrets_tree: Path, ctx: ToolContext, engine: str, glob: str | None
+) -> None:
+    # A workspace search is a read the policy allows without asking; secrets need an approval of their own.
+    args = {"pattern": "secret"} | ({"glob": glob} if glob else {})
+    out = await grep(engine).run(args, ctx)
+    assert out.content.splitlines() == ["app.py:1: token = read_secret()"]
+    in_keys = await grep(engine).run({"pattern": "secret", "path": "keys"}, ctx)
+    assert in_keys.content == "No matches found"
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+async def test_grep_of_a_protected_file_itself_searches_it(secrets_tree: Path, ctx: ToolContext, engine: str) -> None:
+    # Naming the protected file is what the policy asks the person about; once approved, the search runs.
+    out = await grep(engine).run({"pattern": "API_KEY", "path": ".env"}, ctx)
+    assert out.content == ".env:1: API_KEY=secret-env"
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+async def test_find_star_does_not_list_git_internals(secrets_tree: Path, ctx: ToolContext, engine: str) -> None:
+    out = await FindTool(force_fallback=engine == "fallback").run({"pattern": "*"}, ctx)
+    names = out.content.splitlines()
+    assert ".env" in names and "app.py" in names
+    assert not any(n.startswith(".git/") for n in names) and "link.txt" not in names

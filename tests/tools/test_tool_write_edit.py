@@ -6,6 +6,8 @@ import os
 import stat
 from pathlib import Path
 
+import pytest
+
 from kgent.tools.base import ToolContext
 from kgent.tools.changes import ChangeTracker
 from kgent.tools.edit import EditTool
@@ -114,3 +116,20 @@ async def test_edit_preview_does_not_write(ws: Path, ctx: ToolContext) -> None:
     assert (ws / "p.txt").read_text() == "alpha\nbeta\n"
     assert await edit.preview({"path": "p.txt", "oldText": "zzz", "newText": "q"}, ctx) is None
     assert edit.describe({"path": "p.txt"}, ctx).title == "Edit p.txt"
+
+
+@pytest.mark.parametrize(
+    ("original", "old", "expected"),
+    [
+        ('a = \u201cx\u201d\nb = "x"\n', "\u201cx\u201d", 'a = y\nb = "x"\n'),  # smart quotes as written, once
+        ("x = 1  \nx = 1\n", "x = 1  \n", "x = 2\nx = 1\n"),  # the trailing spaces make it unique
+    ],
+)
+async def test_edit_an_exact_unique_match_wins_over_fuzzy_lookalikes(
+    ws: Path, ctx: ToolContext, original: str, old: str, expected: str
+) -> None:
+    (ws / "f.py").write_text(original)
+    new = "y" if "\u201c" in old else "x = 2\n"
+    out = await edit.run({"path": "f.py", "oldText": old, "newText": new}, ctx)
+    assert not out.is_error, out.content
+    assert (ws / "f.py").read_text() == expected

@@ -23,6 +23,13 @@ from kgent.kernel.events import (
 )
 
 
+def escape(text: str) -> str:
+    """Text from the model, tools or paths, made safe to embed in rich markup (`[/x]` must print, not parse)."""
+    from rich.markup import escape as rich_escape  # rich loads only for the human renderer
+
+    return rich_escape(text)
+
+
 def _clip(text: str, lines: int = 8) -> str:
     parts = text.rstrip("\n").splitlines()
     if len(parts) <= lines:
@@ -51,7 +58,7 @@ class HumanRenderer:
     def __init__(self, console: Any | None = None) -> None:
         from rich.console import Console
 
-        self.console = console or Console(highlight=False)
+        self.console = console or Console(highlight=False, emoji=False)  # print text as it is
         self._in_text: str | None = None  # "text" | "thinking" while a delta run is open
         self._titles: dict[str, str] = {}
 
@@ -63,7 +70,7 @@ class HumanRenderer:
     def note(self, obj: dict[str, Any]) -> None:
         self._end_stream()
         for key, value in obj.items():
-            self.console.print(f"[dim]{key}:[/] {value}")
+            self.console.print(f"[dim]{escape(str(key))}:[/] {escape(str(value))}")
 
     def event(self, event: Event) -> None:
         c = self.console
@@ -77,8 +84,9 @@ class HumanRenderer:
                 c.print(delta, end="", style="dim italic" if kind == "thinking" else None, markup=False)
             case RunStart():
                 c.print(
-                    f"[bold]kgent[/] run {event.run_id} · session {event.session_id} · {event.provider}/{event.model}"
-                    f" · mode {event.mode}\n[dim]workspace {event.workspace}[/]"
+                    f"[bold]kgent[/] run {event.run_id} · session {event.session_id} · "
+                    f"{escape(event.provider)}/{escape(event.model)} · mode {event.mode}\n"
+                    f"[dim]workspace {escape(event.workspace)}[/]"
                 )
             case UserInput(text=text, source=source):
                 self._end_stream()
@@ -90,25 +98,34 @@ class HumanRenderer:
             case ToolCallEvent():
                 self._end_stream()
                 self._titles[event.tool_call_id] = event.title
-                c.print(f"[bold yellow]▶ {event.title}[/]", markup=True)
+                c.print(f"[bold yellow]▶ {escape(event.title)}[/]")
             case ToolUpdate(status="completed" | "failed"):
                 ok = event.status == "completed"
                 mark = "[green]✓[/]" if ok else "[red]✗[/]"
-                c.print(f"  {mark} {self._titles.get(event.tool_call_id, event.tool_call_id)}")
+                c.print(f"  {mark} {escape(self._titles.get(event.tool_call_id, event.tool_call_id))}")
                 body = event.diff or event.output or ""
                 if body:
                     c.print(_clip(body), style="dim", markup=False)
             case PermissionRequest():
                 self._end_stream()
                 call = event.tool_call
-                c.print(f"[bold magenta]? approval needed[/] ({event.risk} risk): {call['title']} — {event.reason}")
+                c.print(
+                    f"[bold magenta]? approval needed[/] ({event.risk} risk): {escape(call['title'])}"
+                    f" — {escape(event.reason)}"
+                )
+                command = call.get("command")
+                if command and f"Run `{command}`" != call["title"]:  # the title shows only a short first line
+                    c.print(command, style="bold", markup=False)
                 if call.get("diff"):
                     c.print(_clip(call["diff"], 30), markup=False)
             case PermissionResolved():
                 verdict = "[green]allowed[/]" if event.approved else "[red]denied[/]"
-                c.print(f"  {verdict} ({event.decision}, {event.source}) {event.reason}")
+                c.print(f"  {verdict} ({event.decision}, {event.source}) {escape(event.reason)}")
             case RetryEvent():
-                c.print(f"[yellow]retry {event.attempt}/{event.max_attempts} in {event.delay_seconds:.1f}s:[/] {event.error}")
+                c.print(
+                    f"[yellow]retry {event.attempt}/{event.max_attempts} in {event.delay_seconds:.1f}s:[/] "
+                    f"{escape(event.error)}"
+                )
             case QueueUpdate():
                 pass
             case RunEnd():
@@ -116,9 +133,9 @@ class HumanRenderer:
                 style = {"settled": "green", "cancelled": "yellow", "failed": "red"}[event.status]
                 c.print(f"[bold {style}]{event.status}[/] ({event.stop_reason}) after {event.turns} turn(s)")
                 if event.error:
-                    c.print(f"[red]error:[/] {event.error.get('message')}", markup=True)
+                    c.print(f"[red]error:[/] {escape(str(event.error.get('message')))}")
                 if event.changed_paths:
-                    c.print("changed: " + ", ".join(event.changed_paths))
+                    c.print("changed: " + ", ".join(event.changed_paths), markup=False)
                 if event.patch:
                     from rich.syntax import Syntax
 

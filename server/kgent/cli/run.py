@@ -7,6 +7,7 @@ import asyncio
 import os
 import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -68,19 +69,55 @@ def ask_on_tty(request: PermissionRequest) -> str:
     return choices.get(answer[:1], "reject_once")
 
 
+async def ask_unless_ended(run: Any, request: PermissionRequest) -> str | None:
+    """Ask on the terminal until answered or until the run ends (Ctrl-C cancels it): None when it ended first.
+
+    The prompt blocks in a daemon thread, not the loop's executor: a prompt the run made moot must not keep the
+    process alive waiting for Enter.
+    """
+    loop = asyncio.get_running_loop()
+    answered: asyncio.Future[str] = loop.create_future()
+
+    def settle(decision: str) -> None:
+        if not answered.done():
+            answered.set_result(decision)
+
+    def prompt() -> None:
+        try:
+            decision = ask_on_tty(request)
+        except BaseException:  # noqa: BLE001 - anything but an answer is a reject
+            decision = "reject_once"
+        try:
+            loop.call_soon_threadsafe(settle, decision)
+        except RuntimeError:  # the loop is gone: nobody is waiting any more
+            pass
+
+    threading.Thread(target=prompt, name="kgent-approval", daemon=True).start()
+    ended = asyncio.ensure_future(run.result())
+    try:
+        await asyncio.wait({answered, ended}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        ended.cancel()
+    if answered.done():
+        return answered.result()
+    print(file=sys.stderr)  # leave the abandoned prompt's line
+    return None
+
+
 async def drive(run: Any, renderer: Any, *, interactive: bool, answer: Any = None) -> Any:
     """Consume the run's events, answering approvals; return the result."""
-    loop = asyncio.get_running_loop()
     async for event in run:
         renderer.event(event)
         if isinstance(event, PermissionRequest):
+            decision: str | None
             if answer is not None:
                 decision = answer(event)
             elif interactive:
-                decision = await loop.run_in_executor(None, ask_on_tty, event)
+                decision = await ask_unless_ended(run, event)
             else:
                 decision = "reject_once"
-            run.resolve_permission(event.request_id, decision)
+            if decision is not None:
+                run.resolve_permission(event.request_id, decision)
         elif isinstance(event, RunEnd):
             pass
     return await run.result()

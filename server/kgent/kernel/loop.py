@@ -95,6 +95,7 @@ class Loop:
         except Exception as exc:  # a bug: report it as the run's failure, never as a silent hang
             status, error = "failed", {"code": "kernel_error", "message": f"{type(exc).__name__}: {exc}"}
             self.state.stop_reason = "error"
+        run.close_input()  # no await since the loop last looked at the queues: nothing queued is lost unseen
         try:
             changed, patch = await tracker.finish()
         except Exception as exc:  # the patch is a report; failing to make it must not lose the result

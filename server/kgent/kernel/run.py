@@ -58,6 +58,7 @@ class AgentRun:
         self._result: asyncio.Future[RunResult] = asyncio.get_running_loop().create_future()
         self._consumed = False
         self._cancel_requested = False
+        self._accepting = True  # steer/follow_up still reach the model
         self._task: asyncio.Task[None] | None = None
 
     # -- driven by the loop ------------------------------------------------------------------------------------
@@ -99,6 +100,11 @@ class AgentRun:
             self._emit_queue()
         return taken
 
+    def close_input(self) -> None:
+        """The loop will not read the queues again (it is finishing): later steer/follow_up calls are refused,
+        not silently dropped."""
+        self._accepting = False
+
     def open_permission(self, request_id: str) -> asyncio.Future[str]:
         fut: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = fut
@@ -135,24 +141,25 @@ class AgentRun:
 
     def steer(self, text: str) -> None:
         """Deliver `text` to the model after the current tool batch (before its next request)."""
-        if self.done:
-            raise RunStateError("the run has ended")
+        self._check_accepting()
         self._steering.append(text)
         self._emit_queue()
 
     def follow_up(self, text: str) -> None:
         """Deliver `text` when the run would otherwise settle; the run then goes on."""
-        if self.done:
-            raise RunStateError("the run has ended")
+        self._check_accepting()
         self._follow_up.append(text)
         self._emit_queue()
 
     def cancel(self) -> None:
-        """Stop the run: the model stream is closed, running tools are killed, queued messages dropped."""
+        """Stop the run: the model stream is closed, running tools are killed, queued messages dropped.
+
+        Once the loop has finished (it is only computing the patch for run_end) there is nothing left to stop: the
+        run ends with the status it already reached, its patch complete."""
         if self.done or self._cancel_requested:
             return
         self._cancel_requested = True
-        if self._task is not None:
+        if self._task is not None and self._accepting:
             self._task.cancel()
 
     def resolve_permission(self, request_id: str, option_id: str) -> bool:
@@ -165,6 +172,12 @@ class AgentRun:
 
     async def result(self) -> RunResult:
         return await asyncio.shield(self._result)
+
+    def _check_accepting(self) -> None:
+        if self.done or not self._accepting:
+            raise RunStateError(
+                f"run {self.run_id} has ended; start a new run with its session", code="run_not_live"
+            )
 
     def _emit_queue(self) -> None:
         self._events.put_nowait(QueueUpdate(steering=tuple(self._steering), follow_up=tuple(self._follow_up)))

@@ -31,6 +31,7 @@ class _Ready:
     call: ToolCall
     tool: Tool
     allow_outside: bool
+    binding: str | None = None  # the hash a person's approval was given for; checked again just before running
 
 
 class ToolBatch:
@@ -113,28 +114,29 @@ class ToolBatch:
             self._fail(call, f"invalid_arguments: {problem}")
             return None
         intent = classify(call.name, call.arguments, self.loop.spec.workspace)
-        approved, reason = await self._authorize(call, tool, intent, desc.title, desc.path, desc.command)
+        approved, reason, binding = await self._authorize(call, tool, intent, desc.title, desc.path, desc.command)
         if not approved:
             self._fail(call, f"permission_denied: {reason}")
             return None
-        return _Ready(call, tool, allow_outside=intent.scope == "outside")
+        return _Ready(call, tool, allow_outside=intent.scope == "outside", binding=binding)
 
     async def _authorize(
         self, call: ToolCall, tool: Tool, intent: Intent, title: str, path: str | None, command: str | None
-    ) -> tuple[bool, str]:
+    ) -> tuple[bool, str, str | None]:
+        """(approved, reason, the binding hash when a person answered)."""
         loop, run = self.loop, self.run
         rules = loop.kernel.rules_for(loop.spec.session_id)
         remembered = rules.match(intent)
         verdict = decide(loop.spec.mode, intent)  # type: ignore[arg-type]
         if verdict.action == "allow" and remembered is not False:
-            return True, ""
+            return True, "", None
         if remembered is False or verdict.action == "deny":
             reason = "rejected by an earlier 'reject always' answer" if remembered is False else verdict.reason
             self._record(call, intent, None, "reject_once", False, "session_rule" if remembered is False else "policy", reason)
-            return False, reason
+            return False, reason, None
         if remembered is True:
             self._record(call, intent, None, "allow_always", True, "session_rule", "allowed by an earlier 'allow always'")
-            return True, ""
+            return True, "", None
         preview = None
         if tool.kind == "edit":
             try:
@@ -187,7 +189,7 @@ class ToolBatch:
             "timeout": "the approval timed out",
         }[source]
         self._record(call, intent, rid, kind, approved, source, reason, binding)
-        return approved, reason
+        return approved, reason, binding
 
     def _record(
         self,
@@ -227,6 +229,10 @@ class ToolBatch:
 
     async def _run(self, ready: _Ready) -> None:
         call, emit = ready.call, self.run.emit
+        if ready.binding is not None and binding_hash(call.id, call.name, call.arguments) != ready.binding:
+            # the arguments are shared with the events a host saw; an approval holds only for what was shown
+            self._fail(call, "permission_denied: the arguments changed after they were approved")
+            return
         emit(ToolUpdate(tool_call_id=call.id, status="in_progress"))
         try:
             out = await ready.tool.run(call.arguments, self._context(ready.allow_outside, call.id))

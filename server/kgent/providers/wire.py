@@ -9,7 +9,9 @@ SUMMARY_PREFIX = "The conversation history before this point was compacted into 
 
 
 def dumps(value: Any) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+    """Compact UTF-8 JSON. A lone surrogate (a model may send `\\ud800` in tool arguments) is written as its JSON
+    escape rather than failing the next request."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "backslashreplace")
 
 
 def summary_text(text: str) -> str:

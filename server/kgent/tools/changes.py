@@ -15,6 +15,10 @@ from kgent.tools.ops import FileOps
 from kgent.tools.paths import classify_path
 
 _GIT_CONFIG = ("-c", "core.quotepath=false", "-c", "core.splitIndex=false", "-c", "core.fsmonitor=false")
+# Untracked files above this size stay out of the snapshots: hashing them would slow every run's start and end
+# and leave their blobs in the repository's object store. One that a tool wrote, or that grew past the limit during
+# the run, is named as changed without its contents; other changes to them go unreported.
+MAX_SNAPSHOT_FILE = 4 * 1024 * 1024
 
 
 class _GitFailed(Exception):
@@ -29,6 +33,8 @@ class ChangeTracker:
         self._originals: dict[str, bytes | None] = {}
         self._git = shutil.which("git")
         self._start_tree: str | None = None
+        self._index_dir: str | None = None  # the run's own index: both snapshots, the real index untouched
+        self._skipped: set[str] = set()  # large untracked files left out of the start snapshot
 
     @property
     def uses_git(self) -> bool:
@@ -43,9 +49,12 @@ class ChangeTracker:
         try:
             out = await self._run_git("rev-parse", "--is-inside-work-tree")
             if out.strip() == b"true":
-                self._start_tree = await self._snapshot()
+                await self._open_index()
+                self._skipped = await self._large_untracked()
+                self._start_tree = await self._snapshot(self._skipped)
         except (_GitFailed, OSError):
             self._start_tree = None
+            self._close_index()
 
     async def record_before(self, abs_path: Path, fs: FileOps) -> None:
         """Remember a file's original bytes (None when absent) the first time a tool is about to write it."""
@@ -62,18 +71,28 @@ class ChangeTracker:
         """(changed workspace-relative paths, unified patch) since start()."""
         paths: list[str] = []
         patch = ""
+        grown: list[str] = []  # small at the start, too large now: in the start tree, left out of the end one
         if self._start_tree is not None:
             try:
-                paths, patch = await self._git_diff(self._start_tree)
+                large = await self._large_untracked()
+                grown = sorted(large - self._skipped)
+                paths, patch = await self._git_diff(self._start_tree, self._skipped | large)
             except (_GitFailed, OSError):
-                paths, patch = [], ""
+                paths, patch, grown = [], "", []
                 self._start_tree = None
+            finally:
+                self._close_index()
         seen = set(paths)
-        extra: list[str] = []
+        extra = [_large_section(rel) for rel in grown if rel not in self._originals]
+        paths.extend(rel for rel in grown if rel not in self._originals)
         for rel in sorted(self._originals):
             if rel in seen and self._start_tree is not None:
                 continue
-            section = file_patch(rel, self._originals[rel], self._current(rel))
+            old, new = self._originals[rel], self._current(rel)
+            if old != new and max(len(old or b""), len(new or b"")) > MAX_SNAPSHOT_FILE:
+                section = _large_section(rel)  # difflib over megabytes would take minutes
+            else:
+                section = file_patch(rel, old, new)
             if section:
                 paths.append(rel)
                 extra.append(section)
@@ -86,8 +105,8 @@ class ChangeTracker:
         except OSError:
             return None
 
-    async def _git_diff(self, start: str) -> tuple[list[str], str]:
-        end = await self._snapshot()
+    async def _git_diff(self, start: str, skip: set[str]) -> tuple[list[str], str]:
+        end = await self._snapshot(skip)
         common = ("--no-renames", "--no-ext-diff", "--no-textconv", "--relative", start, end)
         names = await self._run_git("diff", "--name-only", "-z", *common)
         patch = await self._run_git(
@@ -96,21 +115,48 @@ class ChangeTracker:
         paths = [p for p in names.decode("utf-8", "surrogateescape").split("\0") if p]
         return paths, patch.decode("utf-8", "replace")
 
-    async def _snapshot(self) -> str:
-        tmp = tempfile.mkdtemp(prefix="kgent-index-")
-        try:
-            index = os.path.join(tmp, "index")
-            real = (await self._run_git("rev-parse", "--git-path", "index")).decode().strip()
-            real_path = Path(real) if os.path.isabs(real) else self.workspace / real
-            if real_path.is_file():
-                shutil.copyfile(real_path, index)  # a warm stat cache keeps `git add -A` fast
-            env = {"GIT_INDEX_FILE": index}
-            await self._run_git("add", "-A", "--ignore-errors", env=env, ok_codes=(0, 1))
-            return (await self._run_git("write-tree", env=env)).decode().strip()
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+    async def _open_index(self) -> None:
+        """A private copy of the real index (its warm stat cache keeps `git add` fast), kept for the run: the end
+        snapshot starts from the start snapshot, so untracked files hashed then are not hashed again."""
+        self._index_dir = tempfile.mkdtemp(prefix="kgent-index-")
+        real = (await self._run_git("rev-parse", "--git-path", "index")).decode().strip()
+        real_path = Path(real) if os.path.isabs(real) else self.workspace / real
+        if real_path.is_file():
+            shutil.copyfile(real_path, os.path.join(self._index_dir, "index"))
 
-    async def _run_git(self, *args: str, env: dict[str, str] | None = None, ok_codes: tuple[int, ...] = (0,)) -> bytes:
+    def _close_index(self) -> None:
+        if self._index_dir is not None:
+            shutil.rmtree(self._index_dir, ignore_errors=True)
+            self._index_dir = None
+
+    def _index_env(self) -> dict[str, str]:
+        assert self._index_dir is not None
+        return {"GIT_INDEX_FILE": os.path.join(self._index_dir, "index")}
+
+    async def _large_untracked(self) -> set[str]:
+        """Workspace-relative files untracked in the real index (not ignored) and larger than MAX_SNAPSHOT_FILE."""
+        out = await self._run_git("ls-files", "-z", "--others", "--exclude-standard", "--", ".")
+        large: set[str] = set()
+        for rel in out.decode("utf-8", "surrogateescape").split("\0"):
+            if not rel:
+                continue
+            try:
+                if os.lstat(self.workspace / rel).st_size > MAX_SNAPSHOT_FILE:
+                    large.add(rel)
+            except OSError:
+                continue
+        return large
+
+    async def _snapshot(self, skip: set[str]) -> str:
+        """The workspace as a tree (untracked files included, `skip` left as the index has them)."""
+        env = self._index_env()
+        excludes = [f":(exclude,literal){rel}" for rel in sorted(skip)]
+        await self._run_git("add", "-A", "--ignore-errors", "--", ".", *excludes, env=env, ok_codes=(0, 1))
+        return (await self._run_git("write-tree", env=env)).decode().strip()
+
+    async def _run_git(
+        self, *args: str, env: dict[str, str] | None = None, ok_codes: tuple[int, ...] = (0,)
+    ) -> bytes:
         assert self._git is not None
         full_env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", **(env or {})}
         proc = await asyncio.create_subprocess_exec(
@@ -126,3 +172,8 @@ class ChangeTracker:
         if proc.returncode not in ok_codes:
             raise _GitFailed(f"git {args[0]} failed ({proc.returncode}): {err.decode('utf-8', 'replace').strip()}")
         return out
+
+
+def _large_section(rel: str) -> str:
+    """A file too large to diff: named as changed, its contents not shown (git's form for unshown contents)."""
+    return f"diff --git a/{rel} b/{rel}\nBinary files a/{rel} and b/{rel} differ\n"

@@ -12,7 +12,7 @@ from kgent.tools.args import ToolArgError, error_output, int_arg, req_str, str_a
 from kgent.tools.base import CallDescription, FileChangePreview, ToolContext, ToolOutput
 from kgent.tools.ignore import glob_match, walk_files
 from kgent.tools.paths import PathError, classify_path
-from kgent.tools.rg import BASE_FLAGS, find_rg, run_rg
+from kgent.tools.rg import BASE_FLAGS, exclusions, find_rg, run_rg
 from kgent.tools.search import finish, search_root
 
 DEFAULT_LIMIT = 1000
@@ -75,7 +75,7 @@ class FindTool:
                 found.append(raw.decode("utf-8", "surrogateescape"))
                 return len(found) <= limit
 
-            argv = ["--files", *BASE_FLAGS, "--glob", pattern, "--", "."]
+            argv = ["--files", *BASE_FLAGS, "--glob", pattern, *exclusions(protected=False), "--", "."]
             code, err = await run_rg(rg, argv, cwd=root.cwd, on_line=on_line)
             if code not in (None, 0, 1) and not found:
                 return error_output(err or f"ripgrep failed with exit code {code}")

@@ -15,8 +15,8 @@ from kgent.kernel.events import ToolKind
 from kgent.tools.args import ToolArgError, bool_arg, error_output, int_arg, req_str, str_arg
 from kgent.tools.base import CallDescription, FileChangePreview, ToolContext, ToolOutput
 from kgent.tools.ignore import glob_match, walk_files
-from kgent.tools.paths import PathError, classify_path
-from kgent.tools.rg import BASE_FLAGS, find_rg, run_rg
+from kgent.tools.paths import PathError, classify_path, is_protected_name
+from kgent.tools.rg import BASE_FLAGS, exclusions, find_rg, run_rg
 from kgent.tools.search import SearchRoot, finish, search_root
 from kgent.tools.truncate import GREP_MAX_LINE_LENGTH, truncate_line
 
@@ -120,6 +120,9 @@ class GrepTool:
             argv.append("--fixed-strings")
         if glob:
             argv += ["--glob", glob]
+        # A search over a directory never reads protected files (.env*, keys, .git): it was approved as a read of
+        # the workspace, not of secrets. Searching a protected path itself was asked for, so it is not filtered.
+        argv += exclusions(protected=not root.path.protected)
         if context:
             argv += ["--context", str(context)]
         argv += ["--", pattern, root.target]
@@ -158,6 +161,8 @@ def _py_search(
     for rel in walk_files(root.path.abs, ignore_from=ignore_from):
         if glob and not root.is_file and not glob_match(glob, rel):
             continue
+        if not root.path.protected and is_protected_name(tuple(rel.split("/"))):
+            continue  # as with rg: a directory search skips protected files
         try:
             data = (root.cwd / rel).read_bytes()
         except OSError:

@@ -120,7 +120,7 @@ class GitIgnore:
 
 
 def walk_files(root: Path, *, ignore_from: Path | None = None) -> Iterator[str]:
-    """Files under root (posix, root-relative, in path order, hidden included, .git skipped).
+    """Files under root (posix, root-relative, in path order, hidden included, .git and symlinks skipped).
 
     .gitignore files from `ignore_from` (an ancestor such as the workspace) down to root are honoured.
     """
@@ -152,8 +152,9 @@ def _walk(directory: Path, rel: str, prefix: str, gi: GitIgnore) -> Iterator[str
             continue
         if entry.name == ".git" or gi.ignored(f"{prefix}/{child}" if prefix else child, is_dir):
             continue
+        if entry.is_symlink():
+            continue  # as rg without --follow: a link may lead out of the workspace
         if is_dir:
-            if not entry.is_symlink():
-                yield from _walk(Path(entry.path), child, prefix, gi)
+            yield from _walk(Path(entry.path), child, prefix, gi)
         elif entry.is_file():
             yield child

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import stat as stat_mod
 import tempfile
@@ -36,7 +37,8 @@ class DirEntry:
 
 @runtime_checkable
 class FileOps(Protocol):
-    """Async file access. Missing paths raise FileNotFoundError; other failures raise OSError."""
+    """Async file access. Missing paths raise FileNotFoundError; other failures (a directory, a pipe or device to
+    read) raise OSError."""
 
     async def read_bytes(self, path: Path) -> bytes:
         """The file's bytes (an editor may serve an unsaved buffer)."""
@@ -72,7 +74,15 @@ class FileOps(Protocol):
 
 
 def _read(path: Path) -> bytes:
-    with open(path, "rb") as f:
+    # O_NONBLOCK: opening a FIFO must not wait for a writer (inline, it would freeze the event loop); only regular
+    # files are read at all — a pipe or a device has no contents to show.
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as f:
+        mode = os.fstat(fd).st_mode
+        if stat_mod.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", str(path))
+        if not stat_mod.S_ISREG(mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
         return f.read()
 
 

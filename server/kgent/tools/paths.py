@@ -13,6 +13,9 @@ from kgent.kernel.errors import KgentError
 _UNICODE_SPACES = re.compile("[\u00a0\u2000-\u200a\u202f\u205f\u3000]")
 _SSH_KEY = re.compile(r"^id_(rsa|dsa|ecdsa|ed25519|xmss)(_sk)?(-cert)?(\.pub)?$")
 
+# The same names as globs (case-insensitive, a little wider for ssh keys), for searches that must skip them.
+PROTECTED_GLOBS = (".git", ".env*", "*.pem", "*.key", "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", "id_xmss*")
+
 
 class PathError(KgentError):
     """A path a tool cannot use."""
@@ -37,13 +40,13 @@ class ResolvedPath:
 
 
 def is_protected_name(parts: tuple[str, ...]) -> bool:
-    """Whether path components name a secret (.env, .env.*, *.pem, *.key, ssh keys) or git internals."""
+    """Whether path components name a secret (.env*, *.pem, *.key, ssh keys) or git internals."""
     for i, raw in enumerate(parts):
         part = raw.lower()
         if part == ".git":
             return True
         if i == len(parts) - 1:
-            if part == ".env" or part.startswith(".env."):
+            if part.startswith(".env"):  # .env, .env.local, .envrc …
                 return True
             if part.endswith((".pem", ".key")) or _SSH_KEY.match(part):
                 return True

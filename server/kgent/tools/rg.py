@@ -10,8 +10,17 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-# Shared flags: hidden files searched, .gitignore honoured even outside a git repo, .git itself skipped.
-BASE_FLAGS = ("--no-config", "--hidden", "--no-require-git", "--sort", "path", "--glob", "!.git")
+from kgent.tools.paths import PROTECTED_GLOBS
+
+# Shared flags: hidden files searched, .gitignore honoured even outside a git repo.
+BASE_FLAGS = ("--no-config", "--hidden", "--no-require-git", "--sort", "path")
+
+
+def exclusions(*, protected: bool) -> list[str]:
+    """Globs that skip .git (and with `protected`, every protected file). They go after any glob of the caller's:
+    in rg the later glob wins, so a caller's `*` cannot bring them back."""
+    names = PROTECTED_GLOBS if protected else (".git",)
+    return [arg for name in names for arg in ("--iglob", f"!{name}")]
 _LINE_LIMIT = 32 * 1024 * 1024
 
 

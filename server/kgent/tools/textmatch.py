@@ -68,13 +68,15 @@ def normalize(text: str) -> str:
 
 
 def find_unique(content: str, old: str) -> Match | None:
-    """Locate `old` in `content`; None when absent. `occurrences` counts in the fuzzy space, as Pi does."""
+    """Locate `old` in `content`; None when absent. An exact match is counted exactly: text that occurs once as
+    written is unique even when its normalized form occurs more often (`“x”` beside `"x"`). Only the fuzzy
+    fallback counts in the fuzzy space, as Pi does."""
+    exact = content.find(old)
+    if exact >= 0:
+        return Match(exact, exact + len(old), content.count(old), fuzzy=False)
     fuzzy_content, src = normalize_mapped(content)
     fuzzy_old = normalize(old)
     occurrences = fuzzy_content.count(fuzzy_old) if fuzzy_old else 0
-    exact = content.find(old)
-    if exact >= 0:
-        return Match(exact, exact + len(old), max(occurrences, content.count(old)), fuzzy=False)
     idx = fuzzy_content.find(fuzzy_old) if fuzzy_old else -1
     if idx < 0:
         return None
