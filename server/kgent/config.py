@@ -87,6 +87,6 @@ def require_key(config: ProviderConfig) -> None:
     names = " or ".join(key_env_names(config.provider, config.base_url))
     raise ConfigError(
         f"no API key for provider {config.provider!r} at {config.base_url}: set {names} "
-        "(or choose --provider scripted to try Kgent without a key)",
+        "(or use the scripted provider to try Kgent without a key)",
         code="missing_api_key",
     )

@@ -199,3 +199,25 @@ def test_provider_model_and_mode_come_from_the_environment(ws: Path) -> None:
     asked = [line["toolCall"]["name"] for line in lines if line.get("type") == "permission_request"]
     assert asked == ["bash"]  # auto: the workspace edit is allowed, the shell command is asked (and, off a TTY, denied)
     assert (ws / "sample.py").read_text().startswith("value = 2")
+
+
+def test_resume_from_another_directory_runs_in_the_sessions_workspace(ws: Path) -> None:
+    state = ws.parent / "state"
+    first = kgent("run", "--provider", "scripted", "--model", "hello", "--json", "first", cwd=ws, state=state)
+    sid = json.loads(first.stdout.splitlines()[-1])["result"]["sessionId"]
+    elsewhere = ws.parent / "elsewhere"
+    elsewhere.mkdir()
+    # no --provider: the session's provider and model are reused (no key needed for the scripted one)
+    again = kgent("run", "--json", "--session", sid, "second", cwd=elsewhere, state=state)
+    assert again.returncode == 0, again.stdout
+    start = json.loads(again.stdout.splitlines()[0])
+    assert start["workspace"] == str(ws.resolve()) and start["provider"] == "scripted"
+    wrong = kgent("run", "--session", sid, "--workspace", str(elsewhere), "third", cwd=elsewhere, state=state)
+    assert wrong.returncode == 2 and "belongs to" in wrong.stdout
+
+
+def test_debug_once_exit_code_follows_the_run(ws: Path) -> None:
+    ok = kgent("debug", "--provider", "scripted", "--model", "hello", "--once", "hi", cwd=ws, state=ws.parent / "s")
+    bad = kgent("debug", "--provider", "scripted", "--model", "provider-error", "--once", "hi", cwd=ws,
+                state=ws.parent / "s")
+    assert (ok.returncode, bad.returncode) == (0, 1)

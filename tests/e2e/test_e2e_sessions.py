@@ -46,8 +46,17 @@ async def test_resume_and_fork(host: KgentHost, workspace: Path) -> None:
     await host.run_to_end(prompt="Third question", sessionId=sid)
     tree = await host.call("agent/session", {"sessionId": sid})
     assert [m["message"]["text"] for m in messages(tree, "user")] == ["First question", "Third question"]
-    children = [e for e in tree["entries"] if e["parentId"] == first_answer]
-    assert sorted(c["message"]["text"] for c in children) == ["Second question", "Third question"]
+    # the prompts that branch off the first answer (a resume that changed the model records a config entry first)
+    def prompts_after(entry_id: str) -> list[str]:
+        out = []
+        for e in tree["entries"]:
+            if e["parentId"] == entry_id:
+                out += [e["message"]["text"]] if e["type"] == "message" else prompts_after(e["id"])
+        return out
+
+    assert sorted(prompts_after(first_answer)) == ["Second question", "Third question"]
+    configs = [e for e in tree["entries"] if e["type"] == "config"]
+    assert [c["model"] for c in configs] == ["hello", "streamed-run"]  # the fork runs on the first branch's config
     assert len(tree["entries"]) > len(session["entries"])  # nothing was deleted
     # branchOnly returns just the active branch.
     only = await host.call("agent/session", {"sessionId": sid, "branchOnly": True})

@@ -390,3 +390,26 @@ async def test_after_the_loop_finished_follow_ups_are_refused_and_cancel_keeps_t
     result = await run.result()
     assert result.status == "settled" and result.error is None
     assert types(events).count("run_end") == 1
+
+
+async def test_a_run_cancelled_at_once_still_leaves_its_session(make_kernel, workspace: Path) -> None:
+    kernel = make_kernel("hello")
+    run = kernel.create_run("go", workspace=workspace)
+    run.cancel()
+    assert (await run.result()).status == "cancelled"
+    tree = await kernel.store.load(run.session_id)  # the id the host was given names a real session
+    assert [e.type for e in tree.branch()][:1] == ["config"]
+    again = kernel.create_run("again", workspace=workspace, session_id=run.session_id)
+    assert (await again.result()).status == "settled"
+
+
+async def test_a_resume_that_changes_the_mode_records_it(make_kernel, workspace: Path) -> None:
+    kernel = make_kernel("hello", mode="ask")
+    first = kernel.create_run("one", workspace=workspace)
+    await collect(first)
+    same = kernel.create_run("two", workspace=workspace, session_id=first.session_id)
+    await collect(same)
+    other = kernel.create_run("three", workspace=workspace, session_id=first.session_id, mode="plan")
+    await collect(other)
+    tree = await kernel.store.load(first.session_id)
+    assert [e.data["mode"] for e in tree.branch() if e.type == "config"] == ["ask", "plan"]

@@ -277,3 +277,13 @@ async def test_a_load_during_an_append_sees_no_torn_line(tmp_path, workspace, mo
     tree = await store.load("s1")
     await append
     assert tree.warnings == [] and tree.leaf_id in (entries[-1].id, batch[0].id)
+
+
+async def test_text_that_is_not_valid_unicode_round_trips(tmp_path: Path) -> None:
+    store = JsonlSessionStore(tmp_path / "sessions")
+    info = await store.create(workspace=str(tmp_path))
+    odd = {"role": "user", "text": "half a pair: \ud800 and é"}
+    await store.append(info.id, [new_entry("message", None, message=odd)])
+    await store.aclose()
+    tree = await JsonlSessionStore(tmp_path / "sessions").load(info.id)
+    assert [e.data["message"] for e in tree.branch()] == [odd]

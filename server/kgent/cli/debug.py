@@ -29,13 +29,13 @@ def _show_config(renderer: Any, kernel: Any) -> None:
     renderer.note({"=== Configuration ===": f"provider={p.name} model={p.model} mode={kernel.config.mode}"})
 
 
-async def _one(kernel: Any, renderer: Any, text: str, workspace: Any, session_id: str | None) -> str:
+async def _one(kernel: Any, renderer: Any, text: str, workspace: Any, session_id: str | None) -> Any:
     from kgent.cli.run import drive
 
     run = kernel.create_run(text, workspace=workspace, session_id=session_id)
     result = await drive(run, renderer, interactive=sys.stdin.isatty())
     renderer.note({"=== FINAL ANSWER ===": result.text or "(none)"})
-    return result.session_id
+    return result
 
 
 async def _main(args: argparse.Namespace) -> int:
@@ -57,8 +57,8 @@ async def _main(args: argparse.Namespace) -> int:
     session_id: str | None = None
     try:
         if once:
-            await _one(kernel, renderer, once, workspace, None)
-            return 0
+            result = await _one(kernel, renderer, once, workspace, None)
+            return 0 if result.status == "settled" else 1
         renderer.note({"kgent debug": HELP})
         loop = asyncio.get_running_loop()
         while True:
@@ -87,7 +87,7 @@ async def _main(args: argparse.Namespace) -> int:
                     text = d.get("text") or d.get("content") or ""
                     renderer.note({d["role"]: str(text)[:200]})
             else:
-                session_id = await _one(kernel, renderer, line, workspace, session_id)
+                session_id = (await _one(kernel, renderer, line, workspace, session_id)).session_id
     finally:
         await kernel.aclose()
 

@@ -55,6 +55,30 @@ def open_store() -> Any:
     return JsonlSessionStore(sessions_root())
 
 
+async def resume_defaults(args: argparse.Namespace) -> None:
+    """For `--session`: the session's workspace, and its provider/model/mode unless flags say otherwise.
+
+    Raises a clear error for an unknown session or entry, or a --workspace that is not the session's."""
+    from kgent.kernel.errors import ConfigError, KgentError
+
+    store = open_store()
+    try:
+        tree = await store.load(args.session)
+    finally:
+        await store.aclose()
+    workspace = Path(tree.info.workspace)
+    if args.workspace and workspace_of(args) != workspace:
+        raise ConfigError(f"session {args.session} belongs to {workspace}, not {workspace_of(args)}")
+    args.workspace = str(workspace)
+    if args.fork and args.fork not in tree.entries:
+        raise KgentError(f"no entry {args.fork!r} in session {args.session}", code="entry_not_found")
+    config = next((e.data for e in reversed(tree.branch(args.fork)) if e.type == "config"), {})
+    if args.provider is None and args.model is None and config.get("provider"):
+        args.provider, args.model = config["provider"], config.get("model")
+    if args.mode is None and config.get("mode") and not os.environ.get("KGENT_PERMISSION_MODE"):
+        args.mode = config["mode"] if config["mode"] != "full" else None  # never resume into full silently
+
+
 def workspace_of(args: argparse.Namespace) -> Path:
     return Path(args.workspace or os.getcwd()).expanduser().resolve()
 
@@ -129,11 +153,11 @@ async def _main(args: argparse.Namespace) -> int:
 
     renderer = JsonRenderer() if args.json else HumanRenderer()
     try:
-        kernel = build_kernel(args, args.mode)
         if args.fork and not args.session:
             raise KgentError("--fork needs --session ID", code="usage")
         if args.session:
-            await kernel.store.load(args.session)  # a clear error now, not a failed run
+            await resume_defaults(args)
+        kernel = build_kernel(args, args.mode)
         run = kernel.create_run(
             " ".join(args.prompt),
             workspace=workspace_of(args),

@@ -80,8 +80,8 @@ class Loop:
         tracker = self.kernel.change_tracker(self.spec.workspace)
         status, error = "failed", None
         try:
+            await self._open_session(run)  # first: a cancel from here on still leaves the host a session
             await tracker.start()
-            await self._open_session(run)
             status, error = await self._turns(run, tracker)
         except asyncio.CancelledError:
             # run.cancel() or the host's loop shutting down: either way the run ends cancelled, with its run_end
@@ -121,13 +121,21 @@ class Loop:
             if leaf is not None and leaf not in tree.entries:
                 raise KgentError(f"no entry {leaf!r} in session {spec.session_id}", code="entry_not_found")
             self.state.leaf_id = leaf
-            self.state.history = self.kernel.project(tree.branch(leaf))
-            self.kernel.restore_rules(spec.session_id, tree.branch(leaf))
+            branch = tree.branch(leaf)
+            self.state.history = self.kernel.project(branch)
+            self.kernel.restore_rules(spec.session_id, branch)
+            config = self._config()
+            last = next((e.data for e in reversed(branch) if e.type == "config"), None)
+            if last is None or any(last.get(k) != v for k, v in config.items()):
+                await self.persist([self.entry("config", **config)])  # a resume that changed mode or model
         else:
-            await store.create(workspace=str(spec.workspace), session_id=spec.session_id)
-            await self.persist(
-                [new_entry("config", None, mode=spec.mode, provider=spec.provider.name, model=spec.provider.model)]
-            )
+            # Shielded: once the host has the session id, a cancel must not leave it without a session.
+            creating = asyncio.ensure_future(self._create_session())
+            try:
+                await asyncio.shield(creating)
+            except asyncio.CancelledError:
+                await creating
+                raise
         run.emit(
             RunStart(
                 run_id=run.run_id,
@@ -140,6 +148,14 @@ class Loop:
             )
         )
         await self._add_user(run, spec.prompt, "prompt")
+
+    def _config(self) -> dict[str, str]:
+        spec = self.spec
+        return {"mode": spec.mode, "provider": spec.provider.name, "model": spec.provider.model}
+
+    async def _create_session(self) -> None:
+        await self.kernel.store.create(workspace=str(self.spec.workspace), session_id=self.spec.session_id)
+        await self.persist([new_entry("config", None, **self._config())])
 
     async def persist(self, entries: list[SessionEntry]) -> None:
         """Append entries (already chained from the current leaf) as one durable batch."""

@@ -60,15 +60,19 @@ class AgentRun:
         self._cancel_requested = False
         self._accepting = True  # steer/follow_up still reach the model
         self._task: asyncio.Task[None] | None = None
+        self._started = False
 
     # -- driven by the loop ------------------------------------------------------------------------------------
     def _start(self, body: Callable[[AgentRun], Awaitable[RunResult]]) -> None:
         self._task = asyncio.get_running_loop().create_task(self._main(body), name=f"kgent-run-{self.run_id}")
 
     async def _main(self, body: Callable[[AgentRun], Awaitable[RunResult]]) -> None:
+        self._started = True
+        if self._cancel_requested:  # cancelled before the task ran: let the loop end it (and keep the session)
+            asyncio.current_task().cancel()  # type: ignore[union-attr]
         try:
             result = await body(self)
-        except (Exception, asyncio.CancelledError) as exc:  # a bug in the loop: still end with one run_end, never a silent hang
+        except (Exception, asyncio.CancelledError) as exc:  # a bug in the loop: one run_end all the same
             result = RunResult(
                 run_id=self.run_id,
                 session_id=self.session_id,
@@ -159,7 +163,8 @@ class AgentRun:
         if self.done or self._cancel_requested:
             return
         self._cancel_requested = True
-        if self._task is not None and self._accepting:
+        # a task cancelled before its first step runs none of its code (no run_end): _main cancels itself instead
+        if self._task is not None and self._accepting and self._started:
             self._task.cancel()
 
     def resolve_permission(self, request_id: str, option_id: str) -> bool:

@@ -21,11 +21,17 @@ VERSION = 1
 MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_dumps_ascii = json.JSONEncoder(ensure_ascii=True, separators=(",", ":")).encode
 
 
 def encode(obj: dict[str, Any]) -> bytes:
-    """One line: compact JSON (keys in insertion order), UTF-8, newline-terminated."""
-    return (_dumps(obj) + "\n").encode("utf-8")
+    """One line: compact JSON (keys in insertion order), UTF-8, newline-terminated. Text that is not valid
+    Unicode (a lone surrogate from a model or a tool) is written \\u-escaped, so it round-trips exactly."""
+    text = _dumps(obj)
+    try:
+        return (text + "\n").encode("utf-8")
+    except UnicodeEncodeError:
+        return (_dumps_ascii(obj) + "\n").encode("ascii")
 
 
 def header(session_id: str, workspace: str, created: str) -> dict[str, Any]:

@@ -2,10 +2,25 @@
 -- provider (and its key) configured.
 local M = {}
 
-local KEY_VARS = {
-  openai = { 'KGENT_API_KEY', 'DEEPSEEK_API_KEY', 'OPENAI_API_KEY' },
-  anthropic = { 'KGENT_API_KEY', 'ANTHROPIC_API_KEY' },
+-- As the daemon looks them up (kgent/config.py): a vendor's key goes only to that vendor's host.
+local VENDOR_KEYS = {
+  { provider = 'openai', host = 'deepseek.com', var = 'DEEPSEEK_API_KEY', default = true },
+  { provider = 'openai', host = 'openai.com', var = 'OPENAI_API_KEY' },
+  { provider = 'anthropic', host = 'anthropic.com', var = 'ANTHROPIC_API_KEY', default = true },
 }
+
+---@return string[]
+local function key_vars(provider, base_url)
+  local host = base_url and (base_url:match('^%a+://([^/:]+)') or ''):lower() or nil
+  local vars = { 'KGENT_API_KEY' }
+  for _, k in ipairs(VENDOR_KEYS) do
+    local match = host and (host == k.host or vim.endswith(host, '.' .. k.host)) or (host == nil and k.default)
+    if k.provider == provider and match then
+      table.insert(vars, k.var)
+    end
+  end
+  return vars
+end
 
 function M.check()
   local health = vim.health
@@ -74,7 +89,8 @@ function M.check()
     health.ok('API key: from setup{ api_key = function } (not shown)')
   else
     local found
-    for _, var in ipairs(KEY_VARS[provider] or { 'KGENT_API_KEY' }) do
+    local vars = key_vars(provider, o.base_url)
+    for _, var in ipairs(vars) do
       local v = o.env[var] or vim.env[var]
       if v and v ~= '' then
         found = var
@@ -85,7 +101,7 @@ function M.check()
       health.ok(('API key: $%s is set (not shown)'):format(found))
     else
       health.warn(('no API key for provider %s'):format(provider), {
-        ('set %s in the environment Neovim starts from'):format(table.concat(KEY_VARS[provider] or { 'KGENT_API_KEY' }, ' or ')),
+        ('set %s in the environment Neovim starts from'):format(table.concat(vars, ' or ')),
         'or give setup{ api_key = function() return ... end }',
         'or try Kgent without a key: setup{ provider = "scripted", model = "tool-loop" }',
       })
