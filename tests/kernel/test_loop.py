@@ -413,3 +413,14 @@ async def test_a_resume_that_changes_the_mode_records_it(make_kernel, workspace:
     await collect(other)
     tree = await kernel.store.load(first.session_id)
     assert [e.data["mode"] for e in tree.branch() if e.type == "config"] == ["ask", "plan"]
+
+
+async def test_repeated_tool_call_ids_still_get_one_result_each(make_kernel, workspace: Path) -> None:
+    script = [[{"tool": "ls", "args": {}, "id": "dup"}, {"tool": "calculator", "args": {"expression": "6*7"}, "id": "dup"}],
+              [{"text": "done"}]]
+    kernel = make_kernel(script, mode="full")
+    run = kernel.create_run("go", workspace=workspace)
+    await collect(run)
+    results = [m for m in kernel.provider.requests[-1].messages if isinstance(m, ToolResultMessage)]
+    assert [r.name for r in results] == ["ls", "calculator"]
+    assert len({r.tool_call_id for r in results}) == 2 and results[1].content == "42"

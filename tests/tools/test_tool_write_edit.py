@@ -133,3 +133,11 @@ async def test_edit_an_exact_unique_match_wins_over_fuzzy_lookalikes(
     out = await edit.run({"path": "f.py", "oldText": old, "newText": new}, ctx)
     assert not out.is_error, out.content
     assert (ws / "f.py").read_text() == expected
+
+
+async def test_write_reports_its_diff(ws: Path, ctx: ToolContext) -> None:
+    (ws / "x.txt").write_text("one\n")
+    out = await write.run({"path": "x.txt", "content": "two\n"}, ctx)
+    assert "-one\n+two\n" in out.details["diff"] and out.details["diff"].startswith("--- a/x.txt")
+    new = await write.run({"path": "new.txt", "content": "fresh\n"}, ctx)
+    assert new.details["diff"].startswith("--- /dev/null\n+++ b/new.txt") and "+fresh\n" in new.details["diff"]

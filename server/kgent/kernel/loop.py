@@ -6,7 +6,7 @@ Pure orchestration: I/O happens in the provider, the tools and the store it is g
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -250,6 +250,7 @@ class Loop:
         return message
 
     async def _finish_turn(self, run: AgentRun, message: AssistantMessage) -> AssistantMessage:
+        message = _unique_call_ids(message)
         if message.stop_reason not in ("error", "aborted"):  # a failed turn stays out of the history
             self.state.history.append(message)
             entry = self.entry("message", message=message_to_dict(message))
@@ -265,3 +266,17 @@ class Loop:
 
     def tool_result_entries(self, results: list[ToolResultMessage]) -> list[SessionEntry]:
         return [self.entry("message", message=message_to_dict(r)) for r in results]
+
+
+def _unique_call_ids(message: AssistantMessage) -> AssistantMessage:
+    """A model that repeats a tool-call id in one turn still gets one result per call: later twins are renamed."""
+    ids = [c.id for c in message.tool_calls]
+    if len(set(ids)) == len(ids):
+        return message
+    seen: set[str] = set()
+    calls = []
+    for n, call in enumerate(message.tool_calls):
+        new_id = call.id if call.id not in seen else f"{call.id}-{n}"
+        seen.add(new_id)
+        calls.append(replace(call, id=new_id))
+    return replace(message, tool_calls=tuple(calls))

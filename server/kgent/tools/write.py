@@ -11,6 +11,8 @@ from kgent.tools.base import CallDescription, FileChangePreview, ToolContext, To
 from kgent.tools.diffs import unified_diff
 from kgent.tools.paths import PathError, ResolvedPath, classify_path, resolve
 
+_DIFF_LIMIT = 512 * 1024  # bytes of new content up to which a write reports its diff
+
 
 async def read_existing_text(path: ResolvedPath, ctx: ToolContext) -> str | None:
     """The current text of a file, or None when absent or unreadable."""
@@ -69,9 +71,15 @@ class WriteTool:
         try:
             if await ctx.fs.is_dir(path.abs):
                 return error_output(f"Path is a directory: {path.rel}")
+            # the diff an editor shows for the change (also when no approval was asked); skipped for huge files
+            old = await read_existing_text(path, ctx) if len(data) <= _DIFF_LIMIT else None
+            diff = unified_diff(path.rel, old, content) if len(data) <= _DIFF_LIMIT else None
             if ctx.changes is not None:
                 await ctx.changes.record_before(path.abs, ctx.fs)
             await ctx.fs.write_bytes_atomic(path.abs, data)
         except OSError as e:
             return error_output(f"Cannot write {path.rel}: {e.strerror or e}")
-        return ToolOutput(content=f"Successfully wrote {len(data)} bytes to {path.rel}", details={"path": path.rel})
+        details: dict[str, Any] = {"path": path.rel}
+        if diff:
+            details["diff"] = diff
+        return ToolOutput(content=f"Successfully wrote {len(data)} bytes to {path.rel}", details=details)
