@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -72,6 +73,13 @@ def _under(path: str, root: str) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=64)
+def _realpath_of_root(ws: str) -> str:
+    """The workspace root's real path: asked for every path of every call, and the root does not move under a
+    run (the kernel resolves it when the run is created), so it is resolved once per process."""
+    return os.path.realpath(ws)
+
+
 def classify_path(workspace: Path, raw_path: str) -> ResolvedPath:
     """Resolve and classify without raising; a path with a NUL byte classifies as outside and protected."""
     ws = os.path.abspath(os.path.expanduser(str(workspace)))
@@ -79,7 +87,7 @@ def classify_path(workspace: Path, raw_path: str) -> ResolvedPath:
         return ResolvedPath(Path(ws), raw_path.replace("\x00", "\\0"), inside=False, protected=True)
     cleaned = _clean(raw_path) or "."
     lexical = os.path.normpath(os.path.join(ws, cleaned))
-    ws_real = os.path.realpath(ws)
+    ws_real = _realpath_of_root(ws)
     real = os.path.realpath(lexical)  # resolves through the nearest existing parent, dangling links included
     rel_real = _under(real, ws_real)
     if rel_real is None:
