@@ -90,3 +90,31 @@ def require_key(config: ProviderConfig) -> None:
         "(or use the scripted provider to try Kgent without a key)",
         code="missing_api_key",
     )
+
+
+_CONTEXT_ENV = {
+    "KGENT_CONTEXT_WINDOW": "context_window",
+    "KGENT_RESERVE_TOKENS": "reserve_tokens",
+    "KGENT_KEEP_RECENT_TOKENS": "keep_recent_tokens",
+}
+
+
+def context_overrides(env: Mapping[str, str] | None = None) -> dict[str, int]:
+    """KernelConfig fields from KGENT_CONTEXT_WINDOW / KGENT_RESERVE_TOKENS / KGENT_KEEP_RECENT_TOKENS (positive
+    integers; anything else is a ConfigError naming the variable)."""
+    from kgent.kernel.errors import ConfigError
+
+    env = os.environ if env is None else env
+    out: dict[str, int] = {}
+    for var, key in _CONTEXT_ENV.items():
+        raw = env.get(var)
+        if not raw:
+            continue
+        try:
+            value = int(raw)
+        except ValueError:
+            value = 0
+        if value <= 0:
+            raise ConfigError(f"{var} must be a positive number of tokens, got {raw!r}")
+        out[key] = value
+    return out

@@ -267,3 +267,26 @@ async def test_a_span_too_long_for_one_request_is_summarized_in_parts(tmp_path, 
         if i:
             assert text.startswith("<previous-summary>\n" + answers[i - 1])
     assert result.entry.data["summary"] == answers[-1]
+
+
+def test_context_settings_are_configurable_per_model() -> None:
+    from kgent.config import context_overrides
+    from kgent.context.compaction import CompactionSettings
+    from kgent.kernel import KernelConfig
+    from kgent.kernel.errors import ConfigError
+
+    config = KernelConfig(
+        reserve_tokens=8_000,
+        model_context={"deepseek": {"reserve_tokens": 4_000}, "deepseek-reasoner": {"context_window": 64_000}},
+    )
+    chat = CompactionSettings.resolve(config, "openai", "deepseek-chat")
+    assert (chat.context_window, chat.reserve_tokens, chat.keep_recent_tokens) == (128_000, 4_000, 20_000)
+    reasoner = CompactionSettings.resolve(config, "openai", "deepseek-reasoner")
+    assert (reasoner.context_window, reasoner.reserve_tokens) == (64_000, 8_000)  # longest prefix wins, per value
+    claude = CompactionSettings.resolve(config, "anthropic", "claude-sonnet-4-5")
+    assert (claude.context_window, claude.reserve_tokens) == (200_000, 8_000)
+
+    env = {"KGENT_CONTEXT_WINDOW": "50000", "KGENT_KEEP_RECENT_TOKENS": "9000"}
+    assert context_overrides(env) == {"context_window": 50_000, "keep_recent_tokens": 9_000}
+    with pytest.raises(ConfigError, match="KGENT_RESERVE_TOKENS"):
+        context_overrides({"KGENT_RESERVE_TOKENS": "lots"})

@@ -35,7 +35,7 @@ def add_parser(sub: Any) -> None:
 
 def build_kernel(args: argparse.Namespace, mode: str | None = None) -> Any:
     """Assemble an AgentKernel from flags + environment; raises ConfigError with what to fix."""
-    from kgent.config import permission_mode, provider_config, require_key
+    from kgent.config import context_overrides, permission_mode, provider_config, require_key
     from kgent.kernel import AgentKernel, KernelConfig
     from kgent.providers import create_provider
 
@@ -43,7 +43,9 @@ def build_kernel(args: argparse.Namespace, mode: str | None = None) -> Any:
         provider=args.provider, model=args.model, base_url=args.base_url, script=getattr(args, "script", None)
     )
     require_key(config)
-    kernel_config = KernelConfig(mode=permission_mode(explicit=mode), max_turns=args.max_turns or 50)
+    kernel_config = KernelConfig(
+        mode=permission_mode(explicit=mode), max_turns=args.max_turns or 50, **context_overrides()
+    )
     return AgentKernel(create_provider(config), store=open_store(), config=kernel_config)
 
 

@@ -76,13 +76,20 @@ class CompactionSettings:
 
     @classmethod
     def resolve(cls, config: Any, provider: str, model: str) -> CompactionSettings:
-        """Settings for a model: KernelConfig's `context_window` / `reserve_tokens` / `keep_recent_tokens` when
-        set, else the window from kgent.context.tokens.MODEL_WINDOWS and the defaults."""
-        window = getattr(config, "context_window", None) or context_window(provider, model)
+        """Settings for a model, first found wins per value: KernelConfig's `model_context` entry for the model
+        (exact name, else the longest matching prefix), then its `context_window` / `reserve_tokens` /
+        `keep_recent_tokens`, then the window from kgent.context.tokens.MODEL_WINDOWS and the defaults."""
+        table = getattr(config, "model_context", None) or {}
+        names = [m for m in table if model == m or model.startswith(m)]
+        per_model = table[max(names, key=len)] if names else {}
+
+        def pick(key: str, default: int) -> int:
+            return int(per_model.get(key) or getattr(config, key, None) or default)
+
         return cls(
-            context_window=window,
-            reserve_tokens=getattr(config, "reserve_tokens", None) or DEFAULT_RESERVE_TOKENS,
-            keep_recent_tokens=getattr(config, "keep_recent_tokens", None) or DEFAULT_KEEP_RECENT_TOKENS,
+            context_window=pick("context_window", context_window(provider, model)),
+            reserve_tokens=pick("reserve_tokens", DEFAULT_RESERVE_TOKENS),
+            keep_recent_tokens=pick("keep_recent_tokens", DEFAULT_KEEP_RECENT_TOKENS),
         )
 
 

@@ -16,7 +16,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kgent.config import provider_config, require_key
+from kgent.config import context_overrides, provider_config, require_key
 from kgent.daemon import params as P
 from kgent.daemon.errors import CONFIG, CONFLICT, NOT_FOUND, DaemonError
 from kgent.daemon.handshake import (
@@ -128,7 +128,9 @@ class Service:
     # -- runs -------------------------------------------------------------------------------------------------------
     def kernel_config(self) -> KernelConfig:
         if self._kernel_config is None:
-            self._kernel_config = KernelConfig(approval_timeout=effective_approval_timeout(self.settings, self.env))
+            self._kernel_config = KernelConfig(
+                approval_timeout=effective_approval_timeout(self.settings, self.env), **context_overrides(self.env)
+            )
         return self._kernel_config
 
     def kernel(self, provider: Provider) -> AgentKernel:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -18,3 +19,5 @@ class KernelConfig:
     reserve_tokens: int = 16_384  # compact when the context exceeds context_window - reserve_tokens
     keep_recent_tokens: int = 20_000  # about this many of the newest tokens stay verbatim
     auto_compact: bool = True  # False: compact only on demand or after a provider context_overflow error
+    # Per model (exact name or prefix, e.g. "deepseek"): any of context_window / reserve_tokens / keep_recent_tokens.
+    model_context: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
