@@ -155,7 +155,6 @@ class Terminal:
         raise AssertionError(f"kgent did not exit: {self.out.decode(errors='replace')}")
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
 def test_on_a_terminal_approvals_are_asked_and_answered(ws: Path) -> None:
     term = Terminal("run", "--provider", "scripted", "--model", "tool-loop", "set value", cwd=ws,
                     state=ws.parent / "state")
@@ -167,7 +166,6 @@ def test_on_a_terminal_approvals_are_asked_and_answered(ws: Path) -> None:
     assert (ws / "sample.py").read_text().startswith("value = 2")
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
 def test_ctrl_c_at_an_approval_prompt_cancels_the_run_at_once(ws: Path) -> None:
     term = Terminal("run", "--provider", "scripted", "--model", "tool-loop", "set value", cwd=ws,
                     state=ws.parent / "state")

@@ -76,7 +76,6 @@ def test_describe(ctx: ToolContext) -> None:
     assert (d.title, d.path) == ("Read src/app.py", "src/app.py")
 
 
-@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
 async def test_a_named_pipe_is_refused_at_once_by_every_file_tool(ws: Path, make_ctx) -> None:
     # Opening a FIFO for reading waits for a writer; done inline it would freeze the whole event loop (every run).
     from kgent.tools.changes import ChangeTracker
