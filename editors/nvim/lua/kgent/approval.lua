@@ -122,12 +122,21 @@ local function scratch(name, lines, ft)
   return buf
 end
 
+--- Go back to the prompt's preview tab if it is still open; true when it was.
+---@param prompt kgent.Prompt
+local function show_open_tab(prompt)
+  if prompt.diff and prompt.diff.tab and vim.api.nvim_tabpage_is_valid(prompt.diff.tab) then
+    vim.api.nvim_set_current_tabpage(prompt.diff.tab)
+    return true
+  end
+  return false
+end
+
 --- Open the proposed change in a new tab: current content (left) and proposed content (right) in diff mode, or
 --- the unified diff when the daemon gave no full texts. Scratch buffers only: nothing is written.
 ---@param prompt kgent.Prompt
 function M.open_diff(prompt)
-  if prompt.diff and prompt.diff.tab and vim.api.nvim_tabpage_is_valid(prompt.diff.tab) then
-    vim.api.nvim_set_current_tabpage(prompt.diff.tab)
+  if show_open_tab(prompt) then
     return
   end
   local tc = prompt.params.toolCall or {}
@@ -135,15 +144,7 @@ function M.open_diff(prompt)
   diff_seq = diff_seq + 1
   local base = ('kgent://%d/%s'):format(diff_seq, path)
   local ft = vim.filetype.match({ filename = path }) or nil
-  if vim.api.nvim_win_get_config(0).relative ~= '' then
-    -- A floating window (a picker, the transcript) cannot be split: start from a normal one.
-    for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
-      if vim.api.nvim_win_get_config(w).relative == '' then
-        vim.api.nvim_set_current_win(w)
-        break
-      end
-    end
-  end
+  require('kgent.ui').leave_float()
   vim.cmd('tab split')
   local tab = vim.api.nvim_get_current_tabpage()
   local bufs = {}
@@ -201,8 +202,7 @@ end
 --- Open the call's details (command, path, arguments) in a new tab: one scratch buffer, nothing written.
 ---@param prompt kgent.Prompt
 function M.open_details(prompt)
-  if prompt.diff and prompt.diff.tab and vim.api.nvim_tabpage_is_valid(prompt.diff.tab) then
-    vim.api.nvim_set_current_tabpage(prompt.diff.tab)
+  if show_open_tab(prompt) then
     return
   end
   diff_seq = diff_seq + 1

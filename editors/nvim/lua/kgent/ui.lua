@@ -199,14 +199,7 @@ function M.open(focus)
       title_pos = 'center',
     })
   else
-    if vim.api.nvim_win_get_config(0).relative ~= '' then
-      for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
-        if vim.api.nvim_win_get_config(w).relative == '' then
-          vim.api.nvim_set_current_win(w)
-          break
-        end
-      end
-    end
+    M.leave_float()
     if layout == 'vsplit' then
       vim.cmd('botright vsplit')
       vim.api.nvim_win_set_width(0, dim(o.size, vim.o.columns))
@@ -293,6 +286,19 @@ end
 -- Tool call ids are unique within a run only (runs may interleave): key the transcript's lines by both.
 local function tool_key(run_id, tool_call_id)
   return tostring(run_id or '') .. '\0' .. tostring(tool_call_id or '')
+end
+
+--- A floating window (a picker, the transcript) cannot be split: move to a normal window of the tab first.
+function M.leave_float()
+  if vim.api.nvim_win_get_config(0).relative == '' then
+    return
+  end
+  for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    if vim.api.nvim_win_get_config(w).relative == '' then
+      vim.api.nvim_set_current_win(w)
+      return
+    end
+  end
 end
 
 local function update_tool(id)
