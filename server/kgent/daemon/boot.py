@@ -41,13 +41,18 @@ def guard_stdio() -> tuple[int, int]:
     return in_fd, out_fd
 
 
+def read_chunk(in_fd: int) -> bytes:
+    """Up to 64 KiB from stdin (blocking); b"" at EOF or when the fd fails (both end the connection)."""
+    try:
+        return os.read(in_fd, 1 << 16)
+    except OSError:
+        return b""
+
+
 def read_first(in_fd: int, parser: FrameParser) -> tuple[list[bytes | FrameError], bool]:
     """Block until the first complete frame (or a framing error, or EOF) is in; (items, eof)."""
     while True:
-        try:
-            data = os.read(in_fd, 1 << 16)
-        except OSError:
-            data = b""
+        data = read_chunk(in_fd)
         if not data:
             return [], True
         items = parser.feed(data)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol.types import ResponseError
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage
 
+from kgent.daemon.boot import read_chunk
 from kgent.daemon.errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, error_object
 from kgent.daemon.framing import FrameError, FrameParser
 
@@ -140,10 +141,7 @@ async def connect(in_fd: int, reader: PipeReader) -> Any:
 
     def pump() -> None:
         while True:
-            try:
-                data = os.read(in_fd, 1 << 16)
-            except OSError:
-                data = b""
+            data = read_chunk(in_fd)
             if not data:
                 loop.call_soon_threadsafe(reader.on_eof)
                 return
