@@ -203,7 +203,7 @@ class InProcess:
         self.kernel = AgentKernel(provider, store=JsonlSessionStore(Path(state) / "sessions"), config=KernelConfig())
 
     async def run(self, workspace: Path) -> float:
-        from kgent.kernel.events import PermissionRequest
+        from kgent.core.events import PermissionRequest
 
         started = time.perf_counter()
         run = self.kernel.create_run("write the files", workspace=str(workspace), mode="ask")

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from kgent.kernel import AgentKernel, KernelConfig
-from kgent.kernel.messages import (
+from kgent.core.messages import (
     AssistantMessage,
     ToolCall,
     ToolResultMessage,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kgent.kernel.events import Event, PermissionRequest
+from kgent.core.events import Event, PermissionRequest
 
 
 async def collect(run: Any, answer: str | Callable[[PermissionRequest], str] = "allow_once") -> list[Event]:

@@ -13,12 +13,12 @@ _EXPORTS = {
     "AgentRun": "kgent.kernel.run",
     "InMemorySessionStore": "kgent.session.memory",
     "KernelConfig": "kgent.kernel.config",
-    "KgentError": "kgent.kernel.errors",
+    "KgentError": "kgent.core.errors",
     "ProviderConfig": "kgent.providers.base",
     "RunResult": "kgent.kernel.run",
     "ScriptedProvider": "kgent.providers.scripted",
     "create_provider": "kgent.providers",
-    "event_to_dict": "kgent.kernel.events",
+    "event_to_dict": "kgent.core.events",
 }
 
 __all__ = sorted(_EXPORTS)

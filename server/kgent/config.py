@@ -8,36 +8,16 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import replace
-from urllib.parse import urlsplit
 
+from kgent.core.errors import ConfigError
 from kgent.providers.base import ProviderConfig
+from kgent.providers.keys import key_env_names
 
 DEFAULTS = {
     "openai": ("https://api.deepseek.com", "deepseek-chat"),
     "anthropic": ("https://api.anthropic.com", "claude-sonnet-4-5"),
     "scripted": ("", "hello"),
 }
-
-
-def _host_is(base_url: str, domain: str) -> bool:
-    host = (urlsplit(base_url if "//" in base_url else f"//{base_url}").hostname or "").lower()
-    return host == domain or host.endswith("." + domain)
-
-
-def key_env_names(provider: str, base_url: str) -> tuple[str, ...]:
-    """The environment variables that may hold the key for this provider and URL, in lookup order.
-
-    A vendor's key goes only to that vendor's host: any other server (a proxy, Ollama, vLLM) gets KGENT_API_KEY
-    alone, so a DEEPSEEK_API_KEY in the environment never leaks to a URL someone pointed Kgent at."""
-    if provider == "anthropic":
-        return ("KGENT_API_KEY", "ANTHROPIC_API_KEY") if _host_is(base_url, "anthropic.com") else ("KGENT_API_KEY",)
-    if provider == "openai":
-        if _host_is(base_url, "deepseek.com"):
-            return ("KGENT_API_KEY", "DEEPSEEK_API_KEY")
-        if _host_is(base_url, "openai.com"):
-            return ("KGENT_API_KEY", "OPENAI_API_KEY")
-        return ("KGENT_API_KEY",)
-    return ()
 
 
 def provider_config(
@@ -77,8 +57,6 @@ def permission_mode(env: Mapping[str, str] | None = None, explicit: str | None =
 
 def require_key(config: ProviderConfig) -> None:
     """Raise ConfigError naming exactly what to set when a remote provider has no key (local servers may not need one)."""
-    from kgent.kernel.errors import ConfigError
-
     if config.provider not in ("openai", "anthropic") or config.api_key:
         return
     local = any(h in config.base_url for h in ("://127.", "://localhost", "://[::1]", "://0.0.0.0"))
@@ -102,8 +80,6 @@ _CONTEXT_ENV = {
 def context_overrides(env: Mapping[str, str] | None = None) -> dict[str, int]:
     """KernelConfig fields from KGENT_CONTEXT_WINDOW / KGENT_RESERVE_TOKENS / KGENT_KEEP_RECENT_TOKENS (positive
     integers; anything else is a ConfigError naming the variable)."""
-    from kgent.kernel.errors import ConfigError
-
     env = os.environ if env is None else env
     out: dict[str, int] = {}
     for var, key in _CONTEXT_ENV.items():

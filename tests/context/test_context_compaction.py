@@ -14,8 +14,8 @@ from kgent.context.summarizing import SummarizingProvider, is_summary_request, s
 from kgent.context.summary import SECTIONS
 from kgent.context.tokens import estimate_message
 from kgent.kernel import AgentKernel, KernelConfig
-from kgent.kernel.events import CompactionEvent
-from kgent.kernel.messages import (
+from kgent.core.events import CompactionEvent
+from kgent.core.messages import (
     AssistantMessage,
     SummaryMessage,
     ToolCall,
@@ -273,7 +273,7 @@ def test_context_settings_are_configurable_per_model() -> None:
     from kgent.config import context_overrides
     from kgent.context.compaction import CompactionSettings
     from kgent.kernel import KernelConfig
-    from kgent.kernel.errors import ConfigError
+    from kgent.core.errors import ConfigError
 
     config = KernelConfig(
         reserve_tokens=8_000,

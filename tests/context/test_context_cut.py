@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from kgent.context.cut import find_cut, plan_compaction
 from kgent.context.projection import project
-from kgent.kernel.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage, message_to_dict
+from kgent.core.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage, message_to_dict
 from kgent.session.entries import SessionEntry
 
 

@@ -4,7 +4,7 @@ never a tool call without its result."""
 from __future__ import annotations
 
 from kgent.context.projection import INTERRUPTED, live_entries, pair_tool_results, project
-from kgent.kernel.messages import (
+from kgent.core.messages import (
     AssistantMessage,
     SummaryMessage,
     ToolCall,

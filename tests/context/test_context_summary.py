@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kgent.context.summary import SECTIONS, serialize, summary_prompt, validate_summary
-from kgent.kernel.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
+from kgent.core.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
 
 VALID = "\n\n".join(f"## {s}\n- item for {s.lower()}" for s in SECTIONS)
 

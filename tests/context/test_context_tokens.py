@@ -15,7 +15,7 @@ from kgent.context.tokens import (
     estimate_text,
 )
 from kgent.kernel.config import KernelConfig
-from kgent.kernel.messages import (
+from kgent.core.messages import (
     AssistantMessage,
     SummaryMessage,
     ToolCall,

@@ -9,7 +9,7 @@ import pytest
 from kgent.context.compaction import CompactionError
 from kgent.daemon.errors import DaemonError, classify, to_jsonrpc
 from kgent.daemon.handshake import ParamsError
-from kgent.kernel.errors import (
+from kgent.core.errors import (
     ConfigError,
     KgentError,
     ProviderError,

@@ -10,7 +10,7 @@ import pytest
 
 from kgent.config import DEFAULTS
 from kgent.daemon import handshake as H
-from kgent.kernel.events import DEFAULT_PERMISSION_OPTIONS, EVENT_TYPES
+from kgent.core.events import DEFAULT_PERMISSION_OPTIONS, EVENT_TYPES
 from kgent.permissions import MODE_ALIASES, MODES
 from kgent.providers import ALIASES, provider_names
 from kgent.providers.scripted import builtin_scripts

@@ -30,7 +30,7 @@ def test_the_delta_fast_path_sends_the_generic_bytes() -> None:
     import json
 
     from kgent.daemon.runs import RunHandle
-    from kgent.kernel.events import MessageDelta, event_to_dict
+    from kgent.core.events import MessageDelta, event_to_dict
 
     class Out:
         def __init__(self) -> None:

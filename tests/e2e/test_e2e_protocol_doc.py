@@ -16,7 +16,7 @@ from pygls.exceptions import JsonRpcException
 from kgent.daemon import handshake
 from kgent.daemon import params as P
 from kgent.daemon.server import NOTIFICATIONS, REQUESTS, SENT, build_server
-from kgent.kernel import events as kernel_events
+from kgent.core import events as kernel_events
 
 DOC = (Path(__file__).resolve().parents[2] / "protocol.md").read_text(encoding="utf-8")
 

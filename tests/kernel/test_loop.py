@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from helpers import collect, types
-from kgent.kernel.errors import RunStateError
-from kgent.kernel.events import (
+from kgent.core.errors import RunStateError
+from kgent.core.events import (
     MessageDelta,
     PermissionRequest,
     PermissionResolved,
@@ -18,7 +18,7 @@ from kgent.kernel.events import (
     ToolUpdate,
     UserInput,
 )
-from kgent.kernel.messages import ToolResultMessage, UserMessage
+from kgent.core.messages import ToolResultMessage, UserMessage
 
 
 async def test_tool_loop_reads_edits_runs_and_settles(make_kernel, workspace: Path) -> None:
@@ -302,7 +302,7 @@ async def test_parallel_read_only_batch_overlaps_and_keeps_call_order(workspace:
 
 
 async def test_long_scripted_run_compacts_automatically(make_kernel, workspace: Path) -> None:
-    from kgent.kernel.events import CompactionEvent
+    from kgent.core.events import CompactionEvent
 
     (workspace / "big.txt").write_text("lorem ipsum dolor sit amet\n" * 120)
     script = [[{"text": f"step {i}"}, {"tool": "read", "args": {"path": "big.txt"}}] for i in range(10)]

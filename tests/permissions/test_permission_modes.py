@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kgent.kernel.errors import ConfigError
+from kgent.core.errors import ConfigError
 from kgent.permissions import MODE_ALIASES, MODES, normalize_mode
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from kgent.kernel.errors import SessionError
+from kgent.core.errors import SessionError
 from kgent.permissions import Intent, Rule, SessionRules, classify, rule_pattern
 
 

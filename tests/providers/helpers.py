@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 
-from kgent.kernel.messages import AssistantMessage, UserMessage
+from kgent.core.messages import AssistantMessage, UserMessage
 from kgent.providers.base import ProviderRequest, StreamDone, StreamEvent
 from kgent.providers.http import RetryPolicy
 

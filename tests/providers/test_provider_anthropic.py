@@ -7,7 +7,7 @@ import json
 import httpx
 import pytest
 
-from kgent.kernel.messages import (
+from kgent.core.messages import (
     AssistantMessage,
     SummaryMessage,
     ToolCall,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kgent.config import provider_config, require_key
-from kgent.kernel.errors import ConfigError
+from kgent.core.errors import ConfigError
 
 ALL_KEYS = {
     "DEEPSEEK_API_KEY": "sk-deepseek",

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from kgent.kernel.messages import message_to_dict
+from kgent.core.messages import message_to_dict
 from kgent.providers.base import CONTEXT_OVERFLOW, StreamRetry, TextDelta
 from kgent.providers.http import RetryPolicy
 from kgent.testing import Fault, ModelServer

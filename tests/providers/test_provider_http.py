@@ -8,7 +8,7 @@ from email.utils import formatdate
 import httpx
 import pytest
 
-from kgent.kernel.errors import ProviderError
+from kgent.core.errors import ProviderError
 from kgent.providers.http import (
     Endpoint,
     RetryPolicy,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kgent.kernel import AgentKernel, KernelConfig
-from kgent.kernel.events import MessageDelta, MessageEnd, RetryEvent, ToolCallEvent, ToolUpdate, event_to_dict
+from kgent.core.events import MessageDelta, MessageEnd, RetryEvent, ToolCallEvent, ToolUpdate, event_to_dict
 from kgent.testing import Fault, ModelServer
 
 from .helpers import KEY

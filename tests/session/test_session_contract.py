@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from kgent.kernel.errors import SessionError, SessionNotFound
+from kgent.core.errors import SessionError, SessionNotFound
 from kgent.session.entries import SessionEntry, new_entry
 from kgent.session.store import SessionStore
 

@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 from kgent.context.projection import project
-from kgent.kernel.messages import message_from_dict, message_to_dict
+from kgent.core.messages import message_from_dict, message_to_dict
 from kgent.session import codec
 from kgent.session.entries import SessionEntry, tree_to_dict
 from kgent.session.jsonl import JsonlSessionStore

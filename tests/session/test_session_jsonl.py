@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kgent.kernel.errors import SessionError
+from kgent.core.errors import SessionError
 from kgent.session import codec
 from kgent.session.entries import new_entry
 from kgent.session.index import INDEX_NAME

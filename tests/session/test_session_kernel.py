@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from kgent.kernel import AgentKernel, KernelConfig
-from kgent.kernel.events import PermissionRequest
-from kgent.kernel.messages import AssistantMessage, ToolResultMessage, UserMessage
+from kgent.core.events import PermissionRequest
+from kgent.core.messages import AssistantMessage, ToolResultMessage, UserMessage
 from kgent.providers.scripted import ScriptedProvider
 from kgent.session.jsonl import JsonlSessionStore
 

@@ -42,8 +42,8 @@ async def _main(args: argparse.Namespace) -> int:
     from kgent.cli.render import HumanRenderer
     from kgent.cli.run import build_kernel, workspace_of
     from kgent.context.projection import project
-    from kgent.kernel.errors import KgentError
-    from kgent.kernel.messages import message_to_dict
+    from kgent.core.errors import KgentError
+    from kgent.core.messages import message_to_dict
 
     renderer = HumanRenderer()
     try:

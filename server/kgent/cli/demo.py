@@ -20,8 +20,8 @@ def add_parser(sub: Any) -> None:
 async def _main(args: argparse.Namespace) -> int:
     from kgent.cli.render import HumanRenderer, JsonRenderer
     from kgent.cli.run import drive
+    from kgent.core.events import PermissionRequest
     from kgent.kernel import AgentKernel, KernelConfig
-    from kgent.kernel.events import PermissionRequest
     from kgent.providers.scripted import ScriptedProvider
 
     renderer = JsonRenderer() if args.json else HumanRenderer()

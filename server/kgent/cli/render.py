@@ -6,7 +6,7 @@ import json
 import sys
 from typing import Any, TextIO
 
-from kgent.kernel.events import (
+from kgent.core.events import (
     Event,
     MessageDelta,
     MessageEnd,

@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from kgent.kernel.events import PermissionRequest, RunEnd
+from kgent.core.events import PermissionRequest, RunEnd
 
 
 def add_common(p: argparse.ArgumentParser) -> None:
@@ -61,7 +61,7 @@ async def resume_defaults(args: argparse.Namespace) -> None:
     """For `--session`: the session's workspace, and its provider/model/mode unless flags say otherwise.
 
     Raises a clear error for an unknown session or entry, or a --workspace that is not the session's."""
-    from kgent.kernel.errors import ConfigError, KgentError
+    from kgent.core.errors import ConfigError, KgentError
 
     store = open_store()
     try:
@@ -151,7 +151,7 @@ async def drive(run: Any, renderer: Any, *, interactive: bool, answer: Any = Non
 
 async def _main(args: argparse.Namespace) -> int:
     from kgent.cli.render import HumanRenderer, JsonRenderer
-    from kgent.kernel.errors import KgentError
+    from kgent.core.errors import KgentError
 
     renderer = JsonRenderer() if args.json else HumanRenderer()
     try:

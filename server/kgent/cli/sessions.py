@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
 
 async def _main(args: argparse.Namespace) -> int:
     from kgent.context.compaction import CompactionError
-    from kgent.kernel.errors import KgentError
+    from kgent.core.errors import KgentError
     from kgent.session.jsonl import JsonlSessionStore
     from kgent.session.paths import sessions_root
 

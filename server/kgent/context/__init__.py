@@ -1,7 +1,5 @@
 """Context: what each provider request carries (the active branch, projected) and compaction when it grows."""
 
-# kgent.kernel imports this package while it initializes; importing it first makes every import order work.
-import kgent.kernel  # noqa: F401
 from kgent.context.compaction import (
     CompactionError,
     CompactionResult,

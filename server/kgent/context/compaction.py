@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from kgent.context.cut import CompactionPlan, plan_compaction
 from kgent.context.projection import latest_checkpoint, project
+from kgent.context.summarizing import SummarizingProvider
 from kgent.context.summary import SUMMARY_SYSTEM_PROMPT, serialize, summary_prompt, validate_summary
 from kgent.context.tokens import (
     RunningEstimate,
@@ -22,9 +23,9 @@ from kgent.context.tokens import (
     estimate_overhead,
     estimate_text,
 )
-from kgent.kernel.errors import KgentError
-from kgent.kernel.events import CompactionEvent
-from kgent.kernel.messages import AssistantMessage, Message, SummaryMessage, UserMessage
+from kgent.core.errors import KgentError
+from kgent.core.events import CompactionEvent
+from kgent.core.messages import AssistantMessage, Message, SummaryMessage, UserMessage
 from kgent.providers.base import Provider, ProviderRequest, StreamDone
 from kgent.session.entries import SessionEntry, new_entry
 
@@ -144,6 +145,8 @@ def split_span(messages: Sequence[Message], max_tokens: int | None) -> list[Sequ
 
 
 async def _ask(provider: Provider, prompt: str, max_tokens: int) -> str:
+    if getattr(provider, "model_free_summaries", False) and not isinstance(provider, SummarizingProvider):
+        provider = SummarizingProvider(provider)
     request = ProviderRequest(
         system_prompt=SUMMARY_SYSTEM_PROMPT,
         messages=(UserMessage(text=prompt),),

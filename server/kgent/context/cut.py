@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from kgent.context.projection import latest_checkpoint, live_entries
 from kgent.context.tokens import estimate_message
-from kgent.kernel.messages import AssistantMessage, Message, UserMessage, message_from_dict
+from kgent.core.messages import AssistantMessage, Message, UserMessage, message_from_dict
 from kgent.session.entries import SessionEntry
 
 READ_TOOLS = frozenset({"read"})

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kgent.kernel.messages import (
+from kgent.core.messages import (
     AssistantMessage,
     Message,
     SummaryMessage,

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 
 from kgent.context.summary import SECTIONS, SUMMARY_SYSTEM_PROMPT
 from kgent.context.tokens import estimate_text
-from kgent.kernel.messages import AssistantMessage, Usage, UserMessage
+from kgent.core.messages import AssistantMessage, Usage, UserMessage
 from kgent.providers.base import Provider, ProviderRequest, StreamDone, StreamEvent, TextDelta
 
 

@@ -10,7 +10,7 @@ import json
 import re
 from collections.abc import Sequence
 
-from kgent.kernel.messages import AssistantMessage, Message, SummaryMessage, ToolResultMessage, UserMessage
+from kgent.core.messages import AssistantMessage, Message, SummaryMessage, ToolResultMessage, UserMessage
 
 SECTIONS: tuple[str, ...] = (
     "Goal",

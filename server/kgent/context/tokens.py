@@ -8,7 +8,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kgent.kernel.messages import AssistantMessage, Message, SummaryMessage, ToolResultMessage, UserMessage
+from kgent.core.messages import AssistantMessage, Message, SummaryMessage, ToolResultMessage, UserMessage
 from kgent.providers.base import ToolSchema
 
 # Context windows in tokens, by model name (exact, then the longest matching prefix), then by provider.

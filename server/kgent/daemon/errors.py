@@ -12,8 +12,8 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcException
 
+from kgent.core.errors import ConfigError, KgentError, RunStateError, SessionError, SessionNotFound
 from kgent.daemon.handshake import ParamsError
-from kgent.kernel.errors import ConfigError, KgentError, RunStateError, SessionError, SessionNotFound
 
 log = logging.getLogger("kgent.daemon")
 

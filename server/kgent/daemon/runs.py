@@ -10,7 +10,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-from kgent.kernel.events import MessageDelta, event_to_dict
+from kgent.core.events import MessageDelta, event_to_dict
 from kgent.kernel.run import AgentRun
 
 log = logging.getLogger("kgent.daemon")

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kgent.config import context_overrides, provider_config, require_key
+from kgent.core.errors import SessionError
 from kgent.daemon import params as P
 from kgent.daemon.errors import CONFIG, CONFLICT, NOT_FOUND, DaemonError
 from kgent.daemon.handshake import (
@@ -30,7 +31,6 @@ from kgent.daemon.handshake import (
 )
 from kgent.daemon.runs import Outbox, RunHandle
 from kgent.kernel import AgentKernel, KernelConfig
-from kgent.kernel.errors import SessionError
 from kgent.providers import create_provider
 from kgent.providers.base import Provider, ProviderConfig
 from kgent.session.entries import tree_to_dict

@@ -12,10 +12,10 @@ from typing import Any
 
 from kgent.context.compaction import Compactor
 from kgent.context.projection import project
+from kgent.core.errors import ConfigError, RunStateError
+from kgent.core.messages import Message
 from kgent.kernel.config import KernelConfig
-from kgent.kernel.errors import ConfigError, RunStateError
 from kgent.kernel.loop import Loop, RunSpec
-from kgent.kernel.messages import Message
 from kgent.kernel.run import AgentRun
 from kgent.permissions import SessionRules, normalize_mode
 from kgent.providers.base import Provider

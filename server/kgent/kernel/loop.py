@@ -10,9 +10,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kgent.kernel.errors import KgentError
-from kgent.kernel.events import MessageDelta, MessageEnd, RetryEvent, RunStart, UsageEvent, UserInput
-from kgent.kernel.messages import (
+from kgent.core.errors import KgentError
+from kgent.core.events import MessageDelta, MessageEnd, RetryEvent, RunStart, UsageEvent, UserInput
+from kgent.core.messages import (
     AssistantMessage,
     Message,
     ToolResultMessage,

@@ -11,8 +11,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kgent.kernel.errors import RunStateError
-from kgent.kernel.events import Event, QueueUpdate, RunEnd, RunStatus
+from kgent.core.errors import RunStateError
+from kgent.core.events import Event, QueueUpdate, RunEnd, RunStatus
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -10,8 +10,8 @@ import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kgent.kernel.events import PermissionRequest, PermissionResolved, ToolCallEvent, ToolUpdate
-from kgent.kernel.messages import ToolCall, ToolResultMessage
+from kgent.core.events import PermissionRequest, PermissionResolved, ToolCallEvent, ToolUpdate
+from kgent.core.messages import ToolCall, ToolResultMessage
 from kgent.kernel.validate import validate_arguments
 from kgent.permissions import Intent, binding_hash, classify, decide, request_id
 from kgent.session.entries import SessionEntry

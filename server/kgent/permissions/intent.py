@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from kgent.permissions import commands
+from kgent.tools.paths import classify_path
 
 Operation = Literal["read", "write", "shell", "network", "unknown"]
 Scope = Literal["workspace", "outside"]
@@ -46,9 +47,6 @@ class _Target:
 
 
 def _resolve(workspace: Path, raw: str) -> _Target | None:
-    # Imported here: kgent.tools.paths imports kgent.kernel, which imports this package.
-    from kgent.tools.paths import classify_path
-
     try:
         resolved = classify_path(workspace, raw)
     except ValueError:  # a NUL byte, for a classify_path that raises on it rather than calling it outside

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final, Literal, get_args
 
+from kgent.core.errors import ConfigError
+
 Mode = Literal["plan", "ask", "auto", "full"]
 
 MODES: Final[tuple[Mode, ...]] = get_args(Mode)
@@ -26,8 +28,6 @@ def normalize_mode(raw: str) -> Mode:
     alias = MODE_ALIASES.get(key)
     if alias is not None:
         return alias
-    from kgent.kernel.errors import ConfigError  # here: kgent.kernel imports this package
-
     valid = ", ".join(MODES)
     aliases = ", ".join(f"{name} ({target})" for name, target in MODE_ALIASES.items())
     raise ConfigError(f"unknown permission mode {raw!r}; valid modes: {valid}; aliases: {aliases}")

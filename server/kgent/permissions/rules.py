@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from kgent.core.errors import SessionError
 from kgent.permissions import commands
 from kgent.permissions.intent import FILE_TOOLS, Intent
 
@@ -105,8 +106,6 @@ class SessionRules:
     @classmethod
     def from_list(cls, items: Iterable[Mapping[str, Any]]) -> SessionRules:
         """Rebuild from `to_list()` output; a malformed item raises SessionError."""
-        from kgent.kernel.errors import SessionError  # here: kgent.kernel imports this package
-
         rules: list[Rule] = []
         for index, item in enumerate(items):
             if not isinstance(item, Mapping):

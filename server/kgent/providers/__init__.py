@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 
-from kgent.kernel.errors import ConfigError
+from kgent.core.errors import ConfigError
 from kgent.providers.base import Provider, ProviderConfig, ProviderRequest, ToolSchema
 
 PROVIDERS: dict[str, str] = {

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kgent.kernel.errors import ProviderError
-from kgent.kernel.messages import (
+from kgent.core.errors import ProviderError
+from kgent.core.messages import (
     AssistantMessage,
     Message,
     SummaryMessage,

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from kgent.kernel.messages import AssistantMessage, Message
+from kgent.core.messages import AssistantMessage, Message
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
-from kgent.kernel.messages import Message
+from kgent.core.messages import Message
 
 # A converted message: (role, parts). Consecutive messages of a role in `merge` share one wire message whose
 # content is their parts; any other role's single part is the complete wire message.

@@ -19,9 +19,9 @@ from typing import Any
 
 import httpx
 
-from kgent.config import key_env_names
-from kgent.kernel.errors import ProviderError
+from kgent.core.errors import ProviderError
 from kgent.providers.base import CONTEXT_OVERFLOW, ProviderConfig
+from kgent.providers.keys import key_env_names
 
 USER_AGENT = "kgent/0.1"
 MAX_ERROR_BODY = 64 * 1024

@@ -10,8 +10,8 @@ import json
 import re
 from typing import Any
 
-from kgent.kernel.errors import ProviderError
-from kgent.kernel.messages import (
+from kgent.core.errors import ProviderError
+from kgent.core.messages import (
     AssistantMessage,
     Message,
     SummaryMessage,

@@ -5,7 +5,7 @@ A script is a list of turns; a turn is a list of steps:
   {"sleep": seconds}  {"error": "message", "code": "provider_unavailable"?}  {"usage": {"input": n, "output": n}}
 Which turn plays: one past the turn of the latest scripted reply since the last user message (0 if none), so a
 script restarts after a steering or follow-up message; past the end, the last turn repeats (make it a text answer).
-Summary requests (compaction) get a deterministic eight-section summary.
+Compaction answers its summary requests without a model (see `model_free_summaries`, kgent.context.summarizing).
 Built-in scripts live in kgent/scripts/NAME.json; `--script` also takes a path to a JSON file.
 """
 
@@ -18,8 +18,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from kgent.kernel.errors import ConfigError
-from kgent.kernel.messages import AssistantMessage, ToolCall, Usage, UserMessage
+from kgent.core.errors import ConfigError
+from kgent.core.messages import AssistantMessage, ToolCall, Usage, UserMessage
 from kgent.providers.base import (
     ProviderRequest,
     StreamDone,
@@ -74,6 +74,8 @@ def _chunks(text: str, n: int | None) -> list[str]:
 
 class ScriptedProvider:
     name = "scripted"
+    # A scripted model cannot write a summary: compaction answers its summary requests itself (deterministically).
+    model_free_summaries = True
 
     def __init__(self, script: Script | str = "hello", *, model: str | None = None) -> None:
         self.script: Script = load_script(script) if isinstance(script, str) else script
@@ -92,14 +94,6 @@ class ScriptedProvider:
 
     async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
         self.requests.append(request)
-        from kgent.context.summarizing import is_summary_request, scripted_summary
-
-        if is_summary_request(request):  # compaction: a deterministic eight-section summary, no model needed
-            summary = scripted_summary(request)
-            yield TextDelta(summary)
-            yield StreamDone(AssistantMessage(text=summary, usage=Usage(output_tokens=len(summary) // 4),
-                                              provider=self.name, model=self.model))
-            return
         turn = self._turn(request)
         vendor = {"scriptTurn": turn}
         text, thinking, calls = "", "", []

@@ -7,7 +7,7 @@ they are.
 
 from __future__ import annotations
 
-from kgent.kernel.errors import ProviderError
+from kgent.core.errors import ProviderError
 
 SSEEvent = tuple[str, bytes]  # (event name, data): one dispatched event
 

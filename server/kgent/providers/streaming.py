@@ -16,8 +16,8 @@ from typing import Protocol
 
 import httpx
 
-from kgent.kernel.errors import ProviderError
-from kgent.kernel.messages import AssistantMessage
+from kgent.core.errors import ProviderError
+from kgent.core.messages import AssistantMessage
 from kgent.providers.base import ProviderConfig, ProviderRequest, StreamDone, StreamEvent, StreamRetry
 from kgent.providers.http import (
     MAX_ERROR_BODY,

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kgent.kernel.errors import SessionError
+from kgent.core.errors import SessionError
 from kgent.session.entries import SessionEntry, title_of
 
 FORMAT = "kgent-session"

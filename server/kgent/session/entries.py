@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from kgent.core.errors import SessionError
+
 _BASE_KEYS = ("id", "parentId", "type", "timestamp")
 
 
@@ -63,8 +65,6 @@ def title_of(entries: Iterable[SessionEntry]) -> str:
 
 def check_batch(known: set[str] | dict[str, Any], entries: Sequence[SessionEntry]) -> None:
     """Raise SessionError unless every entry has a new id and a parent that exists (or is earlier in the batch)."""
-    from kgent.kernel.errors import SessionError  # here, not at the top: kgent.kernel imports this module
-
     fresh: set[str] = set()
     for e in entries:
         if not e.id or e.id in known or e.id in fresh:
@@ -165,8 +165,6 @@ def tree_to_dict(tree: SessionTree, *, branch_only: bool = False) -> dict[str, A
 
 def check_session_id(session_id: str) -> str:
     """A session id is also a file name: letters, digits, '-', '_' and '.', not starting with '.', ≤ 64 chars."""
-    from kgent.kernel.errors import SessionError
-
     if (
         not session_id
         or len(session_id) > 64

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from kgent.kernel.errors import SessionError
+from kgent.core.errors import SessionError
 from kgent.session import codec
 from kgent.session.entries import SessionInfo
 

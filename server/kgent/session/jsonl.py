@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from kgent.kernel.errors import SessionError, SessionNotFound
+from kgent.core.errors import SessionError, SessionNotFound
 from kgent.session import codec
 from kgent.session.entries import (
     SessionEntry,

@@ -6,7 +6,7 @@ import copy
 from collections.abc import Sequence
 from dataclasses import replace
 
-from kgent.kernel.errors import SessionError, SessionNotFound
+from kgent.core.errors import SessionError, SessionNotFound
 from kgent.session.entries import (
     SessionEntry,
     SessionInfo,

@@ -1,5 +1,5 @@
 # Concept: the coding tool set — fresh instances of the built-in tools, looked up by name, plus re-exports.
-"""Kgent's built-in coding tools. Submodules load lazily: kgent.kernel imports this package while it initializes."""
+"""Kgent's built-in coding tools. Submodules load on first use, so importing the package costs nothing."""
 
 from __future__ import annotations
 
@@ -54,8 +54,3 @@ def tool_by_name(name: str) -> Tool:
             return tool
     raise KeyError(name)
 
-
-# Import order: kgent.kernel imports this package (and kgent.tools.base/changes) while it initializes, and every tool
-# module imports kgent.kernel. Loading the kernel here, after this module's names exist, makes any first import
-# (kgent.tools.paths, kgent.tools.base, kgent.kernel...) resolve the cycle the same way.
-import kgent.kernel  # noqa: E402, F401

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kgent.kernel.errors import KgentError
+from kgent.core.errors import KgentError
 from kgent.tools.base import ToolOutput
 
 

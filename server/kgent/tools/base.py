@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from kgent.kernel.events import ToolKind
+from kgent.core.events import ToolKind
 
 if TYPE_CHECKING:
     from kgent.tools.changes import ChangeTracker

@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any
 
-from kgent.kernel.events import ToolKind
+from kgent.core.events import ToolKind
 from kgent.tools.args import ToolArgError, error_output, num_arg, req_str
 from kgent.tools.base import CallDescription, FileChangePreview, ToolContext, ToolOutput
 from kgent.tools.procgroup import become_subreaper, kill_group, note_lingering, sweep_lingering

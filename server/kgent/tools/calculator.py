@@ -9,7 +9,7 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from kgent.kernel.events import ToolKind
+from kgent.core.events import ToolKind
 from kgent.tools.args import ToolArgError, error_output, req_str
 from kgent.tools.base import CallDescription, FileChangePreview, ToolContext, ToolOutput
 

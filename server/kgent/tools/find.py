@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from kgent.kernel.events import ToolKind
+from kgent.core.events import ToolKind
 from kgent.tools.args import ToolArgError, error_output, int_arg, req_str, str_arg
 from kgent.tools.base import CallDescription, FileChangePreview, ToolContext, ToolOutput
 from kgent.tools.ignore import glob_match, walk_files

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kgent.kernel.events import ToolKind
+from kgent.core.events import ToolKind
 from kgent.tools.args import ToolArgError, bool_arg, error_output, int_arg, req_str, str_arg
 from kgent.tools.base import CallDescription, FileChangePreview, ToolContext, ToolOutput
 from kgent.tools.ignore import glob_match, walk_files

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kgent.kernel.events import ToolKind
+from kgent.core.events import ToolKind
 from kgent.tools.args import ToolArgError, error_output, int_arg, str_arg
 from kgent.tools.base import CallDescription, FileChangePreview, ToolContext, ToolOutput
 from kgent.tools.paths import PathError, classify_path, resolve

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from kgent.kernel.errors import KgentError
+from kgent.core.errors import KgentError
 
 _UNICODE_SPACES = re.compile("[\u00a0\u2000-\u200a\u202f\u205f\u3000]")
 _SSH_KEY = re.compile(r"^id_(rsa|dsa|ecdsa|ed25519|xmss)(_sk)?(-cert)?(\.pub)?$")
