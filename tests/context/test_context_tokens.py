@@ -14,7 +14,6 @@ from kgent.context.tokens import (
     estimate_overhead,
     estimate_text,
 )
-from kgent.kernel.config import KernelConfig
 from kgent.core.messages import (
     AssistantMessage,
     SummaryMessage,
@@ -23,6 +22,7 @@ from kgent.core.messages import (
     Usage,
     UserMessage,
 )
+from kgent.kernel.config import KernelConfig
 from kgent.providers.base import ToolSchema
 
 

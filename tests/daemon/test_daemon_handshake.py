@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from kgent.config import DEFAULTS
-from kgent.daemon import handshake as H
 from kgent.core.events import DEFAULT_PERMISSION_OPTIONS, EVENT_TYPES
+from kgent.daemon import handshake as H
 from kgent.permissions import MODE_ALIASES, MODES
 from kgent.providers import ALIASES, provider_names
 from kgent.providers.scripted import builtin_scripts

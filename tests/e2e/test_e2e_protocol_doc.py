@@ -3,7 +3,6 @@ forwards, its event fields must match the kernel's events, and its JSON examples
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from pathlib import Path
@@ -13,10 +12,10 @@ import pytest
 from kgent_host import KgentHost
 from pygls.exceptions import JsonRpcException
 
+from kgent.core import events as kernel_events
 from kgent.daemon import handshake
 from kgent.daemon import params as P
 from kgent.daemon.server import NOTIFICATIONS, REQUESTS, SENT, build_server
-from kgent.core import events as kernel_events
 
 DOC = (Path(__file__).resolve().parents[2] / "protocol.md").read_text(encoding="utf-8")
 
@@ -73,7 +72,7 @@ def test_event_index_matches_the_kernel() -> None:
     assert list(table) == list(kernel_events.EVENT_TYPES) == list(handshake.EVENT_TYPES)
     classes = {cls.type: cls for cls in kernel_events.Event.__args__}  # type: ignore[attr-defined]
     for type_, fields in table.items():
-        wire = {kernel_events._camel(f.name) for f in dataclasses.fields(classes[type_])}
+        wire = set(kernel_events.wire_keys(classes[type_]))
         assert {f.rstrip("?") for f in fields} == wire, type_
         assert f"### `{type_}`" in DOC, type_
 

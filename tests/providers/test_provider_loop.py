@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from kgent.kernel import AgentKernel, KernelConfig
 from kgent.core.events import MessageDelta, MessageEnd, RetryEvent, ToolCallEvent, ToolUpdate, event_to_dict
+from kgent.kernel import AgentKernel, KernelConfig
 from kgent.testing import Fault, ModelServer
 
 from .helpers import KEY

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kgent.kernel import AgentKernel, KernelConfig
 from kgent.core.events import PermissionRequest
 from kgent.core.messages import AssistantMessage, ToolResultMessage, UserMessage
+from kgent.kernel import AgentKernel, KernelConfig
 from kgent.providers.scripted import ScriptedProvider
 from kgent.session.jsonl import JsonlSessionStore
 

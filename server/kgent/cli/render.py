@@ -128,17 +128,17 @@ class HumanRenderer:
                 )
             case QueueUpdate():
                 pass
-            case RunEnd():
+            case RunEnd(result=end):
                 self._end_stream()
-                style = {"settled": "green", "cancelled": "yellow", "failed": "red"}[event.status]
-                c.print(f"[bold {style}]{event.status}[/] ({event.stop_reason}) after {event.turns} turn(s)")
-                if event.error:
-                    c.print(f"[red]error:[/] {escape(str(event.error.get('message')))}")
-                if event.changed_paths:
-                    c.print("changed: " + ", ".join(event.changed_paths), markup=False)
-                if event.patch:
+                style = {"settled": "green", "cancelled": "yellow", "failed": "red"}[end.status]
+                c.print(f"[bold {style}]{end.status}[/] ({end.stop_reason}) after {end.turns} turn(s)")
+                if end.error:
+                    c.print(f"[red]error:[/] {escape(str(end.error.get('message')))}")
+                if end.changed_paths:
+                    c.print("changed: " + ", ".join(end.changed_paths), markup=False)
+                if end.patch:
                     from rich.syntax import Syntax
 
-                    c.print(Syntax(event.patch, "diff", theme="ansi_dark", background_color="default"))
+                    c.print(Syntax(end.patch, "diff", theme="ansi_dark", background_color="default"))
             case _:
                 pass

@@ -8,9 +8,8 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
 
-from kgent.context.compaction import Compactor
+from kgent.context.compaction import CompactionPolicy, Compactor
 from kgent.context.projection import project
 from kgent.core.errors import ConfigError, RunStateError
 from kgent.core.messages import Message
@@ -46,8 +45,8 @@ class AgentKernel:
         self.config = config or KernelConfig()
         self.fs: FileOps = fs or LocalFileOps()
         self.project: Callable[[Sequence[SessionEntry]], list[Message]] = project
-        # Context compaction (kgent.context): `before_request(loop, run)` and `on_overflow(loop, run) -> bool`.
-        self.compactor: Any = Compactor()
+        # Context compaction (kgent.context): a policy the loop asks before each request; None turns it off.
+        self.compactor: CompactionPolicy | None = Compactor()
         self._rules: dict[str, SessionRules] = {}
         self._live: dict[str, AgentRun] = {}
         normalize_mode(self.config.mode)  # fail at assembly, not mid-run

@@ -10,8 +10,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kgent.context.compaction import Compaction, CompactionSettings, RunCompaction, RunContext
+from kgent.context.tokens import estimate_overhead
 from kgent.core.errors import KgentError
-from kgent.core.events import MessageDelta, MessageEnd, RetryEvent, RunStart, UsageEvent, UserInput
+from kgent.core.events import MessageDelta, MessageEnd, RetryEvent, RunResult, RunStart, UsageEvent, UserInput
 from kgent.core.messages import (
     AssistantMessage,
     Message,
@@ -21,7 +23,7 @@ from kgent.core.messages import (
     message_to_dict,
 )
 from kgent.kernel.prompt import system_prompt
-from kgent.kernel.run import AgentRun, RunResult
+from kgent.kernel.run import AgentRun
 from kgent.kernel.toolexec import ToolBatch
 from kgent.providers.base import (
     CONTEXT_OVERFLOW,
@@ -75,6 +77,19 @@ class Loop:
             ToolSchema(name=t.name, description=t.description, parameters=t.parameters) for t in kernel.tools
         )
         self.system_prompt = kernel.config.system_prompt or system_prompt(str(spec.workspace), self.schemas)
+        self.compaction: RunCompaction | None = None
+        if kernel.compactor is not None:
+            self.compaction = kernel.compactor.for_run(
+                RunContext(
+                    store=kernel.store,
+                    session_id=spec.session_id,
+                    provider=spec.provider,
+                    settings=CompactionSettings.resolve(kernel.config, spec.provider.name, spec.provider.model),
+                    auto=kernel.config.auto_compact,
+                    overhead=estimate_overhead(self.system_prompt, self.schemas),
+                    project=kernel.project,
+                )
+            )
 
     async def __call__(self, run: AgentRun) -> RunResult:
         tracker = self.kernel.change_tracker(self.spec.workspace)
@@ -208,14 +223,30 @@ class Loop:
         return "failed", {"code": "max_turns", "message": f"The run exceeded {max_turns} model turns."}
 
     async def _model_turn(self, run: AgentRun) -> AssistantMessage:
-        compactor = self.kernel.compactor
-        if compactor is not None:
-            await compactor.before_request(self, run)
+        compaction = self.compaction
+        if compaction is not None:
+            await self._apply(run, await compaction.before_request(self.state.history, self.state.leaf_id, run.emit))
         message = await self._stream_turn(run)
-        if message.error_code == CONTEXT_OVERFLOW and compactor is not None:
-            if await compactor.on_overflow(self, run):  # compacted: retry the turn once
+        if message.error_code == CONTEXT_OVERFLOW and compaction is not None:
+            checkpoint = await compaction.on_overflow(self.state.history, self.state.leaf_id, run.emit)
+            if await self._apply(run, checkpoint):  # compacted: retry the turn once
                 message = await self._stream_turn(run)
         return await self._finish_turn(run, message)
+
+    async def _apply(self, run: AgentRun, checkpoint: Compaction | None) -> bool:
+        """Persist a compaction's checkpoint and continue from its history; False when there was none or it
+        could not be stored (the run then goes on uncompacted)."""
+        if checkpoint is None or self.compaction is None:
+            return False
+        error = None
+        try:
+            await self.persist([checkpoint.entry])
+        except KgentError as exc:
+            error = exc.message
+        else:
+            self.state.history = list(checkpoint.history)
+        run.emit(self.compaction.settle(checkpoint, error))
+        return error is None
 
     async def _stream_turn(self, run: AgentRun) -> AssistantMessage:
         request = ProviderRequest(
