@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import replace
+from typing import Any, TypedDict
 
 from kgent.core.errors import ConfigError
 from kgent.providers.base import ProviderConfig
@@ -47,7 +48,8 @@ def provider_config(
 
 def with_overrides(config: ProviderConfig, **overrides: str | None) -> ProviderConfig:
     """Apply the non-None overrides (provider, model, base_url, api_key)."""
-    return replace(config, **{k: v for k, v in overrides.items() if v is not None})
+    changes: dict[str, Any] = {k: v for k, v in overrides.items() if v is not None}
+    return replace(config, **changes)
 
 
 def permission_mode(env: Mapping[str, str] | None = None, explicit: str | None = None) -> str:
@@ -77,11 +79,19 @@ _CONTEXT_ENV = {
 }
 
 
-def context_overrides(env: Mapping[str, str] | None = None) -> dict[str, int]:
+class ContextOverrides(TypedDict, total=False):
+    """The KernelConfig fields the environment may set."""
+
+    context_window: int
+    reserve_tokens: int
+    keep_recent_tokens: int
+
+
+def context_overrides(env: Mapping[str, str] | None = None) -> ContextOverrides:
     """KernelConfig fields from KGENT_CONTEXT_WINDOW / KGENT_RESERVE_TOKENS / KGENT_KEEP_RECENT_TOKENS (positive
     integers; anything else is a ConfigError naming the variable)."""
     env = os.environ if env is None else env
-    out: dict[str, int] = {}
+    out = ContextOverrides()
     for var, key in _CONTEXT_ENV.items():
         raw = env.get(var)
         if not raw:
@@ -92,5 +102,5 @@ def context_overrides(env: Mapping[str, str] | None = None) -> dict[str, int]:
             value = 0
         if value <= 0:
             raise ConfigError(f"{var} must be a positive number of tokens, got {raw!r}")
-        out[key] = value
+        out[key] = value  # type: ignore[literal-required]  # key is one of _CONTEXT_ENV's values
     return out

@@ -74,7 +74,7 @@ async def resume_defaults(args: argparse.Namespace) -> None:
     args.workspace = str(workspace)
     if args.fork and args.fork not in tree.entries:
         raise KgentError(f"no entry {args.fork!r} in session {args.session}", code="entry_not_found")
-    config = next((e.data for e in reversed(tree.branch(args.fork)) if e.type == "config"), {})
+    config: dict[str, Any] = next((e.data for e in reversed(tree.branch(args.fork)) if e.type == "config"), {})
     if args.provider is None and args.model is None and config.get("provider"):
         args.provider, args.model = config["provider"], config.get("model")
     if args.mode is None and config.get("mode") and not os.environ.get("KGENT_PERMISSION_MODE"):

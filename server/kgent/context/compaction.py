@@ -109,7 +109,7 @@ async def summarize(
     The previous checkpoint's summary is updated with the newly covered messages. A span too long for one request
     (over `max_prompt_tokens`) is fed in consecutive parts, each updating the summary of the parts before it.
     """
-    summary = plan.previous.data.get("summary") if plan.previous is not None else None
+    summary: str | None = plan.previous.data.get("summary") if plan.previous is not None else None
     for part in split_span(plan.covered_messages, max_prompt_tokens):
         prompt = summary_prompt(
             part, previous=summary, read_files=plan.read_files, modified_files=plan.modified_files, focus=focus

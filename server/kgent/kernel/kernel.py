@@ -22,7 +22,7 @@ from kgent.session.entries import SessionEntry, new_id
 from kgent.session.memory import InMemorySessionStore
 from kgent.session.store import SessionStore
 from kgent.tools import CODING_TOOLS
-from kgent.tools.base import Tool
+from kgent.tools.base import ChangeTracking, Tool
 from kgent.tools.changes import ChangeTracker
 from kgent.tools.ops import FileOps, LocalFileOps
 
@@ -106,7 +106,8 @@ class AgentKernel:
                 self._rules[session_id] = SessionRules.from_list(entry.data["rules"])
                 return
 
-    def change_tracker(self, workspace: Path) -> ChangeTracker:
+    def change_tracker(self, workspace: Path) -> ChangeTracking:
+        """A run's change tracking (override to record changes differently)."""
         return ChangeTracker(workspace)
 
     async def aclose(self) -> None:
@@ -115,6 +116,4 @@ class AgentKernel:
         for run in list(self._live.values()):
             await run.result()
         await self.provider.aclose()
-        close_store = getattr(self.store, "aclose", None)
-        if close_store is not None:
-            await close_store()
+        await self.store.aclose()

@@ -36,6 +36,7 @@ from kgent.providers.base import (
     ToolSchema,
 )
 from kgent.session.entries import SessionEntry, new_entry
+from kgent.tools.base import ChangeTracking
 
 if TYPE_CHECKING:
     from kgent.kernel.kernel import AgentKernel
@@ -190,7 +191,7 @@ class Loop:
         await self.persist([self.entry("message", message=message_to_dict(message))])
         run.emit(UserInput(text=text, source=source))  # type: ignore[arg-type]
 
-    async def _turns(self, run: AgentRun, tracker: Any) -> tuple[str, dict[str, str] | None]:
+    async def _turns(self, run: AgentRun, tracker: ChangeTracking) -> tuple[str, dict[str, str] | None]:
         max_turns = self.kernel.config.max_turns
         while self.state.turns < max_turns:
             self.state.turns += 1

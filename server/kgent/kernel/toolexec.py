@@ -15,12 +15,11 @@ from kgent.core.messages import ToolCall, ToolResultMessage
 from kgent.kernel.validate import validate_arguments
 from kgent.permissions import Intent, binding_hash, classify, decide, request_id
 from kgent.session.entries import SessionEntry
-from kgent.tools.base import Tool, ToolContext, ToolOutput
+from kgent.tools.base import ChangeTracking, Tool, ToolContext, ToolOutput
 
 if TYPE_CHECKING:
     from kgent.kernel.loop import Loop
     from kgent.kernel.run import AgentRun
-    from kgent.tools.changes import ChangeTracker
 
 _OPTION_KINDS = ("allow_once", "allow_always", "reject_once", "reject_always")
 _CANCELLED = "cancelled: the run was cancelled"
@@ -35,7 +34,7 @@ class _Ready:
 
 
 class ToolBatch:
-    def __init__(self, loop: Loop, run: AgentRun, tracker: ChangeTracker) -> None:
+    def __init__(self, loop: Loop, run: AgentRun, tracker: ChangeTracking) -> None:
         self.loop = loop
         self.run = run
         self.tracker = tracker
@@ -113,7 +112,7 @@ class ToolBatch:
         if problem:
             self._fail(call, f"invalid_arguments: {problem}")
             return None
-        intent = classify(call.name, call.arguments, self.loop.spec.workspace)
+        intent = classify(tool, call.arguments, self.loop.spec.workspace)
         approved, reason, binding = await self._authorize(call, tool, intent, desc.title, desc.path, desc.command)
         if not approved:
             self._fail(call, f"permission_denied: {reason}")

@@ -96,7 +96,8 @@ class ScriptedProvider:
         self.requests.append(request)
         turn = self._turn(request)
         vendor = {"scriptTurn": turn}
-        text, thinking, calls = "", "", []
+        text, thinking = "", ""
+        calls: list[ToolCall] = []
         usage = Usage(input_tokens=sum(len(str(m)) for m in request.messages) // 4, output_tokens=0)
         for step in self.script[min(turn, len(self.script) - 1)]:
             await asyncio.sleep(0)
