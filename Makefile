@@ -9,8 +9,7 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	# --prefer-binary: ripgrep's newest release ships no wheel for every platform; an older wheel beats a Rust build.
-	$(PY) -m pip install -q --prefer-binary -e '.[dev]'
+	$(PY) -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 
 setup: $(STAMP)
