@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-python test-vscode test-nvim bench lint setup clean
+.PHONY: demo test test-fast test-python test-vscode test-nvim bench lint setup clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,10 @@ test: test-python test-vscode test-nvim
 
 test-python: $(STAMP)
 	$(PY) -m pytest
+
+# Unit tests only: no daemon subprocess suites (tests/e2e) and no editors; well under a minute.
+test-fast: $(STAMP)
+	$(PY) -m pytest --ignore=tests/e2e
 
 bench: $(STAMP)
 	$(PY) bench/run.py
