@@ -4,13 +4,12 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-python test-vscode test-nvim bench lint setup clean
+.PHONY: demo test test-fast test-python test-vscode test-nvim bench lint setup clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	# --prefer-binary: ripgrep's newest release ships no wheel for every platform; an older wheel beats a Rust build.
-	$(PY) -m pip install -q --prefer-binary -e '.[dev]'
+	$(PY) -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -22,6 +21,10 @@ test: test-python test-vscode test-nvim
 
 test-python: $(STAMP)
 	$(PY) -m pytest
+
+# Unit tests only: no daemon subprocess suites (tests/e2e) and no editors; well under a minute.
+test-fast: $(STAMP)
+	$(PY) -m pytest --ignore=tests/e2e
 
 bench: $(STAMP)
 	$(PY) bench/run.py

@@ -70,7 +70,6 @@ class KgentProtocol(JsonRPCProtocol):
 
     def withdraw(self, msg_id: str) -> None:
         self._request_futures.pop(msg_id, None)  # a late answer is then dropped quietly
-        self._result_types.pop(msg_id, None)
         self.send_message({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": msg_id}})
 
 

@@ -57,7 +57,8 @@ def load_script(name_or_path: str) -> Script:
     return turns
 
 
-def _chunks(text: str, n: int | None) -> list[str]:
+def text_chunks(text: str, n: int | None) -> list[str]:
+    """The pieces a text step streams in: word by word (spaces kept), or `n` about equal pieces."""
     if n is None:  # word by word, keeping the spaces
         parts, current = [], ""
         for ch in text:
@@ -107,7 +108,7 @@ class ScriptedProvider:
                 thinking += step["thinking"]
                 yield ThinkingDelta(step["thinking"])
             if "text" in step:
-                for piece in _chunks(step["text"], step.get("chunks")):
+                for piece in text_chunks(step["text"], step.get("chunks")):
                     text += piece
                     yield TextDelta(piece)
             if "tool" in step:
