@@ -1,8 +1,9 @@
 -- Kgent for Neovim: the Lua API (mirrors :Kgent) and the glue between the daemon connection (kgent.rpc), the
--- transcript (kgent.ui) and approvals (kgent.approval). See :help kgent.
+-- transcript (kgent.ui, kgent.transcript, kgent.render) and approvals (kgent.approval). See :help kgent.
 local config = require('kgent.config')
 local rpc = require('kgent.rpc')
 local ui = require('kgent.ui')
+local render = require('kgent.render')
 local approval = require('kgent.approval')
 
 local M = {}
@@ -91,7 +92,7 @@ function handlers.on_event(params, conn)
   if ev.type == 'run_start' and ev.workspace then
     run.workspace = ev.workspace
   end
-  ui.on_event(run, ev)
+  render.on_event(run, ev)
   emit('KgentEvent', params)
   if ev.type == 'run_end' then
     run.live = false
@@ -122,7 +123,7 @@ function handlers.on_withdraw(id)
 end
 
 approval.on_done = function(prompt, result, how)
-  ui.permission_done(prompt.params, how)
+  render.permission_done(prompt.params, how)
   emit('KgentPermissionDone', { requestId = prompt.id, result = result, how = how })
 end
 
@@ -414,7 +415,7 @@ function M.resume_session(session_id, cb)
       if s.liveRunId then
         M.state.run_id = s.liveRunId
       end
-      ui.render_session(s)
+      render.render_session(s)
       ui.open()
       notify(('resumed session %s; :Kgent run continues it'):format(M.state.session_id))
       cb(nil, s)
