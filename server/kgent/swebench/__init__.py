@@ -1,7 +1,8 @@
 """The SWE-bench front: instances → clean workspaces at base_commit → kernel runs → predictions JSONL for the
-official harness (docs/swebench.md). `Evaluator` runs them."""
+official harness (docs/swebench.md). `kgent swebench run|merge` drives it; `Evaluator` is the same in Python."""
 
 from kgent.swebench.instances import Instance, InstanceError, Shard, load_dataset, load_instances, select
+from kgent.swebench.merge import MergeReport, merge
 from kgent.swebench.runner import FINAL, RETRY, EvalConfig, Evaluator, Progress
 
 __all__ = [
@@ -11,9 +12,11 @@ __all__ = [
     "Evaluator",
     "Instance",
     "InstanceError",
+    "MergeReport",
     "Progress",
     "Shard",
     "load_dataset",
     "load_instances",
+    "merge",
     "select",
 ]
