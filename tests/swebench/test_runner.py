@@ -64,7 +64,8 @@ async def test_workers_fix_every_instance_and_keep_trajectories(fixture: Fixture
         assert types.count("message") >= 2 * rec["turns"]
         first = next(e for e in parsed.entries.values() if e.type == "message")
         assert fixture.record(iid)["problem_statement"] in first.data["message"]["text"]
-    assert not list((out / "workspaces").iterdir())  # checkouts are removed once their patch is taken
+    assert sorted(p.name for p in out.iterdir()) == [".lock", "predictions.jsonl", "summary.json", "trajectories"]
+    assert sorted(p.name for p in (out / "trajectories").iterdir()) == [f"{i}.jsonl" for i in sorted(fixture.ids)]
 
 
 async def test_a_provider_failure_stops_only_its_instance_and_is_retried(fixture: Fixture, tmp_path: Path) -> None:

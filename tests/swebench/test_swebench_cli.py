@@ -85,7 +85,7 @@ def test_kill_9_mid_run_then_resume(fixture: Fixture, tmp_path: Path) -> None:
         assert (out / "trajectories" / f"{iid}.jsonl").read_bytes() == kept[f"{iid}.jsonl"]
     assert after["instances"]["acme__calc-2"]["status"] == "submitted"
     assert codec.parse((out / "trajectories" / "acme__calc-2.jsonl").read_bytes()).entries
-    assert not (out / "trajectories" / ".sessions").exists() or not any((out / "trajectories" / ".sessions").rglob("*"))
+    assert not (out / "trajectories" / ".sessions").exists()
     # and once more: nothing left to do
     again = kgent(*fixture.argv(out))
     assert "0 instances to run, 4 already done" in again.stderr
@@ -119,7 +119,7 @@ def test_ctrl_c_cancels_running_instances_and_records_nothing_for_them(fixture: 
     assert sorted(preds(out)) == ["acme__calc-1", "acme__calc-3", "acme__text-1"]
     assert "acme__calc-2" not in summary(out)["instances"]
     assert not (out / "trajectories" / "acme__calc-2.jsonl").exists()
-    assert not list((out / "workspaces").iterdir())
+    assert not (out / "workspaces").exists()
     assert not running(str(marker))  # the command was killed with its run
 
 

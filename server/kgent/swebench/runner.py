@@ -138,6 +138,9 @@ class Evaluator:
                 for w in workers:
                     w.cancel()
                 await asyncio.gather(*workers, return_exceptions=True)
+                for empty in (out.trajectories / ".sessions", self.workdir):  # left only when something remains
+                    with contextlib.suppress(OSError):
+                        empty.rmdir()
                 if self.progress is not None:
                     self.progress.finish()
         return done
