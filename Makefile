@@ -9,7 +9,8 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
+	# swebench: the official SWE-bench harness, whose own loading code the evaluator's tests check predictions with.
+	$(PY) -m pip install -q -e '.[dev,swebench]'
 	touch $(STAMP)
 
 setup: $(STAMP)
