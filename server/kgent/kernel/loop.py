@@ -6,14 +6,14 @@ Pure orchestration: I/O happens in the provider, the tools and the store it is g
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kgent.context.compaction import Compaction, CompactionSettings, RunCompaction, RunContext
 from kgent.context.tokens import estimate_overhead
 from kgent.core.errors import KgentError
-from kgent.core.events import MessageDelta, MessageEnd, RetryEvent, RunResult, RunStart, UsageEvent, UserInput
+from kgent.core.events import MessageEnd, RunResult, RunStart, UsageEvent, UserInput
 from kgent.core.messages import (
     AssistantMessage,
     Message,
@@ -25,17 +25,9 @@ from kgent.core.messages import (
 from kgent.kernel.prompt import system_prompt
 from kgent.kernel.run import AgentRun
 from kgent.kernel.toolexec import ToolBatch
-from kgent.providers.base import (
-    CONTEXT_OVERFLOW,
-    Provider,
-    ProviderRequest,
-    StreamDone,
-    StreamRetry,
-    TextDelta,
-    ThinkingDelta,
-    ToolSchema,
-)
-from kgent.session.entries import SessionEntry, new_entry
+from kgent.kernel.turn import stream_turn
+from kgent.providers.base import CONTEXT_OVERFLOW, Provider, ProviderRequest, ToolSchema
+from kgent.session.entries import SessionEntry, SessionInfo, new_entry
 from kgent.tools.base import ChangeTracking
 
 if TYPE_CHECKING:
@@ -77,8 +69,15 @@ class Loop:
         self.schemas = tuple(
             ToolSchema(name=t.name, description=t.description, parameters=t.parameters) for t in kernel.tools
         )
-        self.system_prompt = kernel.config.system_prompt or system_prompt(str(spec.workspace), self.schemas)
+        self.system_prompt = ""  # set when the session is open: it carries the session's date
         self.compaction: RunCompaction | None = None
+
+    def _start_context(self, info: SessionInfo) -> None:
+        """The session's system prompt and this run's compaction. The prompt's date is the session's creation day,
+        so every request of the session, resumed or not, starts with the same bytes (prompt caches hit)."""
+        kernel, spec = self.kernel, self.spec
+        day = info.created[:10]
+        self.system_prompt = kernel.config.system_prompt or system_prompt(str(spec.workspace), self.schemas, day=day)
         if kernel.compactor is not None:
             self.compaction = kernel.compactor.for_run(
                 RunContext(
@@ -133,6 +132,7 @@ class Loop:
         spec, store = self.spec, self.kernel.store
         if spec.resume:
             tree = await store.load(spec.session_id)
+            info = tree.info
             leaf = spec.parent_entry_id if spec.parent_entry_id is not None else tree.leaf_id
             if leaf is not None and leaf not in tree.entries:
                 raise KgentError(f"no entry {leaf!r} in session {spec.session_id}", code="entry_not_found")
@@ -148,10 +148,11 @@ class Loop:
             # Shielded: once the host has the session id, a cancel must not leave it without a session.
             creating = asyncio.ensure_future(self._create_session())
             try:
-                await asyncio.shield(creating)
+                info = await asyncio.shield(creating)
             except asyncio.CancelledError:
                 await creating
                 raise
+        self._start_context(info)
         run.emit(
             RunStart(
                 run_id=run.run_id,
@@ -169,9 +170,10 @@ class Loop:
         spec = self.spec
         return {"mode": spec.mode, "provider": spec.provider.name, "model": spec.provider.model}
 
-    async def _create_session(self) -> None:
-        await self.kernel.store.create(workspace=str(self.spec.workspace), session_id=self.spec.session_id)
+    async def _create_session(self) -> SessionInfo:
+        info = await self.kernel.store.create(workspace=str(self.spec.workspace), session_id=self.spec.session_id)
         await self.persist([new_entry("config", None, **self._config())])
+        return info
 
     async def persist(self, entries: list[SessionEntry]) -> None:
         """Append entries (already chained from the current leaf) as one durable batch."""
@@ -257,32 +259,9 @@ class Loop:
             model=self.spec.provider.model,
             max_tokens=self.kernel.config.max_tokens,
         )
-        message: AssistantMessage | None = None
-        emit = run.emit
-        async for event in self.spec.provider.stream(request):
-            if type(event) is TextDelta:
-                emit(MessageDelta(kind="text", delta=event.text))
-            elif type(event) is ThinkingDelta:
-                emit(MessageDelta(kind="thinking", delta=event.text))
-            elif type(event) is StreamDone:
-                message = event.message
-            elif type(event) is StreamRetry:
-                emit(
-                    RetryEvent(
-                        attempt=event.attempt,
-                        max_attempts=event.max_attempts,
-                        delay_seconds=event.delay_seconds,
-                        error=event.error,
-                    )
-                )
-        if message is None:
-            message = AssistantMessage(
-                stop_reason="error", error="the provider stream ended without a message", error_code="provider_error"
-            )
-        return message
+        return await stream_turn(self.spec.provider, request, run.emit)
 
     async def _finish_turn(self, run: AgentRun, message: AssistantMessage) -> AssistantMessage:
-        message = _unique_call_ids(message)
         if message.stop_reason not in ("error", "aborted"):  # a failed turn stays out of the history
             self.state.history.append(message)
             entry = self.entry("message", message=message_to_dict(message))
@@ -299,16 +278,3 @@ class Loop:
     def tool_result_entries(self, results: list[ToolResultMessage]) -> list[SessionEntry]:
         return [self.entry("message", message=message_to_dict(r)) for r in results]
 
-
-def _unique_call_ids(message: AssistantMessage) -> AssistantMessage:
-    """A model that repeats a tool-call id in one turn still gets one result per call: later twins are renamed."""
-    ids = [c.id for c in message.tool_calls]
-    if len(set(ids)) == len(ids):
-        return message
-    seen: set[str] = set()
-    calls = []
-    for n, call in enumerate(message.tool_calls):
-        new_id = call.id if call.id not in seen else f"{call.id}-{n}"
-        seen.add(new_id)
-        calls.append(replace(call, id=new_id))
-    return replace(message, tool_calls=tuple(calls))
