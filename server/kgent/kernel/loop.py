@@ -258,6 +258,7 @@ class Loop:
             tools=self.schemas,
             model=self.spec.provider.model,
             max_tokens=self.kernel.config.max_tokens,
+            cache_key=self.spec.session_id,
         )
         return await stream_turn(self.spec.provider, request, run.emit)
 
