@@ -13,6 +13,7 @@ from typing import Any, TypedDict
 from kgent.core.errors import ConfigError
 from kgent.providers.base import ProviderConfig
 from kgent.providers.keys import key_env_names
+from kgent.providers.pricing import PriceTable, builtin_prices, load_prices
 
 DEFAULTS = {
     "openai": ("https://api.deepseek.com", "deepseek-chat"),
@@ -104,3 +105,11 @@ def context_overrides(env: Mapping[str, str] | None = None) -> ContextOverrides:
             raise ConfigError(f"{var} must be a positive number of tokens, got {raw!r}")
         out[key] = value  # type: ignore[literal-required]  # key is one of _CONTEXT_ENV's values
     return out
+
+
+def prices(env: Mapping[str, str] | None = None) -> PriceTable:
+    """The model price table: the built-in one, updated from the JSON file KGENT_PRICES names (same shape as
+    kgent/providers/prices.json); ConfigError when that file cannot be read."""
+    env = os.environ if env is None else env
+    path = env.get("KGENT_PRICES")
+    return load_prices(path) if path else builtin_prices()

@@ -219,3 +219,21 @@ def test_debug_once_exit_code_follows_the_run(ws: Path) -> None:
     bad = kgent("debug", "--provider", "scripted", "--model", "provider-error", "--once", "hi", cwd=ws,
                 state=ws.parent / "s")
     assert (ok.returncode, bad.returncode) == (0, 1)
+
+
+def test_the_end_of_a_run_shows_tokens_and_cost(ws: Path) -> None:
+    from kgent.testing import ModelServer
+
+    with ModelServer("tool-loop") as server:
+        out = kgent("run", "--provider", "anthropic", "--base-url", server.anthropic_base_url, "--model",
+                    "claude-sonnet-4-5", "--mode", "full", "set value", cwd=ws, state=ws.parent / "state")
+    assert out.returncode == 0, out.stderr
+    line = next(x for x in out.stdout.splitlines() if x.startswith("tokens: "))
+    assert " input (" in line and " from cache, " in line and " output · cost ≈ $0.0" in line, line
+    scripted = kgent("run", "--provider", "scripted", "--model", "hello", "hi", cwd=ws, state=ws.parent / "state")
+    assert "cost unknown: no price for this model (KGENT_PRICES)" in scripted.stdout
+    prices = ws.parent / "prices.json"
+    prices.write_text(json.dumps({"models": {"hello": {"input": 100, "output": 100}}}))
+    priced = kgent("run", "--provider", "scripted", "--model", "hello", "hi", cwd=ws, state=ws.parent / "state",
+                   env={"KGENT_PRICES": str(prices)})
+    assert "cost ≈ $0.00" in priced.stdout, priced.stdout

@@ -47,3 +47,17 @@ async def test_a_failed_summary_fails_the_compaction_cleanly(
     assert failed.value.code == -32005 and failed.value.data == {"code": "compaction_failed"}
     after = await h.call("agent/session", {"sessionId": sid})
     assert after["entries"] == before["entries"]  # nothing was written
+
+
+async def test_tokens_cache_and_cost_reach_the_editor(spawn: Any, workspace: Path, model_server: ModelServer) -> None:
+    model_server.script = "tool-loop"
+    h: KgentHost = await spawn(
+        KGENT_PROVIDER="anthropic", KGENT_BASE_URL=model_server.anthropic_base_url, KGENT_MODEL="claude-sonnet-4-5"
+    )
+    _, end, events = await h.run_to_end(prompt="Set value to 2", workspace=str(workspace))
+    usage = [e for e in events if e["type"] == "usage"]
+    assert len(usage) == end["turns"] and usage[-1]["total"] == end["usage"]
+    assert usage[0]["turn"]["cacheWriteTokens"] > 0 and usage[1]["turn"]["cacheReadTokens"] > 0
+    assert end["usage"]["cost"]["currency"] == "USD" and end["usage"]["cost"]["amount"] > 0
+    session = await h.call("agent/session", {"sessionId": end["sessionId"]})
+    assert session["usage"] == end["usage"]  # one run so far: the session's totals are the run's

@@ -35,7 +35,7 @@ def add_parser(sub: Any) -> None:
 
 def build_kernel(args: argparse.Namespace, mode: str | None = None) -> Any:
     """Assemble an AgentKernel from flags + environment; raises ConfigError with what to fix."""
-    from kgent.config import context_overrides, permission_mode, provider_config, require_key
+    from kgent.config import context_overrides, permission_mode, prices, provider_config, require_key
     from kgent.kernel import AgentKernel, KernelConfig
     from kgent.providers import create_provider
 
@@ -44,7 +44,10 @@ def build_kernel(args: argparse.Namespace, mode: str | None = None) -> Any:
     )
     require_key(config)
     kernel_config = KernelConfig(
-        mode=permission_mode(explicit=mode), max_turns=args.max_turns or 50, **context_overrides()
+        mode=permission_mode(explicit=mode),
+        max_turns=args.max_turns or 50,
+        prices=prices(),
+        **context_overrides(),
     )
     return AgentKernel(create_provider(config), store=open_store(), config=kernel_config)
 

@@ -16,7 +16,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kgent.config import context_overrides, provider_config, require_key
+from kgent.config import context_overrides, prices, provider_config, require_key
 from kgent.core.errors import SessionError
 from kgent.daemon import params as P
 from kgent.daemon.errors import CONFIG, CONFLICT, NOT_FOUND, DaemonError
@@ -31,8 +31,10 @@ from kgent.daemon.handshake import (
 )
 from kgent.daemon.runs import Outbox, RunHandle
 from kgent.kernel import AgentKernel, KernelConfig
+from kgent.kernel.cost import session_usage
 from kgent.providers import create_provider
 from kgent.providers.base import Provider, ProviderConfig
+from kgent.providers.pricing import PriceTable
 from kgent.session.entries import tree_to_dict
 from kgent.session.paths import normalize_workspace
 from kgent.session.store import SessionStore
@@ -119,6 +121,7 @@ class Service:
         self.shut_down = False
         self._kernel: AgentKernel | None = None
         self._kernel_config: KernelConfig | None = None
+        self._prices: PriceTable | None = None
 
     # -- handshake ------------------------------------------------------------------------------------------------
     def initialize(self, params: Any) -> dict[str, Any]:
@@ -129,9 +132,17 @@ class Service:
     def kernel_config(self) -> KernelConfig:
         if self._kernel_config is None:
             self._kernel_config = KernelConfig(
-                approval_timeout=effective_approval_timeout(self.settings, self.env), **context_overrides(self.env)
+                approval_timeout=effective_approval_timeout(self.settings, self.env),
+                prices=self.prices(),
+                **context_overrides(self.env),
             )
         return self._kernel_config
+
+    def prices(self) -> PriceTable:
+        """The model price table (built in, updated from KGENT_PRICES), read once."""
+        if self._prices is None:
+            self._prices = prices(self.env)
+        return self._prices
 
     def kernel(self, provider: Provider) -> AgentKernel:
         if self._kernel is None:
@@ -255,6 +266,7 @@ class Service:
             data["entries"] = [e.to_dict() for e in branch]
         data["branch"] = [e.id for e in branch]
         data["liveRunId"] = self.live_run_id(session_id)
+        data["usage"] = session_usage(tree.entries.values(), self.prices())
         return data
 
     async def fork(self, session_id: str, entry_id: str) -> dict[str, Any]:

@@ -13,20 +13,21 @@ from typing import TYPE_CHECKING, Any
 from kgent.context.compaction import Compaction, CompactionSettings, RunCompaction, RunContext
 from kgent.context.tokens import estimate_overhead
 from kgent.core.errors import KgentError
-from kgent.core.events import MessageEnd, RunResult, RunStart, UsageEvent, UserInput
+from kgent.core.events import MessageEnd, RunResult, RunStart, UserInput
 from kgent.core.messages import (
     AssistantMessage,
     Message,
     ToolResultMessage,
-    Usage,
     UserMessage,
     message_to_dict,
 )
+from kgent.kernel.cost import RunCost
 from kgent.kernel.prompt import system_prompt
 from kgent.kernel.run import AgentRun
 from kgent.kernel.toolexec import ToolBatch
 from kgent.kernel.turn import stream_turn
 from kgent.providers.base import CONTEXT_OVERFLOW, Provider, ProviderRequest, ToolSchema
+from kgent.providers.pricing import builtin_prices
 from kgent.session.entries import SessionEntry, SessionInfo, new_entry
 from kgent.tools.base import ChangeTracking
 
@@ -51,7 +52,6 @@ class RunSpec:
 class LoopState:
     history: list[Message] = field(default_factory=list)
     leaf_id: str | None = None
-    usage: Usage = field(default_factory=Usage)
     turns: int = 0
     last_text: str = ""
     stop_reason: str = "end"
@@ -70,7 +70,10 @@ class Loop:
             ToolSchema(name=t.name, description=t.description, parameters=t.parameters) for t in kernel.tools
         )
         self.system_prompt = ""  # set when the session is open: it carries the session's date
+        self.overhead = 0  # estimated tokens of the system prompt and the tool schemas
         self.compaction: RunCompaction | None = None
+        prices = kernel.config.prices or builtin_prices()
+        self.cost = RunCost(prices.price(spec.provider.model))
 
     def _start_context(self, info: SessionInfo) -> None:
         """The session's system prompt and this run's compaction. The prompt's date is the session's creation day,
@@ -78,6 +81,7 @@ class Loop:
         kernel, spec = self.kernel, self.spec
         day = info.created[:10]
         self.system_prompt = kernel.config.system_prompt or system_prompt(str(spec.workspace), self.schemas, day=day)
+        self.overhead = estimate_overhead(self.system_prompt, self.schemas)
         if kernel.compactor is not None:
             self.compaction = kernel.compactor.for_run(
                 RunContext(
@@ -86,7 +90,7 @@ class Loop:
                     provider=spec.provider,
                     settings=CompactionSettings.resolve(kernel.config, spec.provider.name, spec.provider.model),
                     auto=kernel.config.auto_compact,
-                    overhead=estimate_overhead(self.system_prompt, self.schemas),
+                    overhead=self.overhead,
                     project=kernel.project,
                 )
             )
@@ -124,7 +128,7 @@ class Loop:
             error=error,
             changed_paths=changed,
             patch=patch,
-            usage=self.state.usage.to_dict(),
+            usage=self.cost.wire(),
             turns=self.state.turns,
         )
 
@@ -272,8 +276,7 @@ class Loop:
         self.state.last_text = message.text or self.state.last_text
         run.emit(MessageEnd(message=message_to_dict(message), entry_id=entry.id if entry else None))
         if message.usage is not None:
-            self.state.usage = self.state.usage + message.usage
-            run.emit(UsageEvent(turn=message.usage.to_dict(), total=self.state.usage.to_dict()))
+            run.emit(self.cost.add(message.usage))
         return message
 
     def tool_result_entries(self, results: list[ToolResultMessage]) -> list[SessionEntry]:
