@@ -113,3 +113,21 @@ def prices(env: Mapping[str, str] | None = None) -> PriceTable:
     env = os.environ if env is None else env
     path = env.get("KGENT_PRICES")
     return load_prices(path) if path else builtin_prices()
+
+
+def cost_limit(env: Mapping[str, str] | None = None, explicit: float | None = None) -> float | None:
+    """A run's cost limit in US dollars: `explicit`, else KGENT_COST_LIMIT, else None (ConfigError naming the
+    variable unless it is a positive number)."""
+    if explicit is not None:
+        return explicit
+    env = os.environ if env is None else env
+    raw = env.get("KGENT_COST_LIMIT")
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        raise ConfigError(f"KGENT_COST_LIMIT must be a positive number of US dollars, got {raw!r}")
+    return value

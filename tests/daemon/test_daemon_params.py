@@ -42,6 +42,14 @@ def test_run_params() -> None:
     assert mode.value.code == "unknown_permission_mode"
 
 
+@pytest.mark.parametrize("bad", [0, -1, "1", True, float("nan"), float("inf"), [1]])
+def test_cost_limit_is_a_positive_number(bad: object) -> None:
+    assert P.run_params({"prompt": "x", "workspace": "/w", "costLimit": 2}).cost_limit == 2.0
+    assert P.run_params({"prompt": "x", "workspace": "/w"}).cost_limit is None
+    with pytest.raises(ParamsError, match="'costLimit' must be a positive number"):
+        P.run_params({"prompt": "x", "workspace": "/w", "costLimit": bad})
+
+
 def test_omitted_params_are_empty_and_positional_params_refused() -> None:
     assert P.obj(None) == {}
     with pytest.raises(ParamsError):

@@ -64,3 +64,70 @@ def test_session_totals_cover_every_branch_and_price_each_turn_by_its_model() ->
     assert (totals["inputTokens"], totals["outputTokens"]) == (4000, 2)
     assert totals["cost"] == cost((1000 * 2.0 + 10.0 + 3000 * 1.0) / 1e6)
     assert "cost" not in session_usage([root, a, b], PriceTable({"a": PRICE}))  # one turn unpriced: tokens only
+
+
+async def test_a_cost_limit_stops_the_run_before_the_call_that_would_pass_it(make_kernel, workspace: Path) -> None:
+    # Each call reports 1000 input + 100 output tokens: $0.003. After two calls ($0.006) the next one is
+    # estimated at the last call's input plus the new messages, and its output again: past $0.007.
+    script = [[{"tool": "read", "args": {"path": "sample.py"}}, *USAGE]] * 5 + [[{"text": "Done."}]]
+    kernel = make_kernel(script, mode="full", prices=PriceTable({"script": PRICE}), cost_limit=0.007)
+    run = kernel.create_run("read it five times", workspace=workspace)
+    events = await collect(run)
+    result = await run.result()
+    assert (result.status, result.stop_reason, result.turns) == ("failed", "cost_limit", 2)
+    assert result.error is not None and result.error["code"] == "cost_limit"
+    assert "limit of $0.0070" in result.error["message"] and "spent so far: $0.0060" in result.error["message"]
+    assert result.usage["cost"]["amount"] == pytest.approx(0.006) and events[-1].type == "run_end"
+    # The session is whole: a later run (another limit) continues it.
+    again = kernel.create_run("go on", workspace=workspace, session_id=result.session_id, cost_limit=1.0)
+    await collect(again)
+    assert (await again.result()).status == "settled"
+
+
+async def test_a_cost_limit_needs_a_positive_amount_and_the_models_price(make_kernel, workspace: Path) -> None:
+    from kgent.core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="needs the price of model 'script'"):
+        make_kernel(SCRIPT).create_run("x", workspace=workspace, cost_limit=1.0)
+    with pytest.raises(ConfigError, match="needs the price"):
+        make_kernel(SCRIPT, cost_limit=1.0).create_run("x", workspace=workspace)
+    priced = make_kernel(SCRIPT, prices=PriceTable({"script": PRICE}))
+    with pytest.raises(ConfigError, match="positive number"):
+        priced.create_run("x", workspace=workspace, cost_limit=0)
+
+
+def test_the_next_call_is_estimated_at_cached_rates_once_the_provider_caches() -> None:
+    from kgent.core.messages import ToolResultMessage, UserMessage
+
+    meter = RunCost(PRICE, limit=1.0)
+    history: list = [UserMessage(text="go")]
+    meter.check(history, overhead=0)
+    meter.add(Usage(input_tokens=10, output_tokens=200, cache_read_tokens=90_000, cache_write_tokens=1_990))
+    history += [AssistantMessage(text="a" * 400), ToolResultMessage(tool_call_id="c", name="read", content="r" * 3596)]
+    new = 100 + 900  # chars/4 of the two new messages
+    expected = (92_000 * 0.5 + new * 2.5 + 200 * 10.0) / 1e6
+    assert meter.next_call(history, overhead=0) == pytest.approx(expected)
+    # Without cache use reported, everything is priced as new input; after a compaction (the history replaced),
+    # the estimate is chars/4 of what is left plus the overhead.
+    plain = RunCost(PRICE, limit=1.0)
+    plain.check(history[:1], overhead=0)
+    plain.add(Usage(input_tokens=92_000, output_tokens=200))
+    assert plain.next_call(history, overhead=0) == pytest.approx(((92_000 + new) * 2.5 + 200 * 10.0) / 1e6)
+    assert plain.next_call([UserMessage(text="s" * 400)], overhead=50) == pytest.approx((150 * 2.5 + 200 * 10.0) / 1e6)
+
+
+def test_cost_limit_and_prices_from_the_environment(tmp_path: Path) -> None:
+    import json
+
+    from kgent.config import cost_limit, prices
+    from kgent.core.errors import ConfigError
+
+    assert cost_limit({}) is None and cost_limit({"KGENT_COST_LIMIT": "0.5"}) == 0.5
+    assert cost_limit({"KGENT_COST_LIMIT": "0.5"}, explicit=2.0) == 2.0  # a flag or a run's param wins
+    for bad in ("0", "-1", "lots", "inf", "nan"):
+        with pytest.raises(ConfigError, match="KGENT_COST_LIMIT must be a positive number"):
+            cost_limit({"KGENT_COST_LIMIT": bad})
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps({"models": {"local-llm": {"input": 0, "output": 0}}}))
+    assert prices({"KGENT_PRICES": str(path)}).price("local-llm") == Price(input=0, output=0, cache_read=0, cache_write=0)
+    assert prices({}).price("local-llm") is None

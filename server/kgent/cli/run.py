@@ -21,6 +21,14 @@ def add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--script", help="scripted provider: a built-in script name or a JSON file")
     p.add_argument("--workspace", default=None, help="workspace directory (default: the current directory)")
     p.add_argument("--max-turns", dest="max_turns", type=int, default=None, help="model turns before giving up")
+    p.add_argument(
+        "--cost-limit",
+        dest="cost_limit",
+        type=float,
+        metavar="USD",
+        help="stop the run (failed: cost_limit) before a model call would take its estimated cost past this many "
+        "US dollars (env KGENT_COST_LIMIT; needs the model's price)",
+    )
 
 
 def add_parser(sub: Any) -> None:
@@ -35,7 +43,14 @@ def add_parser(sub: Any) -> None:
 
 def build_kernel(args: argparse.Namespace, mode: str | None = None) -> Any:
     """Assemble an AgentKernel from flags + environment; raises ConfigError with what to fix."""
-    from kgent.config import context_overrides, permission_mode, prices, provider_config, require_key
+    from kgent.config import (
+        context_overrides,
+        cost_limit,
+        permission_mode,
+        prices,
+        provider_config,
+        require_key,
+    )
     from kgent.kernel import AgentKernel, KernelConfig
     from kgent.providers import create_provider
 
@@ -47,6 +62,7 @@ def build_kernel(args: argparse.Namespace, mode: str | None = None) -> Any:
         mode=permission_mode(explicit=mode),
         max_turns=args.max_turns or 50,
         prices=prices(),
+        cost_limit=cost_limit(explicit=getattr(args, "cost_limit", None)),
         **context_overrides(),
     )
     return AgentKernel(create_provider(config), store=open_store(), config=kernel_config)

@@ -4,6 +4,7 @@ translation of prompt content blocks into the kernel's prompt text. Stdlib only.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +39,15 @@ def boolean(p: dict[str, Any], key: str) -> bool:
     if not isinstance(value, bool):
         raise ParamsError(f"invalid params: '{key}' must be a boolean")
     return value
+
+
+def positive_number(p: dict[str, Any], key: str) -> float | None:
+    value = p.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
+        raise ParamsError(f"invalid params: '{key}' must be a positive number")
+    return float(value)
 
 
 def absolute_path(p: dict[str, Any], key: str, *, required: bool = True) -> str | None:
@@ -109,6 +119,7 @@ class RunParams:
     mode: str | None
     provider: str | None
     model: str | None
+    cost_limit: float | None = None
 
 
 def run_params(params: Any) -> RunParams:
@@ -125,6 +136,7 @@ def run_params(params: Any) -> RunParams:
         mode=mode(p),
         provider=string(p, "provider", required=False),
         model=string(p, "model", required=False),
+        cost_limit=positive_number(p, "costLimit"),
     )
 
 

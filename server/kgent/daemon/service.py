@@ -16,7 +16,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kgent.config import context_overrides, prices, provider_config, require_key
+from kgent.config import context_overrides, cost_limit, prices, provider_config, require_key
 from kgent.core.errors import SessionError
 from kgent.daemon import params as P
 from kgent.daemon.errors import CONFIG, CONFLICT, NOT_FOUND, DaemonError
@@ -134,6 +134,7 @@ class Service:
             self._kernel_config = KernelConfig(
                 approval_timeout=effective_approval_timeout(self.settings, self.env),
                 prices=self.prices(),
+                cost_limit=cost_limit(self.env),
                 **context_overrides(self.env),
             )
         return self._kernel_config
@@ -193,6 +194,7 @@ class Service:
             parent_entry_id=p.parent_entry_id,
             mode=p.mode or default_mode(self.settings, self.env),
             provider=provider,
+            cost_limit=p.cost_limit,
         )
         handle = RunHandle(run, self.out, self._ended)
         if p.session_id is None:  # a new session: written by the run, or by us if it ends before it does

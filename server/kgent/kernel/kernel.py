@@ -18,6 +18,7 @@ from kgent.kernel.loop import Loop, RunSpec
 from kgent.kernel.run import AgentRun
 from kgent.permissions import SessionRules, normalize_mode
 from kgent.providers.base import Provider
+from kgent.providers.pricing import builtin_prices
 from kgent.session.entries import SessionEntry, new_id
 from kgent.session.memory import InMemorySessionStore
 from kgent.session.store import SessionStore
@@ -60,15 +61,20 @@ class AgentKernel:
         parent_entry_id: str | None = None,
         mode: str | None = None,
         provider: Provider | None = None,
+        cost_limit: float | None = None,
     ) -> AgentRun:
         """Start a run now (inside a running event loop). `session_id` resumes that session at its active leaf
-        or at `parent_entry_id` (a fork); without it a new session is created."""
+        or at `parent_entry_id` (a fork); without it a new session is created. `cost_limit` (US dollars; default
+        `KernelConfig.cost_limit`) ends the run `failed` (`cost_limit`) before a model call would pass it; it needs
+        the model's price (ConfigError otherwise)."""
         ws = Path(workspace)
         if not ws.is_absolute():
             raise ConfigError(f"workspace must be an absolute path, got {str(workspace)!r}")
         if not ws.is_dir():
             raise ConfigError(f"workspace {str(ws)!r} is not a directory")
         run_mode = normalize_mode(mode or self.config.mode)
+        run_provider = provider or self.provider
+        limit = self._cost_limit(cost_limit, run_provider)
         sid = session_id or new_id()
         live = self._live.get(sid)
         if live is not None and not live.done:
@@ -78,14 +84,28 @@ class AgentKernel:
             prompt=prompt,
             workspace=ws.resolve(),
             mode=run_mode,
-            provider=provider or self.provider,
+            provider=run_provider,
             session_id=sid,
             resume=session_id is not None,
             parent_entry_id=parent_entry_id,
+            cost_limit=limit,
         )
         self._live[sid] = run
         run._start(Loop(self, spec))
         return run
+
+    def _cost_limit(self, explicit: float | None, provider: Provider) -> float | None:
+        limit = explicit if explicit is not None else self.config.cost_limit
+        if limit is None:
+            return None
+        if not limit > 0:
+            raise ConfigError(f"a cost limit must be a positive number of US dollars, got {limit!r}")
+        if (self.config.prices or builtin_prices()).price(provider.model) is None:
+            raise ConfigError(
+                f"a cost limit needs the price of model {provider.model!r}, which the price table does not know: "
+                "add it in a KGENT_PRICES file (see README, Configuration)"
+            )
+        return limit
 
     def live_run(self, session_id: str) -> AgentRun | None:
         run = self._live.get(session_id)

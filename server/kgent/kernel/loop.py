@@ -46,6 +46,7 @@ class RunSpec:
     session_id: str
     resume: bool
     parent_entry_id: str | None = None
+    cost_limit: float | None = None  # US dollars; the run fails (cost_limit) before a model call would pass it
 
 
 @dataclass(slots=True)
@@ -73,7 +74,7 @@ class Loop:
         self.overhead = 0  # estimated tokens of the system prompt and the tool schemas
         self.compaction: RunCompaction | None = None
         prices = kernel.config.prices or builtin_prices()
-        self.cost = RunCost(prices.price(spec.provider.model))
+        self.cost = RunCost(prices.price(spec.provider.model), spec.cost_limit)
 
     def _start_context(self, info: SessionInfo) -> None:
         """The session's system prompt and this run's compaction. The prompt's date is the session's creation day,
@@ -200,6 +201,13 @@ class Loop:
     async def _turns(self, run: AgentRun, tracker: ChangeTracking) -> tuple[str, dict[str, str] | None]:
         max_turns = self.kernel.config.max_turns
         while self.state.turns < max_turns:
+            if self.compaction is not None:  # first: a compacted context costs less
+                history, leaf = self.state.history, self.state.leaf_id
+                await self._apply(run, await self.compaction.before_request(history, leaf, run.emit))
+            over_budget = self.cost.check(self.state.history, self.overhead)
+            if over_budget is not None:
+                self.state.stop_reason = "cost_limit"
+                return "failed", over_budget
             self.state.turns += 1
             message = await self._model_turn(run)
             if message.stop_reason in ("error", "aborted"):
@@ -231,8 +239,6 @@ class Loop:
 
     async def _model_turn(self, run: AgentRun) -> AssistantMessage:
         compaction = self.compaction
-        if compaction is not None:
-            await self._apply(run, await compaction.before_request(self.state.history, self.state.leaf_id, run.emit))
         message = await self._stream_turn(run)
         if message.error_code == CONTEXT_OVERFLOW and compaction is not None:
             checkpoint = await compaction.on_overflow(self.state.history, self.state.leaf_id, run.emit)
