@@ -229,7 +229,7 @@ def test_the_end_of_a_run_shows_tokens_and_cost(ws: Path) -> None:
                     "claude-sonnet-4-5", "--mode", "full", "set value", cwd=ws, state=ws.parent / "state")
     assert out.returncode == 0, out.stderr
     line = next(x for x in out.stdout.splitlines() if x.startswith("tokens: "))
-    assert " input (" in line and " from cache, " in line and " output · cost ≈ $0.0" in line, line
+    assert " input (" in line and " from cache, " in line and " to cache) · " in line and " output · cost ≈ $0.0" in line, line
     scripted = kgent("run", "--provider", "scripted", "--model", "hello", "hi", cwd=ws, state=ws.parent / "state")
     assert "cost unknown: no price for this model (KGENT_PRICES)" in scripted.stdout
     prices = ws.parent / "prices.json"

@@ -41,7 +41,8 @@ def usage_line(usage: dict[str, Any]) -> str:
     """A run's tokens and estimated cost on one line (the `usage` wire form in)."""
     read, write = usage.get("cacheReadTokens", 0), usage.get("cacheWriteTokens", 0)
     total_in = usage.get("inputTokens", 0) + read + write
-    cache = f" ({read:,} from cache, {write:,} to cache)" if read or write else ""
+    parts = [f"{read:,} from cache" if read else "", f"{write:,} to cache" if write else ""]
+    cache = f" ({', '.join(p for p in parts if p)})" if read or write else ""
     cost = usage.get("cost")
     money = (
         f"cost ≈ ${cost['amount']:.4f}" if cost else "cost unknown: no price for this model (KGENT_PRICES)"
