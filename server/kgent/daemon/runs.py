@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from kgent.core.events import MessageDelta, PermissionResolved, RunEnd, event_to_dict
+from kgent.daemon.wire import chosen_option
 from kgent.kernel.run import AgentRun
 
 log = logging.getLogger("kgent.daemon")
@@ -26,18 +27,6 @@ class Outbox(Protocol):
     def request(self, method: str, params: dict[str, Any], msg_id: str) -> asyncio.Future[Any]: ...
 
     def withdraw(self, msg_id: str) -> None: ...
-
-
-def chosen_option(result: Any) -> str:
-    """The optionId an `agent/permission` answer selects; anything but a clear selection is a reject."""
-    if isinstance(result, dict):
-        outcome = result.get("outcome")
-        if isinstance(outcome, dict):  # ACP's nesting: {"outcome": {"outcome": "selected", "optionId": ...}}
-            result, outcome = outcome, outcome.get("outcome")
-        option = result.get("optionId")
-        if outcome == "selected" and isinstance(option, str):
-            return option
-    return "reject_once"
 
 
 class RunHandle:

@@ -18,7 +18,7 @@ from typing import Any
 
 from kgent.config import context_overrides, cost_limit, prices, provider_config, require_key
 from kgent.core.errors import SessionError
-from kgent.daemon import params as P
+from kgent.daemon import wire as W
 from kgent.daemon.errors import CONFIG, CONFLICT, NOT_FOUND, DaemonError
 from kgent.daemon.handshake import (
     Settings,
@@ -167,7 +167,7 @@ class Service:
         if doing is not None:
             raise DaemonError(CONFLICT, f"session {session_id} is being {doing}", "session_busy")
 
-    async def start_run(self, p: P.RunParams) -> RunHandle:
+    async def start_run(self, p: W.RunParams) -> RunHandle:
         """Create the run (it starts at once); the caller starts forwarding after the reply is written."""
         workspace = p.workspace
         if p.session_id is not None:
@@ -188,7 +188,7 @@ class Service:
         if p.session_id is not None:
             self._check_idle(p.session_id)  # again: another request may have started one while we loaded
         run = kernel.create_run(
-            p.prompt,
+            p.text,
             workspace=workspace,  # type: ignore[arg-type]
             session_id=p.session_id,
             parent_entry_id=p.parent_entry_id,
@@ -253,13 +253,15 @@ class Service:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.gather(*waits), OPEN_WAIT)
 
-    async def sessions(self, workspace: str) -> dict[str, Any]:
+    async def sessions(self, workspace: str) -> W.SessionsResult:
         ws = normalize_workspace(workspace)
         await self._opened(workspace=ws)
         infos = await self.store.list(ws)
-        return {"sessions": [{**info.to_dict(), "liveRunId": self.live_run_id(info.id)} for info in infos]}
+        return W.SessionsResult.model_validate(
+            {"sessions": [{**info.to_dict(), "liveRunId": self.live_run_id(info.id)} for info in infos]}
+        )
 
-    async def session(self, session_id: str, branch_only: bool) -> dict[str, Any]:
+    async def session(self, session_id: str, branch_only: bool) -> W.SessionResult:
         await self._opened(session_id=session_id)
         tree = await self.store.load(session_id)
         branch = tree.branch()
@@ -269,9 +271,9 @@ class Service:
         data["branch"] = [e.id for e in branch]
         data["liveRunId"] = self.live_run_id(session_id)
         data["usage"] = session_usage(tree.entries.values(), self.prices())
-        return data
+        return W.SessionResult.model_validate(data)
 
-    async def fork(self, session_id: str, entry_id: str) -> dict[str, Any]:
+    async def fork(self, session_id: str, entry_id: str) -> W.ForkResult:
         self._check_idle(session_id)
         tree = await self.store.load(session_id)
         if entry_id not in tree.entries:
@@ -282,9 +284,9 @@ class Service:
             await self.store.set_leaf(session_id, entry_id)
         finally:
             self.busy.pop(session_id, None)
-        return {"sessionId": session_id, "leafId": entry_id}
+        return W.ForkResult(session_id=session_id, leaf_id=entry_id)
 
-    async def compact(self, p: P.CompactParams) -> dict[str, Any]:
+    async def compact(self, p: W.CompactParams) -> W.CompactResult:
         try:
             from kgent.context.compaction import compact_session
         except ImportError:  # pragma: no cover - a build without compaction
@@ -298,18 +300,15 @@ class Service:
             # The runs' KernelConfig only if it exists: building it here would freeze settings.approvalTimeout
             # before the first run (protocol.md: it applies when given before the first run).
             result = await compact_session(
-                self.store, provider, p.session_id, config=self._kernel_config, focus=p.instructions
+                self.store, provider, p.session_id, config=self._kernel_config, focus=p.instructions or None
             )
         finally:
             self.busy.pop(p.session_id, None)
         if result is None:
-            return {"compacted": False, "entryId": None, "tokensBefore": None, "tokensAfter": None}
-        return {
-            "compacted": True,
-            "entryId": result.entry.id,
-            "tokensBefore": result.tokens_before,
-            "tokensAfter": result.tokens_after,
-        }
+            return W.CompactResult(compacted=False, entry_id=None, tokens_before=None, tokens_after=None)
+        return W.CompactResult(
+            compacted=True, entry_id=result.entry.id, tokens_before=result.tokens_before, tokens_after=result.tokens_after
+        )
 
     # -- lifecycle --------------------------------------------------------------------------------------------------
     def warm_up(self) -> None:
