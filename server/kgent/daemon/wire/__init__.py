@@ -1,8 +1,9 @@
 """The daemon's wire models (pydantic, at the edge only): what clients send, what the daemon answers and sends.
 
 Imported by kgent.daemon.server, off the handshake path: `initialize` is answered before pydantic is loaded (it costs
-more than the whole handshake; see kgent.daemon.boot). The event models (wire.events) are not needed to serve and
-are not imported here; the e2e tests check every event against them.
+more than the whole handshake; see kgent.daemon.boot). The same models produce protocol.schema.json and the VS Code
+shim's types: `python -m kgent.daemon.wire` regenerates both. The event models (wire.events) are not needed to serve
+and are not imported here.
 """
 
 from kgent.daemon.wire.base import Params, Payload, params_error
