@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 
 demo: $(STAMP)
-	$(PY) -m kgent.daemon.demo
+	$(PY) -m kgent.testing.daemon_demo
 
 test: test-python test-vscode test-nvim
 
