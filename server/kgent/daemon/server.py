@@ -230,7 +230,10 @@ async def _main(
     await svc.cancel_all(grace=2.0)
     # Let requests already being served finish (briefly), so a client that closed stdin still gets its answers;
     # then cancel whatever they started, close the providers and flush the sessions.
-    serving = [f for f in proto._request_futures.values() if isinstance(f, asyncio.Task) and not f.done()]
+    serving: list[asyncio.Task[Any]] = []
+    for future in proto._request_futures.values():
+        if isinstance(future, asyncio.Task) and not future.done():
+            serving.append(future)
     if serving:
         await asyncio.wait(serving, timeout=0.5)
     await svc.close(grace=1.0)

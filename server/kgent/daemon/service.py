@@ -97,7 +97,8 @@ class ProviderPool:
 
     async def aget(self, config: ProviderConfig) -> Provider:
         """`get` without blocking the event loop when the provider is new."""
-        return self.cached(config) or await asyncio.to_thread(self.get, config)
+        provider = self.cached(config)
+        return provider if provider is not None else await asyncio.to_thread(self.get, config)
 
     async def aclose(self) -> None:
         providers, self._cache = list(self._cache.values()), {}
@@ -131,12 +132,13 @@ class Service:
     # -- runs -------------------------------------------------------------------------------------------------------
     def kernel_config(self) -> KernelConfig:
         if self._kernel_config is None:
-            self._kernel_config = KernelConfig(
+            fields: dict[str, Any] = dict(context_overrides(self.env))  # KernelConfig's context sizes, by name
+            fields.update(
                 approval_timeout=effective_approval_timeout(self.settings, self.env),
                 prices=self.prices(),
                 cost_limit=cost_limit(self.env),
-                **context_overrides(self.env),
             )
+            self._kernel_config = KernelConfig(**fields)
         return self._kernel_config
 
     def prices(self) -> PriceTable:
