@@ -158,6 +158,8 @@ function H.fresh(opts)
     provider = 'scripted',
     model = 'hello',
     mode = 'ask',
+    -- Most tests answer through a stubbed vim.ui.select; the inline approvals (the default) have their own tests.
+    approval = 'select',
     workspace = ws,
     log_file = root .. '/kgent.log',
     transcript = { layout = 'vsplit' },

@@ -503,7 +503,7 @@ test('steer and follow-up reach the live run', function()
   contains(H.notes, 'no live run', 'notification')
 end)
 
-test('two runs at once: each tool line follows its own run (tool call ids repeat across runs)', function()
+test('two runs at once: two transcripts kgent://session/<id>, each run labelled, nothing interleaved', function()
   H.fresh({ files = { ['sample.py'] = SAMPLE }, setup = { model = 'tool-loop' } })
   local held = {}
   H.stub_select(function(items, _, on_choice)
@@ -528,22 +528,54 @@ test('two runs at once: each tool line follows its own run (tool call ids repeat
   H.wait_for(function()
     return #H.of_type('run_end') == 2
   end, 'both run_ends')
-  local tr = H.transcript()
-  local function count(needle)
-    local n = 0
-    for _, l in ipairs(tr) do
-      if l:find(needle, 1, true) then
-        n = n + 1
-      end
+  local starts = H.of_type('run_start')
+  eq(2, #starts, 'run_starts')
+  local tr = require('kgent.transcript')
+  local by_prompt = {}
+  for _, p in ipairs(H.events) do
+    if p.event.type == 'run_start' then
+      by_prompt[p.event.prompt] = { run = p.runId, session = p.sessionId }
     end
-    return n
   end
-  eq(2, count('✓ Read sample.py · completed'), 'read lines')
-  eq(2, count('✗ Edit sample.py · failed · rejected'), 'edit lines')
-  eq(2, count('sample.py` · failed · rejected'), 'bash lines')
-  for _, bad in ipairs({ 'awaiting approval', '· pending', '· in progress', '· unfinished' }) do
-    truthy(not H.has_line(tr, bad), 'no tool line left ' .. bad .. ' in:\n' .. table.concat(tr, '\n'))
+  local a, b = by_prompt.first, by_prompt.second
+  truthy(a and b and a.session ~= b.session, 'two sessions')
+  for _, case in ipairs({ { a, b, 'first' }, { b, a, 'second' } }) do
+    local mine, other, prompt = case[1], case[2], case[3]
+    local buf = tr.buf(mine.session)
+    eq('kgent://session/' .. mine.session, vim.api.nvim_buf_get_name(buf), prompt .. ': buffer name')
+    local lines = tr.lines(mine.session)
+    local function count(needle)
+      local n = 0
+      for _, l in ipairs(lines) do
+        if l:find(needle, 1, true) then
+          n = n + 1
+        end
+      end
+      return n
+    end
+    eq(1, count('## Run ' .. mine.run), prompt .. ': its run labelled')
+    eq(0, count(other.run), prompt .. ': nothing of the other run')
+    eq(1, count('**You:** ' .. prompt), prompt .. ': its prompt')
+    eq(1, count('✓ Read sample.py · completed'), prompt .. ': read line')
+    eq(1, count('✗ Edit sample.py · failed · rejected'), prompt .. ': edit line')
+    eq(1, count('sample.py` · failed · rejected'), prompt .. ': bash line')
+    eq(1, count('**Run settled**'), prompt .. ': its summary')
+    for _, bad in ipairs({ 'awaiting approval', '· pending', '· in progress', '· unfinished' }) do
+      truthy(not H.has_line(lines, bad), 'no tool line left ' .. bad .. ' in:\n' .. table.concat(lines, '\n'))
+    end
   end
+  -- The picker over transcripts offers both sessions.
+  local labels
+  H.stub_select(function(items, o, on_choice)
+    labels = vim.tbl_map(o.format_item, items)
+    on_choice(nil)
+  end)
+  vim.cmd('Kgent transcripts')
+  H.wait_for(function()
+    return labels
+  end, 'the transcript picker')
+  contains(labels, a.session, 'picker')
+  contains(labels, b.session, 'picker')
 end)
 
 test('errors are reported, not thrown: an unknown script', function()
@@ -665,7 +697,7 @@ test(':Kgent completes its subcommands; :Kgent log opens the daemon log', functi
   for _, s in ipairs({ 'cancel', 'followup', 'log', 'new', 'resume', 'run', 'sessions', 'steer' }) do
     truthy(vim.tbl_contains(all, s), 'completes ' .. s)
   end
-  eq({ 'resume', 'run' }, vim.fn.getcompletion('Kgent r', 'cmdline'), 'prefix')
+  eq({ 'restart', 'resume', 'run' }, vim.fn.getcompletion('Kgent r', 'cmdline'), 'prefix')
   eq({ 'run' }, vim.fn.getcompletion("'<,'>Kgent ru", 'cmdline'), 'with a range')
   vim.cmd('Kgent log')
   eq(H.root .. '/kgent.log', vim.api.nvim_buf_get_name(0), 'log buffer')
