@@ -59,8 +59,9 @@ function M.format_error(err)
 end
 
 local function plugin_version()
-  return '0.1.0'
+  return '0.2.0'
 end
+M.plugin_version = plugin_version
 
 --- Spawn the daemon and send `initialize`. Requests made before its answer are queued and sent after it.
 ---@param opts {cmd: string[], env: table, cwd: string?, settings: table, handlers: kgent.Handlers, on_ready: fun(c: kgent.Conn)?}
