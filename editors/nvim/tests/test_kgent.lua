@@ -906,6 +906,9 @@ test('kill -9 of the daemon: announced at ERROR with the signal, tools marked lo
   local pid = kgent.state.conn.pid
   truthy(pid, 'the daemon pid is known')
   eq('kgent: running 1', kgent.statusline(), 'statusline while running')
+  H.wait_for(function()
+    return vim.fn.system({ 'pgrep', '-f', 'sleep 61.25' }) ~= ''
+  end, 'the command running')
   vim.uv.kill(pid, 'sigkill')
   H.wait_for(function()
     return #H.notes_at(vim.log.levels.ERROR) > 0

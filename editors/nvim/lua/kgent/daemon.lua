@@ -85,6 +85,10 @@ function handlers.on_event(params, conn)
     run.workspace = ev.workspace
   end
   render.on_event(run, ev)
+  if ev.type == 'tool_update' and ev.status == 'in_progress' and conn then
+    M.snapshot_children(conn)
+    M.watch_children(conn)
+  end
   emit('KgentEvent', params)
   if ev.type == 'run_end' then
     run.live = false
@@ -124,6 +128,49 @@ end
 
 M.describe_exit = rpc.describe_exit
 
+--- Remember the daemon's child processes (the commands its tools run, each the leader of its own process group) so
+--- that they can be ended if the daemon is killed: they would otherwise run on, reparented to PID 1.
+---@param conn kgent.Conn
+function M.snapshot_children(conn)
+  if not conn.pid then
+    return
+  end
+  local ok, kids = pcall(vim.api.nvim_get_proc_children, conn.pid)
+  conn.children = conn.children or {}
+  for _, pid in ipairs(ok and kids or {}) do
+    conn.children[pid] = true
+  end
+end
+
+function M.watch_children(conn)
+  if conn.child_timer or not conn.pid then
+    return
+  end
+  local timer = vim.uv.new_timer()
+  conn.child_timer = timer
+  timer:start(0, 1000, vim.schedule_wrap(function()
+    if conn.closed then
+      if not timer:is_closing() then
+        timer:stop()
+        timer:close()
+      end
+      return
+    end
+    M.snapshot_children(conn)
+  end))
+end
+
+local function end_children(conn)
+  for pid in pairs(conn.children or {}) do
+    -- Only a process still there and reparented (its parent, the daemon, is gone).
+    local ok, info = pcall(vim.api.nvim_get_proc, pid)
+    if ok and info and info.ppid ~= conn.pid then
+      pcall(vim.uv.kill, -pid, 'sigterm')
+      pcall(vim.uv.kill, pid, 'sigterm')
+    end
+  end
+end
+
 local function on_exit(conn, code, signal)
   local expected = conn.stopping
   local how = M.describe_exit(code, signal)
@@ -151,8 +198,10 @@ local function on_exit(conn, code, signal)
     emit('KgentRunEnd', { runId = run.id, sessionId = run.session_id, event = { type = 'run_end', status = 'lost' } })
   end
   if not expected and conn.pid then
-    -- The daemon leads its process group (vim.system detaches it): end what it left running (a command it ran).
+    -- The daemon leads its process group (vim.system detaches it), its commands lead their own: end what it left
+    -- running.
     pcall(vim.uv.kill, -conn.pid, 'sigterm')
+    end_children(conn)
   end
   if not expected then
     state.died = { code = code, signal = signal, how = how }
