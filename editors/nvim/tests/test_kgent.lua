@@ -762,6 +762,19 @@ test('inline approval: shown in the transcript, answered by keys while the trans
   contains(lines, '[R] Reject always', 'keys')
   contains(lines, '[d] diff', 'preview key')
   contains(lines, 'Edit sample.py · pending · awaiting approval', 'the tool line says it waits')
+  local tool_row, block_row
+  for i, l in ipairs(lines) do
+    if l:find('Edit sample.py · pending', 1, true) then
+      tool_row = i
+    elseif l:find('**Approve?**', 1, true) then
+      block_row = i
+    end
+  end
+  local tl = {}
+  for _, t in ipairs(H.timeline) do
+    tl[#tl + 1] = t[1] .. ':' .. (t[1] == 'KgentEvent' and t[2].event.type or '')
+  end
+  truthy(tool_row < block_row, 'the approval under its tool line:\n' .. table.concat(lines, '\n') .. table.concat(tl, ' '))
   eq('kgent: waiting for you', kgent.statusline(), 'statusline')
   -- Nothing modal: the event loop and the editor go on; the transcript can be scrolled and read.
   local win = vim.fn.bufwinid(buf)

@@ -99,10 +99,52 @@ local function timeout_of(conn)
   return f and type(f.approvalTimeout) == 'number' and f.approvalTimeout or nil
 end
 
---- Show `prompt` in its session's transcript (opening that transcript's window if none shows it).
+--- Prompts waiting for their tool line (by tool key): the agent/permission request may be handled before the
+--- events that precede it on the wire (observed in Neovim 0.11: vim.lsp.rpc schedules requests and our
+--- notifications separately), and the block belongs under the call's line.
+---@type table<string, kgent.Prompt>
+M.waiting = {}
+
+local function tool_key(p)
+  return tostring(p.runId or '') .. '\0' .. tostring((p.toolCall or {}).toolCallId or '')
+end
+
+--- Show `prompt` in its session's transcript once its tool line is there (at the latest after 1 s).
 ---@param A table  kgent.approval
 ---@param prompt kgent.Prompt
 function M.show(A, prompt)
+  local tk = tool_key(prompt.params)
+  local prev = transcript.current()
+  transcript.use(prompt.params.sessionId)
+  local has_line = transcript.tool(tk) ~= nil
+  transcript.use(prev)
+  if has_line then
+    return M.render(A, prompt)
+  end
+  M.waiting[tk] = prompt
+  vim.defer_fn(function()
+    if M.waiting[tk] == prompt then
+      M.waiting[tk] = nil
+      if not prompt.done then
+        M.render(A, prompt)
+      end
+    end
+  end, 1000)
+end
+
+--- The tool line `tk` was written (kgent.render): show the prompt that waited for it.
+function M.tool_added(tk)
+  local prompt = M.waiting[tk]
+  if prompt then
+    M.waiting[tk] = nil
+    if not prompt.done then
+      M.render(require('kgent.approval'), prompt)
+    end
+  end
+end
+
+--- Write the block of `prompt` into its session's transcript (opening that transcript's window if none shows it).
+function M.render(A, prompt)
   local key = prompt.params.sessionId
   local prev = transcript.current()
   transcript.use(key)

@@ -76,6 +76,7 @@ function M.on_event(run, ev)
     local path = ev.path or (type(ev.args) == 'table' and type(ev.args.path) == 'string' and ev.args.path) or nil
     transcript.add_tool(tool_key(run.id, ev.toolCallId), { title = title, status = 'pending', run = run.id,
       path = path, kind = ev.kind })
+    require('kgent.approval_inline').tool_added(tool_key(run.id, ev.toolCallId))
   elseif ty == 'tool_update' then
     local key = tool_key(run.id, ev.toolCallId)
     local t = transcript.tool(key)
