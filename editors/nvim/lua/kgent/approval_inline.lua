@@ -199,7 +199,10 @@ end
 function M.target(buf)
   local A = require('kgent.approval')
   local key = vim.b[buf].kgent_transcript
-  local list = A.list(key)
+  -- Only inline prompts: one asked through a picker is answered there (its windows would stay open otherwise).
+  local list = vim.tbl_filter(function(p)
+    return p.how == 'inline'
+  end, A.list(key))
   local win = vim.fn.bufwinid(buf)
   if win ~= -1 and vim.api.nvim_win_get_buf(vim.api.nvim_get_current_win()) == buf then
     local row = vim.api.nvim_win_get_cursor(0)[1] - 1

@@ -80,7 +80,9 @@ function M.approve(which)
   local inline = require('kgent.approval_inline')
   local buf = transcript.buf()
   if not inline.target(buf) then
-    local first = approval.list()[1]
+    local first = vim.tbl_filter(function(p)
+      return p.how == 'inline'
+    end, approval.list())[1]
     if not first then
       return vim.notify('kgent: no approval is waiting', vim.log.levels.INFO)
     end
