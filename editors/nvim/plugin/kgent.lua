@@ -14,7 +14,9 @@ require('kgent.commands').register()
 
 -- <Plug> mappings (no keys are mapped for you: see :help kgent-mappings for suggested ones).
 local function plug(modes, name, rhs, desc)
-  vim.keymap.set(modes, '<Plug>(kgent-' .. name .. ')', rhs, { silent = true, desc = 'Kgent: ' .. desc })
+  -- Not silent when it leaves you on the command line to finish it.
+  local silent = not (type(rhs) == 'string' and rhs:sub(-1) == ' ')
+  vim.keymap.set(modes, '<Plug>(kgent-' .. name .. ')', rhs, { silent = silent, desc = 'Kgent: ' .. desc })
 end
 plug('n', 'chat', function()
   require('kgent').chat()

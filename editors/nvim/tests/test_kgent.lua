@@ -62,6 +62,7 @@ test('approve: tool-loop edits and runs, the open buffer is reloaded, the transc
   contains(tr, '- ' .. ws .. '/sample.py', 'transcript changed file')
   contains(tr, '+value = 2', 'transcript patch')
   truthy(not H.has_line(tr, 'awaiting approval'), 'no tool left awaiting approval')
+  truthy(not H.has_line(tr, '**Approve?**'), 'approval = "select": no inline block')
 
   -- <CR> on the changed-file line opens it.
   local tbuf = require('kgent.ui').buf()
