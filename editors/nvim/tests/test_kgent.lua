@@ -807,6 +807,14 @@ test('inline approval: shown in the transcript, answered by keys while the trans
   eq(0, calls, 'vim.ui.select never called')
   lines = tr_mod.lines(sid)
   truthy(not H.has_line(lines, '**Approve?**'), 'approval blocks removed')
+  -- No approval highlight is left behind on the lines that followed a removed block.
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, -1, 0, -1, { details = true })) do
+    local d = m[4]
+    if d.line_hl_group == 'KgentApproval' or d.line_hl_group == 'KgentApprovalKey' then
+      truthy(d.invalid, 'a stale approval highlight: ' .. vim.inspect(m) .. ' of ' .. #lines .. ' lines')
+    end
+  end
+  eq('KgentTool', vim.api.nvim_get_hl(0, { name = 'KgentTool' }).link and 'KgentTool', 'groups defined')
   contains(lines, '✓ Edit sample.py · completed · approved once', 'edit line')
   contains(lines, 'sample.py` · failed · rejected', 'bash line')
   eq('kgent: idle', kgent.statusline(), 'statusline after the run')

@@ -10,6 +10,8 @@ local preview = require('kgent.preview')
 
 local M = {}
 
+local ns_keys = vim.api.nvim_create_namespace('kgent.approval.keys')
+
 local LABEL = {
   allow_once = 'allow once',
   allow_always = 'allow for the session',
@@ -154,8 +156,17 @@ function M.render(A, prompt)
     lines[#lines + 1] = countdown_line(timeout)
   end
   local block = transcript.add_block(lines, 'approval')
+  local keys_mark
+  local first, _, buf = transcript.block_rows(block)
+  if first then
+    -- The keys line stands out from the rest of the block.
+    local keys_row = first + #lines - (timeout and 2 or 1)
+    local ok, id = pcall(vim.api.nvim_buf_set_extmark, buf, ns_keys, keys_row, 0,
+      { line_hl_group = 'KgentApprovalKey', priority = 60, invalidate = true })
+    keys_mark = ok and { buf = buf, id = id } or nil
+  end
   transcript.use(prev)
-  prompt.inline = { block = block, key = key }
+  prompt.inline = { block = block, key = key, keys_mark = keys_mark }
   prompt.shown = true
   if timeout then
     local deadline = vim.uv.now() + timeout * 1000
@@ -188,6 +199,9 @@ function M.close(prompt)
   if s.timer and not s.timer:is_closing() then
     s.timer:stop()
     s.timer:close()
+  end
+  if s.keys_mark and vim.api.nvim_buf_is_valid(s.keys_mark.buf) then
+    pcall(vim.api.nvim_buf_del_extmark, s.keys_mark.buf, ns_keys, s.keys_mark.id)
   end
   transcript.remove_block(s.block)
   pcall(vim.cmd.redrawstatus, { bang = true })

@@ -9,7 +9,7 @@ M.groups = {
   KgentNote = 'Comment', -- notes (queued messages, retries, the daemon's state)
   KgentSummary = 'Special', -- "Run settled" and the changed files
   KgentApproval = 'DiagnosticWarn', -- a pending approval
-  KgentApprovalKey = 'Special', -- the keys of a pending approval
+  KgentApprovalKey = 'Special', -- the keys line of a pending approval
   KgentLost = 'DiagnosticError', -- tools lost with a daemon that died
   KgentQueue = 'DiagnosticHint', -- the chat's queued messages
 }
@@ -38,7 +38,7 @@ function M.mark(buf, ns, row, n, kind)
     return
   end
   for r = row, row + n - 1 do
-    pcall(vim.api.nvim_buf_set_extmark, buf, ns, r, 0, { line_hl_group = group, priority = 50 })
+    pcall(vim.api.nvim_buf_set_extmark, buf, ns, r, 0, { line_hl_group = group, priority = 50, invalidate = true })
   end
 end
 
