@@ -62,6 +62,23 @@ function M.check()
   local ms = (vim.uv.hrtime() - t0) / 1e6
   local si = info.serverInfo or {}
   health.ok(('daemon answers initialize: %s %s (%.0f ms)'):format(si.name or '?', si.version or '?', ms))
+  local conn = kgent.state.conn
+  if conn and conn.pid then
+    health.info(('daemon pid %d; plugin kgent.nvim %s'):format(conn.pid, rpc.plugin_version()))
+  end
+  local sandbox = (info.capabilities or {}).sandbox
+  if sandbox == nil then
+    health.info('sandbox: unknown (the daemon does not report one)')
+  elseif type(sandbox) == 'table' then
+    local parts = {}
+    for k, v in pairs(sandbox) do
+      parts[#parts + 1] = ('%s=%s'):format(k, type(v) == 'table' and vim.json.encode(v) or tostring(v))
+    end
+    table.sort(parts)
+    health.info('sandbox: ' .. table.concat(parts, ', '))
+  else
+    health.info('sandbox: ' .. tostring(sandbox))
+  end
   if info.protocolVersion == rpc.PROTOCOL_VERSION then
     health.ok(('protocol version %d'):format(info.protocolVersion))
   else
