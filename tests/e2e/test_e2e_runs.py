@@ -254,3 +254,16 @@ async def test_the_client_may_cancel_a_prompt(host: KgentHost, workspace: Path) 
         canceller.cancel()
     assert end["status"] == "settled"
     assert [(r["approved"], r["source"]) for r in host.of(run_id, "permission_resolved")] == [(False, "host")] * 2
+
+
+async def test_the_daemon_logs_its_life_and_each_run_at_info(spawn, workspace: Path, tmp_path: Path) -> None:
+    log_file = tmp_path / "kgent.log"
+    host = await spawn(KGENT_LOG_LEVEL="INFO", KGENT_LOG_FILE=str(log_file))
+    run_id, end, _ = await host.run_to_end(prompt="hi", workspace=str(workspace))
+    assert end["status"] == "settled"
+    assert await host.exit(within=30.0) == 0
+    text = log_file.read_text()
+    assert "serving on stdio (pid " in text
+    assert f"run {run_id} started" in text
+    assert f"run {run_id} ended settled (end) after 1 turn(s)" in text
+    assert "kgent daemon stopped" in text

@@ -56,6 +56,7 @@ class RunHandle:
 
     def start(self) -> None:
         if self.task is None:
+            log.info("run %s started (session %s)", self.run_id, self.session_id)
             self.task = asyncio.get_running_loop().create_task(self._forward(), name=f"kgent-forward-{self.run_id}")
 
     @property
@@ -87,6 +88,11 @@ class RunHandle:
                     self.opened.set()
                 if isinstance(event, RunEnd):
                     self.status = event.result.status
+                    end = event.result
+                    log.info(
+                        "run %s ended %s (%s) after %d turn(s), %d file(s) changed",
+                        self.run_id, end.status, end.stop_reason, end.turns, len(end.changed_paths),
+                    )
                     self.withdraw_all()  # before run_end (protocol.md, ordering 4)
                     if not self.opened.is_set() and self.keep_session is not None:
                         await self.keep_session()  # before run_end: the client may resume at once

@@ -23,7 +23,7 @@ from pygls.server import JsonRPCServer
 from kgent.daemon import wire as W
 from kgent.daemon.errors import INVALID_REQUEST, DaemonError, to_jsonrpc
 from kgent.daemon.framing import FrameError, FrameParser, FrameWriter
-from kgent.daemon.handshake import Settings
+from kgent.daemon.handshake import SERVER_VERSION, Settings
 from kgent.daemon.inbound import Dispatcher, PipeReader, connect
 from kgent.daemon.service import Service
 
@@ -215,6 +215,7 @@ async def _main(
                 loop.add_signal_handler(sig, stop.set)
             except (NotImplementedError, RuntimeError, ValueError):  # Windows, or not the main thread
                 pass
+    log.info("kgent %s serving on stdio (pid %d)", SERVER_VERSION, os.getpid())
     dispatcher.feed(pending)
     transport = None
     if eof:
@@ -238,6 +239,7 @@ async def _main(
         await asyncio.wait(serving, timeout=0.5)
     await svc.close(grace=1.0)
     writer.flush()
+    log.info("kgent daemon stopped")
     return 0
 
 
