@@ -1084,4 +1084,24 @@ test('conventions: highlight groups, <Plug> mappings, :checkhealth sandbox and v
   contains(lines, 'OK daemon answers initialize: kgent ', 'checkhealth version')
 end)
 
+test('run summary: all input tokens, the cached share and the cost when the model has a price', function()
+  local prices = vim.fn.tempname() .. '.json'
+  H.write_file(prices, vim.json.encode({
+    currency = 'USD',
+    models = { hello = { input = 1000000, output = 2000000, cacheRead = 100000, cacheWrite = 1250000 } },
+  }))
+  H.fresh({ setup = { env = { KGENT_PRICES = prices } } })
+  vim.cmd('Kgent run say hello')
+  local e = H.wait_run_end()
+  eq('settled', e.status, 'status')
+  local u = e.usage
+  truthy(type(u.cost) == 'table' and u.cost.currency == 'USD' and u.cost.amount > 0, 'run_end carries a cost')
+  local input = u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens
+  local line = ('%d in / %d out tokens · ≈ $%.4f'):format(input, u.outputTokens, u.cost.amount)
+  if u.cacheReadTokens > 0 then
+    line = ('%d in (%d cached) / %d out tokens · ≈ $%.4f'):format(input, u.cacheReadTokens, u.outputTokens, u.cost.amount)
+  end
+  contains(H.transcript(), line, 'transcript summary')
+end)
+
 H.run_all()

@@ -23,11 +23,24 @@ local DECISION = {
   reject_always = 'rejected always',
 }
 
+--- "1200 in (900 cached) / 40 out tokens · ≈ $0.0012": input counts every input token (plain, read from and
+--- written to the prompt cache); the cost shows only when the daemon knows the model's price.
 local function fmt_tokens(u)
   if type(u) ~= 'table' then
     return nil
   end
-  return ('%s in / %s out tokens'):format(u.inputTokens or 0, u.outputTokens or 0)
+  local cached = u.cacheReadTokens or 0
+  local input = (u.inputTokens or 0) + cached + (u.cacheWriteTokens or 0)
+  local text = ('%d in%s / %d out tokens'):format(
+    input,
+    cached > 0 and (' (%d cached)'):format(cached) or '',
+    u.outputTokens or 0
+  )
+  if type(u.cost) == 'table' and type(u.cost.amount) == 'number' then
+    local sign = u.cost.currency == 'USD' and '$' or ((u.cost.currency or '') .. ' ')
+    text = text .. (' · ≈ %s%.4f'):format(sign, u.cost.amount)
+  end
+  return text
 end
 
 ---@param run {id: string, session_id: string, workspace: string?}
