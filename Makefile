@@ -32,6 +32,7 @@ bench: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check server tests bench
+	$(VENV)/bin/ruff format --check server tests bench
 	$(VENV)/bin/mypy
 
 clean:

@@ -43,16 +43,17 @@ async def session(svc: Service, workspace: Path) -> list[str]:
 
 async def test_no_run_starts_while_a_fork_moves_the_leaf(svc: Service, tmp_path: Path) -> None:
     user, _ = await session(svc, tmp_path)
-    gate = asyncio.Event()
+    gate, moving = asyncio.Event(), asyncio.Event()
     real = svc.store.set_leaf
 
     async def slow_set_leaf(session_id: str, entry_id: str | None) -> None:
+        moving.set()
         await gate.wait()
         await real(session_id, entry_id)
 
     svc.store.set_leaf = slow_set_leaf  # type: ignore[method-assign]
     fork = asyncio.create_task(svc.fork("s1", user))
-    await asyncio.sleep(0.05)
+    await asyncio.wait_for(moving.wait(), 30)  # the fork is now moving the leaf
     try:
         with pytest.raises(DaemonError) as busy:
             await svc.start_run(W.RunParams.parse({"prompt": "x", "sessionId": "s1"}))
@@ -65,7 +66,7 @@ async def test_no_run_starts_while_a_fork_moves_the_leaf(svc: Service, tmp_path:
     assert (await fork).wire() == {"sessionId": "s1", "leafId": user}
     handle = await svc.start_run(W.RunParams.parse({"prompt": "x", "sessionId": "s1"}))  # free again
     handle.start()
-    await asyncio.wait_for(handle.task, 10)  # type: ignore[arg-type]
+    await asyncio.wait_for(handle.task, 30)  # type: ignore[arg-type]
     await svc.close()
 
 

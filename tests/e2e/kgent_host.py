@@ -33,6 +33,9 @@ from kgent.daemon.wire.schema import METHODS
 # The e2e runs' shared state dir (removed at session end by conftest.py).
 STATE_DIR = tempfile.mkdtemp(prefix="kgent-e2e-state-")
 DAEMON = [sys.executable, "-m", "kgent.daemon", "--stdio"]
+# How long the host waits for what should come at once (a reply, an event, an exit). Generous: a loaded machine can
+# stall either process for seconds, and a passing test never waits this long.
+PATIENCE = 30.0
 OPTION_OF = {"allow_once": "allow_once", "allow_always": "allow_always", "reject": "reject_once"}
 RESULTS = {m.name: m.result for m in METHODS if m.kind == "request" and m.direction == "client → daemon"}
 
@@ -131,20 +134,20 @@ class KgentHost(JsonRPCClient):
         assert self._server is not None
         return self._server.pid
 
-    async def wait_exit(self, within: float = 5.0) -> int:
+    async def wait_exit(self, within: float = PATIENCE) -> int:
         assert self._server is not None
         code = await asyncio.wait_for(self._server.wait(), within)
         if self._drain is not None:
             await asyncio.wait_for(self._drain, within)
         return code
 
-    async def exit(self, within: float = 5.0) -> int:
+    async def exit(self, within: float = PATIENCE) -> int:
         if self._server is not None and self._server.returncode is None:
             self.protocol.notify("exit")
         return await self.wait_exit(within)
 
     # -- requests ---------------------------------------------------------------------------------------------------
-    async def call(self, method: str, params: Any = None, within: float = 10.0, msg_id: Any = None) -> Any:
+    async def call(self, method: str, params: Any = None, within: float = PATIENCE, msg_id: Any = None) -> Any:
         result = await asyncio.wait_for(self.protocol.send_request_async(method, params, msg_id=msg_id), within)
         if method in RESULTS:
             conforms(RESULTS[method], result)
@@ -166,10 +169,10 @@ class KgentHost(JsonRPCClient):
             future = self._ended[run_id] = asyncio.get_running_loop().create_future()
         return future
 
-    async def wait_end(self, run_id: str, within: float = 15.0) -> dict[str, Any]:
+    async def wait_end(self, run_id: str, within: float = 2 * PATIENCE) -> dict[str, Any]:
         return await asyncio.wait_for(asyncio.shield(self._end_future(run_id)), within)
 
-    async def run_to_end(self, within: float = 15.0, **params: Any) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:
+    async def run_to_end(self, within: float = 2 * PATIENCE, **params: Any) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:
         """Start a run and wait for its run_end: (runId, run_end event, all its events)."""
         run_id, _ = await self.start_run(**params)
         end = await self.wait_end(run_id, within)
@@ -180,7 +183,7 @@ class KgentHost(JsonRPCClient):
         """The events of one run (optionally of one type), in arrival order."""
         return [p["event"] for p in self.events[run_id] if type is None or p["event"]["type"] == type]
 
-    async def wait_for(self, predicate: Callable[[], Any], within: float = 10.0, what: str = "condition") -> Any:
+    async def wait_for(self, predicate: Callable[[], Any], within: float = PATIENCE, what: str = "condition") -> Any:
         deadline = asyncio.get_running_loop().time() + within
         while True:
             value = predicate()
