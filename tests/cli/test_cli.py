@@ -178,12 +178,12 @@ def test_ctrl_c_at_an_approval_prompt_cancels_the_run_at_once(ws: Path) -> None:
 
 def test_markup_like_text_in_commands_and_answers_is_printed_as_is(ws: Path) -> None:
     script = ws.parent / "brackets.json"
-    command = "echo '[/x] [bold]not bold'\necho second line"
+    command = "echo '[/x] [bold]not bold'\ntouch second-line"
     script.write_text(json.dumps([[{"tool": "bash", "args": {"command": command}}], [{"text": "done [/y] :x:"}]]))
     out = kgent("run", "--provider", "scripted", "--script", str(script), "--mode", "ask", "go",
                 cwd=ws, state=ws.parent / "state")
     assert out.returncode == 0, out.stderr
-    assert "echo '[/x] [bold]not bold'\necho second line" in out.stdout  # the whole command, for the approval
+    assert "echo '[/x] [bold]not bold'\ntouch second-line" in out.stdout  # the whole command, for the approval
     assert "done [/y] :x:" in out.stdout
 
 

@@ -26,6 +26,7 @@ from kgent.tools import CODING_TOOLS
 from kgent.tools.base import Tool
 from kgent.tools.changes import ChangeTracker
 from kgent.tools.ops import FileOps, LocalFileOps
+from kgent.tools.sandbox import Sandbox, detect
 
 
 class AgentKernel:
@@ -39,12 +40,16 @@ class AgentKernel:
         store: SessionStore | None = None,
         config: KernelConfig | None = None,
         fs: FileOps | None = None,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.provider = provider
         self.tools: tuple[Tool, ...] = tuple(tools) if tools is not None else tuple(CODING_TOOLS())
         self.store: SessionStore = store if store is not None else InMemorySessionStore()
         self.config = config or KernelConfig()
         self.fs: FileOps = fs or LocalFileOps()
+        # Where shell commands run: bubblewrap when it works here (probed once per process), else NoSandbox, under
+        # which every shell command is asked.
+        self.sandbox: Sandbox = sandbox if sandbox is not None else detect()
         self.project: Callable[[Sequence[SessionEntry]], list[Message]] = project
         # Context compaction (kgent.context): `before_request(loop, run)` and `on_overflow(loop, run) -> bool`.
         self.compactor: Any = Compactor()

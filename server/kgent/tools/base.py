@@ -17,6 +17,7 @@ from kgent.core.events import ToolKind
 if TYPE_CHECKING:
     from kgent.tools.changes import ChangeTracker
     from kgent.tools.ops import FileOps
+    from kgent.tools.sandbox import Grant, Sandbox
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -49,7 +50,10 @@ class FileChangePreview:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolContext:
-    """Per-call environment. `allow_outside` is True only when policy or the person approved leaving the workspace."""
+    """Per-call environment. `allow_outside` is True only when policy or the person approved leaving the workspace.
+
+    `sandbox` and `grant`: where a shell command runs and what it may touch there; without them (full mode, or a
+    caller running a tool directly) a command runs unconfined."""
 
     workspace: Path
     fs: FileOps
@@ -58,6 +62,8 @@ class ToolContext:
     on_update: Callable[[str], None] | None = None
     bash_timeout: float = 120.0
     output_dir: Path | None = None
+    sandbox: Sandbox | None = None
+    grant: Grant | None = None
 
 
 @runtime_checkable

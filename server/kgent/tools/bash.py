@@ -133,11 +133,15 @@ async def _exited(proc: asyncio.subprocess.Process) -> None:
         delay = min(delay * 2, 0.05)
 
 
-async def _spawn(command: str, cwd: Path) -> asyncio.subprocess.Process:
-    """Start the shell in its own session; a cancel that lands mid-spawn still kills the whole group."""
+async def _spawn(command: str, ctx: ToolContext) -> asyncio.subprocess.Process:
+    """Start the shell (inside the sandbox when the context has one) in its own session; a cancel that lands
+    mid-spawn still kills the whole group."""
+    argv, env = [_shell(), "-c", command], child_env()
+    if ctx.sandbox is not None and ctx.grant is not None:
+        argv, env = await asyncio.to_thread(ctx.sandbox.wrap, argv, workspace=ctx.workspace, grant=ctx.grant, env=env)
     spawn = asyncio.ensure_future(
         asyncio.create_subprocess_exec(
-            _shell(), "-c", command, cwd=cwd, env=child_env(),
+            *argv, cwd=ctx.workspace, env=env,
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
         )
@@ -201,7 +205,7 @@ class BashTool:
         sweep_lingering()
         sink = _Output(ctx.output_dir, ctx.on_update)
         try:
-            proc = await _spawn(command, ctx.workspace)
+            proc = await _spawn(command, ctx)
         except OSError as e:
             return error_output(f"Failed to start command: {e}")
         try:
