@@ -219,3 +219,41 @@ def test_debug_once_exit_code_follows_the_run(ws: Path) -> None:
     bad = kgent("debug", "--provider", "scripted", "--model", "provider-error", "--once", "hi", cwd=ws,
                 state=ws.parent / "s")
     assert (ok.returncode, bad.returncode) == (0, 1)
+
+
+def test_the_sandbox_is_named_at_start(ws: Path) -> None:
+    out = kgent("run", "--provider", "scripted", "--model", "hello", "--mode", "ask", "hi", cwd=ws,
+                state=ws.parent / "state")
+    assert out.returncode == 0, out.stderr
+    from kgent.tools.sandbox import detect
+
+    expected = "bwrap — reads run unasked" if detect().contains else "every shell command asks"
+    assert "sandbox:" in out.stdout and expected in out.stdout
+    off = kgent("run", "--provider", "scripted", "--model", "hello", "--json", "hi", cwd=ws,
+                state=ws.parent / "state", env={"KGENT_SANDBOX": "none"})
+    assert json.loads(off.stdout.splitlines()[-1])["result"]["sandbox"] == "none"
+
+
+def test_closing_the_terminal_cancels_the_run_and_its_command(ws: Path) -> None:
+    """SIGHUP (the terminal went away) cancels like Ctrl-C: run_end cancelled, the command's process group killed."""
+    import signal
+    import time
+
+    script = ws.parent / "ticks.json"
+    command = "echo $$ > shell.pid; while true; do echo tick >> ticks.txt; sleep 0.05; done"
+    script.write_text(json.dumps([[{"tool": "bash", "args": {"command": command}}], [{"text": "never"}]]))
+    term = Terminal("run", "--provider", "scripted", "--script", str(script), "--mode", "full", "go", cwd=ws,
+                    state=ws.parent / "state")
+    deadline = time.monotonic() + 30
+    while not (ws / "ticks.txt").exists():
+        assert time.monotonic() < deadline, term.out
+        time.sleep(0.05)
+    shell = int((ws / "shell.pid").read_text())
+    os.kill(term.pid, signal.SIGHUP)
+    assert term.exit_code(seconds=20) == 1
+    assert b"cancelled" in term.out
+    size = (ws / "ticks.txt").stat().st_size
+    time.sleep(0.3)
+    assert (ws / "ticks.txt").stat().st_size == size  # nothing is still writing
+    with pytest.raises(ProcessLookupError):
+        os.kill(shell, 0)

@@ -169,19 +169,36 @@ async def _main(args: argparse.Namespace) -> int:
     except KgentError as exc:
         renderer.note({"error": exc.message, "code": exc.code})
         return 2
+    sandbox = sandbox_note(kernel)
+    if not args.json:
+        renderer.note({"sandbox": sandbox})
     interactive = sys.stdin.isatty() and not args.json
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):  # Ctrl-C cancels the run cleanly (tools killed, session kept)
+    # Ctrl-C, a kill, or the terminal closing (SIGHUP) cancel the run cleanly: tools killed, session kept.
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         loop.add_signal_handler(sig, run.cancel)
     try:
         result = await drive(run, renderer, interactive=interactive)
     finally:
         await kernel.aclose()
     if args.json:
-        renderer.note({"result": {"status": result.status, "sessionId": result.session_id, "runId": result.run_id}})
+        renderer.note({"result": {"status": result.status, "sessionId": result.session_id, "runId": result.run_id,
+                                  "sandbox": kernel.sandbox.name}})
     else:
         renderer.note({"session": f"{result.session_id}  (resume: kgent run --session {result.session_id} ...)"})
     return 0 if result.status == "settled" else 1
+
+
+def sandbox_note(kernel: Any) -> str:
+    """What shell commands run in, for the line printed at start."""
+    from kgent.permissions import normalize_mode
+
+    sandbox = kernel.sandbox
+    if normalize_mode(kernel.config.mode) == "full":
+        return f"{sandbox.name} — but full mode runs shell commands unconfined"
+    if sandbox.contains:
+        return f"{sandbox.name} — reads run unasked inside it; other shell commands ask"
+    return f"none ({sandbox.reason}) — every shell command asks"
 
 
 def run(args: argparse.Namespace) -> int:
