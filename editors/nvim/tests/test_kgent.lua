@@ -585,6 +585,7 @@ test(':checkhealth kgent reports the daemon, protocol version and provider', fun
   contains(lines, 'OK protocol version 1', 'checkhealth')
   contains(lines, 'OK provider scripted, model hello', 'checkhealth')
   contains(lines, 'OK the scripted provider needs no API key', 'checkhealth')
+  truthy(text:find('OK bubblewrap', 1, true) or text:find('WARNING no sandbox', 1, true), 'a sandbox line in:\n' .. text)
   truthy(not text:find('ERROR', 1, true), 'no ERROR in:\n' .. text)
 end)
 

@@ -1,5 +1,5 @@
--- :checkhealth kgent — Neovim version, the daemon found and answering `initialize`, its protocol version, and the
--- provider (and its key) configured.
+-- :checkhealth kgent — Neovim version, the daemon found and answering `initialize`, its protocol version, the shell
+-- sandbox, and the provider (and its key) configured.
 local M = {}
 
 -- As the daemon looks them up (kgent/config.py): a vendor's key goes only to that vendor's host.
@@ -69,8 +69,18 @@ function M.check()
       rpc.PROTOCOL_VERSION), { 'Update the plugin or the daemon so that they match' })
   end
 
-  health.start('kgent: provider')
   local caps = info.capabilities or {}
+  health.start('kgent: shell sandbox')
+  if caps.sandbox == 'bwrap' then
+    health.ok('bubblewrap: read-only shell commands run unasked inside it; other commands ask')
+  elseif caps.sandbox == 'none' then
+    health.warn(('no sandbox (%s): every shell command asks'):format(caps.sandboxReason or '?'),
+      { 'Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) and restart the daemon' })
+  else
+    health.info('the daemon does not report a sandbox (older Kgent)')
+  end
+
+  health.start('kgent: provider')
   local provider = o.provider or caps.defaultProvider
   if not provider then
     health.warn('the daemon names no default provider')
