@@ -10,13 +10,19 @@
 
 from __future__ import annotations
 
+from kgent.core.redact import redact
+
 
 class KgentError(Exception):
-    """Root of every error Kgent raises on purpose. `code` is a stable machine-readable name."""
+    """Root of every error Kgent raises on purpose. `code` is a stable machine-readable name.
+
+    The message is redacted on creation (kgent.core.redact): no configured key, credential field, bearer token or
+    URL userinfo survives into events, logs or session entries built from it."""
 
     code = "kgent_error"
 
     def __init__(self, message: str, *, code: str | None = None) -> None:
+        message = redact(message)
         super().__init__(message)
         self.message = message
         if code is not None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from kgent.core.messages import AssistantMessage, Message
+from kgent.core.redact import remember_secret
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -95,3 +96,6 @@ class ProviderConfig:
     read_timeout: float = 120.0
     max_tokens: int | None = None
     script: str | None = None
+
+    def __post_init__(self) -> None:
+        remember_secret(self.api_key)  # from now on no error text may carry it

@@ -131,7 +131,7 @@ class HTTPProvider(ABC):
                 error = transport_error(exc, self._where)
                 if emitted:
                     error = ProviderError(
-                        f"The stream from {self.url} broke after output began: {error.message}",
+                        f"The stream from {self._where.url} broke after output began: {error.message}",
                         code="stream_error",
                     )
             else:
