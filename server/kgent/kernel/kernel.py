@@ -22,7 +22,7 @@ from kgent.providers.base import Provider
 from kgent.session.entries import SessionEntry, new_id
 from kgent.session.memory import InMemorySessionStore
 from kgent.session.store import SessionStore
-from kgent.tools import CODING_TOOLS
+from kgent.tools import CODING_TOOLS, spill
 from kgent.tools.base import Tool
 from kgent.tools.changes import ChangeTracker
 from kgent.tools.ops import FileOps, LocalFileOps
@@ -50,6 +50,7 @@ class AgentKernel:
         # Where shell commands run: bubblewrap when it works here (probed once per process), else NoSandbox, under
         # which every shell command is asked.
         self.sandbox: Sandbox = sandbox if sandbox is not None else detect()
+        spill.sweep()  # spill files of runs whose process died
         self.project: Callable[[Sequence[SessionEntry]], list[Message]] = project
         # Context compaction (kgent.context): `before_request(loop, run)` and `on_overflow(loop, run) -> bool`.
         self.compactor: Any = Compactor()
@@ -91,6 +92,7 @@ class AgentKernel:
         )
         self._live[sid] = run
         run._start(Loop(self, spec))
+        run.add_done_callback(lambda _: spill.release(run.run_id))  # spill files live as long as their run
         return run
 
     def live_run(self, session_id: str) -> AgentRun | None:

@@ -15,6 +15,7 @@ from kgent.core.messages import ToolCall, ToolResultMessage
 from kgent.kernel.validate import validate_arguments
 from kgent.permissions import Intent, binding_hash, classify, decide, request_id, shell_grant
 from kgent.session.entries import SessionEntry
+from kgent.tools import spill
 from kgent.tools.base import Tool, ToolContext, ToolOutput
 from kgent.tools.sandbox import Grant
 
@@ -89,6 +90,7 @@ class ToolBatch:
             allow_outside=allow_outside,
             on_update=on_update if call_id else None,
             bash_timeout=self.loop.kernel.config.bash_timeout,
+            output_dir=spill.run_dir(self.run.run_id),
             sandbox=self.loop.kernel.sandbox if grant is not None else None,
             grant=grant,
         )
