@@ -63,7 +63,34 @@ def provider_config(
             if env.get(var):
                 key = env[var]
                 break
-    return ProviderConfig(provider=name, model=chosen_model, base_url=url, api_key=key, script=script)
+    return ProviderConfig(
+        provider=name, model=chosen_model, base_url=url, api_key=key, script=script, **timeouts(env)
+    )
+
+
+_TIMEOUT_ENV = {
+    "KGENT_CONNECT_TIMEOUT": "connect_timeout",
+    "KGENT_FIRST_BYTE_TIMEOUT": "first_byte_timeout",
+    "KGENT_READ_TIMEOUT": "read_timeout",
+}
+
+
+def timeouts(env: Mapping[str, str]) -> dict[str, float]:
+    """ProviderConfig timeouts from KGENT_CONNECT_TIMEOUT / KGENT_FIRST_BYTE_TIMEOUT / KGENT_READ_TIMEOUT (seconds
+    > 0; anything else is a ConfigError naming the variable)."""
+    out: dict[str, float] = {}
+    for var, key in _TIMEOUT_ENV.items():
+        raw = env.get(var)
+        if not raw:
+            continue
+        try:
+            value = float(raw)
+        except ValueError:
+            value = 0.0
+        if not 0 < value < 1e6:
+            raise ConfigError(f"{var} must be a number of seconds > 0, got {raw!r}")
+        out[key] = value
+    return out
 
 
 def with_overrides(config: ProviderConfig, **overrides: str | None) -> ProviderConfig:
