@@ -4,7 +4,8 @@
     ├── ConfigError          bad or missing configuration (a key, a mode, a provider name)
     ├── ProviderError        a model call failed; `retryable` says whether trying again can help
     ├── SessionError         a session file or id is unusable
-    │   └── SessionNotFound
+    │   ├── SessionNotFound
+    │   └── SessionCorrupt   a line of the wrong shape or damaged before the end: where it is
     └── RunStateError        an AgentRun was driven wrongly (second consumer, stale permission id)
 """
 
@@ -59,6 +60,18 @@ class SessionError(KgentError):
 
 class SessionNotFound(SessionError):
     code = "session_not_found"
+
+
+class SessionCorrupt(SessionError):
+    """A session file damaged before its last line, or holding a line of the wrong shape: `line` (1-based) and
+    `offset` (bytes from the start of the file) say where."""
+
+    code = "session_corrupt"
+
+    def __init__(self, message: str, *, line: int | None = None, offset: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+        self.offset = offset
 
 
 class RunStateError(KgentError):

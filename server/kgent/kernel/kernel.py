@@ -91,9 +91,18 @@ class AgentKernel:
             parent_entry_id=parent_entry_id,
         )
         self._live[sid] = run
+        hold, release = getattr(self.store, "hold", None), getattr(self.store, "release", None)
+        if hold is not None:  # a durable store keeps the session's file locked while the run is live
+            hold(sid)
         run._start(Loop(self, spec))
-        run.add_done_callback(lambda _: spill.release(run.run_id))  # spill files live as long as their run
+        run.add_done_callback(lambda _: self._ended(run, release))
         return run
+
+    @staticmethod
+    def _ended(run: AgentRun, release: Callable[[str], None] | None) -> None:
+        spill.release(run.run_id)  # spill files live as long as their run
+        if release is not None:
+            release(run.session_id)
 
     def live_run(self, session_id: str) -> AgentRun | None:
         run = self._live.get(session_id)
