@@ -111,8 +111,63 @@ _ENTRY_CHECKS: dict[str, Callable[[dict[str, Any]], str | None]] = {
 }
 
 
+def _fine(obj: Any) -> bool:
+    """The common shapes, checked straight through (the descriptive checks below run only when this says no)."""
+    if type(obj) is not dict:
+        return False
+    entry_id = obj.get("id")
+    if entry_id is None:
+        return False
+    parent = obj.get("parentId")
+    if not (type(entry_id) is str and entry_id and (parent is None or type(parent) is str)):
+        return False
+    if type(obj.get("timestamp")) is not str:
+        return False
+    kind = obj.get("type")
+    if kind != "message":
+        return False
+    m = obj.get("message")
+    if type(m) is not dict:
+        return False
+    role = m.get("role")
+    if role == "user" or role == "summary":
+        return type(m.get("text")) is str
+    if role == "tool":
+        details = m.get("details")
+        return (
+            type(m.get("toolCallId")) is str
+            and type(m.get("name")) is str
+            and type(m.get("content")) is str
+            and type(m.get("isError", False)) is bool
+            and (details is None or type(details) is dict)
+        )
+    if role != "assistant":
+        return False
+    for key in ("text", "thinking", "stopReason", "provider", "model"):
+        value = m.get(key)
+        if value is not None and type(value) is not str:
+            return False
+    usage = m.get("usage")
+    if usage is not None and (type(usage) is not dict or any(type(v) is not int for v in usage.values())):
+        return False
+    calls = m.get("toolCalls")
+    if calls is None:
+        return True
+    if type(calls) is not list:
+        return False
+    for call in calls:
+        if type(call) is not dict or type(call.get("id")) is not str or type(call.get("name")) is not str:
+            return False
+        arguments = call.get("arguments")
+        if arguments is not None and type(arguments) is not dict:
+            return False
+    return True
+
+
 def line_problem(obj: Any) -> str | None:
     """Why a decoded session line (after the header) has the wrong shape, or None."""
+    if _fine(obj):
+        return None
     if not isinstance(obj, dict):
         return f"a line should be a JSON object, not {type(obj).__name__}"
     if "id" not in obj:
