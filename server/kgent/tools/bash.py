@@ -164,10 +164,29 @@ async def _pump(stream: asyncio.StreamReader, sink: _Output) -> None:
 
 async def _exited(proc: asyncio.subprocess.Process) -> None:
     # Not proc.wait(): since 3.11.x it also waits for the pipes to close, which a background grandchild can delay.
-    delay = 0.002
+    # A pidfd says the moment the shell exits (Linux 5.3+); then asyncio's child watcher sets the return code.
+    await _pidfd_exit(proc)
+    delay = 0.0005
     while proc.returncode is None:
         await asyncio.sleep(delay)
         delay = min(delay * 2, 0.05)
+
+
+async def _pidfd_exit(proc: asyncio.subprocess.Process) -> None:
+    if proc.returncode is not None or not hasattr(os, "pidfd_open"):
+        return
+    try:
+        fd = os.pidfd_open(proc.pid)
+    except OSError:  # already reaped, or a kernel without pidfds: the polling loop does it
+        return
+    loop = asyncio.get_running_loop()
+    readable: asyncio.Future[None] = loop.create_future()
+    loop.add_reader(fd, lambda: readable.done() or readable.set_result(None))
+    try:
+        await readable
+    finally:
+        loop.remove_reader(fd)
+        os.close(fd)
 
 
 async def _spawn(command: str, ctx: ToolContext) -> asyncio.subprocess.Process:

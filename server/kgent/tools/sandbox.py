@@ -4,8 +4,10 @@
 (then the policy asks before every shell command). A `Grant` says what one call may touch; `wrap` returns the argv
 and environment that run it inside those walls.
 
-Inside, by default: system directories read-only, a private `/tmp`, an empty `$HOME`, no network, the workspace
-read-only with its protected files (`.env*`, keys, `.git`, files with several hard links) masked."""
+Inside, by default: system directories read-only, a private `/tmp`, no `$HOME`, no network, no `/proc`, a few devices
+(null, zero, random…), the workspace read-only with its protected files (`.env*`, keys, `.git`, files with several
+hard links) masked. An approved call also gets its own `/proc`, a full `/dev`, an empty writable `$HOME` with the
+PATH's toolchains under it read-only, and what its grant adds (writing, outside paths, network)."""
 
 from __future__ import annotations
 
@@ -31,6 +33,12 @@ SYSTEM_SECRETS = (
     "/etc/gshadow-",
     "/etc/ssh",
     "/etc/ssl/private",
+)
+# The devices an allowlisted read may use (a full --dev costs a mount and a dozen nodes).
+_MINIMAL_DEV = tuple(
+    arg
+    for dev in ("null", "zero", "full", "random", "urandom")
+    for arg in ("--dev-bind", f"/dev/{dev}", f"/dev/{dev}")
 )
 # Past this many multi-link files in one directory, the directory is masked as a whole (fewer mounts).
 MAX_MASKS_PER_DIR = 16
@@ -113,13 +121,15 @@ class Bubblewrap:
         if grant.network:
             args.append("--share-net")
         args += _system_mounts()
-        args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"]
-        if _is_private_home(home, ws):
-            args += ["--tmpfs", home]
-            if grant.approved:
+        if grant.approved:  # any program may run: a full /dev, its own /proc, a writable empty $HOME
+            args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"]
+            if _is_private_home(home, ws):
+                args += ["--tmpfs", home]
                 args += _ro_binds(_toolchains(env.get("PATH", ""), home))
-            if grant.git_config:
-                args += _ro_binds([os.path.join(home, ".gitconfig"), os.path.join(home, ".config", "git")])
+        else:  # an allowlisted read: what it needs and no more (each mount costs; see bench/sandbox.py)
+            args += [*_MINIMAL_DEV, "--tmpfs", "/tmp"]
+        if grant.git_config:
+            args += _ro_binds([os.path.join(home, ".gitconfig"), os.path.join(home, ".config", "git")])
         args += ["--bind" if grant.write else "--ro-bind", ws, ws]
         args += self._masks(ws, grant)
         for path in grant.outside:
@@ -177,9 +187,10 @@ def _system_mounts() -> tuple[str, ...]:
             args += ["--symlink", os.readlink(d), d]
         elif os.path.isdir(d):
             args += ["--ro-bind", d, d]
-    for secret in SYSTEM_SECRETS:
-        if os.path.lexists(secret):
-            args += _mask(secret)
+    if os.geteuid() == 0:  # root (as in many containers) could read them; anyone else cannot anyway
+        for secret in SYSTEM_SECRETS:
+            if os.path.lexists(secret):
+                args += _mask(secret)
     return tuple(args)
 
 
