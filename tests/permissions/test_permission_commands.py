@@ -339,8 +339,10 @@ def test_asked(ws: Path, command: str) -> None:
 
 
 def test_problems_name_what_is_not_a_read() -> None:
-    assert read_only("grep --deref x .").problem == "grep with option --deref (-R)"
-    assert read_only("file -bC").problem == "file with option -C (-C)"
+    assert read_only("grep --deref x .").problem == "grep with option --deref (--dereference-recursive)"
+    assert read_only("file -bC").problem == "file with option -C (--compile)"
+    assert read_only("git log -p").problem == "git log with option -p (--patch)"
+    assert read_only("python3 -c 'print(1)'").problem == "python3 runs code"
     assert "history" in (read_only("git log -p").problem or "") or "-p" in (
         read_only("git log -p").problem or ""
     )

@@ -277,6 +277,8 @@ def _simple(words: tuple[shellwords.Word, ...], out: list[PathWord]) -> str | No
     program = PROGRAMS.get(name)
     if program is None:
         return f"{name}: not a program known to only read"
+    if name in _INTERPRETERS and texts not in (["--version"], ["-V"]):
+        return f"{name} runs code"
     return _program(name, program, texts, by_text, out)
 
 
@@ -330,6 +332,7 @@ def _git(texts: list[str], by_text: dict[str, shellwords.Word], out: list[PathWo
 
 
 _NEWER_RE: Final = re.compile(r"-newer[amcB][amcBt]")
+_INTERPRETERS: Final = frozenset({"python", "python3"})
 
 
 def _find(texts: list[str], by_text: dict[str, shellwords.Word], out: list[PathWord]) -> str | None:

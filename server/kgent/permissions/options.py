@@ -17,10 +17,16 @@ Role = Literal["value", "path", "pattern", "patternfile"]
 class Option:
     """One option and its aliases (`-r`/`--recursive` share one Option); `allowed` False means asked."""
 
-    name: str  # the first spelling in the table: how reasons name it
+    name: str  # the first spelling in the table: how checks refer to it
     arg: Arg = "none"
     role: Role = "value"
     allowed: bool = True
+    spellings: tuple[str, ...] = ()
+
+    def called(self, given: str) -> str:
+        """How a reason names the option as given: `--deref (--dereference-recursive)`, `-C (--compile)`."""
+        full = max(self.spellings or (self.name,), key=len)
+        return given if given == full else f"{given} ({full})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +57,7 @@ def table(spec: str, *, numeric: bool = False, permute: bool = True, abbreviate:
             group, _, kind = group.partition("=")
             arg, role = "required", (kind or "value")  # type: ignore[assignment]
         spellings = group.split("/")
-        option = Option(name=spellings[0], arg=arg, role=role, allowed=allowed)
+        option = Option(name=spellings[0], arg=arg, role=role, allowed=allowed, spellings=tuple(spellings))
         for spelling in spellings:
             if spelling.startswith("--"):
                 long[spelling[2:]] = option
@@ -114,7 +120,7 @@ def parse(
                 out.problem = f"an option it does not know or that is ambiguous: {word.partition('=')[0]}"
                 return out
             if not option.allowed:
-                out.problem = f"option {word.partition('=')[0]} ({option.name})"
+                out.problem = f"option {option.called(word.partition('=')[0])}"
                 return out
             if option.arg == "none" and eq:
                 out.problem = f"an argument to an option that takes none: {word}"
@@ -137,7 +143,7 @@ def parse(
                 out.problem = f"an option it does not know: -{letter}"
                 return out
             if not option.allowed:
-                out.problem = f"option -{letter} ({option.name})"
+                out.problem = f"option {option.called('-' + letter)}"
                 return out
             if option.arg == "none":
                 out.options.append((option, None))
