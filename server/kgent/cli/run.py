@@ -198,7 +198,7 @@ def sandbox_note(kernel: Any) -> str:
         return f"{sandbox.name} — but full mode runs shell commands unconfined"
     if sandbox.contains:
         return f"{sandbox.name} — reads run unasked inside it; other shell commands ask"
-    return f"none ({sandbox.reason}) — every shell command asks"
+    return f"none — {sandbox.reason}: every shell command asks"
 
 
 def run(args: argparse.Namespace) -> int:
