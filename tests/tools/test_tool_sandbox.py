@@ -239,3 +239,15 @@ def test_many_hard_links_in_one_directory_mask_the_directory(tmp_path: Path) -> 
     if isinstance(sandbox, Bubblewrap):
         argv, _ = sandbox.wrap(["true"], workspace=ws, grant=Grant(), env=dict(os.environ))
         assert argv.count("/dev/null") < 10 and str(ws / "venv") in argv
+
+
+async def test_an_unasked_read_runs_no_startup_file_or_exported_function(
+    sandbox: Sandbox, tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    startup = tree / "startup.sh"  # in the workspace, so the sandbox could read it
+    startup.write_text("echo STARTUP_RAN\n")
+    monkeypatch.setenv("BASH_ENV", str(startup))
+    monkeypatch.setenv("BASH_FUNC_cat%%", "() { echo FUNCTION_RAN; }")
+    out = await _run(sandbox, tree, "cat src/app.py", Grant())
+    assert ("app" in out) == sandbox.contains
+    assert ("STARTUP_RAN" in out and "FUNCTION_RAN" in out) != sandbox.contains

@@ -34,6 +34,10 @@ SYSTEM_SECRETS = (
     "/etc/ssh",
     "/etc/ssl/private",
 )
+# Variables that make a non-interactive bash run code before the command (BASH_ENV, ENV) or change how it reads.
+_SHELL_STARTUP = frozenset(
+    {"BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PROMPT_COMMAND", "GLOBIGNORE", "IFS", "CDPATH"}
+)
 # The devices an allowlisted read may use (a full --dev costs a mount and a dozen nodes).
 _MINIMAL_DEV = tuple(
     arg
@@ -139,13 +143,16 @@ class Bubblewrap:
         args += ["--chdir", ws, "--"]
         child = dict(env)
         child["TMPDIR"] = "/tmp"
-        # An unasked read runs the system's programs, not ones planted in the workspace.
+        # An unasked read runs the system's programs as the classifier read them: nothing planted in the workspace
+        # on PATH, no startup file or exported function that could redefine `cat` or `git`.
         if not grant.approved:
             child["PATH"] = os.pathsep.join(
                 p
                 for p in env.get("PATH", "").split(os.pathsep)
                 if p and _under(os.path.realpath(p), ws) is None
             )
+            for name in [n for n in child if n in _SHELL_STARTUP or n.startswith("BASH_FUNC_")]:
+                del child[name]
         return args + list(argv), child
 
     def _masks(self, ws: str, grant: Grant) -> list[str]:
