@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import replace
-from urllib.parse import urlsplit
 
 from kgent.core.errors import ConfigError
 from kgent.providers.base import ProviderConfig
@@ -24,15 +23,10 @@ DEFAULTS = {
 _ALIASES = {"deepseek": "openai", "openai-compatible": "openai", "claude": "anthropic", "fake": "scripted"}
 
 
-def _host(url: str) -> str:
-    return (urlsplit(url if "//" in url else f"//{url}").hostname or "").lower()
-
-
-def key_home(env: Mapping[str, str]) -> tuple[str, str]:
-    """(provider, host) that KGENT_API_KEY was configured for: KGENT_PROVIDER and KGENT_BASE_URL, or the defaults."""
-    name = (env.get("KGENT_PROVIDER") or "openai").strip().lower()
-    name = _ALIASES.get(name, name)
-    return name, _host(env.get("KGENT_BASE_URL") or DEFAULTS.get(name, ("", ""))[0])
+def normalize_provider(raw: str) -> str:
+    """A provider name or alias (any case) as the registry names it."""
+    name = raw.strip().lower()
+    return _ALIASES.get(name, name)
 
 
 def provider_config(
@@ -43,12 +37,14 @@ def provider_config(
     base_url: str | None = None,
     api_key: str | None = None,
     script: str | None = None,
+    kgent_key: bool = True,
 ) -> ProviderConfig:
     """Resolve a ProviderConfig: explicit arguments, then KGENT_* variables, then defaults.
 
-    KGENT_API_KEY is used only for the provider and host it was configured for (KGENT_PROVIDER / KGENT_BASE_URL):
-    a run that switches provider or base URL never carries it to another host; vendor variables
-    (ANTHROPIC_API_KEY …) go only to their vendor's host (kgent.providers.keys)."""
+    KGENT_API_KEY is the key of the configured provider (the environment, flags, an editor's settings). A caller
+    that switches away from it for one run — a resumed session of another provider — passes `kgent_key=False`, so
+    that key never travels to another vendor's host; vendor variables (ANTHROPIC_API_KEY …) go only to their
+    vendor's host (kgent.providers.keys)."""
     env = os.environ if env is None else env
     name = (provider or env.get("KGENT_PROVIDER") or "openai").strip().lower()
     name = _ALIASES.get(name, name)
@@ -58,7 +54,7 @@ def provider_config(
     key = api_key
     if key is None:
         for var in key_env_names(name, url):
-            if var == "KGENT_API_KEY" and key_home(env) != (name, _host(url)):
+            if var == "KGENT_API_KEY" and not kgent_key:
                 continue
             if env.get(var):
                 key = env[var]
@@ -103,25 +99,17 @@ def permission_mode(env: Mapping[str, str] | None = None, explicit: str | None =
     return explicit or env.get("KGENT_PERMISSION_MODE") or "ask"
 
 
-def require_key(config: ProviderConfig, env: Mapping[str, str] | None = None) -> None:
+def require_key(config: ProviderConfig) -> None:
     """Raise ConfigError naming exactly what to set when a remote provider has no key (local servers may not need one)."""
     if config.provider not in ("openai", "anthropic") or config.api_key:
         return
     local = any(h in config.base_url for h in ("://127.", "://localhost", "://[::1]", "://0.0.0.0"))
     if local:
         return
-    env = os.environ if env is None else env
     names = " or ".join(key_env_names(config.provider, config.base_url))
-    elsewhere = ""
-    if env.get("KGENT_API_KEY") and key_home(env) != (config.provider, _host(config.base_url)):
-        home = key_home(env)
-        elsewhere = (
-            f"; KGENT_API_KEY is set, but for {home[0]} at {home[1] or '?'}: a key goes only to the host it was "
-            "configured for (set KGENT_PROVIDER / KGENT_BASE_URL to match, or give this host its own key)"
-        )
     raise ConfigError(
         f"no API key for provider {config.provider!r} at {config.base_url}: set {names} "
-        f"(or use the scripted provider to try Kgent without a key){elsewhere}",
+        "(or use the scripted provider to try Kgent without a key)",
         code="missing_api_key",
     )
 

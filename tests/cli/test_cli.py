@@ -257,3 +257,40 @@ def test_closing_the_terminal_cancels_the_run_and_its_command(ws: Path) -> None:
     assert (ws / "ticks.txt").stat().st_size == size  # nothing is still writing
     with pytest.raises(ProcessLookupError):
         os.kill(shell, 0)
+
+
+async def test_resuming_another_providers_session_never_carries_kgent_api_key(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """KGENT_API_KEY belongs to the configured provider (DeepSeek here): a resumed Anthropic session gets
+    ANTHROPIC_API_KEY or no key at all, never it."""
+    import argparse
+
+    from kgent.cli.run import build_kernel, resume_defaults
+    from kgent.core.errors import ConfigError
+    from kgent.session.entries import new_entry
+    from kgent.session.jsonl import JsonlSessionStore
+
+    state = ws.parent / "state"
+    monkeypatch.setenv("KGENT_STATE_DIR", str(state))
+    monkeypatch.setenv("KGENT_API_KEY", "sk-kgent-for-deepseek-0001")
+    store = JsonlSessionStore(state / "sessions")
+    await store.create(workspace=str(ws), session_id="claude1")
+    await store.append("claude1", [new_entry("config", None, mode="ask", provider="anthropic", model="claude-x")])
+    await store.aclose()
+
+    def args() -> argparse.Namespace:
+        return argparse.Namespace(session="claude1", workspace=None, fork=None, provider=None, model=None,
+                                  base_url=None, mode=None, script=None, max_turns=None)
+
+    first = args()
+    await resume_defaults(first)
+    with pytest.raises(ConfigError) as missing:
+        build_kernel(first)
+    assert "ANTHROPIC_API_KEY" in missing.value.message
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-own-key-0002")
+    second = args()
+    await resume_defaults(second)
+    kernel = build_kernel(second)
+    assert kernel.provider.config.api_key == "sk-ant-own-key-0002"
+    await kernel.aclose()

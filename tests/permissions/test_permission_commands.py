@@ -332,6 +332,8 @@ def test_reads(ws: Path, command: str) -> None:
         "tee out",
         "rm -rf src",
         "cat 'unbalanced",
+        "grep -r x .*",
+        "cat src/.?*",
     ],
 )
 def test_asked(ws: Path, command: str) -> None:

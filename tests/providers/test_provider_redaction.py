@@ -44,7 +44,7 @@ def test_remembered_secrets_and_error_messages() -> None:
 def test_a_base_url_with_credentials_is_not_echoed_by_config_errors() -> None:
     config = provider_config({}, provider="openai", base_url="https://me:url-password-9@proxy.example/v1")
     with pytest.raises(ConfigError) as missing:
-        require_key(config, {})
+        require_key(config)
     assert "url-password-9" not in missing.value.message and "proxy.example" in missing.value.message
 
 

@@ -39,8 +39,18 @@ def build_kernel(args: argparse.Namespace, mode: str | None = None) -> Any:
     from kgent.kernel import AgentKernel, KernelConfig
     from kgent.providers import create_provider
 
+    env: dict[str, str] | None = None
+    if getattr(args, "switched_provider", False):
+        # A resumed session of another provider than the configured one: that provider's own defaults and vendor
+        # key; KGENT_API_KEY (and KGENT_BASE_URL) belong to the configured provider and never travel with the switch.
+        env = {k: v for k, v in os.environ.items() if k not in ("KGENT_PROVIDER", "KGENT_MODEL", "KGENT_BASE_URL")}
     config = provider_config(
-        provider=args.provider, model=args.model, base_url=args.base_url, script=getattr(args, "script", None)
+        env,
+        provider=args.provider,
+        model=args.model,
+        base_url=args.base_url,
+        script=getattr(args, "script", None),
+        kgent_key=env is None,
     )
     require_key(config)
     kernel_config = KernelConfig(
@@ -76,7 +86,11 @@ async def resume_defaults(args: argparse.Namespace) -> None:
         raise KgentError(f"no entry {args.fork!r} in session {args.session}", code="entry_not_found")
     config = next((e.data for e in reversed(tree.branch(args.fork)) if e.type == "config"), {})
     if args.provider is None and args.model is None and config.get("provider"):
+        from kgent.config import normalize_provider
+
         args.provider, args.model = config["provider"], config.get("model")
+        configured = normalize_provider(os.environ.get("KGENT_PROVIDER") or "openai")
+        args.switched_provider = normalize_provider(args.provider) != configured
     if args.mode is None and config.get("mode") and not os.environ.get("KGENT_PERMISSION_MODE"):
         args.mode = config["mode"] if config["mode"] != "full" else None  # never resume into full silently
 

@@ -22,9 +22,6 @@ from kgent.permissions.programs import (
 # `| & ; < > $ ` ( )` and newline: anything that chains, redirects or substitutes.
 METACHARACTERS: Final = frozenset("|&;<>$`()\n\r")
 
-# Characters the shell expands when unquoted (globs, braces): an expansion may name a protected file.
-_EXPANSIONS: Final = frozenset("*?[{")
-
 _CONTROL: Final = frozenset("|&;()")
 _REDIRECT: Final = frozenset("<>")
 
@@ -89,27 +86,6 @@ def split_segments(command: str) -> tuple[tuple[str, ...], ...]:
 def has_metacharacter(command: str) -> bool:
     """True when the command chains, redirects or substitutes (any of `| & ; < > $ ` ( )` or a newline)."""
     return any(ch in METACHARACTERS for ch in command)
-
-
-def has_unquoted_expansion(command: str) -> bool:
-    """True when a glob or brace character (`* ? [ {`) stands outside quotes, so the shell would expand it."""
-    quote: str | None = None
-    escaped = False
-    for ch in command:
-        if escaped:
-            escaped = False
-        elif quote is not None:
-            if ch == quote:
-                quote = None
-            elif ch == "\\" and quote == '"':
-                escaped = True
-        elif ch == "\\":
-            escaped = True
-        elif ch in "'\"":
-            quote = ch
-        elif ch in _EXPANSIONS:
-            return True
-    return False
 
 
 def network_use(command: str) -> str | None:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import os
 from collections.abc import Mapping
@@ -78,6 +79,8 @@ def _resolve_path_word(workspace: Path, word: commands.PathWord) -> list[_Target
         return []
     texts = [word.text]
     if word.pattern is not None:
+        if any(fnmatch.fnmatchcase("..", part) for part in word.pattern.split("/") if part.startswith(".")):
+            return f"a glob that bash expands to `..` as well: {word.text}"
         matches = glob.glob(word.pattern, root_dir=workspace)
         if len(matches) > _MAX_GLOB_MATCHES:
             return f"a glob matching more than {_MAX_GLOB_MATCHES} files: {word.text}"

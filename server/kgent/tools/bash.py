@@ -270,6 +270,8 @@ class BashTool:
         finally:
             sink.close()
         out, details = sink.render()
+        if ctx.sandbox is not None and ctx.sandbox.contains and ctx.grant is not None:
+            details["sandbox"] = f"{ctx.sandbox.name}: {ctx.grant.describe()}"
         code = proc.returncode
         details["exitCode"] = None if timed_out else code
         if timed_out:
