@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import stat
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -41,9 +42,14 @@ class ProtectedFiles:
     def __init__(self, root: str) -> None:
         self.root = root
         self._dirs: dict[str, _Dir] = {}
+        self._lock = threading.Lock()  # calls of parallel runs refresh from worker threads
 
     def refresh(self) -> Found:
         """Walk the tree (symlinks are not followed; `.git` is skipped) and return what to mask."""
+        with self._lock:
+            return self._refresh()
+
+    def _refresh(self) -> Found:
         protected: list[str] = []
         hardlinked: dict[str, tuple[str, ...]] = {}
         seen: set[str] = set()
