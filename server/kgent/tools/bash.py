@@ -181,7 +181,12 @@ async def _pidfd_exit(proc: asyncio.subprocess.Process) -> None:
         return
     loop = asyncio.get_running_loop()
     readable: asyncio.Future[None] = loop.create_future()
-    loop.add_reader(fd, lambda: readable.done() or readable.set_result(None))
+
+    def exited() -> None:
+        if not readable.done():
+            readable.set_result(None)
+
+    loop.add_reader(fd, exited)
     try:
         await readable
     finally:
