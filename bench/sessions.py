@@ -26,7 +26,6 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from kgent.kernel import AgentKernel, KernelConfig
 from kgent.core.messages import (
     AssistantMessage,
     ToolCall,
@@ -35,6 +34,7 @@ from kgent.core.messages import (
     UserMessage,
     message_to_dict,
 )
+from kgent.kernel import AgentKernel, KernelConfig
 from kgent.providers.base import ProviderRequest, StreamDone, StreamEvent
 from kgent.session import codec
 from kgent.session.entries import new_entry

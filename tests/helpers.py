@@ -20,3 +20,20 @@ async def collect(run: Any, answer: str | Callable[[PermissionRequest], str] = "
 
 def types(events: list[Event]) -> list[str]:
     return [e.type for e in events]
+
+
+def conforms(wire_type: Any, value: Any) -> None:
+    """`value`, something the daemon sent, is exactly what its wire type (kgent.daemon.wire) describes: it validates,
+    and nothing in it is dropped or changed on the way back out."""
+    from pydantic import BaseModel, TypeAdapter
+
+    from kgent.daemon.wire import Payload
+
+    if wire_type is None:
+        assert value is None, value
+        return
+    checked = TypeAdapter(wire_type).validate_python(value)
+    if isinstance(checked, Payload):
+        assert checked.wire() == value, (wire_type, value)
+    else:
+        assert not isinstance(checked, BaseModel) or checked.model_dump(by_alias=True, exclude_unset=True) == value

@@ -15,7 +15,7 @@ _EXPORTS = {
     "KernelConfig": "kgent.kernel.config",
     "KgentError": "kgent.core.errors",
     "ProviderConfig": "kgent.providers.base",
-    "RunResult": "kgent.kernel.run",
+    "RunResult": "kgent.core.events",
     "ScriptedProvider": "kgent.providers.scripted",
     "create_provider": "kgent.providers",
     "event_to_dict": "kgent.core.events",

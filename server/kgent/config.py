@@ -8,10 +8,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import replace
+from typing import Any, TypedDict
 
 from kgent.core.errors import ConfigError
 from kgent.providers.base import ProviderConfig
 from kgent.providers.keys import key_env_names
+from kgent.providers.pricing import PriceTable, builtin_prices, load_prices
 
 DEFAULTS = {
     "openai": ("https://api.deepseek.com", "deepseek-chat"),
@@ -59,8 +61,13 @@ def provider_config(
             if env.get(var):
                 key = env[var]
                 break
-    return ProviderConfig(
-        provider=name, model=chosen_model, base_url=url, api_key=key, script=script, **timeouts(env)
+    config = ProviderConfig(provider=name, model=chosen_model, base_url=url, api_key=key, script=script)
+    limits = timeouts(env)
+    return replace(
+        config,
+        connect_timeout=limits.get("connect_timeout", config.connect_timeout),
+        first_byte_timeout=limits.get("first_byte_timeout", config.first_byte_timeout),
+        read_timeout=limits.get("read_timeout", config.read_timeout),
     )
 
 
@@ -91,7 +98,8 @@ def timeouts(env: Mapping[str, str]) -> dict[str, float]:
 
 def with_overrides(config: ProviderConfig, **overrides: str | None) -> ProviderConfig:
     """Apply the non-None overrides (provider, model, base_url, api_key)."""
-    return replace(config, **{k: v for k, v in overrides.items() if v is not None})
+    changes: dict[str, Any] = {k: v for k, v in overrides.items() if v is not None}
+    return replace(config, **changes)
 
 
 def permission_mode(env: Mapping[str, str] | None = None, explicit: str | None = None) -> str:
@@ -121,11 +129,19 @@ _CONTEXT_ENV = {
 }
 
 
-def context_overrides(env: Mapping[str, str] | None = None) -> dict[str, int]:
+class ContextOverrides(TypedDict, total=False):
+    """The KernelConfig fields the environment may set."""
+
+    context_window: int
+    reserve_tokens: int
+    keep_recent_tokens: int
+
+
+def context_overrides(env: Mapping[str, str] | None = None) -> ContextOverrides:
     """KernelConfig fields from KGENT_CONTEXT_WINDOW / KGENT_RESERVE_TOKENS / KGENT_KEEP_RECENT_TOKENS (positive
     integers; anything else is a ConfigError naming the variable)."""
     env = os.environ if env is None else env
-    out: dict[str, int] = {}
+    out = ContextOverrides()
     for var, key in _CONTEXT_ENV.items():
         raw = env.get(var)
         if not raw:
@@ -136,5 +152,31 @@ def context_overrides(env: Mapping[str, str] | None = None) -> dict[str, int]:
             value = 0
         if value <= 0:
             raise ConfigError(f"{var} must be a positive number of tokens, got {raw!r}")
-        out[key] = value
+        out[key] = value  # type: ignore[literal-required]  # key is one of _CONTEXT_ENV's values
     return out
+
+
+def prices(env: Mapping[str, str] | None = None) -> PriceTable:
+    """The model price table: the built-in one, updated from the JSON file KGENT_PRICES names (same shape as
+    kgent/providers/prices.json); ConfigError when that file cannot be read."""
+    env = os.environ if env is None else env
+    path = env.get("KGENT_PRICES")
+    return load_prices(path) if path else builtin_prices()
+
+
+def cost_limit(env: Mapping[str, str] | None = None, explicit: float | None = None) -> float | None:
+    """A run's cost limit in US dollars: `explicit`, else KGENT_COST_LIMIT, else None (ConfigError naming the
+    variable unless it is a positive number)."""
+    if explicit is not None:
+        return explicit
+    env = os.environ if env is None else env
+    raw = env.get("KGENT_COST_LIMIT")
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        raise ConfigError(f"KGENT_COST_LIMIT must be a positive number of US dollars, got {raw!r}")
+    return value

@@ -294,3 +294,37 @@ async def test_resuming_another_providers_session_never_carries_kgent_api_key(
     kernel = build_kernel(second)
     assert kernel.provider.config.api_key == "sk-ant-own-key-0002"
     await kernel.aclose()
+
+
+def test_the_end_of_a_run_shows_tokens_and_cost(ws: Path) -> None:
+    from kgent.testing import ModelServer
+
+    with ModelServer("tool-loop") as server:
+        out = kgent("run", "--provider", "anthropic", "--base-url", server.anthropic_base_url, "--model",
+                    "claude-sonnet-4-5", "--mode", "full", "set value", cwd=ws, state=ws.parent / "state")
+    assert out.returncode == 0, out.stderr
+    line = next(x for x in out.stdout.splitlines() if x.startswith("tokens: "))
+    assert " input (" in line and " from cache, " in line and " to cache) · " in line and " output · cost ≈ $0.0" in line, line
+    scripted = kgent("run", "--provider", "scripted", "--model", "hello", "hi", cwd=ws, state=ws.parent / "state")
+    assert "cost unknown: no price for this model (KGENT_PRICES)" in scripted.stdout
+    prices = ws.parent / "prices.json"
+    prices.write_text(json.dumps({"models": {"hello": {"input": 100, "output": 100}}}))
+    priced = kgent("run", "--provider", "scripted", "--model", "hello", "hi", cwd=ws, state=ws.parent / "state",
+                   env={"KGENT_PRICES": str(prices)})
+    assert "cost ≈ $0.00" in priced.stdout, priced.stdout
+
+
+def test_cost_limit_flag_stops_the_run(ws: Path) -> None:
+    from kgent.testing import ModelServer
+
+    with ModelServer("tool-loop") as server:
+        # The four calls of tool-loop on Claude Sonnet cost about $0.0062 (the first writes the cache), then
+        # about $0.001 each: the limit stops it after one or two.
+        out = kgent("run", "--provider", "anthropic", "--base-url", server.anthropic_base_url, "--model",
+                    "claude-sonnet-4-5", "--cost-limit", "0.008", "--mode", "full", "set value", cwd=ws,
+                    state=ws.parent / "state")
+    assert out.returncode == 1, out.stdout
+    assert "failed (cost_limit)" in out.stdout and "limit of $0.0080" in out.stdout, out.stdout
+    assert 1 <= len(server.requests) < 4  # it stopped between model calls
+    bad = kgent("run", "--provider", "scripted", "--cost-limit", "1", "x", cwd=ws, state=ws.parent / "state")
+    assert bad.returncode == 2 and "needs the price of model 'hello'" in bad.stdout

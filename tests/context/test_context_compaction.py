@@ -13,7 +13,6 @@ from kgent.context.projection import project
 from kgent.context.summarizing import SummarizingProvider, is_summary_request, scripted_summary
 from kgent.context.summary import SECTIONS
 from kgent.context.tokens import estimate_message
-from kgent.kernel import AgentKernel, KernelConfig
 from kgent.core.events import CompactionEvent
 from kgent.core.messages import (
     AssistantMessage,
@@ -23,6 +22,7 @@ from kgent.core.messages import (
     UserMessage,
     message_to_dict,
 )
+from kgent.kernel import AgentKernel, KernelConfig
 from kgent.providers.base import ProviderRequest, StreamDone, StreamEvent
 from kgent.providers.scripted import ScriptedProvider
 from kgent.session.entries import new_entry
@@ -272,8 +272,8 @@ async def test_a_span_too_long_for_one_request_is_summarized_in_parts(tmp_path, 
 def test_context_settings_are_configurable_per_model() -> None:
     from kgent.config import context_overrides
     from kgent.context.compaction import CompactionSettings
-    from kgent.kernel import KernelConfig
     from kgent.core.errors import ConfigError
+    from kgent.kernel import KernelConfig
 
     config = KernelConfig(
         reserve_tokens=8_000,

@@ -14,7 +14,6 @@ from kgent.context.tokens import (
     estimate_overhead,
     estimate_text,
 )
-from kgent.kernel.config import KernelConfig
 from kgent.core.messages import (
     AssistantMessage,
     SummaryMessage,
@@ -23,6 +22,7 @@ from kgent.core.messages import (
     Usage,
     UserMessage,
 )
+from kgent.kernel.config import KernelConfig
 from kgent.providers.base import ToolSchema
 
 
@@ -43,6 +43,16 @@ def test_reported_usage_plus_estimates_after_it() -> None:
     ]
     est = estimate_context(msgs, overhead=99)
     assert (est.source, est.reported, est.estimated, est.tokens) == ("usage+estimate", 1510, 100, 1610)
+
+
+def test_a_fully_cached_prompt_still_counts_as_reported_usage() -> None:
+    """Anthropic reports only the tokens after the last cache breakpoint as plain input: possibly none."""
+    msgs = [UserMessage(text="x" * 4000),
+            AssistantMessage(text="y", usage=Usage(input_tokens=0, output_tokens=10, cache_read_tokens=1200))]
+    est = estimate_context(msgs, overhead=99)
+    assert (est.source, est.tokens) == ("usage+estimate", 1210)
+    running = RunningEstimate(overhead=99)
+    assert running.update(msgs).tokens == 1210
 
 
 def test_usage_before_trusted_from_is_ignored() -> None:

@@ -7,8 +7,6 @@ import logging
 import pytest
 
 from kgent.context.compaction import CompactionError
-from kgent.daemon.errors import DaemonError, classify, to_jsonrpc
-from kgent.daemon.handshake import ParamsError
 from kgent.core.errors import (
     ConfigError,
     KgentError,
@@ -17,6 +15,8 @@ from kgent.core.errors import (
     SessionError,
     SessionNotFound,
 )
+from kgent.daemon.errors import DaemonError, classify, to_jsonrpc
+from kgent.daemon.handshake import ParamsError
 
 
 @pytest.mark.parametrize(

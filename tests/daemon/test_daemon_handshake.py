@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from kgent.config import DEFAULTS
-from kgent.daemon import handshake as H
 from kgent.core.events import DEFAULT_PERMISSION_OPTIONS, EVENT_TYPES
+from kgent.daemon import handshake as H
 from kgent.permissions import MODE_ALIASES, MODES
 from kgent.providers import ALIASES, provider_names
 from kgent.providers.scripted import builtin_scripts
@@ -32,7 +32,7 @@ def test_tables_match_the_kernel() -> None:
 def test_boot_path_imports_nothing_heavy() -> None:
     code = (
         "import sys, kgent.cli.serve, kgent.daemon.boot\n"
-        "heavy = [m for m in ('pygls', 'lsprotocol', 'asyncio', 'kgent.kernel', 'kgent.providers') if m in sys.modules]\n"
+        "heavy = [m for m in ('pygls', 'lsprotocol', 'pydantic', 'asyncio', 'kgent.kernel', 'kgent.providers') if m in sys.modules]\n"
         "print(heavy)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kgent.daemon.runs import chosen_option
+from kgent.daemon.wire import chosen_option
 
 
 @pytest.mark.parametrize(
@@ -29,8 +29,8 @@ def test_chosen_option(answer: object, option: str) -> None:
 def test_the_delta_fast_path_sends_the_generic_bytes() -> None:
     import json
 
-    from kgent.daemon.runs import RunHandle
     from kgent.core.events import MessageDelta, event_to_dict
+    from kgent.daemon.runs import RunHandle
 
     class Out:
         def __init__(self) -> None:

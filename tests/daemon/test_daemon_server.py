@@ -44,7 +44,7 @@ async def test_agent_run_defers_its_events_to_the_reply(tmp_path: Path, monkeypa
     proto.frames = Frames()
     proto._ctx_msg_id.set("run-request-1")
     result = await _run(svc, {"prompt": "hi", "workspace": str(tmp_path)})
-    handle = svc.runs[result["runId"]]
+    handle = svc.runs[result.run_id]
     await asyncio.sleep(0.2)  # the run goes on meanwhile...
     assert handle.task is None and proto.frames.bodies == []  # ...but nothing of it is sent before the reply
     proto._send_response("run-request-1", result)

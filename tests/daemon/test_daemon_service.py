@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from kgent.daemon import params as P
+from kgent.daemon import wire as W
 from kgent.daemon.errors import DaemonError
 from kgent.daemon.handshake import Settings
 from kgent.daemon.service import Service
@@ -55,15 +55,15 @@ async def test_no_run_starts_while_a_fork_moves_the_leaf(svc: Service, tmp_path:
     await asyncio.sleep(0.05)
     try:
         with pytest.raises(DaemonError) as busy:
-            await svc.start_run(P.run_params({"prompt": "x", "sessionId": "s1"}))
+            await svc.start_run(W.RunParams.parse({"prompt": "x", "sessionId": "s1"}))
         assert busy.value.name == "session_busy" and "forked" in busy.value.message
     except BaseException:
         gate.set()
         await svc.close()  # a run that was let in must not hang the test
         raise
     gate.set()
-    assert await fork == {"sessionId": "s1", "leafId": user}
-    handle = await svc.start_run(P.run_params({"prompt": "x", "sessionId": "s1"}))  # free again
+    assert (await fork).wire() == {"sessionId": "s1", "leafId": user}
+    handle = await svc.start_run(W.RunParams.parse({"prompt": "x", "sessionId": "s1"}))  # free again
     handle.start()
     await asyncio.wait_for(handle.task, 10)  # type: ignore[arg-type]
     await svc.close()
@@ -71,7 +71,7 @@ async def test_no_run_starts_while_a_fork_moves_the_leaf(svc: Service, tmp_path:
 
 async def test_a_compaction_before_the_first_run_leaves_approval_timeout_open(svc: Service, tmp_path: Path) -> None:
     await session(svc, tmp_path)
-    assert (await svc.compact(P.compact({"sessionId": "s1"})))["compacted"] is False
+    assert (await svc.compact(W.CompactParams.parse({"sessionId": "s1"}))).compacted is False
     svc.initialize({"protocolVersion": 1, "settings": {"approvalTimeout": 0.5}})
     assert svc.kernel_config().approval_timeout == 0.5
     await svc.close()

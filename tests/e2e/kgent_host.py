@@ -2,7 +2,8 @@
 
 It records every `agent/event` per run, every `agent/permission` request and every `$/cancelRequest` the daemon
 sends, keeps the order in which messages arrived (`wire`), and answers approvals with `policy` (a function of the
-request params, sync or async, returning the result object).
+request params, sync or async, returning the result object). Every result, event and permission request it gets is
+checked against the wire models (protocol.schema.json's source).
 """
 
 from __future__ import annotations
@@ -25,10 +26,15 @@ from pygls.protocol import (
     default_converter,
 )
 
+from helpers import conforms
+from kgent.daemon.wire.events import AgentEventParams, PermissionParams
+from kgent.daemon.wire.schema import METHODS
+
 # The e2e runs' shared state dir (removed at session end by conftest.py).
 STATE_DIR = tempfile.mkdtemp(prefix="kgent-e2e-state-")
 DAEMON = [sys.executable, "-m", "kgent.daemon", "--stdio"]
 OPTION_OF = {"allow_once": "allow_once", "allow_always": "allow_always", "reject": "reject_once"}
+RESULTS = {m.name: m.result for m in METHODS if m.kind == "request" and m.direction == "client → daemon"}
 
 
 def dict_converter() -> Any:
@@ -139,7 +145,10 @@ class KgentHost(JsonRPCClient):
 
     # -- requests ---------------------------------------------------------------------------------------------------
     async def call(self, method: str, params: Any = None, within: float = 10.0, msg_id: Any = None) -> Any:
-        return await asyncio.wait_for(self.protocol.send_request_async(method, params, msg_id=msg_id), within)
+        result = await asyncio.wait_for(self.protocol.send_request_async(method, params, msg_id=msg_id), within)
+        if method in RESULTS:
+            conforms(RESULTS[method], result)
+        return result
 
     async def initialize(self, **settings: Any) -> dict[str, Any]:
         params: dict[str, Any] = {"protocolVersion": 1, "clientInfo": {"name": "kgent-e2e"}, "capabilities": {}}
@@ -184,7 +193,12 @@ class KgentHost(JsonRPCClient):
 
 def check_stream(host: KgentHost, run_id: str, *, ended: bool = True) -> None:
     """protocol.md's per-run guarantees: seq 0, 1, 2, … without gaps; one run_end, and it is last; the
-    agent/run reply arrived before the run's first event."""
+    agent/run reply arrived before the run's first event. Every event and permission request fits its wire model."""
+    for params in host.events[run_id]:
+        conforms(AgentEventParams, params)
+    for params in host.permission_requests:
+        if params["runId"] == run_id:
+            conforms(PermissionParams, params)
     seqs = [p["seq"] for p in host.events[run_id]]
     assert seqs == list(range(len(seqs))), f"seq of {run_id} not gap-free: {seqs}"
     types = [p["event"]["type"] for p in host.events[run_id]]

@@ -183,7 +183,7 @@ def test_only_full_mode_allows_leaving_the_workspace_or_protected_files(
 def _bash(operation: str, scope: str = "workspace", protected: bool = False, paths: tuple[str, ...] = (),
           command: str = "cat a") -> Intent:
     return Intent(tool="bash", operation=operation, scope=scope, protected=protected,  # type: ignore[arg-type]
-                  paths=paths, command=command, reason="runs it")
+                  paths=paths, command=command, subject="command", reason="runs it")
 
 
 @pytest.mark.parametrize("mode", ["plan", "ask", "auto"])

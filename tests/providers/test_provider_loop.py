@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from kgent.kernel import AgentKernel, KernelConfig
 from kgent.core.events import MessageDelta, MessageEnd, RetryEvent, ToolCallEvent, ToolUpdate, event_to_dict
+from kgent.kernel import AgentKernel, KernelConfig
 from kgent.testing import Fault, ModelServer
 
 from .helpers import KEY
@@ -111,7 +111,7 @@ async def test_full_tool_loop(model_server: ModelServer, kernel_for, workspace: 
         result_block = last[2]["content"][0]
         assert result_block["type"] == "tool_result" and result_block["tool_use_id"] == tool_use["id"]
         assert "value = 1" in result_block["content"]
-        assert model_server.requests[0].body["system"].startswith("You are Kgent")
+        assert model_server.requests[0].body["system"][0]["text"].startswith("You are Kgent")
 
 
 async def test_retry_surfaces_as_run_events(

@@ -14,9 +14,13 @@ local function out(s)
   io.stdout:flush()
 end
 
---- Pump the event loop until cond() is true; fail the test after `ms`.
+-- Deadlines are generous on purpose: the suite must pass on a loaded machine (a busy CI runner, `stress`), and a
+-- deadline only has to turn a hang into a failure. Waits return as soon as what they wait for has happened.
+H.WAIT_MS = 60000
+
+--- Pump the event loop until cond() is true; fail the test after `ms` (default H.WAIT_MS).
 function H.wait_for(cond, what, ms)
-  ms = ms or 10000
+  ms = ms or H.WAIT_MS
   local ok = vim.wait(ms, function()
     local s, r = pcall(cond)
     return s and r
@@ -30,6 +34,17 @@ function H.eq(expected, actual, what)
   if not vim.deep_equal(expected, actual) then
     error(('%s: expected %s, got %s'):format(what or 'value', vim.inspect(expected), vim.inspect(actual)), 2)
   end
+end
+
+--- Let every callback scheduled so far (vim.schedule) run: they run in order, so once ours has, theirs have.
+function H.flush()
+  local done = false
+  vim.schedule(function()
+    done = true
+  end)
+  H.wait_for(function()
+    return done
+  end, 'scheduled callbacks')
 end
 
 function H.truthy(v, what)
@@ -195,6 +210,19 @@ function H.wait_run_end(ms)
   return H.of_type('run_end')[1]
 end
 
+--- A scripted-provider script (its path, usable as the model) that stops at an approval before it answers: turn 0
+--- asks to run `touch gate` (a write, so it asks; `true` would run unasked in the sandbox), turn 1 answers. A test holds that prompt while it queues a steering or follow-up message, so
+--- the message always reaches a live run. The script restarts at turn 0 after each delivered message: answer the
+--- prompts after the first at once.
+function H.gate_script()
+  local path = vim.fn.tempname() .. '-gate.json'
+  H.write_file(path, vim.json.encode({
+    { { text = 'Checking first.' }, { tool = 'bash', args = { command = 'touch gate' } } },
+    { { text = 'Done.' } },
+  }))
+  return path
+end
+
 function H.transcript()
   return ui.lines()
 end
@@ -223,7 +251,7 @@ function H.run_all()
       end
     end
   end
-  kgent.stop(3000)
+  kgent.stop(H.WAIT_MS)
   out(('# %.1f s'):format((vim.uv.hrtime() - t_all) / 1e9))
   out(('%d passed, %d failed'):format(passed, failed))
   os.exit(failed == 0 and passed > 0 and 0 or 1)

@@ -239,7 +239,7 @@ test('a blocking picker (as the built-in inputlist()) is ended by a withdrawal; 
     depth = depth + 1
     max_depth = math.max(max_depth, depth)
     local key
-    vim.wait(8000, function()
+    vim.wait(H.WAIT_MS, function()
       local c = vim.fn.getchar(0)
       if c ~= 0 then
         key = c
@@ -251,7 +251,7 @@ test('a blocking picker (as the built-in inputlist()) is ended by a withdrawal; 
     on_choice(nil) -- inputlist() returned 0: no choice
   end)
   kgent.run('Change value to 2')
-  local e = H.wait_run_end(10000)
+  local e = H.wait_run_end()
   eq('settled', e.status, 'status')
   eq({ 27, 27 }, keys, 'each blocking picker ended by <Esc> when its prompt was withdrawn')
   eq(1, max_depth, 'no picker nested in another')
@@ -277,11 +277,13 @@ test('cancel: a long bash command is killed, the run ends cancelled, the session
   end, 'bash in progress')
   local t0 = vim.uv.hrtime()
   vim.cmd('Kgent cancel')
-  local e = H.wait_run_end(5000)
+  local e = H.wait_run_end()
   local dt = (vim.uv.hrtime() - t0) / 1e9
   eq('cancelled', e.status, 'status')
   eq('cancelled', e.stopReason, 'stopReason')
-  truthy(dt < 3, ('cancel took %.2f s'):format(dt))
+  -- The command (sleep 60) was killed, not waited for: a bound well below its remaining time, loose enough for a
+  -- loaded machine.
+  truthy(dt < 30, ('cancel took %.2f s'):format(dt))
   local last = H.of_type('tool_update')
   eq('failed', last[#last].status, 'bash result')
   contains(H.transcript(), '**Run cancelled** · cancelled', 'transcript')
@@ -319,7 +321,7 @@ test('withdrawn prompt: cancelling the run closes the open picker; a late answer
   end, 'the approval prompt')
   truthy(vim.api.nvim_win_is_valid(picker.wins[1]), 'picker open')
   kgent.cancel()
-  local e = H.wait_run_end(5000)
+  local e = H.wait_run_end()
   eq('cancelled', e.status, 'status')
   truthy(not vim.api.nvim_win_is_valid(picker.wins[1]), 'picker window closed')
   eq(0, vim.tbl_count(approval.pending), 'no pending prompt')
@@ -337,7 +339,7 @@ test('withdrawn prompt: cancelling the run closes the open picker; a late answer
   -- A late answer from the picker changes nothing.
   local c = picker.choices[1]
   c.on_choice(H.item(c.items, 'allow_once'))
-  vim.wait(200)
+  H.flush() -- the picker's answer is handled in a scheduled callback
   eq(SAMPLE, H.read_file(ws .. '/sample.py'), 'file on disk')
   contains(H.notes, 'approval withdrawn', 'notification')
   contains(H.transcript(), '✗ Edit sample.py · cancelled · prompt withdrawn', 'transcript')
@@ -348,7 +350,7 @@ test('withdrawn prompt: approvalTimeout rejects, the prompts close, the run goes
   local ws = H.fresh({ files = { ['sample.py'] = SAMPLE }, setup = { model = 'tool-loop', approval_timeout = 0.3 } })
   local picker = hanging_picker()
   kgent.run('Change value to 2')
-  local e = H.wait_run_end(10000)
+  local e = H.wait_run_end()
   eq('settled', e.status, 'status')
   eq(2, #picker.wins, 'two prompts shown (edit, bash)')
   for _, w in ipairs(picker.wins) do
@@ -371,7 +373,7 @@ test('resume: :Kgent resume picks a session of agent/sessions, :Kgent run contin
   local first = H.wait_run_end()
   local sid = first.sessionId
   -- A new Neovim session: the daemon restarts on the same state dir; the plugin knows no session.
-  kgent.stop(3000)
+  kgent.stop(H.WAIT_MS)
   require('kgent.ui').reset()
   kgent.state.session_id, kgent.state.runs = nil, {}
   H.events = {}
@@ -448,7 +450,8 @@ test('a visual range is sent as a resource block', function()
 end)
 
 test('steer and follow-up reach the live run', function()
-  H.fresh({ setup = { model = 'slow-answer' } })
+  -- The run waits at its first approval until the message is queued (no race with a model about to end).
+  H.fresh({ setup = { model = H.gate_script() } })
   local function delivered(source, text)
     for _, u in ipairs(H.of_type('user_message')) do
       if u.source == source and u.text == text then
@@ -457,25 +460,41 @@ test('steer and follow-up reach the live run', function()
     end
     return false
   end
-  for _, case in ipairs({ { 'steer', 'steering', 'steer', 'steer' }, { 'followup', 'followUp', 'follow_up', 'follow-up' } }) do
-    local cmd, queue_key, source, label = case[1], case[2], case[3], case[4]
+  -- turns: the script's first turn asks, the message restarts it (first turn again, then the answer); a follow-up
+  -- comes after the answer, so one more.
+  for _, case in ipairs({ { 'steer', 'steering', 'steer', 'steer', 3 },
+    { 'followup', 'followUp', 'follow_up', 'follow-up', 4 } }) do
+    local cmd, queue_key, source, label, turns = case[1], case[2], case[3], case[4], case[5]
     H.events = {}
-    kgent.run('answer slowly')
+    local held
+    H.stub_select(function(items, _, on_choice)
+      local reject = function()
+        on_choice(H.item(items, 'reject_once'))
+      end
+      if held then
+        return reject()
+      end
+      held = reject
+    end)
+    kgent.run('check first')
     H.wait_for(function()
-      return #H.of_type('run_start') > 0 and kgent.state.run_id
-    end, 'run_start')
+      return held and kgent.state.run_id
+    end, 'the run waiting at its approval')
     vim.cmd(('Kgent %s Use three.'):format(cmd))
+    local function queued()
+      for _, q in ipairs(H.of_type('queue_update')) do
+        if vim.tbl_contains(q[queue_key] or {}, 'Use three.') then
+          return true
+        end
+      end
+      return false
+    end
+    H.wait_for(queued, cmd .. ': queue_update')
+    held()
     local e = H.wait_run_end()
     eq('settled', e.status, cmd .. ': status')
-    local queued = false
-    for _, q in ipairs(H.of_type('queue_update')) do
-      if vim.tbl_contains(q[queue_key] or {}, 'Use three.') then
-        queued = true
-      end
-    end
-    truthy(queued, cmd .. ': queue_update')
     truthy(delivered(source, 'Use three.'), cmd .. ': delivered')
-    eq(2, e.turns, cmd .. ': the run went on for another turn')
+    eq(turns, e.turns, cmd .. ': the run went on after the message')
     contains(H.transcript(), ('**You (%s):** Use three.'):format(label), 'transcript')
   end
   -- After the run: nothing live to steer.
@@ -636,7 +655,7 @@ test('an api_key function reaches the daemon over the pipe only: no file holds t
   eq(nil, require('kgent.config').env().KGENT_API_KEY, 'not in the environment')
   kgent.run('Say hello.')
   eq('settled', H.wait_run_end().status, 'status')
-  kgent.stop(3000)
+  kgent.stop(H.WAIT_MS)
   local found = vim.fn.systemlist({ 'grep', '-rl', key, H.root, vim.fn.stdpath('state'), vim.fn.stdpath('log') })
   eq({}, found, 'files holding the key')
 end)

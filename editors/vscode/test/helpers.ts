@@ -69,7 +69,19 @@ export function sandbox(): Sandbox {
   };
 }
 
-export async function waitFor<T>(what: string, probe: () => T | undefined | false, timeoutMs = 15_000): Promise<T> {
+// Deadlines are generous on purpose: the suites must pass on a loaded machine (a busy CI runner, `stress`), and a
+// deadline only has to turn a hang into a failure. Nothing waits for them when things work: waits poll for an event.
+
+/** Per test. There is no suite-wide limit: a suite's time grows with the machine's load and the number of tests. */
+export const TEST_TIMEOUT_MS = 300_000;
+
+/** The options of a test against a real daemon: `test(name, AGAINST_DAEMON, fn)`. */
+export const AGAINST_DAEMON = { timeout: TEST_TIMEOUT_MS };
+
+/** For `waitFor` (below the per-test limit, so a wait that never ends fails with its own message). */
+export const WAIT_TIMEOUT_MS = 120_000;
+
+export async function waitFor<T>(what: string, probe: () => T | undefined | false, timeoutMs = WAIT_TIMEOUT_MS): Promise<T> {
   const start = Date.now();
   for (;;) {
     const v = probe();
@@ -86,4 +98,18 @@ export function isAlive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * A scripted-provider script that stops at an approval before it answers: turn 0 asks to run `touch gate` (a write,
+ * so it asks; `true` would run unasked in the sandbox), turn 1 answers.
+ * A test holds that prompt open while it queues a steering or follow-up message, so the message always reaches a
+ * live run (the built-in `slow-answer` leaves a fraction of a second for it). The script restarts at turn 0 after
+ * each delivered message, so later prompts come too: answer them at once. Returns the path, usable as the model.
+ */
+export function gateScript(dir: string): string {
+  const file = path.join(dir, "gate.json");
+  const turns = [[{ text: "Checking first." }, { tool: "bash", args: { command: "touch gate" } }], [{ text: "Done." }]];
+  fs.writeFileSync(file, JSON.stringify(turns));
+  return file;
 }

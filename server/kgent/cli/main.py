@@ -1,4 +1,4 @@
-"""`kgent` command line: run | demo | debug | serve | sessions. Subcommands import what they need lazily."""
+"""`kgent` command line: run | demo | debug | serve | sessions | swebench. Subcommands import what they need lazily."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ SUBCOMMANDS = {
     "debug": "kgent.cli.debug",
     "serve": "kgent.cli.serve",
     "sessions": "kgent.cli.sessions",
+    "swebench": "kgent.cli.swebench",
 }
 
 

@@ -21,6 +21,14 @@ def add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--script", help="scripted provider: a built-in script name or a JSON file")
     p.add_argument("--workspace", default=None, help="workspace directory (default: the current directory)")
     p.add_argument("--max-turns", dest="max_turns", type=int, default=None, help="model turns before giving up")
+    p.add_argument(
+        "--cost-limit",
+        dest="cost_limit",
+        type=float,
+        metavar="USD",
+        help="stop the run (failed: cost_limit) before a model call would take its estimated cost past this many "
+        "US dollars (env KGENT_COST_LIMIT; needs the model's price)",
+    )
 
 
 def add_parser(sub: Any) -> None:
@@ -35,7 +43,14 @@ def add_parser(sub: Any) -> None:
 
 def build_kernel(args: argparse.Namespace, mode: str | None = None) -> Any:
     """Assemble an AgentKernel from flags + environment; raises ConfigError with what to fix."""
-    from kgent.config import context_overrides, permission_mode, provider_config, require_key
+    from kgent.config import (
+        context_overrides,
+        cost_limit,
+        permission_mode,
+        prices,
+        provider_config,
+        require_key,
+    )
     from kgent.kernel import AgentKernel, KernelConfig
     from kgent.providers import create_provider
 
@@ -54,7 +69,11 @@ def build_kernel(args: argparse.Namespace, mode: str | None = None) -> Any:
     )
     require_key(config)
     kernel_config = KernelConfig(
-        mode=permission_mode(explicit=mode), max_turns=args.max_turns or 50, **context_overrides()
+        mode=permission_mode(explicit=mode),
+        max_turns=args.max_turns or 50,
+        prices=prices(),
+        cost_limit=cost_limit(explicit=getattr(args, "cost_limit", None)),
+        **context_overrides(),
     )
     return AgentKernel(create_provider(config), store=open_store(), config=kernel_config)
 
@@ -84,7 +103,7 @@ async def resume_defaults(args: argparse.Namespace) -> None:
     args.workspace = str(workspace)
     if args.fork and args.fork not in tree.entries:
         raise KgentError(f"no entry {args.fork!r} in session {args.session}", code="entry_not_found")
-    config = next((e.data for e in reversed(tree.branch(args.fork)) if e.type == "config"), {})
+    config: dict[str, Any] = next((e.data for e in reversed(tree.branch(args.fork)) if e.type == "config"), {})
     if args.provider is None and args.model is None and config.get("provider"):
         from kgent.config import normalize_provider
 

@@ -18,7 +18,7 @@ _ENV_FLAGS = {
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
-    p = sub.add_parser(
+    p: argparse.ArgumentParser = sub.add_parser(
         "serve",
         help="run the editor daemon (JSON-RPC over stdio, see protocol.md)",
         description="Serve one editor over stdin/stdout: JSON-RPC 2.0 with Content-Length framing (protocol.md). "

@@ -118,15 +118,20 @@ async def _list(store: Any, args: argparse.Namespace) -> int:
 
 
 async def _show(store: Any, args: argparse.Namespace) -> int:
+    from kgent.cli.render import usage_line
+    from kgent.config import prices
+    from kgent.kernel.cost import session_usage
     from kgent.session.entries import tree_to_dict
 
     tree = await store.load(args.session_id)
+    usage = session_usage(tree.entries.values(), prices())
     if args.json:
-        print(json.dumps(tree_to_dict(tree), ensure_ascii=False, indent=2))
+        print(json.dumps({**tree_to_dict(tree), "usage": usage}, ensure_ascii=False, indent=2))
         return 0
     info = tree.info
     print(f"session {info.id}  workspace {info.workspace}")
     print(f"created {info.created}  entries {len(tree.entries)}  leaf {tree.leaf_id}")
+    print(usage_line(usage))
     for warning in tree.warnings:
         print(f"warning: {warning}")
     for line in render_tree(tree):

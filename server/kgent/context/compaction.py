@@ -7,10 +7,9 @@ persisted unless the summary came back valid.
 
 from __future__ import annotations
 
-import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from kgent.context.cut import CompactionPlan, plan_compaction
 from kgent.context.projection import latest_checkpoint, project
@@ -20,7 +19,6 @@ from kgent.context.tokens import (
     RunningEstimate,
     context_window,
     estimate_context,
-    estimate_overhead,
     estimate_text,
 )
 from kgent.core.errors import KgentError
@@ -28,11 +26,7 @@ from kgent.core.events import CompactionEvent
 from kgent.core.messages import AssistantMessage, Message, SummaryMessage, UserMessage
 from kgent.providers.base import Provider, ProviderRequest, StreamDone
 from kgent.session.entries import SessionEntry, new_entry
-
-if TYPE_CHECKING:
-    from kgent.kernel.loop import Loop
-    from kgent.kernel.run import AgentRun
-    from kgent.session.store import SessionStore
+from kgent.session.store import SessionStore
 
 DEFAULT_RESERVE_TOKENS = 16_384
 DEFAULT_KEEP_RECENT_TOKENS = 20_000
@@ -115,7 +109,7 @@ async def summarize(
     The previous checkpoint's summary is updated with the newly covered messages. A span too long for one request
     (over `max_prompt_tokens`) is fed in consecutive parts, each updating the summary of the parts before it.
     """
-    summary = plan.previous.data.get("summary") if plan.previous is not None else None
+    summary: str | None = plan.previous.data.get("summary") if plan.previous is not None else None
     for part in split_span(plan.covered_messages, max_prompt_tokens):
         prompt = summary_prompt(
             part, previous=summary, read_files=plan.read_files, modified_files=plan.modified_files, focus=focus
@@ -248,107 +242,153 @@ async def compact_session(
     )
 
 
-@dataclass(slots=True)
-class _RunState:
-    estimate: RunningEstimate
-    disabled: bool = False  # an automatic compaction failed in this run: do not retry it every turn
-    retry_above: int = 0  # nothing was compactable at this estimate: wait for the context to grow
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunContext:
+    """What a run's compaction needs to know about the run (given once, when the run starts)."""
+
+    store: SessionStore
+    session_id: str
+    provider: Provider
+    settings: CompactionSettings
+    auto: bool  # compact before a request that would overflow (KernelConfig.auto_compact)
+    overhead: int  # estimated tokens of the system prompt and tool schemas
+    project: Callable[[Sequence[SessionEntry]], list[Message]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Compaction:
+    """What a compaction asks the loop to do: persist `entry` (chained after the run's leaf), then continue from
+    `history`. `settle` turns the outcome into the event the loop emits."""
+
+    trigger: Trigger
+    entry: SessionEntry
+    history: list[Message]
+    tokens_before: int
+    tokens_after: int
+
+
+Emit = Callable[[CompactionEvent], None]
+
+
+class RunCompaction(Protocol):
+    """One run's compaction: the loop calls these and applies what they return; they never touch the loop."""
+
+    async def before_request(self, history: Sequence[Message], leaf_id: str | None, emit: Emit) -> Compaction | None:
+        """Before each model request: a checkpoint when the context outgrew the window, else None."""
+        ...
+
+    async def on_overflow(self, history: Sequence[Message], leaf_id: str | None, emit: Emit) -> Compaction | None:
+        """After a provider `context_overflow`: a checkpoint (the turn is then retried once), else None."""
+        ...
+
+    def settle(self, compaction: Compaction, error: str | None) -> CompactionEvent:
+        """The loop persisted `compaction` (error None) or failed to (error says why): the event to emit."""
+        ...
+
+
+class CompactionPolicy(Protocol):
+    """The kernel's compaction seam (`AgentKernel.compactor`): one RunCompaction per run."""
+
+    def for_run(self, run: RunContext) -> RunCompaction: ...
 
 
 class Compactor:
-    """The kernel's compaction hook (`AgentKernel.compactor`).
+    """The default CompactionPolicy.
 
-    `before_request` compacts when the estimated context exceeds the window minus the reserve (unless
-    KernelConfig.auto_compact is False); `on_overflow` compacts after a provider `context_overflow` error (always)
-    and says whether the turn is worth retrying. A failed compaction persists nothing, emits
-    CompactionEvent(status="failed"), and the run continues uncompacted; automatic compaction then stays off for
-    the rest of that run.
+    Before a request it compacts when the estimated context exceeds the window minus the reserve (unless
+    `RunContext.auto` is False); after a provider `context_overflow` error it compacts always, keeping less. A
+    failed compaction persists nothing, emits CompactionEvent(status="failed"), and the run continues uncompacted;
+    automatic compaction then stays off for the rest of that run.
     """
 
-    def __init__(self) -> None:
-        self._runs: weakref.WeakKeyDictionary[Loop, _RunState] = weakref.WeakKeyDictionary()
+    def for_run(self, run: RunContext) -> RunCompactor:
+        return RunCompactor(run)
 
-    def _state(self, loop: Loop) -> _RunState:
-        state = self._runs.get(loop)
-        if state is None:
-            history = loop.state.history
+
+class RunCompactor:
+    """Compactor's per-run state: a running token estimate and whether automatic compaction is still on."""
+
+    def __init__(self, run: RunContext) -> None:
+        self.run = run
+        self.disabled = False  # an automatic compaction failed in this run: do not retry it every turn
+        self.retry_above = 0  # nothing was compactable at this estimate: wait for the context to grow
+        self._estimate: RunningEstimate | None = None
+
+    def estimate(self, history: Sequence[Message]) -> int:
+        """Estimated tokens of the next request (see kgent.context.tokens.estimate_context)."""
+        if self._estimate is None:
             # A resumed, compacted branch carries kept messages whose usage predates the checkpoint.
             compacted = bool(history) and isinstance(history[0], SummaryMessage)
-            state = self._runs[loop] = _RunState(
-                estimate=RunningEstimate(
-                    trusted_from=len(history) if compacted else 0,
-                    overhead=estimate_overhead(loop.system_prompt, loop.schemas),
-                )
+            self._estimate = RunningEstimate(
+                trusted_from=len(history) if compacted else 0, overhead=self.run.overhead
             )
-        return state
+        return self._estimate.update(history).tokens
 
-    def estimate(self, loop: Loop) -> int:
-        """Estimated tokens of the loop's next request (see kgent.context.tokens.estimate_context)."""
-        return self._state(loop).estimate.update(loop.state.history).tokens
+    async def before_request(self, history: Sequence[Message], leaf_id: str | None, emit: Emit) -> Compaction | None:
+        if not self.run.auto:
+            return None
+        settings = self.run.settings
+        tokens = self.estimate(history)
+        if self.disabled or tokens <= settings.threshold or tokens <= self.retry_above:
+            return None
+        return await self._compact(leaf_id, "automatic", settings.keep_tokens, tokens, emit)
 
-    def settings(self, loop: Loop) -> CompactionSettings:
-        provider = loop.spec.provider
-        return CompactionSettings.resolve(loop.kernel.config, provider.name, provider.model)
-
-    async def before_request(self, loop: Loop, run: AgentRun) -> None:
-        if not getattr(loop.kernel.config, "auto_compact", True):
-            return
-        state = self._state(loop)
-        settings = self.settings(loop)
-        tokens = self.estimate(loop)
-        if state.disabled or tokens <= settings.threshold or tokens <= state.retry_above:
-            return
-        await self._compact(loop, run, "automatic", settings.keep_tokens, settings, tokens)
-
-    async def on_overflow(self, loop: Loop, run: AgentRun) -> bool:
-        settings = self.settings(loop)
-        tokens = self.estimate(loop)
+    async def on_overflow(self, history: Sequence[Message], leaf_id: str | None, emit: Emit) -> Compaction | None:
+        tokens = self.estimate(history)
         # The provider disagrees with the estimate: keep less than usual.
-        keep = min(settings.keep_tokens, max(1, tokens // 4))
-        return await self._compact(loop, run, "overflow", keep, settings, tokens)
+        keep = min(self.run.settings.keep_tokens, max(1, tokens // 4))
+        return await self._compact(leaf_id, "overflow", keep, tokens, emit)
+
+    def settle(self, compaction: Compaction, error: str | None) -> CompactionEvent:
+        if error is not None:
+            return self._failed(compaction.trigger, compaction.tokens_before, error)
+        if self._estimate is not None:
+            self._estimate.restart(trusted_from=len(compaction.history))
+        self.retry_above = 0
+        return CompactionEvent(
+            status="completed",
+            trigger=compaction.trigger,
+            entry_id=compaction.entry.id,
+            tokens_before=compaction.tokens_before,
+            tokens_after=compaction.tokens_after,
+        )
+
+    def _failed(self, trigger: Trigger, tokens: int, error: str) -> CompactionEvent:
+        self.disabled = self.disabled or trigger == "automatic"
+        return CompactionEvent(status="failed", trigger=trigger, tokens_before=tokens, error=error)
 
     async def _compact(
-        self, loop: Loop, run: AgentRun, trigger: Trigger, keep: int, settings: CompactionSettings, tokens: int
-    ) -> bool:
-        state = self._state(loop)
-        plan: CompactionPlan | None = None
-        previous_leaf = loop.state.leaf_id
+        self, leaf_id: str | None, trigger: Trigger, keep: int, tokens: int, emit: Emit
+    ) -> Compaction | None:
+        run, settings = self.run, self.run.settings
+        started = False
         try:
-            tree = await loop.kernel.store.load(loop.spec.session_id)
-            branch = tree.branch(previous_leaf)
+            tree = await run.store.load(run.session_id)
+            branch = tree.branch(leaf_id)
             plan = plan_compaction(branch, keep)
             if plan is None:  # nothing to cut yet: not worth an event, nor a try every turn
-                state.retry_above = tokens + keep // 2
-                return False
-            run.emit(CompactionEvent(status="started", trigger=trigger, tokens_before=tokens))
+                self.retry_above = tokens + keep // 2
+                return None
+            emit(CompactionEvent(status="started", trigger=trigger, tokens_before=tokens))
+            started = True
             summary = await summarize(
-                loop.spec.provider,
+                run.provider,
                 plan,
                 max_tokens=settings.summary_max_tokens,
                 max_prompt_tokens=settings.summary_prompt_tokens,
             )
-            data = checkpoint_data(
-                plan, summary, branch, tokens_before=tokens, trigger=trigger, overhead=state.estimate.overhead
-            )
-            entry = loop.entry("compaction", **data)
-            await loop.persist([entry])
+            overhead = self._estimate.overhead if self._estimate is not None else run.overhead
+            data = checkpoint_data(plan, summary, branch, tokens_before=tokens, trigger=trigger, overhead=overhead)
         except KgentError as exc:
-            loop.state.leaf_id = previous_leaf
-            state.disabled = state.disabled or trigger == "automatic"
-            if plan is None:
-                run.emit(CompactionEvent(status="started", trigger=trigger, tokens_before=tokens))
-            run.emit(CompactionEvent(status="failed", trigger=trigger, tokens_before=tokens, error=exc.message))
-            return False
-        loop.state.history = loop.kernel.project([*branch, entry])
-        state.estimate.restart(trusted_from=len(loop.state.history))
-        state.retry_above = 0
-        run.emit(
-            CompactionEvent(
-                status="completed",
-                trigger=trigger,
-                entry_id=entry.id,
-                tokens_before=tokens,
-                tokens_after=data["tokensAfter"],
-            )
+            if not started:
+                emit(CompactionEvent(status="started", trigger=trigger, tokens_before=tokens))
+            emit(self._failed(trigger, tokens, exc.message))
+            return None
+        entry = new_entry("compaction", leaf_id, **data)
+        return Compaction(
+            trigger=trigger,
+            entry=entry,
+            history=run.project([*branch, entry]),
+            tokens_before=tokens,
+            tokens_after=data["tokensAfter"],
         )
-        return True

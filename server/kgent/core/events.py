@@ -123,9 +123,11 @@ class QueueUpdate:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UsageEvent:
+    """Tokens (and their estimated cost, when the model has a price) of one model call and of the run so far."""
+
     type: ClassVar[str] = "usage"
-    turn: dict[str, int]
-    total: dict[str, int]
+    turn: dict[str, Any]
+    total: dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -149,19 +151,30 @@ class CompactionEvent:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class RunEnd:
-    """The one terminal event of a run; the same values as `await run.result()`."""
+class RunResult:
+    """How a run ended: what `await run.result()` returns and what its `RunEnd` carries."""
 
-    type: ClassVar[str] = "run_end"
+    run_id: str
+    session_id: str
     status: RunStatus
     stop_reason: str
     text: str
     error: dict[str, str] | None = None
     changed_paths: tuple[str, ...] = ()
     patch: str = ""
-    usage: dict[str, int] = field(default_factory=dict)
-    session_id: str = ""
+    usage: dict[str, Any] = field(default_factory=dict)
     turns: int = 0
+
+    def to_event(self) -> RunEnd:
+        return RunEnd(result=self)
+
+
+@dataclass(frozen=True, slots=True)
+class RunEnd:
+    """The one terminal event of a run: its result. On the wire the result's fields sit in the event itself."""
+
+    type: ClassVar[str] = "run_end"
+    result: RunResult
 
 
 Event = (
@@ -223,11 +236,27 @@ def _plain(value: Any) -> Any:
     return value
 
 
+# run_end's wire keys: the result's fields but its runId (the envelope carries it), in this order.
+_RUN_END_KEYS = tuple(
+    (name, _camel(name))
+    for name in ("status", "stop_reason", "text", "error", "changed_paths", "patch", "usage", "session_id", "turns")
+)
+
+
+def wire_keys(cls: type) -> tuple[str, ...]:
+    """The camelCase keys an event class may have on the wire (besides `type`)."""
+    return tuple(camel for _, camel in (_RUN_END_KEYS if cls is RunEnd else _keys(cls)))
+
+
 def event_to_dict(event: Event) -> dict[str, Any]:
     """The wire form: `{"type": ..., camelCaseField: value, ...}`; None-valued optional fields are omitted."""
     d: dict[str, Any] = {"type": event.type}
-    for name, camel in _keys(type(event)):
-        value = getattr(event, name)
+    source: Any = event
+    keys = _keys(type(event))
+    if isinstance(event, RunEnd):
+        source, keys = event.result, _RUN_END_KEYS
+    for name, camel in keys:
+        value = getattr(source, name)
         if value is None:
             continue
         d[camel] = _plain(value)

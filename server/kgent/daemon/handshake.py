@@ -1,8 +1,10 @@
 """The `initialize` exchange: protocol version, connection settings and the capabilities the daemon announces.
 
 Stdlib only and free of kernel imports (the sandbox probe, kgent.tools.sandbox, is stdlib only too), so the boot path
-can answer `initialize` before pygls and the kernel are loaded. The static tables here mirror the kernel's
-registries; tests/daemon/test_handshake.py pins them to it.
+can answer `initialize` before pygls, pydantic and the kernel are loaded. The static tables here mirror the kernel's
+registries; tests/daemon/test_daemon_handshake.py pins them to it. `parse_initialize` is the one validator of
+`initialize` params; the wire model InitializeParams describes the same shape for protocol.schema.json, and
+tests/daemon/test_daemon_wire_params.py keeps the two in agreement.
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from lsprotocol.types import ResponseError
-from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage
+from lsprotocol.types import CancelParams, ResponseError, ResponseErrorMessage
+from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 
 from kgent.daemon.boot import read_chunk
 from kgent.daemon.errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, error_object
@@ -81,7 +81,8 @@ class Dispatcher:
                 log.debug("ignoring notification %r: only exit and $/cancelRequest are notifications", method[:80])
                 return None
             self.stopped = True
-            return self.proto.handle_message(JsonRPCNotification(method=method, jsonrpc="2.0", params=params))
+            self.proto.handle_message(JsonRPCNotification(method=method, jsonrpc="2.0", params=params))
+            return None
         if msg_id in self.proto._request_futures:  # pygls would overwrite the in-flight one (a run would never stream)
             shown = str(msg_id)[:80]
             return self.error(
@@ -91,7 +92,9 @@ class Dispatcher:
             return self.error(
                 msg_id, INVALID_PARAMS, "invalid params: params must be an object (named parameters)", "invalid_params"
             )
-        return self.proto.handle_message(JsonRPCRequestMessage(id=msg_id, method=method, jsonrpc="2.0", params=params))
+        assert isinstance(msg_id, int | str)  # id_ok
+        self.proto.handle_message(JsonRPCRequestMessage(id=msg_id, method=method, jsonrpc="2.0", params=params))
+        return None
 
     def cancel(self, target: Any) -> None:
         """The client's `$/cancelRequest`: for one of its requests, pygls cancels the handler (-32800); for one of
@@ -102,17 +105,20 @@ class Dispatcher:
             if not future.done():
                 future.set_result({"outcome": "cancelled"})
             return
-        self.proto._handle_cancel_notification(target)
+        cancel = JsonRPCNotification(method="$/cancelRequest", jsonrpc="2.0", params=CancelParams(id=target))
+        self.proto.handle_message(cancel)
 
     def response(self, msg_id: Any, msg: dict[str, Any]) -> None:
         error = msg.get("error")
         if error is None:
-            return self.proto._handle_response(msg_id, msg.get("result"))
+            self.proto.handle_message(JsonRPCResponseMessage(id=msg_id, jsonrpc="2.0", result=msg.get("result")))
+            return
         if isinstance(error, dict) and isinstance(error.get("code"), int) and isinstance(error.get("message"), str):
             err = ResponseError(code=error["code"], message=error["message"], data=error.get("data"))
         else:
             err = ResponseError(code=-32603, message="malformed error response")
-        return self.proto._handle_response(msg_id, None, err)
+        # pygls' own reader hands error replies over as this lsprotocol type too (its hint leaves it out).
+        self.proto.handle_message(ResponseErrorMessage(id=msg_id, error=err))  # type: ignore[arg-type]
 
 
 class PipeReader(asyncio.Protocol):

@@ -10,7 +10,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-from kgent.core.events import MessageDelta, event_to_dict
+from kgent.core.events import MessageDelta, PermissionResolved, RunEnd, event_to_dict
+from kgent.daemon.wire import chosen_option
 from kgent.kernel.run import AgentRun
 
 log = logging.getLogger("kgent.daemon")
@@ -26,18 +27,6 @@ class Outbox(Protocol):
     def request(self, method: str, params: dict[str, Any], msg_id: str) -> asyncio.Future[Any]: ...
 
     def withdraw(self, msg_id: str) -> None: ...
-
-
-def chosen_option(result: Any) -> str:
-    """The optionId an `agent/permission` answer selects; anything but a clear selection is a reject."""
-    if isinstance(result, dict):
-        outcome = result.get("outcome")
-        if isinstance(outcome, dict):  # ACP's nesting: {"outcome": {"outcome": "selected", "optionId": ...}}
-            result, outcome = outcome, outcome.get("outcome")
-        option = result.get("optionId")
-        if outcome == "selected" and isinstance(option, str):
-            return option
-    return "reject_once"
 
 
 class RunHandle:
@@ -96,14 +85,14 @@ class RunHandle:
                 kind = event.type
                 if kind == "run_start":
                     self.opened.set()
-                if kind == "run_end":
-                    self.status = event.status  # type: ignore[union-attr]
+                if isinstance(event, RunEnd):
+                    self.status = event.result.status
                     self.withdraw_all()  # before run_end (protocol.md, ordering 4)
                     if not self.opened.is_set() and self.keep_session is not None:
                         await self.keep_session()  # before run_end: the client may resume at once
                     self.opened.set()
-                elif kind == "permission_resolved" and event.request_id in self.prompts:  # type: ignore[union-attr]
-                    self.withdraw(event.request_id)  # type: ignore[union-attr,arg-type]  # timed out
+                elif isinstance(event, PermissionResolved) and event.request_id is not None and event.request_id in self.prompts:
+                    self.withdraw(event.request_id)  # timed out
                 data = event_to_dict(event)
                 self._send(data)
                 if kind == "permission_request" and not self.run.cancel_requested:

@@ -8,9 +8,8 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
 
-from kgent.context.compaction import Compactor
+from kgent.context.compaction import CompactionPolicy, Compactor
 from kgent.context.projection import project
 from kgent.core.errors import ConfigError, RunStateError
 from kgent.core.messages import Message
@@ -19,11 +18,12 @@ from kgent.kernel.loop import Loop, RunSpec
 from kgent.kernel.run import AgentRun
 from kgent.permissions import SessionRules, normalize_mode
 from kgent.providers.base import Provider
+from kgent.providers.pricing import builtin_prices
 from kgent.session.entries import SessionEntry, new_id
 from kgent.session.memory import InMemorySessionStore
 from kgent.session.store import SessionStore
 from kgent.tools import CODING_TOOLS, spill
-from kgent.tools.base import Tool
+from kgent.tools.base import ChangeTracking, Tool
 from kgent.tools.changes import ChangeTracker
 from kgent.tools.ops import FileOps, LocalFileOps
 from kgent.tools.sandbox import Sandbox, detect
@@ -52,8 +52,8 @@ class AgentKernel:
         self.sandbox: Sandbox = sandbox if sandbox is not None else detect()
         spill.sweep()  # spill files of runs whose process died
         self.project: Callable[[Sequence[SessionEntry]], list[Message]] = project
-        # Context compaction (kgent.context): `before_request(loop, run)` and `on_overflow(loop, run) -> bool`.
-        self.compactor: Any = Compactor()
+        # Context compaction (kgent.context): a policy the loop asks before each request; None turns it off.
+        self.compactor: CompactionPolicy | None = Compactor()
         self._rules: dict[str, SessionRules] = {}
         self._live: dict[str, AgentRun] = {}
         normalize_mode(self.config.mode)  # fail at assembly, not mid-run
@@ -67,15 +67,20 @@ class AgentKernel:
         parent_entry_id: str | None = None,
         mode: str | None = None,
         provider: Provider | None = None,
+        cost_limit: float | None = None,
     ) -> AgentRun:
         """Start a run now (inside a running event loop). `session_id` resumes that session at its active leaf
-        or at `parent_entry_id` (a fork); without it a new session is created."""
+        or at `parent_entry_id` (a fork); without it a new session is created. `cost_limit` (US dollars; default
+        `KernelConfig.cost_limit`) ends the run `failed` (`cost_limit`) before a model call would pass it; it needs
+        the model's price (ConfigError otherwise)."""
         ws = Path(workspace)
         if not ws.is_absolute():
             raise ConfigError(f"workspace must be an absolute path, got {str(workspace)!r}")
         if not ws.is_dir():
             raise ConfigError(f"workspace {str(ws)!r} is not a directory")
         run_mode = normalize_mode(mode or self.config.mode)
+        run_provider = provider or self.provider
+        limit = self._cost_limit(cost_limit, run_provider)
         sid = session_id or new_id()
         live = self._live.get(sid)
         if live is not None and not live.done:
@@ -85,10 +90,11 @@ class AgentKernel:
             prompt=prompt,
             workspace=ws.resolve(),
             mode=run_mode,
-            provider=provider or self.provider,
+            provider=run_provider,
             session_id=sid,
             resume=session_id is not None,
             parent_entry_id=parent_entry_id,
+            cost_limit=limit,
         )
         self._live[sid] = run
         hold, release = getattr(self.store, "hold", None), getattr(self.store, "release", None)
@@ -103,6 +109,19 @@ class AgentKernel:
         spill.release(run.run_id)  # spill files live as long as their run
         if release is not None:
             release(run.session_id)
+
+    def _cost_limit(self, explicit: float | None, provider: Provider) -> float | None:
+        limit = explicit if explicit is not None else self.config.cost_limit
+        if limit is None:
+            return None
+        if not limit > 0:
+            raise ConfigError(f"a cost limit must be a positive number of US dollars, got {limit!r}")
+        if (self.config.prices or builtin_prices()).price(provider.model) is None:
+            raise ConfigError(
+                f"a cost limit needs the price of model {provider.model!r}, which the price table does not know: "
+                "add it in a KGENT_PRICES file (see README, Configuration)"
+            )
+        return limit
 
     def live_run(self, session_id: str) -> AgentRun | None:
         run = self._live.get(session_id)
@@ -123,7 +142,8 @@ class AgentKernel:
                 self._rules[session_id] = SessionRules.from_list(entry.data["rules"])
                 return
 
-    def change_tracker(self, workspace: Path) -> ChangeTracker:
+    def change_tracker(self, workspace: Path) -> ChangeTracking:
+        """A run's change tracking (override to record changes differently)."""
         return ChangeTracker(workspace)
 
     async def aclose(self) -> None:
@@ -132,6 +152,4 @@ class AgentKernel:
         for run in list(self._live.values()):
             await run.result()
         await self.provider.aclose()
-        close_store = getattr(self.store, "aclose", None)
-        if close_store is not None:
-            await close_store()
+        await self.store.aclose()

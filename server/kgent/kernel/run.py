@@ -8,39 +8,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from kgent.core.errors import RunStateError
-from kgent.core.events import Event, QueueUpdate, RunEnd, RunStatus
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RunResult:
-    run_id: str
-    session_id: str
-    status: RunStatus
-    stop_reason: str
-    text: str
-    error: dict[str, str] | None = None
-    changed_paths: tuple[str, ...] = ()
-    patch: str = ""
-    usage: dict[str, int] = field(default_factory=dict)
-    turns: int = 0
-
-    def to_event(self) -> RunEnd:
-        return RunEnd(
-            status=self.status,
-            stop_reason=self.stop_reason,
-            text=self.text,
-            error=self.error,
-            changed_paths=self.changed_paths,
-            patch=self.patch,
-            usage=self.usage,
-            session_id=self.session_id,
-            turns=self.turns,
-        )
-
+from kgent.core.events import Event, QueueUpdate, RunResult
 
 _DONE: Any = object()
 

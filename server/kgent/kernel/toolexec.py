@@ -16,13 +16,12 @@ from kgent.kernel.validate import validate_arguments
 from kgent.permissions import Intent, binding_hash, classify, decide, request_id, shell_grant
 from kgent.session.entries import SessionEntry
 from kgent.tools import spill
-from kgent.tools.base import Tool, ToolContext, ToolOutput
+from kgent.tools.base import ChangeTracking, Tool, ToolContext, ToolOutput
 from kgent.tools.sandbox import Grant
 
 if TYPE_CHECKING:
     from kgent.kernel.loop import Loop
     from kgent.kernel.run import AgentRun
-    from kgent.tools.changes import ChangeTracker
 
 _OPTION_KINDS = ("allow_once", "allow_always", "reject_once", "reject_always")
 _CANCELLED = "cancelled: the run was cancelled"
@@ -38,7 +37,7 @@ class _Ready:
 
 
 class ToolBatch:
-    def __init__(self, loop: Loop, run: AgentRun, tracker: ChangeTracker) -> None:
+    def __init__(self, loop: Loop, run: AgentRun, tracker: ChangeTracking) -> None:
         self.loop = loop
         self.run = run
         self.tracker = tracker
@@ -119,7 +118,7 @@ class ToolBatch:
         if problem:
             self._fail(call, f"invalid_arguments: {problem}")
             return None
-        intent = classify(call.name, call.arguments, self.loop.spec.workspace)
+        intent = classify(tool, call.arguments, self.loop.spec.workspace)
         approved, reason, binding, asked = await self._authorize(
             call, tool, intent, desc.title, desc.path, desc.command
         )
@@ -127,7 +126,7 @@ class ToolBatch:
             self._fail(call, f"permission_denied: {reason}")
             return None
         mode = self.loop.spec.mode
-        grant = shell_grant(mode, intent, approved=asked) if intent.tool == "bash" else None  # type: ignore[arg-type]
+        grant = shell_grant(mode, intent, approved=asked) if intent.subject == "command" else None  # type: ignore[arg-type]
         return _Ready(call, tool, allow_outside=intent.scope == "outside", binding=binding, grant=grant)
 
     async def _authorize(

@@ -9,25 +9,16 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Literal
 
 from kgent.permissions import commands
+from kgent.tools import tool_by_name
+from kgent.tools.base import Tool, ToolIntent
 from kgent.tools.paths import classify_path
 
 Operation = Literal["read", "write", "shell", "network", "unknown"]
 Scope = Literal["workspace", "outside"]
-
-# Tool name → the verb of its reason; read tools touch nothing, write tools change the file at `path`.
-READ_TOOLS: Final[Mapping[str, str]] = {
-    "read": "reads",
-    "grep": "searches",
-    "find": "finds files in",
-    "ls": "lists",
-}
-WRITE_TOOLS: Final[Mapping[str, str]] = {"write": "writes", "edit": "edits"}
-FILE_TOOLS: Final = frozenset(READ_TOOLS) | frozenset(WRITE_TOOLS)
-_PATH_OPTIONAL: Final = frozenset({"grep", "find", "ls"})
-
+Subject = Literal["path", "command", "tool"]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Intent:
@@ -39,6 +30,7 @@ class Intent:
     paths: tuple[str, ...] = ()
     command: str | None = None
     protected: bool = False
+    subject: Subject = "tool"  # what a remembered answer matches: the path, the command or the tool itself
     reason: str
 
 
@@ -100,32 +92,34 @@ def _resolve_path_word(workspace: Path, word: commands.PathWord) -> list[_Target
     return targets
 
 
-def _unknown(tool: str, reason: str) -> Intent:
-    return Intent(tool=tool, operation="unknown", scope="workspace", reason=reason)
+def _unknown(tool: str, reason: str, subject: Subject = "tool") -> Intent:
+    return Intent(tool=tool, operation="unknown", scope="workspace", subject=subject, reason=reason)
 
 
-def _classify_file_tool(tool: str, args: Mapping[str, Any], workspace: Path) -> Intent:
-    raw = args.get("path")
-    if raw is None and tool in _PATH_OPTIONAL:
-        raw = "."
+def _classify_file_tool(tool: str, declared: ToolIntent, args: Mapping[str, Any], workspace: Path) -> Intent:
+    assert declared.path_arg is not None
+    raw = args.get(declared.path_arg)
+    if raw is None:
+        raw = declared.default_path
     if not isinstance(raw, str):
-        return _unknown(tool, f"calls {tool} without a usable path")
+        return _unknown(tool, f"calls {tool} without a usable path", "path")
     target = _resolve(workspace, raw)
     if target is None:
-        return _unknown(tool, f"calls {tool} with a NUL byte in its path")
-    reading = tool in READ_TOOLS
+        return _unknown(tool, f"calls {tool} with a NUL byte in its path", "path")
+    reading = declared.effect == "read"
     if target.protected:
         reason = f"touches a protected file: {target.shown}"
     elif not target.inside:
         reason = f"{'reads' if reading else 'writes'} outside the workspace: {target.shown}"
     else:
-        reason = f"{READ_TOOLS[tool] if reading else WRITE_TOOLS[tool]} {target.shown}"
+        reason = f"{declared.verb or ('reads' if reading else 'writes')} {target.shown}"
     return Intent(
         tool=tool,
         operation="read" if reading else "write",
         scope="workspace" if target.inside else "outside",
         paths=(target.shown,),
         protected=target.protected,
+        subject="path",
         reason=reason,
     )
 
@@ -149,10 +143,12 @@ def _fallback_targets(command: str, workspace: Path) -> list[_Target]:
     return targets
 
 
-def _classify_bash(args: Mapping[str, Any], workspace: Path) -> Intent:
-    command = args.get("command")
+def _classify_bash(
+    args: Mapping[str, Any], workspace: Path, *, tool: str = "bash", command_arg: str = "command"
+) -> Intent:
+    command = args.get(command_arg)
     if not isinstance(command, str):
-        return _unknown("bash", "calls bash without a command")
+        return _unknown(tool, f"calls {tool} without a command", "command")
     reading = commands.read_only(command)
     targets: list[_Target] = []
     if reading.problem is None:
@@ -179,24 +175,39 @@ def _classify_bash(args: Mapping[str, Any], workspace: Path) -> Intent:
     else:
         reason = _bash_reason(operation, command, reading)
     return Intent(
-        tool="bash",
+        tool=tool,
         operation=operation,
         scope="outside" if outside else "workspace",
         paths=tuple(t.shown for t in targets),
         command=command,
         protected=bool(protected),
+        subject="command",
         reason=reason,
     )
 
 
-def classify(tool_name: str, args: Mapping[str, Any], workspace: Path) -> Intent:
-    """Classify one tool call; never raises for odd arguments (they make the intent `unknown`)."""
-    if tool_name in FILE_TOOLS:
-        return _classify_file_tool(tool_name, args, workspace)
-    if tool_name == "bash":
-        return _classify_bash(args, workspace)
-    if tool_name == "calculator":
-        return Intent(
-            tool=tool_name, operation="read", scope="workspace", reason="evaluates an arithmetic expression"
-        )
-    return _unknown(tool_name, f"calls a tool the policy does not know: {tool_name}")
+def classify(tool: str | Tool, args: Mapping[str, Any], workspace: Path) -> Intent:
+    """Classify one call of `tool` (the tool itself, or a built-in tool's name) from the intent the tool declares;
+    never raises for odd arguments (they make the intent `unknown`), and a tool that declares none is `unknown`."""
+    if isinstance(tool, str):
+        name, declared = tool, _builtin_intent(tool)
+    else:
+        name, declared = tool.name, getattr(tool, "intent", None)
+    if not isinstance(declared, ToolIntent):
+        return _unknown(name, f"calls a tool the policy does not know: {name}")
+    if declared.effect == "execute" and declared.command_arg is not None:
+        return _classify_bash(args, workspace, tool=name, command_arg=declared.command_arg)
+    if declared.effect in ("read", "write") and declared.path_arg is not None:
+        return _classify_file_tool(name, declared, args, workspace)
+    if declared.effect in ("read", "think"):
+        return Intent(tool=name, operation="read", scope="workspace", reason=declared.verb or f"runs {name}")
+    if declared.effect == "network":
+        return Intent(tool=name, operation="network", scope="outside", reason=f"uses the network: {name}")
+    return _unknown(name, f"calls {name}, which declares no path or command the policy can check")
+
+
+def _builtin_intent(name: str) -> ToolIntent | None:
+    try:
+        return tool_by_name(name).intent
+    except KeyError:
+        return None

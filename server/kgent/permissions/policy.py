@@ -92,7 +92,7 @@ def decide(mode: Mode, intent: Intent, *, sandboxed: bool = False) -> Verdict:
         action, why = _auto(intent)
     else:  # a str that escaped normalize_mode: a bug, not a reason to allow anything
         raise ValueError(f"unknown permission mode {mode!r}; expected one of {', '.join(MODES)}")
-    if action == "allow" and mode != "full" and intent.tool == "bash" and not sandboxed:
+    if action == "allow" and mode != "full" and intent.subject == "command" and not sandboxed:
         action, why = "ask", _NO_SANDBOX
     return Verdict(action=action, risk=risk_of(intent), reason=f"{intent.reason}; {why}")
 

@@ -9,7 +9,7 @@ from typing import Any, Final
 
 from kgent.core.errors import SessionError
 from kgent.permissions import commands
-from kgent.permissions.intent import FILE_TOOLS, Intent
+from kgent.permissions.intent import Intent
 
 _DECISIONS: Final = {"allow_always": True, "reject_always": False}
 
@@ -32,7 +32,7 @@ class Rule:
             (intent.scope == "outside" and not self.outside) or (intent.protected and not self.protected)
         ):
             return False
-        if intent.tool != "bash":
+        if intent.subject != "command":
             return rule_pattern(intent) == self.pattern
         if intent.command is None:
             return False
@@ -48,9 +48,9 @@ class Rule:
 
 def rule_pattern(intent: Intent) -> str | None:
     """The pattern a remembered answer for this call would use; None when the call cannot be remembered."""
-    if intent.tool in FILE_TOOLS:
+    if intent.subject == "path":
         return intent.paths[0] if intent.operation != "unknown" and intent.paths else None
-    if intent.tool == "bash":
+    if intent.subject == "command":
         words = commands.rule_words(intent.command) if intent.command is not None else None
         return " ".join(words) if words else None
     return intent.tool

@@ -57,7 +57,8 @@ def load_script(name_or_path: str) -> Script:
     return turns
 
 
-def _chunks(text: str, n: int | None) -> list[str]:
+def text_chunks(text: str, n: int | None) -> list[str]:
+    """The pieces a text step streams in: word by word (spaces kept), or `n` about equal pieces."""
     if n is None:  # word by word, keeping the spaces
         parts, current = [], ""
         for ch in text:
@@ -96,7 +97,8 @@ class ScriptedProvider:
         self.requests.append(request)
         turn = self._turn(request)
         vendor = {"scriptTurn": turn}
-        text, thinking, calls = "", "", []
+        text, thinking = "", ""
+        calls: list[ToolCall] = []
         usage = Usage(input_tokens=sum(len(str(m)) for m in request.messages) // 4, output_tokens=0)
         for step in self.script[min(turn, len(self.script) - 1)]:
             await asyncio.sleep(0)
@@ -106,7 +108,7 @@ class ScriptedProvider:
                 thinking += step["thinking"]
                 yield ThinkingDelta(step["thinking"])
             if "text" in step:
-                for piece in _chunks(step["text"], step.get("chunks")):
+                for piece in text_chunks(step["text"], step.get("chunks")):
                     text += piece
                     yield TextDelta(piece)
             if "tool" in step:

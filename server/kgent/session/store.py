@@ -20,6 +20,7 @@ class SessionStore(Protocol):
     - `label` appends a `label` entry at the leaf; `load` returns an independent copy; unknown ids raise
       SessionNotFound.
     - `list` gives the sessions of one workspace (absolute, symlinks resolved), most recently updated first.
+    - `aclose` releases what the store holds; it may be called more than once.
     """
 
     async def create(self, *, workspace: str, session_id: str | None = None) -> SessionInfo: ...
@@ -33,3 +34,7 @@ class SessionStore(Protocol):
     async def label(self, session_id: str, entry_id: str, label: str | None) -> SessionEntry: ...
 
     async def list(self, workspace: str) -> list[SessionInfo]: ...
+
+    async def aclose(self) -> None:
+        """Release what the store holds (open files, locks); the store is not used afterwards."""
+        ...

@@ -10,14 +10,30 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from kgent.core.events import ToolKind
+from kgent.tools.ops import FileOps
+from kgent.tools.sandbox import Grant, Sandbox
 
-if TYPE_CHECKING:
-    from kgent.tools.changes import ChangeTracker
-    from kgent.tools.ops import FileOps
-    from kgent.tools.sandbox import Grant, Sandbox
+Effect = Literal["read", "write", "execute", "network", "think"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolIntent:
+    """What every call of a tool does, declared by the tool; the permission policy classifies calls from it.
+
+    `effect`: read (touches nothing), write (changes the file at its path), execute (runs the shell command in
+    `command_arg`), network (leaves the machine), think (pure computation). `path_arg` names the argument holding
+    the file or directory the call touches; `default_path` is used when that argument is absent ("." = the
+    workspace). `verb` is how a reason reads: "reads", "searches", "edits".
+    """
+
+    effect: Effect
+    path_arg: str | None = None
+    default_path: str | None = None
+    command_arg: str | None = None
+    verb: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -48,6 +64,20 @@ class FileChangePreview:
     diff: str
 
 
+class ChangeTracking(Protocol):
+    """Records what a run changes in its workspace (kgent.tools.changes.ChangeTracker is the git-backed one).
+
+    `start` before the first tool call; tools that write call `record_before` for each file before changing it;
+    `finish` returns the changed workspace-relative paths and a unified patch of the run's changes.
+    """
+
+    async def start(self) -> None: ...
+
+    async def record_before(self, abs_path: Path, fs: FileOps) -> None: ...
+
+    async def finish(self) -> tuple[tuple[str, ...], str]: ...
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolContext:
     """Per-call environment. `allow_outside` is True only when policy or the person approved leaving the workspace.
@@ -57,7 +87,7 @@ class ToolContext:
 
     workspace: Path
     fs: FileOps
-    changes: ChangeTracker | None = None
+    changes: ChangeTracking | None = None
     allow_outside: bool = False
     on_update: Callable[[str], None] | None = None
     bash_timeout: float = 120.0
@@ -73,6 +103,7 @@ class Tool(Protocol):
     parameters: dict[str, Any]
     kind: ToolKind
     read_only: bool  # True: may run in parallel with other read-only calls of the same batch
+    intent: ToolIntent  # what a call does, for the permission policy
 
     def describe(self, args: dict[str, Any], ctx: ToolContext) -> CallDescription: ...
 

@@ -17,7 +17,7 @@ from typing import Any
 from kgent.core.events import ToolKind
 from kgent.tools import spill
 from kgent.tools.args import ToolArgError, error_output, num_arg, req_str
-from kgent.tools.base import CallDescription, FileChangePreview, ToolContext, ToolOutput
+from kgent.tools.base import CallDescription, FileChangePreview, ToolContext, ToolIntent, ToolOutput
 from kgent.tools.procgroup import become_subreaper, kill_group, note_lingering, sweep_lingering
 from kgent.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_tail
 
@@ -224,6 +224,7 @@ class BashTool:
     name = "bash"
     kind: ToolKind = "execute"
     read_only = False
+    intent = ToolIntent(effect="execute", command_arg="command")
     description = (
         "Execute a bash command in the workspace directory (stdin is closed; stdout and stderr are merged). "
         f"Output is truncated to the last {DEFAULT_MAX_LINES} lines or {DEFAULT_MAX_BYTES // 1024}KB; when "

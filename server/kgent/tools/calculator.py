@@ -11,7 +11,7 @@ from typing import Any
 
 from kgent.core.events import ToolKind
 from kgent.tools.args import ToolArgError, error_output, req_str
-from kgent.tools.base import CallDescription, FileChangePreview, ToolContext, ToolOutput
+from kgent.tools.base import CallDescription, FileChangePreview, ToolContext, ToolIntent, ToolOutput
 
 MAX_EXPRESSION = 1000
 MAX_RESULT_BITS = 14_000  # ~4,200 digits: below Python's int-to-str limit
@@ -94,6 +94,7 @@ class CalculatorTool:
     name = "calculator"
     kind: ToolKind = "think"
     read_only = True
+    intent = ToolIntent(effect="think", verb="evaluates an arithmetic expression")
     description = (
         "Evaluate an arithmetic expression exactly: numbers, + - * / // % **, unary + and -, and parentheses. "
         "Use it instead of doing arithmetic in your head."

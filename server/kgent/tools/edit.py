@@ -8,7 +8,7 @@ from typing import Any
 
 from kgent.core.events import ToolKind
 from kgent.tools.args import ToolArgError, error_output, req_str
-from kgent.tools.base import CallDescription, FileChangePreview, ToolContext, ToolOutput
+from kgent.tools.base import CallDescription, FileChangePreview, ToolContext, ToolIntent, ToolOutput
 from kgent.tools.diffs import first_changed_line, unified_diff
 from kgent.tools.paths import PathError, ResolvedPath, classify_path, resolve
 from kgent.tools.textmatch import find_unique
@@ -71,6 +71,7 @@ class EditTool:
     name = "edit"
     kind: ToolKind = "edit"
     read_only = False
+    intent = ToolIntent(effect="write", path_arg="path", verb="edits")
     description = (
         "Edit a file by replacing exactly one occurrence of oldText with newText. oldText must match the file "
         "exactly (including whitespace and newlines) and must be unique: include enough surrounding lines to make "

@@ -9,7 +9,7 @@ from typing import Any
 
 from kgent.core.events import ToolKind
 from kgent.tools.args import ToolArgError, error_output, int_arg, req_str, str_arg
-from kgent.tools.base import CallDescription, FileChangePreview, ToolContext, ToolOutput
+from kgent.tools.base import CallDescription, FileChangePreview, ToolContext, ToolIntent, ToolOutput
 from kgent.tools.ignore import glob_match, walk_files
 from kgent.tools.paths import PathError, classify_path
 from kgent.tools.rg import BASE_FLAGS, exclusions, find_rg, run_rg
@@ -24,6 +24,7 @@ class FindTool:
     name = "find"
     kind: ToolKind = "search"
     read_only = True
+    intent = ToolIntent(effect="read", path_arg="path", default_path=".", verb="finds files in")
     description = (
         "Find files whose path matches a glob pattern (e.g. '*.py', 'src/**/*.ts'). A pattern without '/' "
         "matches file names at any depth; one with '/' matches paths relative to the search directory. "

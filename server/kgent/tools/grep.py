@@ -13,7 +13,7 @@ from typing import Any
 
 from kgent.core.events import ToolKind
 from kgent.tools.args import ToolArgError, bool_arg, error_output, int_arg, req_str, str_arg
-from kgent.tools.base import CallDescription, FileChangePreview, ToolContext, ToolOutput
+from kgent.tools.base import CallDescription, FileChangePreview, ToolContext, ToolIntent, ToolOutput
 from kgent.tools.ignore import glob_match, walk_files
 from kgent.tools.paths import PathError, classify_path, is_hardlinked, is_protected_name
 from kgent.tools.rg import BASE_FLAGS, exclusions, find_rg, run_rg
@@ -45,6 +45,7 @@ class GrepTool:
     name = "grep"
     kind: ToolKind = "search"
     read_only = True
+    intent = ToolIntent(effect="read", path_arg="path", default_path=".", verb="searches")
     description = (
         "Search file contents for a regex (or a literal string with literal=true). Respects .gitignore and "
         "includes hidden files. Output lines are 'path:line: text' for matches and 'path-line- text' for context "

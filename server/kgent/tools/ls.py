@@ -7,7 +7,7 @@ from typing import Any
 
 from kgent.core.events import ToolKind
 from kgent.tools.args import ToolArgError, error_output, int_arg, str_arg
-from kgent.tools.base import CallDescription, FileChangePreview, ToolContext, ToolOutput
+from kgent.tools.base import CallDescription, FileChangePreview, ToolContext, ToolIntent, ToolOutput
 from kgent.tools.paths import PathError, classify_path, resolve
 from kgent.tools.search import finish
 
@@ -20,6 +20,7 @@ class LsTool:
     name = "ls"
     kind: ToolKind = "search"
     read_only = True
+    intent = ToolIntent(effect="read", path_arg="path", default_path=".", verb="lists")
     description = (
         "List the entries of a directory, alphabetically, including dotfiles; directories end with '/'. "
         f"Returns at most `limit` entries (default {DEFAULT_LIMIT}). Use find to search recursively."

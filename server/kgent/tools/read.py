@@ -7,7 +7,7 @@ from typing import Any
 
 from kgent.core.events import ToolKind
 from kgent.tools.args import ToolArgError, error_output, int_arg, req_str
-from kgent.tools.base import CallDescription, FileChangePreview, ToolContext, ToolOutput
+from kgent.tools.base import CallDescription, FileChangePreview, ToolContext, ToolIntent, ToolOutput
 from kgent.tools.paths import PathError, classify_path, resolve
 from kgent.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_head
 
@@ -20,6 +20,7 @@ class ReadTool:
     name = "read"
     kind: ToolKind = "read"
     read_only = True
+    intent = ToolIntent(effect="read", path_arg="path", verb="reads")
     description = (
         "Read the contents of a text file. Output is limited to "
         f"{DEFAULT_MAX_LINES} lines or {DEFAULT_MAX_BYTES // 1024}KB, whichever comes first; when it is cut, "

@@ -7,7 +7,7 @@ from typing import Any
 
 from kgent.core.events import ToolKind
 from kgent.tools.args import ToolArgError, error_output, req_str
-from kgent.tools.base import CallDescription, FileChangePreview, ToolContext, ToolOutput
+from kgent.tools.base import CallDescription, FileChangePreview, ToolContext, ToolIntent, ToolOutput
 from kgent.tools.diffs import unified_diff
 from kgent.tools.paths import PathError, ResolvedPath, classify_path, resolve
 
@@ -30,6 +30,7 @@ class WriteTool:
     name = "write"
     kind: ToolKind = "edit"
     read_only = False
+    intent = ToolIntent(effect="write", path_arg="path", verb="writes")
     description = (
         "Write content to a file, creating it (and any missing parent directories) or overwriting it "
         "completely. Use this for new files or complete rewrites; use edit for targeted changes."

@@ -37,7 +37,7 @@ local show_deferred = false
 local diff_seq = 0
 
 --- A listener told about every decision: fun(prompt, result, how) where how is "answered", "dismissed",
---- "withdrawn". Set by init.lua (transcript, User autocmds).
+--- "withdrawn". Set by kgent.daemon (transcript, User autocmds).
 M.on_done = nil
 
 local function split_text(text)

@@ -1,0 +1,222 @@
+-- What each protocol event writes into the transcript (kgent.transcript): the run header, the prompt, assistant
+-- text and thinking (as a quote), one line per tool call with its status and approval, tool results, and the
+-- summary with the changed files (<CR> opens them) and the patch; and a resumed session's history.
+local config = require('kgent.config')
+local transcript = require('kgent.transcript')
+
+local M = {}
+
+local function first_line(s)
+  s = s or ''
+  return (s:match('^[^\n]*'))
+end
+
+-- Tool call ids are unique within a run only (runs may interleave): key the transcript's lines by both.
+local function tool_key(run_id, tool_call_id)
+  return tostring(run_id or '') .. '\0' .. tostring(tool_call_id or '')
+end
+
+local DECISION = {
+  allow_once = 'approved once',
+  allow_always = 'approved for the session',
+  reject_once = 'rejected',
+  reject_always = 'rejected always',
+}
+
+local function fmt_tokens(u)
+  if type(u) ~= 'table' then
+    return nil
+  end
+  return ('%s in / %s out tokens'):format(u.inputTokens or 0, u.outputTokens or 0)
+end
+
+---@param run {id: string, session_id: string, workspace: string?}
+---@param ev table
+function M.on_event(run, ev)
+  local ty = ev.type
+  local tr = config.options.transcript
+  if ty == 'run_start' then
+    local head = ('## Run %s · %s/%s · %s'):format(run.id, ev.provider or '?', ev.model or '?', ev.mode or '?')
+    local lines = { head, ('_session %s · %s_'):format(ev.sessionId or run.session_id or '?', ev.workspace or '') }
+    transcript.append_lines(lines, 'header')
+  elseif ty == 'user_message' then
+    local who = ev.source == 'prompt' and '**You:**' or ('**You (%s):**'):format((ev.source or ''):gsub('_', '-'))
+    local text = vim.split(ev.text or '', '\n', { plain = true })
+    local max = 20
+    local lines = { who .. ' ' .. (text[1] or '') }
+    for i = 2, math.min(#text, max) do
+      lines[#lines + 1] = text[i]
+    end
+    if #text > max then
+      lines[#lines + 1] = ('… (%d more lines)'):format(#text - max)
+    end
+    transcript.append_lines(lines, 'user')
+  elseif ty == 'message_delta' then
+    if ev.kind == 'thinking' then
+      if tr.show_thinking then
+        transcript.append_stream(ev.delta, 'thinking')
+      end
+    else
+      transcript.append_stream(ev.delta, 'text')
+    end
+  elseif ty == 'message_end' then
+    local m = ev.message or {}
+    if m.error then
+      transcript.note('model error: '
+        .. tostring(type(m.error) == 'table' and (m.error.message or vim.inspect(m.error)) or m.error))
+    end
+    transcript.end_stream()
+  elseif ty == 'tool_call' then
+    local title = ev.title or ev.name or 'tool'
+    if ev.command and not title:find(ev.command, 1, true) then
+      title = title .. ': `' .. first_line(ev.command) .. '`'
+    end
+    transcript.add_tool(tool_key(run.id, ev.toolCallId), { title = title, status = 'pending', run = run.id })
+  elseif ty == 'tool_update' then
+    local key = tool_key(run.id, ev.toolCallId)
+    local t = transcript.tool(key)
+    if t then
+      -- the daemon ends a call that a cancel cut short with {status = "failed", output = "cancelled: ..."}
+      local cut_short = ev.status == 'failed' and type(ev.output) == 'string' and vim.startswith(ev.output, 'cancelled:')
+      t.status = cut_short and 'cancelled' or ev.status or t.status
+      transcript.update_tool(key)
+      if (ev.status == 'completed' or ev.status == 'failed') and not cut_short then
+        transcript.tool_output(key, ev.output)
+      end
+    end
+  elseif ty == 'permission_request' then
+    local key = tool_key(run.id, (ev.toolCall or {}).toolCallId)
+    local t = transcript.tool(key)
+    if t then
+      t.approval = 'awaiting approval'
+      transcript.update_tool(key)
+    end
+  elseif ty == 'permission_resolved' then
+    local key = tool_key(run.id, ev.toolCallId)
+    local t = transcript.tool(key)
+    if t then
+      local d = DECISION[ev.decision] or (ev.approved and 'approved' or 'rejected')
+      if ev.source == 'session_rule' then
+        d = (ev.approved and 'approved' or 'rejected') .. ' by a session rule'
+      elseif ev.source == 'policy' then
+        d = (ev.approved and 'approved' or 'rejected') .. ' by the mode'
+      elseif ev.source and ev.source ~= 'host' then
+        d = ('%s (%s)'):format(d, (ev.source:gsub('_', ' ')))
+      end
+      t.approval = d
+      transcript.update_tool(key)
+    end
+  elseif ty == 'queue_update' then
+    local parts = {}
+    for _, s in ipairs(ev.steering or {}) do
+      parts[#parts + 1] = 'steer: ' .. first_line(s)
+    end
+    for _, s in ipairs(ev.followUp or {}) do
+      parts[#parts + 1] = 'follow-up: ' .. first_line(s)
+    end
+    if #parts > 0 then
+      transcript.note('queued — ' .. table.concat(parts, '; '))
+    end
+  elseif ty == 'retry' then
+    transcript.note(('retrying (%s/%s) in %ss: %s'):format(ev.attempt or '?', ev.maxAttempts or '?',
+      ev.delaySeconds or '?', first_line(tostring(ev.error or ''))))
+  elseif ty == 'compaction' then
+    transcript.note(('compaction %s (%s)'):format(ev.status or '?', ev.trigger or '?'))
+  elseif ty == 'run_end' then
+    M.run_end(run, ev)
+  end
+  -- Other event types (usage, unknown future ones) are not shown.
+end
+
+--- An approval prompt closed without a permission_resolved event (yet): show that on its tool line.
+---@param params table  the agent/permission params
+---@param how string  "answered" | "dismissed" | "withdrawn"
+function M.permission_done(params, how)
+  local key = tool_key(params.runId, (params.toolCall or {}).toolCallId)
+  local t = transcript.tool(key)
+  if t and how == 'withdrawn' and t.approval == 'awaiting approval' then
+    t.approval = 'prompt withdrawn'
+    transcript.update_tool(key)
+  end
+end
+
+---@param run {id: string, workspace: string?}
+---@param ev table  the run_end event
+function M.run_end(run, ev)
+  -- A call still pending or running gets no final tool_update when the run is cancelled (e.g. while its
+  -- approval was open): close its line here.
+  for key, t in pairs(transcript.tools()) do
+    if t.run == run.id and (t.status == 'pending' or t.status == 'in_progress') then
+      t.status = ev.status == 'cancelled' and 'cancelled' or 'unfinished'
+      transcript.update_tool(key)
+    end
+  end
+  local status = ev.status or '?'
+  local head = ('**Run %s** · %s'):format(status, ev.stopReason or '?')
+  if ev.turns then
+    head = head .. (' · %d turn%s'):format(ev.turns, ev.turns == 1 and '' or 's')
+  end
+  local tok = fmt_tokens(ev.usage)
+  if tok then
+    head = head .. ' · ' .. tok
+  end
+  local lines = { head }
+  if type(ev.error) == 'table' then
+    lines[#lines + 1] = ('Error (%s): %s'):format(ev.error.code or '?', ev.error.message or '')
+  end
+  local changed = ev.changedPaths or {}
+  local abs = {}
+  for i, p in ipairs(changed) do
+    abs[i] = p:sub(1, 1) == '/' and p or ((run.workspace or vim.fn.getcwd()) .. '/' .. p)
+  end
+  local first_file_row
+  if #changed > 0 then
+    lines[#lines + 1] = ''
+    lines[#lines + 1] = 'Changed files (<CR> opens):'
+    first_file_row = #lines
+    for _, p in ipairs(abs) do
+      lines[#lines + 1] = '- ' .. p
+    end
+  end
+  if ev.patch and ev.patch ~= '' then
+    lines[#lines + 1] = ''
+    lines[#lines + 1] = '```diff'
+    vim.list_extend(lines, require('kgent.approval').split_text(ev.patch))
+    lines[#lines + 1] = '```'
+  end
+  local row = transcript.append_lines(lines, 'summary')
+  if first_file_row then
+    for i, p in ipairs(abs) do
+      transcript.add_file(row + first_file_row + i - 1, p)
+    end
+  end
+end
+
+--- Show a resumed session's conversation (agent/session, branch only) in the transcript.
+---@param s table  the agent/session result
+function M.render_session(s)
+  local icon = transcript.ICON
+  local lines = {}
+  lines[#lines + 1] = ('## Resumed session %s · %s'):format(s.sessionId or '?', first_line(s.title or ''))
+  lines[#lines + 1] = ('_%s · %d entries_'):format(s.workspace or '', #(s.entries or {}))
+  for _, w in ipairs(s.warnings or {}) do
+    lines[#lines + 1] = '_warning: ' .. tostring(w) .. '_'
+  end
+  for _, e in ipairs(s.entries or {}) do
+    local m = e.type == 'message' and e.message or nil
+    if m and m.role == 'user' then
+      lines[#lines + 1] = ''
+      lines[#lines + 1] = '**You:** ' .. first_line(m.text)
+    elseif m and m.role == 'assistant' and m.text and m.text ~= '' then
+      lines[#lines + 1] = ''
+      vim.list_extend(lines, vim.split(m.text, '\n', { plain = true }))
+    elseif m and m.role == 'tool' then
+      lines[#lines + 1] = ('- %s %s'):format(m.isError and icon.failed or icon.completed, m.name or 'tool')
+    elseif m and m.role == 'summary' then
+      lines[#lines + 1] = '_summary: ' .. first_line(m.text) .. '_'
+    end
+  end
+  transcript.append_lines(lines, 'history')
+end
+
+return M

@@ -1,0 +1,181 @@
+-- Runs: start one (continuing the current session unless asked not to, a visual range sent as a resource block),
+-- forget the session, cancel, steer and follow up the current run.
+local config = require('kgent.config')
+local rpc = require('kgent.rpc')
+local ui = require('kgent.ui')
+local transcript = require('kgent.transcript')
+local daemon = require('kgent.daemon')
+local S = require('kgent.state')
+
+local state, notify = S.state, S.notify
+
+local M = {}
+
+--- The prompt blocks for a selection: the prompt text, then the lines as a `resource` block.
+---@param prompt string
+---@param sel {buf: integer, line1: integer, line2: integer}
+---@return table[]
+function M.selection_prompt(prompt, sel)
+  local buf = sel.buf or 0
+  local lines = vim.api.nvim_buf_get_lines(buf, sel.line1 - 1, sel.line2, false)
+  local name = vim.api.nvim_buf_get_name(buf)
+  local uri
+  if name ~= '' then
+    uri = vim.uri_from_fname(vim.fn.fnamemodify(name, ':p'))
+  else
+    uri = ('untitled:buffer-%d'):format(vim.fn.bufnr(buf))
+  end
+  uri = ('%s#L%d-L%d'):format(uri, sel.line1, sel.line2)
+  local resource = { uri = uri, text = table.concat(lines, '\n') }
+  local ft = vim.bo[buf].filetype
+  if ft ~= '' then
+    resource.mimeType = 'text/x-' .. ft
+  end
+  return {
+    { type = 'text', text = prompt },
+    { type = 'resource', resource = resource },
+  }
+end
+
+---@class kgent.RunOpts
+---@field selection {buf: integer, line1: integer, line2: integer}?  send these lines as context
+---@field new_session boolean?  start a new session instead of continuing the current one
+---@field session_id string?  continue this session
+---@field parent_entry_id string?  with session_id: continue from this entry (a one-off fork)
+---@field workspace string?
+---@field mode string?
+---@field provider string?
+---@field model string?
+
+--- Start a run. It continues the current session (the last run's, or the resumed one) unless `new_session`.
+---@param prompt string|table[]
+---@param opts kgent.RunOpts?
+---@param cb fun(err: table?, result: {runId: string, sessionId: string}?)?
+function M.run(prompt, opts, cb)
+  opts = opts or {}
+  cb = cb or function() end
+  if prompt == nil or prompt == '' or (type(prompt) == 'table' and #prompt == 0) then
+    notify('give a prompt: :Kgent run {prompt}', vim.log.levels.WARN)
+    return cb({ message = 'empty prompt' })
+  end
+  if type(prompt) == 'string' and opts.selection then
+    prompt = M.selection_prompt(prompt, opts.selection)
+  end
+  return daemon.with_conn(function(conn)
+    local ws = opts.workspace or config.workspace()
+    local params = { prompt = prompt, workspace = ws }
+    local sid = opts.session_id
+    if not sid and not opts.new_session and state.session_id then
+      if state.session_workspace == nil or state.session_workspace == ws then
+        sid = state.session_id
+      else
+        notify(('the workspace changed to %s: starting a new session'):format(ws))
+      end
+    end
+    if sid then
+      params.sessionId = sid
+      params.parentEntryId = opts.parent_entry_id
+      if opts.session_id and not opts.workspace then
+        params.workspace = nil -- the session's own
+      end
+    end
+    params.mode = opts.mode
+    params.provider = opts.provider
+    params.model = opts.model
+    if config.options.transcript.open_on_run then
+      ui.open()
+    end
+    conn:request('agent/run', params, function(err, res)
+      if err then
+        local data = type(err.data) == 'table' and err.data or {}
+        local msg = rpc.format_error(err)
+        if data.code == 'session_busy' then
+          msg = msg .. ' — use :Kgent steer / :Kgent followup, or :Kgent cancel'
+        end
+        notify(msg, vim.log.levels.ERROR)
+        transcript.note('could not start the run: ' .. msg)
+        return cb(err)
+      end
+      local run = state.runs[res.runId] or { id = res.runId, live = true, conn = conn }
+      run.session_id = res.sessionId
+      run.workspace = run.workspace or params.workspace or state.session_workspace or ws
+      state.runs[res.runId] = run
+      if run.live then
+        state.run_id = res.runId
+      end
+      state.session_id = res.sessionId
+      state.session_workspace = run.workspace
+      cb(nil, res)
+    end)
+  end)
+end
+
+--- Forget the current session: the next run starts a new one.
+function M.new_session()
+  state.session_id = nil
+  state.session_workspace = nil
+  transcript.note('new session: the next run starts a new conversation')
+end
+
+local function live_run(run_id)
+  local id = run_id or state.run_id
+  if not id or not (state.runs[id] and state.runs[id].live) then
+    return nil
+  end
+  return id
+end
+
+--- Cancel the current run (or `run_id`). Its open prompts are withdrawn by the daemon.
+---@param run_id string?
+---@param cb fun(err: table?, result: {cancelled: boolean}?)?
+function M.cancel(run_id, cb)
+  cb = cb or function() end
+  local id = live_run(run_id)
+  if not id then
+    notify('no live run to cancel', vim.log.levels.WARN)
+    return cb({ message = 'no live run' })
+  end
+  daemon.with_conn(function(conn)
+    conn:request('agent/cancel', { runId = id }, function(err, res)
+      if err then
+        notify('cancel: ' .. rpc.format_error(err), vim.log.levels.ERROR)
+      elseif res and res.cancelled == false then
+        notify('the run had already ended')
+      end
+      cb(err, res)
+    end)
+  end)
+end
+
+local function queue_message(method, text, cb)
+  cb = cb or function() end
+  if not text or text == '' then
+    notify('give a message', vim.log.levels.WARN)
+    return cb({ message = 'empty message' })
+  end
+  local id = live_run()
+  if not id then
+    notify('no live run: use :Kgent run to continue the session', vim.log.levels.WARN)
+    return cb({ message = 'no live run' })
+  end
+  daemon.with_conn(function(conn)
+    conn:request(method, { runId = id, text = text }, function(err, res)
+      if err then
+        notify(rpc.format_error(err), vim.log.levels.ERROR)
+      end
+      cb(err, res)
+    end)
+  end)
+end
+
+--- Steer the current run: the model sees `text` after the current tool batch.
+function M.steer(text, cb)
+  queue_message('agent/steer', text, cb)
+end
+
+--- Follow up on the current run: `text` is delivered when it would otherwise settle.
+function M.follow_up(text, cb)
+  queue_message('agent/followUp', text, cb)
+end
+
+return M

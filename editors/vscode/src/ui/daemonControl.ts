@@ -1,0 +1,128 @@
+// The daemon's lifecycle as the user sees it: started on first use, a crash reported (and the daemon restarted on the
+// next command, saying so), Kgent: Restart Daemon, and a clear message when it cannot start.
+
+import * as vscode from "vscode";
+import { describeExit, errorOf, type ExitInfo, type KgentClient } from "../client";
+import { DaemonManager, type DaemonConfig, type DaemonHooks } from "../daemon";
+import type { Output } from "./output";
+
+export interface DaemonControlDeps {
+  config: () => Promise<DaemonConfig>;
+  output: Output;
+  /** Answers the daemon's `agent/permission` requests. */
+  decide: DaemonHooks["decide"];
+  /** The status bar may have changed. */
+  changed: () => void;
+}
+
+export class DaemonControl {
+  private readonly daemon: DaemonManager;
+  private readonly output: Output;
+  private readonly changed: () => void;
+  private crash: ExitInfo | undefined;
+
+  constructor(deps: DaemonControlDeps) {
+    this.output = deps.output;
+    this.changed = deps.changed;
+    this.daemon = new DaemonManager(deps.config, {
+      log: (t) => this.output.log(t),
+      onEvent: (e) => {
+        if (!this.output.disposed) this.output.transcript.event(e);
+      },
+      decide: deps.decide,
+      onCrash: (info) => this.onCrash(info),
+    });
+  }
+
+  /** The running daemon, if any (never starts one). */
+  get current(): KgentClient | undefined {
+    return this.daemon.current;
+  }
+
+  /** The daemon exited unexpectedly and has not been restarted yet. */
+  get crashed(): boolean {
+    return this.crash !== undefined;
+  }
+
+  /** The running daemon, started (or restarted after a crash, saying so) if needed; `undefined` if it cannot start. */
+  async client(): Promise<KgentClient | undefined> {
+    const crashed = this.crash;
+    try {
+      const ensured = await this.daemon.ensure();
+      if (ensured.started) {
+        this.crash = undefined;
+        const info = ensured.client.initializeResult.serverInfo;
+        this.output.log(`[kgent] daemon started: ${info.name} ${info.version ?? ""} (pid ${ensured.client.pid ?? "?"})\n`);
+        if (crashed !== undefined || ensured.restartedAfter !== undefined) {
+          const why = describeExit(ensured.restartedAfter ?? crashed);
+          const msg = `Kgent: the daemon had stopped unexpectedly (${why}); it has been restarted.`;
+          this.output.transcript.note(`↻ ${msg.slice(7)}`);
+          void vscode.window.showInformationMessage(msg);
+        }
+      }
+      this.changed();
+      return ensured.client;
+    } catch (e) {
+      const err = errorOf(e);
+      this.output.log(`[kgent] could not start the daemon: ${err.message}\n`);
+      void vscode.window
+        .showErrorMessage(`Kgent: could not start the daemon: ${err.message}`, "Open Settings", "Show Daemon Log")
+        .then((pick) => {
+          if (pick === "Open Settings") void vscode.commands.executeCommand("workbench.action.openSettings", "kgent.serverCommand");
+          else if (pick === "Show Daemon Log") this.output.showDaemonLog();
+        });
+      this.changed();
+      return undefined;
+    }
+  }
+
+  private onCrash(info: ExitInfo): void {
+    this.crash = info;
+    const why = describeExit(info);
+    this.output.log(`[kgent] the daemon exited unexpectedly (${why})\n`);
+    this.output.transcript.note(`✗ The Kgent daemon exited unexpectedly (${why}). It will be restarted on your next Kgent command.`);
+    this.changed();
+    void vscode.window
+      .showErrorMessage(
+        `Kgent: the daemon exited unexpectedly (${why}). It will be restarted on your next Kgent command.`,
+        "Restart Now",
+        "Show Daemon Log",
+      )
+      .then((pick) => {
+        if (pick === "Restart Now") void this.client();
+        else if (pick === "Show Daemon Log") this.output.showDaemonLog();
+      });
+  }
+
+  /** Kgent: Restart Daemon. Asks first when `liveRuns` tasks would be cancelled. */
+  async restart(liveRuns: number): Promise<void> {
+    if (liveRuns > 0) {
+      const ok = await vscode.window.showWarningMessage(
+        `Restarting the Kgent daemon cancels ${liveRuns} running task${liveRuns === 1 ? "" : "s"}.`,
+        { modal: true },
+        "Restart",
+      );
+      if (ok !== "Restart") return;
+    }
+    try {
+      const ensured = await this.daemon.restart();
+      this.crash = undefined;
+      this.output.log(`[kgent] daemon restarted (pid ${ensured.client.pid ?? "?"})\n`);
+      this.output.transcript.note("↻ Kgent daemon restarted.");
+      void vscode.window.showInformationMessage("Kgent: daemon restarted.");
+    } catch (e) {
+      void vscode.window.showErrorMessage(`Kgent: could not restart the daemon: ${errorOf(e).message}`);
+    }
+    this.changed();
+  }
+
+  /** Stop the daemon if it has no live run (so the next command starts it with new settings). */
+  stopIfIdle(): Promise<boolean> {
+    return this.daemon.stopIfIdle();
+  }
+
+  /** Send `exit` and wait for the daemon to end (deactivate). */
+  dispose(): Promise<void> {
+    return this.daemon.dispose();
+  }
+}

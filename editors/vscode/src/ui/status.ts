@@ -1,0 +1,51 @@
+// The status bar item: waiting for approval, running (n), daemon stopped, or idle. A click shows the transcript.
+
+import * as vscode from "vscode";
+
+export interface StatusState {
+  /** Approval prompts open or waiting their turn. */
+  waitingApprovals: number;
+  liveRuns: number;
+  /** The daemon exited unexpectedly and has not been restarted yet. */
+  daemonStopped: boolean;
+}
+
+export class StatusBar implements vscode.Disposable {
+  private readonly item: vscode.StatusBarItem;
+
+  /** `read` gives the current state; call `update()` whenever it may have changed. */
+  constructor(private readonly read: () => StatusState) {
+    this.item = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 50);
+    this.item.command = "kgent.showTranscript";
+  }
+
+  show(): void {
+    this.item.show();
+  }
+
+  update(): void {
+    const { waitingApprovals, liveRuns: runs, daemonStopped } = this.read();
+    const status = this.item;
+    if (waitingApprovals > 0) {
+      status.text = "$(bell) Kgent: waiting for approval";
+      status.tooltip = "Kgent is waiting for you to approve or reject a tool call";
+      status.backgroundColor = new vscode.ThemeColor("statusBarItem.warningBackground");
+    } else if (runs > 0) {
+      status.text = `$(sync~spin) Kgent: running${runs > 1 ? ` (${runs})` : ""}`;
+      status.tooltip = "Kgent is working: click for the transcript";
+      status.backgroundColor = undefined;
+    } else if (daemonStopped) {
+      status.text = "$(warning) Kgent: daemon stopped";
+      status.tooltip = "The Kgent daemon exited; it restarts on the next Kgent command";
+      status.backgroundColor = undefined;
+    } else {
+      status.text = "$(hubot) Kgent: idle";
+      status.tooltip = "Kgent: click for the transcript";
+      status.backgroundColor = undefined;
+    }
+  }
+
+  dispose(): void {
+    this.item.dispose();
+  }
+}

@@ -1,0 +1,107 @@
+"""The package's layers, enforced: every import of kgent.X from kgent.Y must point down (or stay inside Y).
+
+core < tools, session, providers < permissions < context < kernel < ext < service, config < fronts (daemon, http,
+acp) < cli, testing. Packages of one layer do not import each other. Every import counts: module level, inside
+functions and under TYPE_CHECKING alike. There is no exception list: a new edge against the order fails here.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import kgent
+
+PACKAGE = Path(kgent.__file__).resolve().parent
+
+LAYERS: dict[str, int] = {
+    "core": 0,
+    "tools": 1,
+    "session": 1,
+    "providers": 1,
+    "permissions": 2,
+    "context": 3,
+    "kernel": 4,
+    "ext": 5,
+    "service": 6,
+    "config": 6,
+    "daemon": 7,
+    "http": 7,
+    "acp": 7,
+    "swebench": 7,
+    "cli": 8,
+    "testing": 8,
+    "__main__": 9,
+}
+
+
+def _part(module: Path) -> str:
+    rel = module.relative_to(PACKAGE)
+    return rel.parts[0].removesuffix(".py")
+
+
+def _imports(module: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(module.read_text(), str(module))
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: resolve against this module's package
+                package = module.relative_to(PACKAGE).parent.parts
+                base = package[: len(package) - (node.level - 1)]
+                name = ".".join(["kgent", *base, *([node.module] if node.module else [])])
+            else:
+                name = node.module or ""
+            found.append((node.lineno, name))
+            if name == "kgent":  # `from kgent import core` names packages
+                found += [(node.lineno, f"kgent.{alias.name}") for alias in node.names]
+    return [(line, name) for line, name in found if name == "kgent" or name.startswith("kgent.")]
+
+
+def _violations() -> list[str]:
+    bad: list[str] = []
+    for module in sorted(PACKAGE.rglob("*.py")):
+        if module.parent == PACKAGE and module.name == "__init__.py":
+            continue  # the root re-exports the public API lazily
+        src = _part(module)
+        for line, name in _imports(module):
+            parts = name.split(".")
+            if len(parts) < 2:
+                bad.append(
+                    f"{module.relative_to(PACKAGE)}:{line} imports the kgent root (import the layer instead)"
+                )
+                continue
+            dst = parts[1]
+            if dst == src:
+                continue
+            if src not in LAYERS or dst not in LAYERS:
+                bad.append(f"{module.relative_to(PACKAGE)}:{line}: {src} or {dst} has no layer in LAYERS")
+            elif LAYERS[dst] >= LAYERS[src]:
+                bad.append(
+                    f"{module.relative_to(PACKAGE)}:{line}: {src} (layer {LAYERS[src]}) imports {name} (layer {LAYERS[dst]})"
+                )
+    return bad
+
+
+def test_every_import_points_down_the_layers() -> None:
+    assert _violations() == []
+
+
+def test_every_package_has_a_layer() -> None:
+    parts = {_part(m) for m in PACKAGE.rglob("*.py") if not (m.parent == PACKAGE and m.name == "__init__.py")}
+    assert parts <= set(LAYERS), parts - set(LAYERS)
+
+
+def test_the_checker_sees_deferred_and_type_checking_imports(tmp_path: Path) -> None:
+    probe = PACKAGE / "tools" / "_layer_probe.py"
+    probe.write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from kgent.kernel import AgentKernel\n\n"
+        "def f():\n    from kgent.context import project\n"
+    )
+    try:
+        found = _violations()
+    finally:
+        probe.unlink()
+    assert any("_layer_probe.py:3" in v and "kgent.kernel" in v for v in found), found
+    assert any("_layer_probe.py:6" in v and "kgent.context" in v for v in found), found
