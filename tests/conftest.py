@@ -13,6 +13,14 @@ settings.load_profile("kgent")
 _PROXIES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
 
 
+def pytest_report_header() -> str:
+    """Which shell sandbox this run has: the escape tests check bubblewrap's walls only where it works."""
+    from kgent.tools.sandbox import detect
+
+    found = detect()
+    return f"kgent shell sandbox: {found.name} ({found.reason})"
+
+
 @pytest.fixture(autouse=True)
 def _no_keys_or_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in list(os.environ):

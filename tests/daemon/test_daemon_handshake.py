@@ -63,3 +63,12 @@ def test_capabilities_follow_settings_and_env() -> None:
     caps = H.capabilities(H.Settings(model="gpt-x"), {"KGENT_PROVIDER": "deepseek", "KGENT_PERMISSION_MODE": "full"})
     assert caps["defaultProvider"] == "openai" and caps["defaultModel"] == "gpt-x" and caps["defaultMode"] == "full"
     assert caps["models"]["scripted"] == builtin_scripts()
+
+
+def test_capabilities_name_the_sandbox_shell_commands_run_in() -> None:
+    from kgent.tools.sandbox import detect
+
+    off = H.capabilities(H.Settings(), {"KGENT_SANDBOX": "none"})
+    assert off["sandbox"] == "none" and "KGENT_SANDBOX=none" in off["sandboxReason"]
+    here = H.capabilities(H.Settings(), {})
+    assert (here["sandbox"], here["sandboxReason"]) == (detect().name, detect().reason)

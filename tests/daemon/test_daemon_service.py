@@ -76,3 +76,16 @@ async def test_a_compaction_before_the_first_run_leaves_approval_timeout_open(sv
     svc.initialize({"protocolVersion": 1, "settings": {"approvalTimeout": 0.5}})
     assert svc.kernel_config().approval_timeout == 0.5
     await svc.close()
+
+
+def test_a_run_on_another_provider_never_carries_the_connections_kgent_api_key() -> None:
+    from kgent.daemon.service import ProviderPool
+
+    env = {"KGENT_PROVIDER": "openai", "KGENT_API_KEY": "sk-connection-key", "ANTHROPIC_API_KEY": "sk-ant-own"}
+    pool = ProviderPool(env)
+    assert pool.config(Settings(), None, None).api_key == "sk-connection-key"  # the connection's own provider
+    other = pool.config(Settings(), "anthropic", None)
+    assert other.provider == "anthropic" and other.api_key == "sk-ant-own"  # that vendor's own key, not KGENT_API_KEY
+    local = ProviderPool({"KGENT_PROVIDER": "openai", "KGENT_API_KEY": "sk-connection-key"})
+    with pytest.raises(Exception, match="no API key"):  # nothing of its own: refused, never handed the other key
+        local.config(Settings(), "anthropic", None)

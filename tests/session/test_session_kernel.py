@@ -98,7 +98,7 @@ def texts_of(entry) -> str:
 async def test_permission_entries_keep_a_hash_not_the_arguments(tmp_path, workspace) -> None:
     root = tmp_path / "sessions"
     secret = "sk-do-not-store-me"
-    script = [[{"tool": "bash", "args": {"command": f"echo {secret} > /dev/null"}}], [{"text": "ok"}]]
+    script = [[{"tool": "bash", "args": {"command": f"echo {secret} > out.txt"}}], [{"text": "ok"}]]
     k, _ = kernel(root, script, mode="ask")
     result = await settle(k.create_run("run it", workspace=workspace), answer="reject_once")
     tree = await JsonlSessionStore(root).load(result.session_id)

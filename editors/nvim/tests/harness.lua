@@ -215,13 +215,13 @@ function H.wait_run_end(ms)
 end
 
 --- A scripted-provider script (its path, usable as the model) that stops at an approval before it answers: turn 0
---- asks to run `true`, turn 1 answers. A test holds that prompt while it queues a steering or follow-up message, so
+--- asks to run `touch gate` (a write, so it asks; `true` would run unasked in the sandbox), turn 1 answers. A test holds that prompt while it queues a steering or follow-up message, so
 --- the message always reaches a live run. The script restarts at turn 0 after each delivered message: answer the
 --- prompts after the first at once.
 function H.gate_script()
   local path = vim.fn.tempname() .. '-gate.json'
   H.write_file(path, vim.json.encode({
-    { { text = 'Checking first.' }, { tool = 'bash', args = { command = 'true' } } },
+    { { text = 'Checking first.' }, { tool = 'bash', args = { command = 'touch gate' } } },
     { { text = 'Done.' } },
   }))
   return path

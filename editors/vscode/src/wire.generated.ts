@@ -340,6 +340,13 @@ export interface ServerCapabilities {
   tools: ToolInfo[];
   /** The event types this daemon may send. */
   events: string[];
+  /**
+   * What shell commands run in: bubblewrap (read-only commands run unasked inside it), or none (every shell command
+   * asks).
+   */
+  sandbox: "bwrap" | "none" | (string & {});
+  /** Why, for people (e.g. why there is no sandbox). */
+  sandboxReason: string;
   features: ServerFeatures;
 }
 

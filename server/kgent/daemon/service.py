@@ -71,7 +71,7 @@ class ProviderPool:
         if provider is not None and normalize_provider(provider) != base:
             # Another provider than the connection's: its own defaults, only the keys come from the environment.
             env = {k: v for k, v in self.env.items() if k not in ("KGENT_PROVIDER", "KGENT_MODEL", "KGENT_BASE_URL")}
-            config = provider_config(env, provider=provider, model=model)
+            config = provider_config(env, provider=provider, model=model, kgent_key=False)
         else:
             config = provider_config(
                 self.env, provider=base, model=model or settings.model, base_url=settings.base_url,

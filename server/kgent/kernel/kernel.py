@@ -22,10 +22,11 @@ from kgent.providers.pricing import builtin_prices
 from kgent.session.entries import SessionEntry, new_id
 from kgent.session.memory import InMemorySessionStore
 from kgent.session.store import SessionStore
-from kgent.tools import CODING_TOOLS
+from kgent.tools import CODING_TOOLS, spill
 from kgent.tools.base import ChangeTracking, Tool
 from kgent.tools.changes import ChangeTracker
 from kgent.tools.ops import FileOps, LocalFileOps
+from kgent.tools.sandbox import Sandbox, detect
 
 
 class AgentKernel:
@@ -39,12 +40,17 @@ class AgentKernel:
         store: SessionStore | None = None,
         config: KernelConfig | None = None,
         fs: FileOps | None = None,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.provider = provider
         self.tools: tuple[Tool, ...] = tuple(tools) if tools is not None else tuple(CODING_TOOLS())
         self.store: SessionStore = store if store is not None else InMemorySessionStore()
         self.config = config or KernelConfig()
         self.fs: FileOps = fs or LocalFileOps()
+        # Where shell commands run: bubblewrap when it works here (probed once per process), else NoSandbox, under
+        # which every shell command is asked.
+        self.sandbox: Sandbox = sandbox if sandbox is not None else detect()
+        spill.sweep()  # spill files of runs whose process died
         self.project: Callable[[Sequence[SessionEntry]], list[Message]] = project
         # Context compaction (kgent.context): a policy the loop asks before each request; None turns it off.
         self.compactor: CompactionPolicy | None = Compactor()
@@ -91,8 +97,18 @@ class AgentKernel:
             cost_limit=limit,
         )
         self._live[sid] = run
+        hold, release = getattr(self.store, "hold", None), getattr(self.store, "release", None)
+        if hold is not None:  # a durable store keeps the session's file locked while the run is live
+            hold(sid)
         run._start(Loop(self, spec))
+        run.add_done_callback(lambda _: self._ended(run, release))
         return run
+
+    @staticmethod
+    def _ended(run: AgentRun, release: Callable[[str], None] | None) -> None:
+        spill.release(run.run_id)  # spill files live as long as their run
+        if release is not None:
+            release(run.session_id)
 
     def _cost_limit(self, explicit: float | None, provider: Provider) -> float | None:
         limit = explicit if explicit is not None else self.config.cost_limit

@@ -1,5 +1,5 @@
--- :checkhealth kgent — Neovim version, the daemon found and answering `initialize`, its protocol version, and the
--- provider (and its key) configured.
+-- :checkhealth kgent — Neovim version, the daemon found and answering `initialize`, its protocol version, the shell
+-- sandbox, and the provider (and its key) configured.
 local M = {}
 
 -- As the daemon looks them up (kgent/config.py): a vendor's key goes only to that vendor's host.
@@ -66,19 +66,6 @@ function M.check()
   if conn and conn.pid then
     health.info(('daemon pid %d; plugin kgent.nvim %s'):format(conn.pid, rpc.plugin_version()))
   end
-  local sandbox = (info.capabilities or {}).sandbox
-  if sandbox == nil then
-    health.info('sandbox: unknown (the daemon does not report one)')
-  elseif type(sandbox) == 'table' then
-    local parts = {}
-    for k, v in pairs(sandbox) do
-      parts[#parts + 1] = ('%s=%s'):format(k, type(v) == 'table' and vim.json.encode(v) or tostring(v))
-    end
-    table.sort(parts)
-    health.info('sandbox: ' .. table.concat(parts, ', '))
-  else
-    health.info('sandbox: ' .. tostring(sandbox))
-  end
   if info.protocolVersion == rpc.PROTOCOL_VERSION then
     health.ok(('protocol version %d'):format(info.protocolVersion))
   else
@@ -86,8 +73,18 @@ function M.check()
       rpc.PROTOCOL_VERSION), { 'Update the plugin or the daemon so that they match' })
   end
 
-  health.start('kgent: provider')
   local caps = info.capabilities or {}
+  health.start('kgent: shell sandbox')
+  if caps.sandbox == 'bwrap' then
+    health.ok('bubblewrap: read-only shell commands run unasked inside it; other commands ask')
+  elseif caps.sandbox == 'none' then
+    health.warn(('no sandbox (%s): every shell command asks'):format(caps.sandboxReason or '?'),
+      { 'Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) and restart the daemon' })
+  else
+    health.info('the daemon does not report a sandbox (older Kgent)')
+  end
+
+  health.start('kgent: provider')
   local provider = o.provider or caps.defaultProvider
   if not provider then
     health.warn('the daemon names no default provider')

@@ -58,6 +58,11 @@ class ServerCapabilities(Payload):
     default_model: str
     tools: list[ToolInfo]
     events: list[str] = Field(description="The event types this daemon may send.")
+    sandbox: Literal["bwrap", "none"] = Field(
+        description="What shell commands run in: bubblewrap (read-only commands run unasked inside it), or none "
+        "(every shell command asks)."
+    )
+    sandbox_reason: str = Field(description="Why, for people (e.g. why there is no sandbox).")
     features: ServerFeatures
 
 
