@@ -91,7 +91,9 @@ async def test_prompt_streams_then_ends_the_turn(workspace: Path) -> None:
         assert session.modes is not None and [m.id for m in session.modes.available_modes] == ["plan", "ask", "auto", "full"]
         link = S.ResourceContentBlock(type="resource_link", uri=f"file://{workspace}/a.py", name="a.py")
         done = await conn.prompt(session_id=session.session_id, prompt=[text_block("hi"), link])
+        listed = await conn.list_sessions(cwd=str(workspace))
     assert done.stop_reason == "end_turn"
+    assert [s.session_id for s in listed.sessions] == [session.session_id] and listed.sessions[0].cwd == str(workspace)
     assert client.text() == "Hello from the scripted provider. Nothing to do here."
 
 

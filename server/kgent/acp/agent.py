@@ -92,7 +92,9 @@ class KgentAgent:
         return S.InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=S.AgentCapabilities(
-                load_session=True, prompt_capabilities=S.PromptCapabilities(embedded_context=True)
+                load_session=True,
+                prompt_capabilities=S.PromptCapabilities(embedded_context=True),
+                session_capabilities=S.SessionCapabilities(list=S.SessionListCapabilities()),
             ),
             agent_info=S.Implementation(name="kgent", title="Kgent", version=VERSION),
             auth_methods=[API_KEY_AUTH],
@@ -134,6 +136,18 @@ class KgentAgent:
         for update in U.replay(project(tree.branch()), kinds, tree.info.workspace):
             await self._update(session_id, update)
         return S.LoadSessionResponse(modes=self._modes(session.mode))
+
+    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any) -> S.ListSessionsResponse:
+        """The sessions of one workspace (any front's), newest first as the store lists them; no paging."""
+        if cwd is None:
+            raise RequestError.invalid_params({"cwd": "Kgent lists the sessions of one workspace: give cwd"})
+        infos = await self.store.list(normalize_workspace(cwd))
+        return S.ListSessionsResponse(
+            sessions=[
+                S.SessionInfo(session_id=i.id, cwd=i.workspace, title=i.title or None, updated_at=i.updated or None)
+                for i in infos
+            ]
+        )
 
     async def set_session_mode(self, mode_id: str, session_id: str, **kwargs: Any) -> S.SetSessionModeResponse:
         if mode_id not in _MODE_IDS:
