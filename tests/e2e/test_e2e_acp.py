@@ -187,6 +187,39 @@ async def test_cancel_while_a_permission_is_pending(workspace: Path) -> None:
     assert client.asked[0].tool_call.kind == "execute"
 
 
+async def test_the_client_leaving_mid_command_cancels_the_run_and_keeps_the_session(workspace: Path) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        *AGENT, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env=daemon_env(STATE_DIR, KGENT_MODEL="long-bash", KGENT_PERMISSION_MODE="full"),
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+
+    def send(message: dict[str, Any]) -> None:
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n")
+
+    async def until(done: Any) -> dict[str, Any]:
+        assert proc.stdout is not None
+        while not done(message := json.loads(await asyncio.wait_for(proc.stdout.readline(), 60))):
+            pass
+        return message
+
+    send({"id": 1, "method": "initialize", "params": {"protocolVersion": 1}})
+    send({"id": 2, "method": "session/new", "params": {"cwd": str(workspace), "mcpServers": []}})
+    session_id = (await until(lambda m: m.get("id") == 2))["result"]["sessionId"]
+    send({"id": 3, "method": "session/prompt", "params": {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]}})
+    await until(lambda m: (m.get("params") or {}).get("update", {}).get("status") == "in_progress")
+    proc.stdin.close()
+    assert await asyncio.wait_for(proc.wait(), 30) == 0
+    assert b"Traceback" not in await proc.stderr.read()
+
+    replayed = Client()
+    async with agent(replayed) as conn:
+        await conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
+    assert replayed.text("user_message_chunk") == "go"
+    assert [u.status for u in replayed.updates if u.session_update == "tool_call_update"] == ["failed"]
+
+
 async def test_bad_requests_get_errors_and_the_agent_lives(workspace: Path) -> None:
     client = Client()
     async with agent(client) as conn:

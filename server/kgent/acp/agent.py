@@ -278,12 +278,18 @@ class KgentAgent:
 
     async def _update(self, session_id: str, update: Any) -> None:
         assert self.client is not None
-        await self.client.session_update(session_id=session_id, update=update)
+        try:
+            await self.client.session_update(session_id=session_id, update=update)
+        except ConnectionError:  # the client has gone: the run goes on to its end (cancelled by aclose)
+            log.debug("dropped an update for %s: the connection is closed", session_id)
 
-    async def aclose(self) -> None:
-        for session in self.sessions.values():
-            if session.run is not None and not session.run.done:
-                session.run.cancel()
+    async def aclose(self, grace: float = 3.0) -> None:
+        """The client has gone: cancel every live run and give it `grace` seconds to write its session."""
+        live = [s.run for s in self.sessions.values() if s.run is not None and not s.run.done]
+        for run in live:
+            run.cancel()
+        if live:
+            await asyncio.wait([asyncio.ensure_future(run.result()) for run in live], timeout=grace)
         await self.providers.aclose()
         aclose = getattr(self.store, "aclose", None)
         if aclose is not None:
