@@ -97,6 +97,23 @@ async def test_prompt_streams_then_ends_the_turn(workspace: Path) -> None:
     assert client.text() == "Hello from the scripted provider. Nothing to do here."
 
 
+async def test_a_session_picks_its_model_from_the_config_options(workspace: Path) -> None:
+    client = Client()
+    async with agent(client, "two-writes") as conn:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        [option] = session.config_options or []
+        assert option.id == "model" and option.current_value == "two-writes"
+        assert {"hello", "two-writes", "long-bash"} <= {o.value for o in option.options}
+        with pytest.raises(RequestError) as unknown:
+            await conn.set_config_option(config_id="model", session_id=session.session_id, value="gpt-nonexistent")
+        assert unknown.value.code == -32602
+        changed = await conn.set_config_option(config_id="model", session_id=session.session_id, value="hello")
+        assert changed is not None and changed.config_options[0].current_value == "hello"
+        done = await conn.prompt(session_id=session.session_id, prompt=[text_block("hi")])
+    assert done.stop_reason == "end_turn" and client.asked == []
+    assert client.text() == "Hello from the scripted provider. Nothing to do here."
+
+
 async def test_edits_ask_permission_stream_diffs_and_the_session_replays_in_a_new_process(workspace: Path) -> None:
     client = Client(["allow_once", "reject_once"])
     async with agent(client, "two-writes") as conn:

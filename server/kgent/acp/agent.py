@@ -52,6 +52,7 @@ class _Session:
     def __init__(self, workspace: str, mode: str) -> None:
         self.workspace = workspace
         self.mode = mode
+        self.model: str | None = None  # chosen with session/set_config_option; None: the environment's
         self.run: AgentRun | None = None
         self.asks: set[asyncio.Task[None]] = set()
         self.before: dict[str, tuple[str, str | None]] = {}  # tool call id → (absolute path, text before the edit)
@@ -113,6 +114,27 @@ class KgentAgent:
     def _modes(self, current: str) -> S.SessionModeState:
         return S.SessionModeState(current_mode_id=current, available_modes=list(MODES))
 
+    def _models(self) -> list[str]:
+        """The models a session may pick: the scripts for the scripted provider; else the configured model and the
+        provider's default (Kgent keeps no catalogue of a vendor's models; KGENT_MODEL names any)."""
+        from kgent.config import DEFAULTS
+        from kgent.providers.scripted import builtin_scripts
+
+        config = provider_config(self.env)
+        if config.provider == "scripted":
+            return builtin_scripts()
+        default = DEFAULTS.get(config.provider, ("", ""))[1]
+        return list(dict.fromkeys(m for m in (config.model, default) if m))
+
+    def _config_options(self, session: _Session) -> list[Any]:
+        current = session.model or provider_config(self.env).model
+        return [
+            S.SessionConfigOptionSelect(
+                type="select", id="model", name="Model", category="model", current_value=current,
+                options=[S.SessionConfigSelectOption(value=m, name=m) for m in self._models()],
+            )
+        ]
+
     def _default_mode(self) -> str:
         mode = permission_mode(self.env)
         return mode if mode in _MODE_IDS else "ask"
@@ -121,7 +143,9 @@ class KgentAgent:
         workspace = normalize_workspace(cwd)
         info = await self.store.create(workspace=workspace)
         session = self.sessions[info.id] = _Session(workspace, self._default_mode())
-        return S.NewSessionResponse(session_id=info.id, modes=self._modes(session.mode))
+        return S.NewSessionResponse(
+            session_id=info.id, modes=self._modes(session.mode), config_options=self._config_options(session)
+        )
 
     async def load_session(self, cwd: str, session_id: str, **kwargs: Any) -> S.LoadSessionResponse:
         """Replay the session's active branch as `session/update`s, then answer (ACP: the history comes first)."""
@@ -135,7 +159,7 @@ class KgentAgent:
         kinds = {tool.name: str(tool.kind) for tool in CODING_TOOLS()}
         for update in U.replay(project(tree.branch()), kinds, tree.info.workspace):
             await self._update(session_id, update)
-        return S.LoadSessionResponse(modes=self._modes(session.mode))
+        return S.LoadSessionResponse(modes=self._modes(session.mode), config_options=self._config_options(session))
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any) -> S.ListSessionsResponse:
         """The sessions of one workspace (any front's), newest first as the store lists them; no paging."""
@@ -148,6 +172,18 @@ class KgentAgent:
                 for i in infos
             ]
         )
+
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
+    ) -> S.SetSessionConfigOptionResponse:
+        """`model` is the one option: the session's model from its next prompt on."""
+        if config_id != "model":
+            raise RequestError.invalid_params({"configId": f"unknown option {config_id!r}; the one option is 'model'"})
+        if not isinstance(value, str) or value not in self._models():
+            raise RequestError.invalid_params({"value": f"unknown model {value!r}; one of {self._models()}"})
+        session = await self._session(session_id)
+        session.model = value
+        return S.SetSessionConfigOptionResponse(config_options=self._config_options(session))
 
     async def set_session_mode(self, mode_id: str, session_id: str, **kwargs: Any) -> S.SetSessionModeResponse:
         if mode_id not in _MODE_IDS:
@@ -170,15 +206,15 @@ class KgentAgent:
         return session
 
     # -- prompts --------------------------------------------------------------------------------------------------
-    def _provider_config(self) -> ProviderConfig:
+    def _provider_config(self, model: str | None = None) -> ProviderConfig:
         """The provider from the environment (KGENT_PROVIDER, KGENT_MODEL, KGENT_BASE_URL, the key variables)."""
-        config = provider_config(self.env)
+        config = provider_config(self.env, model=model)
         require_key(config)
         return config
 
-    async def _kernel_for(self, session_id: str) -> tuple[AgentKernel, Any]:
+    async def _kernel_for(self, session_id: str, model: str | None) -> tuple[AgentKernel, Any]:
         try:
-            provider = await self.providers.aget(self._provider_config())
+            provider = await self.providers.aget(self._provider_config(model))
         except ConfigError as exc:
             raise RequestError.auth_required({"message": exc.message}) from None
         kernel = self._kernels.get(session_id)
@@ -197,7 +233,7 @@ class KgentAgent:
         session = await self._session(session_id)
         if session.run is not None and not session.run.done:
             raise RequestError.invalid_request({"message": f"session {session_id} already has a prompt running"})
-        kernel, provider = await self._kernel_for(session_id)
+        kernel, provider = await self._kernel_for(session_id, session.model)
         try:
             run = kernel.create_run(
                 U.prompt_text(prompt), workspace=session.workspace, session_id=session_id, mode=session.mode,
