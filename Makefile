@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-fast test-python test-vscode test-nvim bench lint setup clean system-tools
+.PHONY: demo test test-fast test-python test-vscode test-nvim test-acp-ts bench lint setup clean system-tools
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,7 +28,7 @@ system-tools:
 demo: $(STAMP)
 	$(PY) -m kgent.testing.daemon_demo
 
-test: test-python test-vscode test-nvim
+test: test-python test-vscode test-nvim test-acp-ts
 
 test-python: $(STAMP) system-tools
 	$(PY) -m pytest
@@ -54,3 +54,7 @@ test-vscode: $(STAMP)
 
 test-nvim: $(STAMP)
 	bash editors/nvim/tests/run.sh
+
+# `kgent acp` driven by the official ACP TypeScript SDK's client (a second implementation; docs/acp.md).
+test-acp-ts: $(STAMP)
+	cd tests/acp-ts && npm ci --no-audit --no-fund && npm test

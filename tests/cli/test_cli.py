@@ -100,7 +100,7 @@ def test_debug_repl_runs_lines_in_one_session(ws: Path) -> None:
 
 def test_help_lists_every_subcommand(tmp_path: Path) -> None:
     out = kgent("--help", cwd=tmp_path, state=tmp_path)
-    for name in ("run", "demo", "debug", "serve", "sessions"):
+    for name in ("run", "demo", "debug", "serve", "acp", "sessions"):
         assert name in out.stdout
 
 

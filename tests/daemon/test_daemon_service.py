@@ -78,14 +78,15 @@ async def test_a_compaction_before_the_first_run_leaves_approval_timeout_open(sv
     await svc.close()
 
 
-def test_a_run_on_another_provider_never_carries_the_connections_kgent_api_key() -> None:
-    from kgent.daemon.service import ProviderPool
-
+def test_a_run_on_another_provider_never_carries_the_connections_kgent_api_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KGENT_STATE_DIR", str(tmp_path / "state"))
     env = {"KGENT_PROVIDER": "openai", "KGENT_API_KEY": "sk-connection-key", "ANTHROPIC_API_KEY": "sk-ant-own"}
-    pool = ProviderPool(env)
-    assert pool.config(Settings(), None, None).api_key == "sk-connection-key"  # the connection's own provider
-    other = pool.config(Settings(), "anthropic", None)
+    svc = Service(env, Settings(), Out())
+    assert svc.provider_config(None, None).api_key == "sk-connection-key"  # the connection's own provider
+    other = svc.provider_config("anthropic", None)
     assert other.provider == "anthropic" and other.api_key == "sk-ant-own"  # that vendor's own key, not KGENT_API_KEY
-    local = ProviderPool({"KGENT_PROVIDER": "openai", "KGENT_API_KEY": "sk-connection-key"})
+    bare = Service({"KGENT_PROVIDER": "openai", "KGENT_API_KEY": "sk-connection-key"}, Settings(), Out())
     with pytest.raises(Exception, match="no API key"):  # nothing of its own: refused, never handed the other key
-        local.config(Settings(), "anthropic", None)
+        bare.provider_config("anthropic", None)

@@ -1,4 +1,4 @@
-"""`kgent` command line: run | demo | debug | serve | sessions | swebench. Subcommands import what they need lazily."""
+"""`kgent` command line: run | demo | debug | serve | acp | sessions | swebench. Subcommands import what they need lazily."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ SUBCOMMANDS = {
     "demo": "kgent.cli.demo",
     "debug": "kgent.cli.debug",
     "serve": "kgent.cli.serve",
+    "acp": "kgent.cli.acp",
     "sessions": "kgent.cli.sessions",
     "swebench": "kgent.cli.swebench",
 }

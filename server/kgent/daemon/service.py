@@ -11,7 +11,6 @@ import contextlib
 import functools
 import importlib
 import logging
-import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -32,81 +31,17 @@ from kgent.daemon.handshake import (
 from kgent.daemon.runs import Outbox, RunHandle
 from kgent.kernel import AgentKernel, KernelConfig
 from kgent.kernel.cost import session_usage
-from kgent.providers import create_provider
 from kgent.providers.base import Provider, ProviderConfig
 from kgent.providers.pricing import PriceTable
+from kgent.service.providers import ProviderPool
+from kgent.service.store import open_store
 from kgent.session.entries import tree_to_dict
 from kgent.session.paths import normalize_workspace
-from kgent.session.store import SessionStore
 
 log = logging.getLogger("kgent.daemon")
 
 MAX_ENDED = 1024
 OPEN_WAIT = 10.0  # seconds a session request waits for a new run to write its session (a git snapshot comes first)
-
-
-def open_store() -> tuple[SessionStore, bool]:
-    """(the store, whether it is durable): JSONL under the state dir when available, else in memory."""
-    try:
-        from kgent.session.jsonl import JsonlSessionStore
-        from kgent.session.paths import sessions_root
-    except ImportError:  # pragma: no cover - a build without the JSONL store
-        from kgent.session.memory import InMemorySessionStore
-
-        return InMemorySessionStore(), False
-    return JsonlSessionStore(sessions_root()), True
-
-
-class ProviderPool:
-    """Resolves a run's provider settings (run params > initialize settings > environment) and keeps one provider
-    per distinct configuration, so HTTP clients are reused across runs."""
-
-    def __init__(self, env: Mapping[str, str]) -> None:
-        self.env = env
-        self._cache: dict[tuple[Any, ...], Provider] = {}
-        self._lock = threading.Lock()  # providers may be built in a worker thread (their first import is slow)
-
-    def config(self, settings: Settings, provider: str | None, model: str | None) -> ProviderConfig:
-        base = default_provider(settings, self.env)
-        if provider is not None and normalize_provider(provider) != base:
-            # Another provider than the connection's: its own defaults, only the keys come from the environment.
-            env = {k: v for k, v in self.env.items() if k not in ("KGENT_PROVIDER", "KGENT_MODEL", "KGENT_BASE_URL")}
-            config = provider_config(env, provider=provider, model=model, kgent_key=False)
-        else:
-            config = provider_config(
-                self.env, provider=base, model=model or settings.model, base_url=settings.base_url,
-                api_key=settings.api_key,
-            )
-        require_key(config)
-        return config
-
-    @staticmethod
-    def _key(config: ProviderConfig) -> tuple[Any, ...]:
-        return (config.provider, config.model, config.base_url, config.api_key, config.script)
-
-    def cached(self, config: ProviderConfig) -> Provider | None:
-        return self._cache.get(self._key(config))
-
-    def get(self, config: ProviderConfig) -> Provider:
-        """The provider for `config`, created on first use (thread-safe; may import and load TLS certificates)."""
-        with self._lock:
-            provider = self._cache.get(self._key(config))
-            if provider is None:
-                provider = self._cache[self._key(config)] = create_provider(config)
-            return provider
-
-    async def aget(self, config: ProviderConfig) -> Provider:
-        """`get` without blocking the event loop when the provider is new."""
-        provider = self.cached(config)
-        return provider if provider is not None else await asyncio.to_thread(self.get, config)
-
-    async def aclose(self) -> None:
-        providers, self._cache = list(self._cache.values()), {}
-        for provider in providers:
-            try:
-                await provider.aclose()
-            except Exception:  # closing is best effort at exit
-                log.debug("closing a provider failed", exc_info=True)
 
 
 class Service:
@@ -115,7 +50,7 @@ class Service:
         self.settings = settings
         self.out = out
         self.store, self.persistent = open_store()
-        self.providers = ProviderPool(env)
+        self.providers = ProviderPool()
         self.runs: dict[str, RunHandle] = {}
         self.ended: OrderedDict[str, str] = OrderedDict()
         self.busy: dict[str, str] = {}  # session id → what a request is doing to it (no run may start meanwhile)
@@ -130,6 +65,22 @@ class Service:
         return initialize_result(version, self.settings, self.env)
 
     # -- runs -------------------------------------------------------------------------------------------------------
+    def provider_config(self, provider: str | None, model: str | None) -> ProviderConfig:
+        """A run's provider settings: run params > initialize settings > environment."""
+        settings = self.settings
+        base = default_provider(settings, self.env)
+        if provider is not None and normalize_provider(provider) != base:
+            # Another provider than the connection's: its own defaults, only the keys come from the environment.
+            env = {k: v for k, v in self.env.items() if k not in ("KGENT_PROVIDER", "KGENT_MODEL", "KGENT_BASE_URL")}
+            config = provider_config(env, provider=provider, model=model, kgent_key=False)
+        else:
+            config = provider_config(
+                self.env, provider=base, model=model or settings.model, base_url=settings.base_url,
+                api_key=settings.api_key,
+            )
+        require_key(config)
+        return config
+
     def kernel_config(self) -> KernelConfig:
         if self._kernel_config is None:
             fields: dict[str, Any] = dict(context_overrides(self.env))  # KernelConfig's context sizes, by name
@@ -185,7 +136,7 @@ class Service:
                 raise DaemonError(
                     CONFIG, f"session {p.session_id} belongs to another workspace: {tree.info.workspace}", "config_error"
                 )
-        provider = await self.providers.aget(self.providers.config(self.settings, p.provider, p.model))
+        provider = await self.providers.aget(self.provider_config(p.provider, p.model))
         kernel = self.kernel(provider)
         if p.session_id is not None:
             self._check_idle(p.session_id)  # again: another request may have started one while we loaded
@@ -295,7 +246,7 @@ class Service:
             raise DaemonError(CONFIG, "compaction is not available in this build", "compact_unavailable") from None
         self._check_idle(p.session_id)
         await self.store.load(p.session_id)  # session_not_found before any provider trouble
-        provider = await self.providers.aget(self.providers.config(self.settings, p.provider, p.model))
+        provider = await self.providers.aget(self.provider_config(p.provider, p.model))
         self._check_idle(p.session_id)
         self.busy[p.session_id] = "compacted"
         try:
@@ -325,7 +276,7 @@ class Service:
 
         CODING_TOOLS()
         try:
-            self.providers.get(self.providers.config(self.settings, None, None))
+            self.providers.get(self.provider_config(None, None))
         except Exception:  # no key yet, or a bad setting: the first run reports it
             log.debug("warm-up could not build the default provider", exc_info=True)
 

@@ -1,0 +1,125 @@
+"""Kgent's events and session history as ACP `session/update`s, and a run's result as an ACP stop reason."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, get_args
+
+from acp import helpers as H
+from acp import schema as S
+
+from kgent.core.events import PermissionRequest, RunResult, ToolCallEvent, ToolUpdate
+from kgent.core.messages import AssistantMessage, Message, SummaryMessage, ToolResultMessage, UserMessage
+
+_KINDS = frozenset(get_args(S.ToolKind))
+# the kernel's stop reasons of a settled run → ACP's
+STOP_REASONS: dict[str, S.StopReason] = {"end": "end_turn", "max_tokens": "max_tokens"}
+
+
+def stop_reason(result: RunResult) -> S.StopReason | None:
+    """The ACP stop reason of a run's result, or None for a failure (the prompt answers a JSON-RPC error). The turn
+    limit and a model's refusal end a run `failed` in the kernel but are stop reasons in ACP."""
+    if result.status == "cancelled":
+        return "cancelled"
+    if result.stop_reason == "max_turns":
+        return "max_turn_requests"
+    if (result.error or {}).get("code") == "content_filter":
+        return "refusal"
+    if result.status == "failed":
+        return None
+    return STOP_REASONS.get(result.stop_reason, "end_turn")
+
+
+def acp_kind(kind: str) -> S.ToolKind:
+    return kind if kind in _KINDS else "other"  # type: ignore[return-value]
+
+
+def locations(path: str | None, workspace: str, args: dict[str, Any]) -> list[S.ToolCallLocation] | None:
+    """Where a call acts (absolute path, 1-based line if the call names one), so editors can follow along."""
+    if not path:
+        return None
+    absolute = str(Path(workspace, path))
+    line = args.get("line") or args.get("offset")
+    return [S.ToolCallLocation(path=absolute, line=line if isinstance(line, int) and line > 0 else None)]
+
+
+def tool_call_start(event: ToolCallEvent, workspace: str) -> S.ToolCallStart:
+    return H.start_tool_call(
+        event.tool_call_id,
+        event.title,
+        kind=acp_kind(event.kind),
+        status="pending",
+        locations=locations(event.path, workspace, event.args),
+        raw_input=event.args,
+    )
+
+
+def tool_call_update(event: ToolUpdate, diff: S.FileEditToolCallContent | None) -> S.ToolCallProgress:
+    """Progress or the end of a call: a finished edit carries its diff, a command (or any tool) its output."""
+    content: list[Any] = []
+    if diff is not None:
+        content.append(diff)
+    if event.output:
+        content.append(H.tool_content(H.text_block(event.output)))
+    return H.update_tool_call(event.tool_call_id, status=event.status, content=content or None)
+
+
+def permission_tool_call(event: PermissionRequest, workspace: str) -> S.ToolCallUpdate:
+    """The call a permission request is about, as ACP's `toolCall` (it was announced by `tool_call` before)."""
+    call = event.tool_call
+    return S.ToolCallUpdate(
+        tool_call_id=str(call.get("toolCallId", "")),
+        title=str(call.get("title") or event.reason or event.operation),
+        kind=acp_kind(str(call.get("kind", "other"))),
+        status="pending",
+        locations=locations(call.get("path"), workspace, call.get("args") or {}),
+        raw_input=call.get("args"),
+    )
+
+
+def prompt_text(blocks: Iterable[Any]) -> str:
+    """The prompt as the model reads it: text as is, a resource link as its URI, an embedded resource fenced."""
+    parts: list[str] = []
+    for block in blocks:
+        match block:
+            case S.TextContentBlock(text=text):
+                parts.append(text)
+            case S.ResourceContentBlock(uri=uri, name=name):
+                parts.append(f"[{name}]({uri})" if name else uri)
+            case S.EmbeddedResourceContentBlock(resource=S.TextResourceContents(uri=uri, text=text)):
+                parts.append(f"<context uri={uri!r}>\n{text}\n</context>")
+            case S.EmbeddedResourceContentBlock(resource=resource):
+                parts.append(f"(binary resource {resource.uri})")
+            case _:
+                parts.append(f"({getattr(block, 'type', 'unknown')} content is not supported)")
+    return "\n\n".join(p for p in parts if p)
+
+
+def replay(messages: Iterable[Message], kinds: dict[str, str], workspace: str) -> Iterator[Any]:
+    """A session's active branch as the updates a client would have seen live (session/load)."""
+    for message in messages:
+        match message:
+            case UserMessage(text=text) | SummaryMessage(text=text):
+                yield H.update_user_message_text(text)
+            case AssistantMessage():
+                if message.thinking:
+                    yield H.update_agent_thought_text(message.thinking)
+                if message.text:
+                    yield H.update_agent_message_text(message.text)
+                for call in message.tool_calls:
+                    yield H.start_tool_call(
+                        call.id, call.name, kind=acp_kind(kinds.get(call.name, "other")), status="pending",
+                        locations=locations(_path(call.arguments), workspace, call.arguments), raw_input=call.arguments,
+                    )
+            case ToolResultMessage():
+                yield H.update_tool_call(
+                    message.tool_call_id,
+                    status="failed" if message.is_error else "completed",
+                    content=[H.tool_content(H.text_block(message.content))] if message.content else None,
+                )
+
+
+def _path(args: dict[str, Any]) -> str | None:
+    path = args.get("path")
+    return path if isinstance(path, str) else None
