@@ -34,7 +34,9 @@ class Lines:
     """A blocking ACP client on raw pipes (newline-delimited JSON)."""
 
     def __init__(self, cmd: list[str], env: dict[str, str]) -> None:
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+        self.proc = subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+        )
 
     def send(self, message: dict[str, Any]) -> None:
         assert self.proc.stdin is not None
@@ -66,10 +68,19 @@ def acp_once(env: dict[str, str], workspace: str) -> tuple[float, float]:
     p.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}})
     p.until(lambda m: m.get("id") == 0)
     init_ms = (time.perf_counter() - started) * 1000
-    p.send({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": workspace, "mcpServers": []}})
+    p.send(
+        {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": workspace, "mcpServers": []}}
+    )
     session = p.until(lambda m: m.get("id") == 1)["result"]["sessionId"]
     prompt = [{"type": "text", "text": "hi"}]
-    p.send({"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": {"sessionId": session, "prompt": prompt}})
+    p.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "session/prompt",
+            "params": {"sessionId": session, "prompt": prompt},
+        }
+    )
     p.until(lambda m: (m.get("params") or {}).get("update", {}).get("sessionUpdate") == "agent_message_chunk")
     chunk_ms = (time.perf_counter() - started) * 1000
     p.until(lambda m: m.get("id") == 2)
@@ -83,7 +94,9 @@ def daemon_once(env: dict[str, str], workspace: str) -> tuple[float, float]:
     p.send(INIT)
     p.until(0)
     init_ms = (time.perf_counter() - started) * 1000
-    p.send({"jsonrpc": "2.0", "id": 1, "method": "agent/run", "params": {"prompt": "hi", "workspace": workspace}})
+    p.send(
+        {"jsonrpc": "2.0", "id": 1, "method": "agent/run", "params": {"prompt": "hi", "workspace": workspace}}
+    )
     while True:
         m = p.recv()
         if m.get("method") == "agent/event" and m["params"]["event"]["type"] == "message_delta":
@@ -96,11 +109,21 @@ def daemon_once(env: dict[str, str], workspace: str) -> tuple[float, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--repeats", type=int, default=11)
     args = parser.parse_args(argv)
-    rows: dict[str, list[float]] = {k: [] for k in ("python -c pass", "acp initialize", "acp first chunk",
-                                                     "daemon initialize", "daemon first delta")}
+    rows: dict[str, list[float]] = {
+        k: []
+        for k in (
+            "python -c pass",
+            "acp initialize",
+            "acp first chunk",
+            "daemon initialize",
+            "daemon first delta",
+        )
+    }
     with tempfile.TemporaryDirectory() as tmp:
         env = env_for(str(Path(tmp) / "state"), KGENT_PROVIDER="scripted", KGENT_MODEL="hello")
         for _ in range(args.repeats):
@@ -118,15 +141,21 @@ def main(argv: list[str] | None = None) -> int:
     for name, value in med.items():
         print(f"  {name:<20} {value:>8.1f} ms")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps({
-        "benchmark": "acp",
-        "python": platform.python_version(),
-        "cpus": os.cpu_count(),
-        "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
-        "repeats": args.repeats,
-        "median_ms": med,
-        "min_ms": {k: round(min(v), 1) for k, v in rows.items()},
-    }, indent=2) + "\n")
+    RESULTS.write_text(
+        json.dumps(
+            {
+                "benchmark": "acp",
+                "python": platform.python_version(),
+                "cpus": os.cpu_count(),
+                "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
+                "repeats": args.repeats,
+                "median_ms": med,
+                "min_ms": {k: round(min(v), 1) for k, v in rows.items()},
+            },
+            indent=2,
+        )
+        + "\n"
+    )
     print(f"wrote {RESULTS}")
     return 0
 

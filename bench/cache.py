@@ -73,7 +73,14 @@ def script(calls: int) -> list[list[dict[str, Any]]]:
         elif i % 6 == 5 and edited < FILES:
             n, edited = edited, edited + 1
             tools = [
-                {"tool": "edit", "args": {"path": f"src/mod_{n}.py", "oldText": f"VALUE_{n} = 0", "newText": f"VALUE_{n} = 1"}}
+                {
+                    "tool": "edit",
+                    "args": {
+                        "path": f"src/mod_{n}.py",
+                        "oldText": f"VALUE_{n} = 0",
+                        "newText": f"VALUE_{n} = 1",
+                    },
+                }
             ]
         else:
             tools = [{"tool": "read", "args": {"path": f"src/mod_{i % FILES}.py"}}]
@@ -83,7 +90,12 @@ def script(calls: int) -> list[list[dict[str, Any]]]:
 
 
 async def one_run(
-    url: str, wire: str, model: str, workspace: Path, store: InMemorySessionStore, prompt: str,
+    url: str,
+    wire: str,
+    model: str,
+    workspace: Path,
+    store: InMemorySessionStore,
+    prompt: str,
     session_id: str | None = None,
 ) -> tuple[RunResult, list[Usage]]:
     cls: type[HTTPProvider] = AnthropicProvider if wire == "anthropic" else OpenAIProvider
@@ -118,15 +130,21 @@ def measure(url: str, label: str, wire: str, model: str, calls: int) -> dict[str
         store = InMemorySessionStore()
         httpx.post(f"{url}/_kgent/reset")  # an empty cache
         httpx.post(f"{url}/_kgent/script", json=script(calls))
-        first, usage = asyncio.run(one_run(url, wire, model, workspace, store, "Read the modules, set the values."))
+        first, usage = asyncio.run(
+            one_run(url, wire, model, workspace, store, "Read the modules, set the values.")
+        )
         assert first.turns == calls == len(usage), (first.turns, len(usage))
         httpx.post(f"{url}/_kgent/script", json=script(5))
-        _, resumed = asyncio.run(one_run(url, wire, model, workspace, store, "Check once more.", first.session_id))
+        _, resumed = asyncio.run(
+            one_run(url, wire, model, workspace, store, "Check once more.", first.session_id)
+        )
     price = builtin_prices().price(model)
     assert price is not None
     total = sum(usage, Usage())
-    uncached = Usage(input_tokens=total.input_tokens + total.cache_read_tokens + total.cache_write_tokens,
-                     output_tokens=total.output_tokens)
+    uncached = Usage(
+        input_tokens=total.input_tokens + total.cache_read_tokens + total.cache_write_tokens,
+        output_tokens=total.output_tokens,
+    )
     return {
         "wire": label,
         "model": model,
@@ -143,7 +161,9 @@ def measure(url: str, label: str, wire: str, model: str, calls: int) -> dict[str
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--calls", type=int, default=50)
     args = parser.parse_args(argv)
     server = subprocess.Popen([sys.executable, "-m", "kgent.testing"], stdout=subprocess.PIPE, text=True)
@@ -154,22 +174,34 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         server.terminate()
         server.wait(10)
-    print(f"{'wire':<24}{'model':<20}{'input tok':>10}{'share ≥3':>10}{'all':>7}{'resumed':>9}"
-          f"{'cost $':>9}{'uncached $':>12}{'ratio':>7}")
+    print(
+        f"{'wire':<24}{'model':<20}{'input tok':>10}{'share ≥3':>10}{'all':>7}{'resumed':>9}"
+        f"{'cost $':>9}{'uncached $':>12}{'ratio':>7}"
+    )
     for r in rows:
-        print(f"{r['wire']:<24}{r['model']:<20}{r['input_tokens']:>10}{r['cached_share_from_call_3']:>10.3f}"
-              f"{r['cached_share_all_calls']:>7.3f}{r['resumed_share']:>9.3f}{r['cost_usd']:>9.4f}"
-              f"{r['uncached_cost_usd']:>12.4f}{r['cost_ratio']:>7.3f}")
+        print(
+            f"{r['wire']:<24}{r['model']:<20}{r['input_tokens']:>10}{r['cached_share_from_call_3']:>10.3f}"
+            f"{r['cached_share_all_calls']:>7.3f}{r['resumed_share']:>9.3f}{r['cost_usd']:>9.4f}"
+            f"{r['uncached_cost_usd']:>12.4f}{r['cost_ratio']:>7.3f}"
+        )
     met = all(r["cached_share_from_call_3"] >= GOAL for r in rows)
-    print(f"goal: ≥ {GOAL:.2f} of input tokens billed at the cached rate from call 3 on: {'met' if met else 'MISSED'}")
+    print(
+        f"goal: ≥ {GOAL:.2f} of input tokens billed at the cached rate from call 3 on: {'met' if met else 'MISSED'}"
+    )
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps({
-        "benchmark": "cache",
-        "python": platform.python_version(),
-        "cpus": os.cpu_count(),
-        "goal": GOAL,
-        "runs": rows,
-    }, indent=2) + "\n")
+    RESULTS.write_text(
+        json.dumps(
+            {
+                "benchmark": "cache",
+                "python": platform.python_version(),
+                "cpus": os.cpu_count(),
+                "goal": GOAL,
+                "runs": rows,
+            },
+            indent=2,
+        )
+        + "\n"
+    )
     print(f"wrote {RESULTS}")
     return 0 if met else 1
 

@@ -66,7 +66,9 @@ class Pipe:
     """A blocking client on raw pipes (adds next to nothing to what is measured)."""
 
     def __init__(self, cmd: list[str], env: dict[str, str]) -> None:
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+        self.proc = subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+        )
         self.parser = FrameParser()
         self.pending: list[Any] = []
 
@@ -100,10 +102,17 @@ class Pipe:
         self.proc.wait(10)
 
 
-INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1, "clientInfo": {"name": "bench"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {"protocolVersion": 1, "clientInfo": {"name": "bench"}},
+}
 
 
-def handshake(cmd: list[str], env: dict[str, str], ready_probe: dict[str, Any] | None = None) -> tuple[float, float | None]:
+def handshake(
+    cmd: list[str], env: dict[str, str], ready_probe: dict[str, Any] | None = None
+) -> tuple[float, float | None]:
     started = time.perf_counter()
     p = Pipe(cmd, env)
     p.send(INIT)
@@ -123,7 +132,12 @@ def bench_handshake(repeats: int, tmp: Path) -> dict[str, Any]:
     bare.write_text(BARE_PYGLS)
     env = env_for(str(tmp / "state"), KGENT_PROVIDER="scripted")
     probe = {"jsonrpc": "2.0", "id": 1, "method": "agent/sessions", "params": {"workspace": str(tmp)}}
-    rows: dict[str, list[float]] = {"python -c pass": [], "bare pygls": [], "kgent initialize": [], "kgent ready": []}
+    rows: dict[str, list[float]] = {
+        "python -c pass": [],
+        "bare pygls": [],
+        "kgent initialize": [],
+        "kgent ready": [],
+    }
     for _ in range(repeats):  # interleaved, so drift hits all alike
         started = time.perf_counter()
         subprocess.run([sys.executable, "-c", "pass"], check=True)
@@ -134,7 +148,9 @@ def bench_handshake(repeats: int, tmp: Path) -> dict[str, Any]:
         rows["kgent ready"].append(ready_ms or 0.0)
     med = {k: statistics.median(v) for k, v in rows.items()}
     return {
-        "command": " ".join(Path(daemon_command()[0]).name if i == 0 else a for i, a in enumerate(daemon_command())),
+        "command": " ".join(
+            Path(daemon_command()[0]).name if i == 0 else a for i, a in enumerate(daemon_command())
+        ),
         "repeats": repeats,
         "median_ms": {k: round(v, 1) for k, v in med.items()},
         "min_ms": {k: round(min(v), 1) for k, v in rows.items()},
@@ -148,7 +164,10 @@ def bench_handshake(repeats: int, tmp: Path) -> dict[str, Any]:
 # -- 2. model calls ------------------------------------------------------------------------------------------------------
 def call_script(calls: int) -> list[list[dict[str, Any]]]:
     turns: list[list[dict[str, Any]]] = [
-        [{"text": f"Writing file {i}."}, {"tool": "write", "args": {"path": f"f{i}.txt", "content": f"line {i}\n"}}]
+        [
+            {"text": f"Writing file {i}."},
+            {"tool": "write", "args": {"path": f"f{i}.txt", "content": f"line {i}\n"}},
+        ]
         for i in range(calls - 1)
     ]
     return turns + [[{"text": "Wrote every file.", "chunks": 4}]]
@@ -182,7 +201,9 @@ class DaemonSession:
     async def run(self, workspace: Path) -> float:
         self.ended = asyncio.get_running_loop().create_future()
         started = time.perf_counter()
-        await self.client.request("agent/run", {"prompt": "write the files", "workspace": str(workspace), "mode": "ask"})
+        await self.client.request(
+            "agent/run", {"prompt": "write the files", "workspace": str(workspace), "mode": "ask"}
+        )
         end = await self.ended
         wall = time.perf_counter() - started
         if end["status"] != "settled" or end["turns"] != CALLS:
@@ -200,7 +221,9 @@ class InProcess:
         from kgent.session.jsonl import JsonlSessionStore
 
         provider = OpenAIProvider(ProviderConfig(provider="openai", model="bench", base_url=f"{url}/v1"))
-        self.kernel = AgentKernel(provider, store=JsonlSessionStore(Path(state) / "sessions"), config=KernelConfig())
+        self.kernel = AgentKernel(
+            provider, store=JsonlSessionStore(Path(state) / "sessions"), config=KernelConfig()
+        )
 
     async def run(self, workspace: Path) -> float:
         from kgent.core.events import PermissionRequest
@@ -222,7 +245,9 @@ async def floor_run(url: str, requests: list[dict[str, Any]]) -> float:
         started = time.perf_counter()
         for r in requests:
             headers = {k: v for k, v in r["headers"].items() if k in ("content-type", "accept")}
-            async with client.stream("POST", url + r["path"], content=r["body"].encode(), headers=headers) as response:
+            async with client.stream(
+                "POST", url + r["path"], content=r["body"].encode(), headers=headers
+            ) as response:
                 async for _ in response.aiter_bytes():
                     pass
         return time.perf_counter() - started
@@ -330,14 +355,30 @@ def bench_events(n: int, tmp: Path) -> dict[str, Any]:
     p = Pipe(daemon_command(), env)
     p.send(INIT)
     p.until(0)
-    p.send({"jsonrpc": "2.0", "id": 1, "method": "agent/run",
-            "params": {"prompt": "burst", "workspace": str(tmp), "model": str(script), "mode": "full"}})
+    p.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "agent/run",
+            "params": {"prompt": "burst", "workspace": str(tmp), "model": str(script), "mode": "full"},
+        }
+    )
     count, first, last = read_events(p, lambda m: m["params"]["event"]["type"] == "run_end")
     p.close()
     daemon_rate = (count - 1) / (last - first)
-    sample = json.dumps({"jsonrpc": "2.0", "method": "agent/event", "params": {
-        "runId": "run-0123456789ab", "sessionId": "0123456789ab", "seq": 123456,
-        "event": {"type": "message_delta", "kind": "text", "delta": "x "}}}, separators=(",", ":"))
+    sample = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "method": "agent/event",
+            "params": {
+                "runId": "run-0123456789ab",
+                "sessionId": "0123456789ab",
+                "seq": 123456,
+                "event": {"type": "message_delta", "kind": "text", "delta": "x "},
+            },
+        },
+        separators=(",", ":"),
+    )
     w = Pipe([sys.executable, "-c", WRITER, str(n), sample], env)
     floor_count, f_first, f_last = read_events(w, lambda m: False)
     w.proc.wait(10)
@@ -351,7 +392,9 @@ def bench_events(n: int, tmp: Path) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--repeats", type=int, default=11)
     parser.add_argument("--events", type=int, default=200_000)
     args = parser.parse_args(argv)
@@ -368,33 +411,49 @@ def main(argv: list[str] | None = None) -> int:
     print(f"handshake ({hs['command']}), median of {hs['repeats']}:")
     print(f"  python -c pass {m['python -c pass']:>8.1f} ms")
     print(f"  bare pygls     {m['bare pygls']:>8.1f} ms   (spawn → initialize reply)")
-    print(f"  kgent          {m['kgent initialize']:>8.1f} ms   = {hs['ratio_to_python']}× python, "
-          f"{hs['ratio_to_bare_pygls']}× bare pygls   (goal ≤ {GOALS['handshake_ms']} ms)")
+    print(
+        f"  kgent          {m['kgent initialize']:>8.1f} ms   = {hs['ratio_to_python']}× python, "
+        f"{hs['ratio_to_bare_pygls']}× bare pygls   (goal ≤ {GOALS['handshake_ms']} ms)"
+    )
     print(f"  kgent ready    {m['kgent ready']:>8.1f} ms   (spawn → first reply needing pygls + the kernel)")
     for where, c in calls.items():
-        print(f"model calls, sessions and workspace on {where}: {c['calls']} calls, {c['approvals']} approvals, "
-              f"best of {c['repeats']}:")
-        print(f"  through the daemon {c['ms_per_model_call']:>7.3f} ms/call (median {c['median_ms_per_model_call']}; "
-              f"first run after start {c['first_run_ms_per_model_call']})   (goal ≤ {GOALS['ms_per_model_call']})")
-        print(f"  in-process kernel  {c['in_process_ms_per_call']:>7.3f} ms/call   → the daemon adds "
-              f"{c['daemon_overhead_ms_per_call']} ms/call (median {c['median_daemon_overhead_ms_per_call']})")
+        print(
+            f"model calls, sessions and workspace on {where}: {c['calls']} calls, {c['approvals']} approvals, "
+            f"best of {c['repeats']}:"
+        )
+        print(
+            f"  through the daemon {c['ms_per_model_call']:>7.3f} ms/call (median {c['median_ms_per_model_call']}; "
+            f"first run after start {c['first_run_ms_per_model_call']})   (goal ≤ {GOALS['ms_per_model_call']})"
+        )
+        print(
+            f"  in-process kernel  {c['in_process_ms_per_call']:>7.3f} ms/call   → the daemon adds "
+            f"{c['daemon_overhead_ms_per_call']} ms/call (median {c['median_daemon_overhead_ms_per_call']})"
+        )
         print(f"  raw httpx floor    {c['floor_ms_per_call']:>7.3f} ms/call   → {c['ratio_to_floor']}× floor")
-    print(f"notifications: {events['events']} events at {events['events_per_s']:,}/s "
-          f"(client floor {events['client_floor_events_per_s']:,}/s, {events['ratio_to_client_floor']}×)"
-          f"   (goal ≥ {GOALS['events_per_s']:,}/s)")
+    print(
+        f"notifications: {events['events']} events at {events['events_per_s']:,}/s "
+        f"(client floor {events['client_floor_events_per_s']:,}/s, {events['ratio_to_client_floor']}×)"
+        f"   (goal ≥ {GOALS['events_per_s']:,}/s)"
+    )
 
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps({
-        "benchmark": "daemon",
-        "python": platform.python_version(),
-        "machine": platform.machine(),
-        "cpus": os.cpu_count(),
-        "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
-        "goals": GOALS,
-        "handshake": hs,
-        "model_calls": calls,
-        "notifications": events,
-    }, indent=2) + "\n")
+    RESULTS.write_text(
+        json.dumps(
+            {
+                "benchmark": "daemon",
+                "python": platform.python_version(),
+                "machine": platform.machine(),
+                "cpus": os.cpu_count(),
+                "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
+                "goals": GOALS,
+                "handshake": hs,
+                "model_calls": calls,
+                "notifications": events,
+            },
+            indent=2,
+        )
+        + "\n"
+    )
     print(f"wrote {RESULTS}")
     return 0
 

@@ -84,23 +84,54 @@ def session_file(path: Path, workspace: str, entries: int, checkpoint_every: int
     add("config", mode="ask", provider="bench", model="bench")
     n = 0
     while count < entries:
-        turn_start = add("message", message=message_to_dict(UserMessage(text=f"task {n}: " + "please fix " * 10)))
+        turn_start = add(
+            "message", message=message_to_dict(UserMessage(text=f"task {n}: " + "please fix " * 10))
+        )
         for k in range(4):
             if count >= entries:
                 break
             call = ToolCall(id=f"c{n}_{k}", name="read", arguments={"path": f"src/module_{n}_{k}.py"})
-            add("message", message=message_to_dict(AssistantMessage(
-                text="Let me look at the module. " * 4, tool_calls=(call,), stop_reason="tool_use",
-                usage=Usage(input_tokens=20_000, output_tokens=60))))
-            add("message", message=message_to_dict(ToolResultMessage(
-                tool_call_id=call.id, name="read", content="def f(x):\n    return x + 1\n" * 28)))
+            add(
+                "message",
+                message=message_to_dict(
+                    AssistantMessage(
+                        text="Let me look at the module. " * 4,
+                        tool_calls=(call,),
+                        stop_reason="tool_use",
+                        usage=Usage(input_tokens=20_000, output_tokens=60),
+                    )
+                ),
+            )
+            add(
+                "message",
+                message=message_to_dict(
+                    ToolResultMessage(
+                        tool_call_id=call.id, name="read", content="def f(x):\n    return x + 1\n" * 28
+                    )
+                ),
+            )
             if checkpoint_every and count - last_checkpoint >= checkpoint_every:
                 last_checkpoint = count
-                add("compaction", summary="## Goal\n- bench\n" + "- detail\n" * 40, coveredEntryIds=[],
-                    firstKeptEntryId=turn_start, previousCheckpointId=None, readFiles=[], modifiedFiles=[],
-                    tokensBefore=100_000, tokensAfter=10_000, trigger="automatic")
-        add("message", message=message_to_dict(AssistantMessage(text=f"Done with task {n}.", usage=Usage(
-            input_tokens=20_000, output_tokens=10))))
+                add(
+                    "compaction",
+                    summary="## Goal\n- bench\n" + "- detail\n" * 40,
+                    coveredEntryIds=[],
+                    firstKeptEntryId=turn_start,
+                    previousCheckpointId=None,
+                    readFiles=[],
+                    modifiedFiles=[],
+                    tokensBefore=100_000,
+                    tokensAfter=10_000,
+                    trigger="automatic",
+                )
+        add(
+            "message",
+            message=message_to_dict(
+                AssistantMessage(
+                    text=f"Done with task {n}.", usage=Usage(input_tokens=20_000, output_tokens=10)
+                )
+            ),
+        )
         n += 1
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(b"".join(lines))
@@ -108,8 +139,9 @@ def session_file(path: Path, workspace: str, entries: int, checkpoint_every: int
 
 async def resume_once(root: Path, sid: str, workspace: Path, auto_compact: bool) -> tuple[float, int]:
     provider = FirstRequest()
-    kernel = AgentKernel(provider, store=JsonlSessionStore(root),
-                         config=KernelConfig(mode="full", auto_compact=auto_compact))
+    kernel = AgentKernel(
+        provider, store=JsonlSessionStore(root), config=KernelConfig(mode="full", auto_compact=auto_compact)
+    )
     started = time.perf_counter()
     run = kernel.create_run("continue", workspace=workspace, session_id=sid)
     async for _ in run:
@@ -121,7 +153,9 @@ async def resume_once(root: Path, sid: str, workspace: Path, auto_compact: bool)
     return (provider.first - started) * 1000, provider.messages
 
 
-def measure_resume(tmp: Path, workspace: Path, entries: int, repeats: int, checkpoint_every: int | None) -> dict:
+def measure_resume(
+    tmp: Path, workspace: Path, entries: int, repeats: int, checkpoint_every: int | None
+) -> dict:
     ws = normalize_workspace(workspace)
     master = tmp / "master.jsonl"
     session_file(master, ws, entries, checkpoint_every)
@@ -131,7 +165,9 @@ def measure_resume(tmp: Path, workspace: Path, entries: int, repeats: int, check
     times, sent = [], 0
     for i in range(repeats + 1):
         shutil.copyfile(master, target)  # the same file each time
-        ms, sent = asyncio.run(resume_once(root, "bench", workspace, auto_compact=checkpoint_every is not None))
+        ms, sent = asyncio.run(
+            resume_once(root, "bench", workspace, auto_compact=checkpoint_every is not None)
+        )
         if i:  # the first one warms imports and caches
             times.append(ms)
     return {
@@ -157,7 +193,7 @@ async def measure_append(tmp: Path, workspace: Path, sizes: tuple[int, int], app
     samples: dict[int, list[float]] = {n: [] for n in sizes}
     payload = "x" * 900
     for i in range(appends):
-        for n in (sizes if i % 2 == 0 else tuple(reversed(sizes))):
+        for n in sizes if i % 2 == 0 else tuple(reversed(sizes)):
             e = new_entry("message", leaves[n], message={"role": "user", "text": payload})
             t = time.perf_counter()
             await store.append(f"s{n}", [e])
@@ -186,11 +222,18 @@ async def measure_list(tmp: Path, workspace: Path, sessions: int, entries: int) 
     warm = await JsonlSessionStore(root).list(ws)
     warm_ms = (time.perf_counter() - t) * 1000
     assert len(cold) == len(warm) == sessions
-    return {"sessions": sessions, "entries_each": entries, "cold_ms": round(cold_ms, 1), "cached_ms": round(warm_ms, 1)}
+    return {
+        "sessions": sessions,
+        "entries_each": entries,
+        "cold_ms": round(cold_ms, 1),
+        "cached_ms": round(warm_ms, 1),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--entries", type=int, default=10_000)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--appends", type=int, default=300)
@@ -209,25 +252,37 @@ def main(argv: list[str] | None = None) -> int:
 
     for r in resume:
         shape = f"checkpoint every {r['checkpoint_every']}" if r["checkpoint_every"] else "never compacted"
-        print(f"resume {r['entries']} entries ({shape}, {r['file_mib']} MiB) to first request: "
-              f"{r['resume_ms']:.1f} ms median ({r['messages_sent']} messages sent)")
+        print(
+            f"resume {r['entries']} entries ({shape}, {r['file_mib']} MiB) to first request: "
+            f"{r['resume_ms']:.1f} ms median ({r['messages_sent']} messages sent)"
+        )
     a = append["append_ms"]
-    print(f"append (write + fsync): {a['10']:.3f} ms at 10 entries, {a[str(args.entries)]:.3f} ms at "
-          f"{args.entries} entries: {append['ratio']}×")
-    print(f"list {listing['sessions']} sessions of {listing['entries_each']} entries: "
-          f"{listing['cold_ms']} ms cold, {listing['cached_ms']} ms with the index")
+    print(
+        f"append (write + fsync): {a['10']:.3f} ms at 10 entries, {a[str(args.entries)]:.3f} ms at "
+        f"{args.entries} entries: {append['ratio']}×"
+    )
+    print(
+        f"list {listing['sessions']} sessions of {listing['entries_each']} entries: "
+        f"{listing['cold_ms']} ms cold, {listing['cached_ms']} ms with the index"
+    )
 
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps({
-        "benchmark": "sessions",
-        "python": platform.python_version(),
-        "machine": platform.machine(),
-        "cpus": os.cpu_count(),
-        "goals": GOALS,
-        "resume": resume,
-        "append": append,
-        "list": listing,
-    }, indent=2) + "\n")
+    RESULTS.write_text(
+        json.dumps(
+            {
+                "benchmark": "sessions",
+                "python": platform.python_version(),
+                "machine": platform.machine(),
+                "cpus": os.cpu_count(),
+                "goals": GOALS,
+                "resume": resume,
+                "append": append,
+                "list": listing,
+            },
+            indent=2,
+        )
+        + "\n"
+    )
     print(f"wrote {RESULTS}")
     return 0
 

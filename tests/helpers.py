@@ -37,7 +37,10 @@ def conforms(wire_type: Any, value: Any) -> None:
     if isinstance(checked, Payload):
         assert checked.wire() == value, (wire_type, value)
     else:
-        assert not isinstance(checked, BaseModel) or checked.model_dump(by_alias=True, exclude_unset=True) == value
+        assert (
+            not isinstance(checked, BaseModel)
+            or checked.model_dump(by_alias=True, exclude_unset=True) == value
+        )
 
 
 # How long a test waits for what should happen at once. Generous: on a loaded machine (CI, 3x oversubscribed) a

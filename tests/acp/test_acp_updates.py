@@ -32,20 +32,29 @@ def test_prompt_blocks_become_the_models_text() -> None:
             type="resource", resource=S.TextResourceContents(uri="file:///w/b.py", text="x = 1")
         ),
     ]
-    assert prompt_text(blocks) == "fix this\n\n[a.py](file:///w/a.py)\n\n<context uri='file:///w/b.py'>\nx = 1\n</context>"
+    assert (
+        prompt_text(blocks)
+        == "fix this\n\n[a.py](file:///w/a.py)\n\n<context uri='file:///w/b.py'>\nx = 1\n</context>"
+    )
 
 
 def test_replay_follows_the_conversation() -> None:
     history = [
         UserMessage(text="hi"),
         AssistantMessage(
-            text="reading", thinking="hmm", tool_calls=(ToolCall(id="c1", name="read", arguments={"path": "a.py", "offset": 3}),)
+            text="reading",
+            thinking="hmm",
+            tool_calls=(ToolCall(id="c1", name="read", arguments={"path": "a.py", "offset": 3}),),
         ),
         ToolResultMessage(tool_call_id="c1", name="read", content="x", is_error=True),
     ]
     updates = list(replay(history, {"read": "read"}, "/w"))
     assert [u.session_update for u in updates] == [
-        "user_message_chunk", "agent_thought_chunk", "agent_message_chunk", "tool_call", "tool_call_update"
+        "user_message_chunk",
+        "agent_thought_chunk",
+        "agent_message_chunk",
+        "tool_call",
+        "tool_call_update",
     ]
     call = updates[3]
     assert call.kind == "read" and call.locations[0].path == "/w/a.py" and call.locations[0].line == 3

@@ -11,12 +11,19 @@ from pathlib import Path
 import pytest
 
 
-def kgent(*args: str, cwd: Path, state: Path, stdin: str = "", env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def kgent(
+    *args: str, cwd: Path, state: Path, stdin: str = "", env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("KGENT_") and "API_KEY" not in k}
     full_env.update({"KGENT_STATE_DIR": str(state), "COLUMNS": "200"}, **(env or {}))
     return subprocess.run(
-        [sys.executable, "-m", "kgent", *args], cwd=cwd, input=stdin, capture_output=True, text=True,
-        env=full_env, timeout=120,
+        [sys.executable, "-m", "kgent", *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=120,
     )
 
 
@@ -31,29 +38,60 @@ def test_demo_shows_read_edit_approval_bash_answer_and_patch(tmp_path: Path) -> 
     out = kgent("demo", cwd=tmp_path, state=tmp_path / "state")
     assert out.returncode == 0, out.stderr
     text = out.stdout
-    order = ["▶ Read sample.py", "▶ Edit sample.py", "approval needed", "✓ Edit sample.py", "▶ Run `grep",
-             "Updated sample.py", "diff --git a/sample.py"]
+    order = [
+        "▶ Read sample.py",
+        "▶ Edit sample.py",
+        "approval needed",
+        "✓ Edit sample.py",
+        "▶ Run `grep",
+        "Updated sample.py",
+        "diff --git a/sample.py",
+    ]
     positions = [text.index(marker) for marker in order]
     assert positions == sorted(positions)
     assert "settled" in text
 
 
 def test_run_json_streams_events_and_ends_with_the_result(ws: Path) -> None:
-    out = kgent("run", "--provider", "scripted", "--model", "tool-loop", "--mode", "full", "--json", "set value",
-                cwd=ws, state=ws.parent / "state")
+    out = kgent(
+        "run",
+        "--provider",
+        "scripted",
+        "--model",
+        "tool-loop",
+        "--mode",
+        "full",
+        "--json",
+        "set value",
+        cwd=ws,
+        state=ws.parent / "state",
+    )
     assert out.returncode == 0, out.stderr
     lines = [json.loads(line) for line in out.stdout.splitlines()]
     types = [line.get("type") for line in lines]
     assert types[0] == "run_start" and types.count("run_end") == 1
     end = next(line for line in lines if line.get("type") == "run_end")
-    assert end["status"] == "settled" and end["changedPaths"] == ["sample.py"] and "+value = 2" in end["patch"]
+    assert (
+        end["status"] == "settled" and end["changedPaths"] == ["sample.py"] and "+value = 2" in end["patch"]
+    )
     assert lines[-1]["result"]["status"] == "settled"
     assert (ws / "sample.py").read_text().startswith("value = 2")
 
 
 def test_without_a_terminal_approvals_are_rejected(ws: Path) -> None:
-    out = kgent("run", "--provider", "scripted", "--model", "tool-loop", "--mode", "ask", "--json", "set value",
-                cwd=ws, state=ws.parent / "state")
+    out = kgent(
+        "run",
+        "--provider",
+        "scripted",
+        "--model",
+        "tool-loop",
+        "--mode",
+        "ask",
+        "--json",
+        "set value",
+        cwd=ws,
+        state=ws.parent / "state",
+    )
     assert out.returncode == 0  # the run settles; the model was told permission_denied
     resolved = [json.loads(x) for x in out.stdout.splitlines() if '"permission_resolved"' in x]
     assert [r["approved"] for r in resolved] == [False, False]
@@ -61,7 +99,9 @@ def test_without_a_terminal_approvals_are_rejected(ws: Path) -> None:
 
 
 def test_failed_run_exits_nonzero(ws: Path) -> None:
-    out = kgent("run", "--provider", "scripted", "--model", "provider-error", "x", cwd=ws, state=ws.parent / "state")
+    out = kgent(
+        "run", "--provider", "scripted", "--model", "provider-error", "x", cwd=ws, state=ws.parent / "state"
+    )
     assert out.returncode == 1
     assert "The scripted provider failed." in out.stdout
 
@@ -83,16 +123,35 @@ def test_resume_sees_the_earlier_conversation(ws: Path) -> None:
     state = ws.parent / "state"
     first = kgent("run", "--provider", "scripted", "--model", "hello", "--json", "first", cwd=ws, state=state)
     sid = json.loads(first.stdout.splitlines()[-1])["result"]["sessionId"]
-    second = kgent("run", "--provider", "scripted", "--model", "hello", "--json", "--session", sid, "second",
-                   cwd=ws, state=state)
+    second = kgent(
+        "run",
+        "--provider",
+        "scripted",
+        "--model",
+        "hello",
+        "--json",
+        "--session",
+        sid,
+        "second",
+        cwd=ws,
+        state=state,
+    )
     assert second.returncode == 0
     listing = kgent("sessions", "show", sid, cwd=ws, state=state).stdout
     assert "user: first" in listing and "user: second" in listing
 
 
 def test_debug_repl_runs_lines_in_one_session(ws: Path) -> None:
-    out = kgent("debug", "--provider", "scripted", "--model", "hello", cwd=ws, state=ws.parent / "state",
-                stdin="one\ntwo\n/history\nexit\n")
+    out = kgent(
+        "debug",
+        "--provider",
+        "scripted",
+        "--model",
+        "hello",
+        cwd=ws,
+        state=ws.parent / "state",
+        stdin="one\ntwo\n/history\nexit\n",
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.count("=== FINAL ANSWER ===") == 2
     assert "user: one" in out.stdout and "user: two" in out.stdout
@@ -156,8 +215,16 @@ class Terminal:
 
 
 def test_on_a_terminal_approvals_are_asked_and_answered(ws: Path) -> None:
-    term = Terminal("run", "--provider", "scripted", "--model", "tool-loop", "set value", cwd=ws,
-                    state=ws.parent / "state")
+    term = Terminal(
+        "run",
+        "--provider",
+        "scripted",
+        "--model",
+        "tool-loop",
+        "set value",
+        cwd=ws,
+        state=ws.parent / "state",
+    )
     for _ in range(2):  # the edit, then the bash command
         term.read_until(b"allow? [y]es once")
         term.out = b""
@@ -167,8 +234,16 @@ def test_on_a_terminal_approvals_are_asked_and_answered(ws: Path) -> None:
 
 
 def test_ctrl_c_at_an_approval_prompt_cancels_the_run_at_once(ws: Path) -> None:
-    term = Terminal("run", "--provider", "scripted", "--model", "tool-loop", "set value", cwd=ws,
-                    state=ws.parent / "state")
+    term = Terminal(
+        "run",
+        "--provider",
+        "scripted",
+        "--model",
+        "tool-loop",
+        "set value",
+        cwd=ws,
+        state=ws.parent / "state",
+    )
     term.read_until(b"allow? [y]es once")
     term.type(b"\x03")  # the terminal turns it into SIGINT; nobody presses Enter afterwards
     assert term.exit_code() == 1  # without Enter: waiting for it, it would never exit
@@ -179,11 +254,25 @@ def test_ctrl_c_at_an_approval_prompt_cancels_the_run_at_once(ws: Path) -> None:
 def test_markup_like_text_in_commands_and_answers_is_printed_as_is(ws: Path) -> None:
     script = ws.parent / "brackets.json"
     command = "echo '[/x] [bold]not bold'\ntouch second-line"
-    script.write_text(json.dumps([[{"tool": "bash", "args": {"command": command}}], [{"text": "done [/y] :x:"}]]))
-    out = kgent("run", "--provider", "scripted", "--script", str(script), "--mode", "ask", "go",
-                cwd=ws, state=ws.parent / "state")
+    script.write_text(
+        json.dumps([[{"tool": "bash", "args": {"command": command}}], [{"text": "done [/y] :x:"}]])
+    )
+    out = kgent(
+        "run",
+        "--provider",
+        "scripted",
+        "--script",
+        str(script),
+        "--mode",
+        "ask",
+        "go",
+        cwd=ws,
+        state=ws.parent / "state",
+    )
     assert out.returncode == 0, out.stderr
-    assert "echo '[/x] [bold]not bold'\ntouch second-line" in out.stdout  # the whole command, for the approval
+    assert (
+        "echo '[/x] [bold]not bold'\ntouch second-line" in out.stdout
+    )  # the whole command, for the approval
     assert "done [/y] :x:" in out.stdout
 
 
@@ -195,7 +284,9 @@ def test_provider_model_and_mode_come_from_the_environment(ws: Path) -> None:
     start = lines[0]
     assert (start["provider"], start["model"], start["mode"]) == ("scripted", "tool-loop", "auto")
     asked = [line["toolCall"]["name"] for line in lines if line.get("type") == "permission_request"]
-    assert asked == ["bash"]  # auto: the workspace edit is allowed, the shell command is asked (and, off a TTY, denied)
+    assert asked == [
+        "bash"
+    ]  # auto: the workspace edit is allowed, the shell command is asked (and, off a TTY, denied)
     assert (ws / "sample.py").read_text().startswith("value = 2")
 
 
@@ -215,22 +306,53 @@ def test_resume_from_another_directory_runs_in_the_sessions_workspace(ws: Path) 
 
 
 def test_debug_once_exit_code_follows_the_run(ws: Path) -> None:
-    ok = kgent("debug", "--provider", "scripted", "--model", "hello", "--once", "hi", cwd=ws, state=ws.parent / "s")
-    bad = kgent("debug", "--provider", "scripted", "--model", "provider-error", "--once", "hi", cwd=ws,
-                state=ws.parent / "s")
+    ok = kgent(
+        "debug", "--provider", "scripted", "--model", "hello", "--once", "hi", cwd=ws, state=ws.parent / "s"
+    )
+    bad = kgent(
+        "debug",
+        "--provider",
+        "scripted",
+        "--model",
+        "provider-error",
+        "--once",
+        "hi",
+        cwd=ws,
+        state=ws.parent / "s",
+    )
     assert (ok.returncode, bad.returncode) == (0, 1)
 
 
 def test_the_sandbox_is_named_at_start(ws: Path) -> None:
-    out = kgent("run", "--provider", "scripted", "--model", "hello", "--mode", "ask", "hi", cwd=ws,
-                state=ws.parent / "state")
+    out = kgent(
+        "run",
+        "--provider",
+        "scripted",
+        "--model",
+        "hello",
+        "--mode",
+        "ask",
+        "hi",
+        cwd=ws,
+        state=ws.parent / "state",
+    )
     assert out.returncode == 0, out.stderr
     from kgent.tools.sandbox import detect
 
     expected = "bwrap — reads run unasked" if detect().contains else "every shell command asks"
     assert "sandbox:" in out.stdout and expected in out.stdout
-    off = kgent("run", "--provider", "scripted", "--model", "hello", "--json", "hi", cwd=ws,
-                state=ws.parent / "state", env={"KGENT_SANDBOX": "none"})
+    off = kgent(
+        "run",
+        "--provider",
+        "scripted",
+        "--model",
+        "hello",
+        "--json",
+        "hi",
+        cwd=ws,
+        state=ws.parent / "state",
+        env={"KGENT_SANDBOX": "none"},
+    )
     assert json.loads(off.stdout.splitlines()[-1])["result"]["sandbox"] == "none"
 
 
@@ -242,8 +364,18 @@ def test_closing_the_terminal_cancels_the_run_and_its_command(ws: Path) -> None:
     script = ws.parent / "ticks.json"
     command = "echo $$ > shell.pid; while true; do echo tick >> ticks.txt; sleep 0.05; done"
     script.write_text(json.dumps([[{"tool": "bash", "args": {"command": command}}], [{"text": "never"}]]))
-    term = Terminal("run", "--provider", "scripted", "--script", str(script), "--mode", "full", "go", cwd=ws,
-                    state=ws.parent / "state")
+    term = Terminal(
+        "run",
+        "--provider",
+        "scripted",
+        "--script",
+        str(script),
+        "--mode",
+        "full",
+        "go",
+        cwd=ws,
+        state=ws.parent / "state",
+    )
     deadline = time.monotonic() + 30
     while not (ws / "ticks.txt").exists():
         assert time.monotonic() < deadline, term.out
@@ -276,12 +408,23 @@ async def test_resuming_another_providers_session_never_carries_kgent_api_key(
     monkeypatch.setenv("KGENT_API_KEY", "sk-kgent-for-deepseek-0001")
     store = JsonlSessionStore(state / "sessions")
     await store.create(workspace=str(ws), session_id="claude1")
-    await store.append("claude1", [new_entry("config", None, mode="ask", provider="anthropic", model="claude-x")])
+    await store.append(
+        "claude1", [new_entry("config", None, mode="ask", provider="anthropic", model="claude-x")]
+    )
     await store.aclose()
 
     def args() -> argparse.Namespace:
-        return argparse.Namespace(session="claude1", workspace=None, fork=None, provider=None, model=None,
-                                  base_url=None, mode=None, script=None, max_turns=None)
+        return argparse.Namespace(
+            session="claude1",
+            workspace=None,
+            fork=None,
+            provider=None,
+            model=None,
+            base_url=None,
+            mode=None,
+            script=None,
+            max_turns=None,
+        )
 
     first = args()
     await resume_defaults(first)
@@ -300,17 +443,45 @@ def test_the_end_of_a_run_shows_tokens_and_cost(ws: Path) -> None:
     from kgent.testing import ModelServer
 
     with ModelServer("tool-loop") as server:
-        out = kgent("run", "--provider", "anthropic", "--base-url", server.anthropic_base_url, "--model",
-                    "claude-sonnet-4-5", "--mode", "full", "set value", cwd=ws, state=ws.parent / "state")
+        out = kgent(
+            "run",
+            "--provider",
+            "anthropic",
+            "--base-url",
+            server.anthropic_base_url,
+            "--model",
+            "claude-sonnet-4-5",
+            "--mode",
+            "full",
+            "set value",
+            cwd=ws,
+            state=ws.parent / "state",
+        )
     assert out.returncode == 0, out.stderr
     line = next(x for x in out.stdout.splitlines() if x.startswith("tokens: "))
-    assert " input (" in line and " from cache, " in line and " to cache) · " in line and " output · cost ≈ $0.0" in line, line
-    scripted = kgent("run", "--provider", "scripted", "--model", "hello", "hi", cwd=ws, state=ws.parent / "state")
+    assert (
+        " input (" in line
+        and " from cache, " in line
+        and " to cache) · " in line
+        and " output · cost ≈ $0.0" in line
+    ), line
+    scripted = kgent(
+        "run", "--provider", "scripted", "--model", "hello", "hi", cwd=ws, state=ws.parent / "state"
+    )
     assert "cost unknown: no price for this model (KGENT_PRICES)" in scripted.stdout
     prices = ws.parent / "prices.json"
     prices.write_text(json.dumps({"models": {"hello": {"input": 100, "output": 100}}}))
-    priced = kgent("run", "--provider", "scripted", "--model", "hello", "hi", cwd=ws, state=ws.parent / "state",
-                   env={"KGENT_PRICES": str(prices)})
+    priced = kgent(
+        "run",
+        "--provider",
+        "scripted",
+        "--model",
+        "hello",
+        "hi",
+        cwd=ws,
+        state=ws.parent / "state",
+        env={"KGENT_PRICES": str(prices)},
+    )
     assert "cost ≈ $0.00" in priced.stdout, priced.stdout
 
 
@@ -320,9 +491,22 @@ def test_cost_limit_flag_stops_the_run(ws: Path) -> None:
     with ModelServer("tool-loop") as server:
         # The four calls of tool-loop on Claude Sonnet cost about $0.0062 (the first writes the cache), then
         # about $0.001 each: the limit stops it after one or two.
-        out = kgent("run", "--provider", "anthropic", "--base-url", server.anthropic_base_url, "--model",
-                    "claude-sonnet-4-5", "--cost-limit", "0.008", "--mode", "full", "set value", cwd=ws,
-                    state=ws.parent / "state")
+        out = kgent(
+            "run",
+            "--provider",
+            "anthropic",
+            "--base-url",
+            server.anthropic_base_url,
+            "--model",
+            "claude-sonnet-4-5",
+            "--cost-limit",
+            "0.008",
+            "--mode",
+            "full",
+            "set value",
+            cwd=ws,
+            state=ws.parent / "state",
+        )
     assert out.returncode == 1, out.stdout
     assert "failed (cost_limit)" in out.stdout and "limit of $0.0080" in out.stdout, out.stdout
     assert 1 <= len(server.requests) < 4  # it stopped between model calls

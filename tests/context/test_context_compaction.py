@@ -37,7 +37,9 @@ class TurnProvider:
     name = "scripted"
     model = "turns"
 
-    def __init__(self, turns: list[AssistantMessage], summary=scripted_summary, overflow_above: int | None = None):
+    def __init__(
+        self, turns: list[AssistantMessage], summary=scripted_summary, overflow_above: int | None = None
+    ):
         self.turns = turns
         self.summary = summary
         self.overflow_above = overflow_above
@@ -49,12 +51,20 @@ class TurnProvider:
         if is_summary_request(request):
             self.summary_requests.append(request)
             answer = self.summary(request)
-            yield StreamDone(answer if isinstance(answer, AssistantMessage) else AssistantMessage(text=answer))
+            yield StreamDone(
+                answer if isinstance(answer, AssistantMessage) else AssistantMessage(text=answer)
+            )
             return
-        if self.overflow_above is not None and sum(map(estimate_message, request.messages)) > self.overflow_above:
+        if (
+            self.overflow_above is not None
+            and sum(map(estimate_message, request.messages)) > self.overflow_above
+        ):
             self.overflows += 1
-            yield StreamDone(AssistantMessage(stop_reason="error", error="prompt is too long",
-                                              error_code="context_overflow"))
+            yield StreamDone(
+                AssistantMessage(
+                    stop_reason="error", error="prompt is too long", error_code="context_overflow"
+                )
+            )
             return
         self.requests.append(request)
         yield StreamDone(self.turns[min(len(self.requests) - 1, len(self.turns) - 1)])
@@ -65,9 +75,14 @@ class TurnProvider:
 
 def reads(n: int) -> list[AssistantMessage]:
     """n turns that each read notes.txt, then a final answer."""
-    turns = [AssistantMessage(text=f"Reading, step {i}.", stop_reason="tool_use",
-                              tool_calls=(ToolCall(id=f"call{i}", name="read", arguments={"path": "notes.txt"}),))
-             for i in range(n)]
+    turns = [
+        AssistantMessage(
+            text=f"Reading, step {i}.",
+            stop_reason="tool_use",
+            tool_calls=(ToolCall(id=f"call{i}", name="read", arguments={"path": "notes.txt"}),),
+        )
+        for i in range(n)
+    ]
     return [*turns, AssistantMessage(text="All read.")]
 
 
@@ -104,8 +119,16 @@ async def test_a_long_run_compacts_automatically(tmp_path, workspace) -> None:
     checkpoints = [e for e in tree.branch() if e.type == "compaction"]
     assert [c.id for c in checkpoints] == [e.entry_id for e in completed]
     first, *later = checkpoints
-    assert set(first.data) >= {"summary", "coveredEntryIds", "firstKeptEntryId", "previousCheckpointId", "readFiles",
-                               "modifiedFiles", "tokensBefore", "tokensAfter"}
+    assert set(first.data) >= {
+        "summary",
+        "coveredEntryIds",
+        "firstKeptEntryId",
+        "previousCheckpointId",
+        "readFiles",
+        "modifiedFiles",
+        "tokensBefore",
+        "tokensAfter",
+    }
     assert first.data["previousCheckpointId"] is None and first.data["readFiles"] == ["notes.txt"]
     for prev, cp in zip(checkpoints, later, strict=False):
         assert cp.data["previousCheckpointId"] == prev.id
@@ -145,7 +168,9 @@ async def test_auto_compact_off_means_no_compaction(tmp_path, workspace) -> None
 async def test_context_overflow_compacts_once_and_retries_the_turn(tmp_path, workspace) -> None:
     store = JsonlSessionStore(tmp_path / "sessions")
     provider = TurnProvider(reads(6), overflow_above=2500)
-    config = KernelConfig(mode="full", context_window=1_000_000, auto_compact=False, keep_recent_tokens=20_000)
+    config = KernelConfig(
+        mode="full", context_window=1_000_000, auto_compact=False, keep_recent_tokens=20_000
+    )
     kernel = AgentKernel(provider, store=store, config=config)
     result, events = await run_events(kernel, "read until it overflows", workspace)
     assert result.status == "settled", result.error
@@ -178,11 +203,22 @@ async def stored_session(store: JsonlSessionStore, workspace: Path, turns: int =
     for i in range(turns):
         name = "read" if i % 2 == 0 else "write"
         cid = f"{parent}-{i}"
-        a = new_entry("message", parent, message=message_to_dict(AssistantMessage(
-            text=f"step {i} " + "a" * 300, stop_reason="tool_use",
-            tool_calls=(ToolCall(id=cid, name=name, arguments={"path": f"file{i}.txt"}),))))
-        r = new_entry("message", a.id, message=message_to_dict(
-            ToolResultMessage(tool_call_id=cid, name=name, content="r" * 1200)))
+        a = new_entry(
+            "message",
+            parent,
+            message=message_to_dict(
+                AssistantMessage(
+                    text=f"step {i} " + "a" * 300,
+                    stop_reason="tool_use",
+                    tool_calls=(ToolCall(id=cid, name=name, arguments={"path": f"file{i}.txt"}),),
+                )
+            ),
+        )
+        r = new_entry(
+            "message",
+            a.id,
+            message=message_to_dict(ToolResultMessage(tool_call_id=cid, name=name, content="r" * 1200)),
+        )
         await store.append(sid, [a, r])
         parent = r.id
     return parent
@@ -207,8 +243,12 @@ async def test_compact_session_writes_one_checkpoint_and_is_idempotent(tmp_path,
     assert [line.split("\n")[0] for line in data["summary"].split("## ")[1:]] == list(SECTIONS)
     reloaded = await JsonlSessionStore(tmp_path / "sessions").load("s1")
     assert reloaded.leaf_id == result.entry.id
-    assert [message_to_dict(m) for m in project(reloaded.branch())] == [message_to_dict(m) for m in result.messages]
-    assert await compact_session(store, provider, "s1", keep_recent_tokens=700) is None  # nothing new to cover
+    assert [message_to_dict(m) for m in project(reloaded.branch())] == [
+        message_to_dict(m) for m in result.messages
+    ]
+    assert (
+        await compact_session(store, provider, "s1", keep_recent_tokens=700) is None
+    )  # nothing new to cover
     assert provider.summaries == 1
 
 
@@ -232,8 +272,14 @@ async def test_a_second_compaction_updates_the_first(tmp_path, workspace) -> Non
     "answer, complaint",
     [
         ("no sections at all", "missing Goal"),
-        (AssistantMessage(stop_reason="error", error="HTTP 500", error_code="provider_unavailable"), "HTTP 500"),
-        (AssistantMessage(text="", tool_calls=(ToolCall(id="x", name="read"),), stop_reason="tool_use"), "tool call"),
+        (
+            AssistantMessage(stop_reason="error", error="HTTP 500", error_code="provider_unavailable"),
+            "HTTP 500",
+        ),
+        (
+            AssistantMessage(text="", tool_calls=(ToolCall(id="x", name="read"),), stop_reason="tool_use"),
+            "tool call",
+        ),
     ],
 )
 async def test_a_failed_compaction_leaves_the_file_untouched(tmp_path, workspace, answer, complaint) -> None:
@@ -242,7 +288,9 @@ async def test_a_failed_compaction_leaves_the_file_untouched(tmp_path, workspace
     path = store.locate("s1")
     before = path.read_bytes()
     with pytest.raises(CompactionError) as exc:
-        await compact_session(store, TurnProvider([], summary=lambda request: answer), "s1", keep_recent_tokens=700)
+        await compact_session(
+            store, TurnProvider([], summary=lambda request: answer), "s1", keep_recent_tokens=700
+        )
     assert complaint in exc.value.message and exc.value.code == "compaction_failed"
     assert path.read_bytes() == before
 
@@ -257,8 +305,9 @@ async def test_a_span_too_long_for_one_request_is_summarized_in_parts(tmp_path, 
         return answers[-1]
 
     provider = TurnProvider([], summary=numbered)
-    result = await compact_session(store, provider, "s1", config=KernelConfig(context_window=3000),
-                                   keep_recent_tokens=700)
+    result = await compact_session(
+        store, provider, "s1", config=KernelConfig(context_window=3000), keep_recent_tokens=700
+    )
     assert result is not None and len(provider.summary_requests) >= 3
     for i, request in enumerate(provider.summary_requests):
         text = request.messages[0].text
@@ -277,12 +326,18 @@ def test_context_settings_are_configurable_per_model() -> None:
 
     config = KernelConfig(
         reserve_tokens=8_000,
-        model_context={"deepseek": {"reserve_tokens": 4_000}, "deepseek-reasoner": {"context_window": 64_000}},
+        model_context={
+            "deepseek": {"reserve_tokens": 4_000},
+            "deepseek-reasoner": {"context_window": 64_000},
+        },
     )
     chat = CompactionSettings.resolve(config, "openai", "deepseek-chat")
     assert (chat.context_window, chat.reserve_tokens, chat.keep_recent_tokens) == (128_000, 4_000, 20_000)
     reasoner = CompactionSettings.resolve(config, "openai", "deepseek-reasoner")
-    assert (reasoner.context_window, reasoner.reserve_tokens) == (64_000, 8_000)  # longest prefix wins, per value
+    assert (reasoner.context_window, reasoner.reserve_tokens) == (
+        64_000,
+        8_000,
+    )  # longest prefix wins, per value
     claude = CompactionSettings.resolve(config, "anthropic", "claude-sonnet-4-5")
     assert (claude.context_window, claude.reserve_tokens) == (200_000, 8_000)
 

@@ -14,8 +14,15 @@ from kgent.session.entries import SessionEntry
 def entries(messages) -> list[SessionEntry]:
     out, parent = [], None
     for i, m in enumerate(messages):
-        out.append(SessionEntry(id=f"m{i}", parent_id=parent, type="message", timestamp="",
-                                data={"message": message_to_dict(m)}))
+        out.append(
+            SessionEntry(
+                id=f"m{i}",
+                parent_id=parent,
+                type="message",
+                timestamp="",
+                data={"message": message_to_dict(m)},
+            )
+        )
         parent = out[-1].id
     return out
 
@@ -25,8 +32,13 @@ def turn(n: int, calls: int, size: int, name: str = "read") -> list:
     out: list = [UserMessage(text=f"task {n} " + "u" * size)]
     for k in range(calls):
         cid = f"c{n}_{k}"
-        out.append(AssistantMessage(text="a" * size, stop_reason="tool_use",
-                                    tool_calls=(ToolCall(id=cid, name=name, arguments={"path": f"f{n}_{k}.py"}),)))
+        out.append(
+            AssistantMessage(
+                text="a" * size,
+                stop_reason="tool_use",
+                tool_calls=(ToolCall(id=cid, name=name, arguments={"path": f"f{n}_{k}.py"}),),
+            )
+        )
         out.append(ToolResultMessage(tool_call_id=cid, name=name, content="r" * size * 3))
     out.append(AssistantMessage(text=f"done {n}"))
     return out
@@ -44,8 +56,11 @@ def test_nothing_to_cut_when_everything_fits() -> None:
 
 
 def test_a_huge_last_result_cuts_before_its_call() -> None:
-    msgs = [UserMessage(text="go"), AssistantMessage(text="x", tool_calls=(ToolCall(id="c", name="read"),)),
-            ToolResultMessage(tool_call_id="c", name="read", content="z" * 10_000)]
+    msgs = [
+        UserMessage(text="go"),
+        AssistantMessage(text="x", tool_calls=(ToolCall(id="c", name="read"),)),
+        ToolResultMessage(tool_call_id="c", name="read", content="z" * 10_000),
+    ]
     assert find_cut(msgs, 100) == 1
 
 
@@ -64,11 +79,13 @@ def test_no_cut_ever_separates_a_call_from_its_result(shape, keep) -> None:
     kept = [m for m in project(branch[: len(plan.covered) + len(plan.kept)])]
     first_kept = msgs[len(plan.covered)]
     assert isinstance(first_kept, UserMessage | AssistantMessage)
-    kept_msgs = msgs[len(plan.covered):]
+    kept_msgs = msgs[len(plan.covered) :]
     calls = {c.id for m in kept_msgs if isinstance(m, AssistantMessage) for c in m.tool_calls}
     results = {m.tool_call_id for m in kept_msgs if isinstance(m, ToolResultMessage)}
     assert calls == results  # every kept call has its result and every kept result its call
-    covered_calls = {c.id for m in plan.covered_messages if isinstance(m, AssistantMessage) for c in m.tool_calls}
+    covered_calls = {
+        c.id for m in plan.covered_messages if isinstance(m, AssistantMessage) for c in m.tool_calls
+    }
     covered_results = {m.tool_call_id for m in plan.covered_messages if isinstance(m, ToolResultMessage)}
     assert covered_calls == covered_results
     assert len(kept) == len(msgs)
@@ -83,16 +100,30 @@ def test_plan_records_files_cumulatively_and_skips_a_fresh_checkpoint() -> None:
     assert plan.modified_files == ("f2_0.py",)
     assert plan.first_kept_id == plan.kept[0].id
     checkpoint = SessionEntry(
-        id="cp", parent_id=branch[-1].id, type="compaction", timestamp="",
-        data={"summary": "S", "firstKeptEntryId": plan.first_kept_id, "readFiles": ["old.py"], "modifiedFiles": []},
+        id="cp",
+        parent_id=branch[-1].id,
+        type="compaction",
+        timestamp="",
+        data={
+            "summary": "S",
+            "firstKeptEntryId": plan.first_kept_id,
+            "readFiles": ["old.py"],
+            "modifiedFiles": [],
+        },
     )
     assert plan_compaction([*branch, checkpoint], 80) is None  # already compacted at this leaf
     more = turn(4, 3, 60, name="write")
     tail = entries(more)
-    tail = [SessionEntry(id=f"n{i}", parent_id=("cp" if i == 0 else f"n{i - 1}"), type="message", timestamp="",
-                         data=e.data) for i, e in enumerate(tail)]
+    tail = [
+        SessionEntry(
+            id=f"n{i}", parent_id=("cp" if i == 0 else f"n{i - 1}"), type="message", timestamp="", data=e.data
+        )
+        for i, e in enumerate(tail)
+    ]
     again = plan_compaction([*branch, checkpoint, *tail], 80)
     assert again is not None and again.previous is checkpoint
     assert "old.py" in again.read_files and set(again.modified_files) >= {"f4_0.py"}
     covered = {e.id for e in again.covered}
-    assert covered.isdisjoint(e.id for e in plan.covered)  # only the span the previous checkpoint did not cover
+    assert covered.isdisjoint(
+        e.id for e in plan.covered
+    )  # only the span the previous checkpoint did not cover

@@ -33,7 +33,9 @@ class Chain:
 
 
 def call(id: str, name: str = "read", **args) -> AssistantMessage:
-    return AssistantMessage(text="", tool_calls=(ToolCall(id=id, name=name, arguments=args),), stop_reason="tool_use")
+    return AssistantMessage(
+        text="", tool_calls=(ToolCall(id=id, name=name, arguments=args),), stop_reason="tool_use"
+    )
 
 
 def result(id: str, name: str = "read", content: str = "ok") -> ToolResultMessage:
@@ -93,8 +95,11 @@ def test_checkpoint_without_kept_entries() -> None:
 def test_a_call_without_a_result_gets_an_error_result_in_place() -> None:
     messages = [
         UserMessage(text="go"),
-        AssistantMessage(text="", tool_calls=(ToolCall(id="c1", name="read"), ToolCall(id="c2", name="ls")),
-                         stop_reason="tool_use"),
+        AssistantMessage(
+            text="",
+            tool_calls=(ToolCall(id="c1", name="read"), ToolCall(id="c2", name="ls")),
+            stop_reason="tool_use",
+        ),
         result("c1"),
         UserMessage(text="continue"),
     ]

@@ -31,14 +31,18 @@ def test_chars_over_four_rounded_up() -> None:
     assert estimate_message(UserMessage(text="x" * 9)) == 3
     assert estimate_message(SummaryMessage(text="x" * 8)) == 2
     assert estimate_message(ToolResultMessage(tool_call_id="c", name="read", content="x" * 12)) == 4  # + name
-    a = AssistantMessage(text="abcd", thinking="efgh", tool_calls=(ToolCall(id="c", name="ls", arguments={"p": 1}),))
+    a = AssistantMessage(
+        text="abcd", thinking="efgh", tool_calls=(ToolCall(id="c", name="ls", arguments={"p": 1}),)
+    )
     assert estimate_message(a) == -(-(4 + 4 + 2 + len('{"p": 1}')) // 4)
 
 
 def test_reported_usage_plus_estimates_after_it() -> None:
     msgs = [
         UserMessage(text="x" * 4000),
-        AssistantMessage(text="y" * 40, usage=Usage(input_tokens=1000, output_tokens=10, cache_read_tokens=500)),
+        AssistantMessage(
+            text="y" * 40, usage=Usage(input_tokens=1000, output_tokens=10, cache_read_tokens=500)
+        ),
         ToolResultMessage(tool_call_id="c", name="read", content="z" * 396),
     ]
     est = estimate_context(msgs, overhead=99)
@@ -47,8 +51,10 @@ def test_reported_usage_plus_estimates_after_it() -> None:
 
 def test_a_fully_cached_prompt_still_counts_as_reported_usage() -> None:
     """Anthropic reports only the tokens after the last cache breakpoint as plain input: possibly none."""
-    msgs = [UserMessage(text="x" * 4000),
-            AssistantMessage(text="y", usage=Usage(input_tokens=0, output_tokens=10, cache_read_tokens=1200))]
+    msgs = [
+        UserMessage(text="x" * 4000),
+        AssistantMessage(text="y", usage=Usage(input_tokens=0, output_tokens=10, cache_read_tokens=1200)),
+    ]
     est = estimate_context(msgs, overhead=99)
     assert (est.source, est.tokens) == ("usage+estimate", 1210)
     running = RunningEstimate(overhead=99)
@@ -56,8 +62,11 @@ def test_a_fully_cached_prompt_still_counts_as_reported_usage() -> None:
 
 
 def test_usage_before_trusted_from_is_ignored() -> None:
-    msgs = [SummaryMessage(text="s" * 40), AssistantMessage(text="a" * 40, usage=Usage(input_tokens=90_000)),
-            UserMessage(text="u" * 40)]
+    msgs = [
+        SummaryMessage(text="s" * 40),
+        AssistantMessage(text="a" * 40, usage=Usage(input_tokens=90_000)),
+        UserMessage(text="u" * 40),
+    ]
     est = estimate_context(msgs, trusted_from=2, overhead=5)
     assert (est.source, est.tokens) == ("estimate", 5 + 10 + 10 + 10)
 
@@ -81,15 +90,19 @@ def test_settings_come_from_the_kernel_config_or_the_table() -> None:
     s = CompactionSettings.resolve(KernelConfig(), "openai", "deepseek-chat")
     assert (s.context_window, s.reserve_tokens, s.keep_recent_tokens) == (128_000, 16_384, 20_000)
     assert s.threshold == 128_000 - 16_384 and s.keep_tokens == 20_000
-    s = CompactionSettings.resolve(KernelConfig(context_window=1000, reserve_tokens=16_384, keep_recent_tokens=20_000),
-                                   "openai", "deepseek-chat")
+    s = CompactionSettings.resolve(
+        KernelConfig(context_window=1000, reserve_tokens=16_384, keep_recent_tokens=20_000),
+        "openai",
+        "deepseek-chat",
+    )
     assert s.threshold == 500 and s.keep_tokens == 250  # small windows stay usable
 
 
 @settings(max_examples=100, deadline=None)
 @given(
-    sizes=st.lists(st.tuples(st.sampled_from(["user", "assistant", "usage", "tool"]), st.integers(0, 200)),
-                   max_size=30),
+    sizes=st.lists(
+        st.tuples(st.sampled_from(["user", "assistant", "usage", "tool"]), st.integers(0, 200)), max_size=30
+    ),
     trusted_from=st.integers(0, 10),
     steps=st.integers(1, 5),
 )

@@ -24,7 +24,9 @@ def test_frames_split_at_every_byte() -> None:
 
 
 def test_header_variants() -> None:
-    stream = b"content-length:3\r\nContent-Type: x\r\n\r\nabc" + b"Content-Length: 2\n\nxy" + b"\r\n" + frame(b"z")
+    stream = (
+        b"content-length:3\r\nContent-Type: x\r\n\r\nabc" + b"Content-Length: 2\n\nxy" + b"\r\n" + frame(b"z")
+    )
     assert FrameParser().feed(stream) == [b"abc", b"xy", b"z"]
 
 

@@ -40,19 +40,30 @@ def test_boot_path_imports_nothing_heavy() -> None:
 
 
 def test_version_negotiation_and_settings() -> None:
-    version, settings = H.parse_initialize({"protocolVersion": 7, "settings": {"mode": "Risk-Based"}}, H.Settings())
+    version, settings = H.parse_initialize(
+        {"protocolVersion": 7, "settings": {"mode": "Risk-Based"}}, H.Settings()
+    )
     assert version == 1 and settings.mode == "auto"
     _, later = H.parse_initialize({"protocolVersion": 1, "settings": {"approvalTimeout": 2}}, settings)
     assert later.mode == "auto" and later.approval_timeout == 2.0
     assert H.effective_approval_timeout(later, {"KGENT_APPROVAL_TIMEOUT": "9"}) == 2.0
     assert H.effective_approval_timeout(H.Settings(), {"KGENT_APPROVAL_TIMEOUT": "9"}) == 9.0
-    assert "apiKey" not in repr(H.Settings(api_key="sk-secret")) and "sk-secret" not in repr(H.Settings(api_key="sk-secret"))
+    assert "apiKey" not in repr(H.Settings(api_key="sk-secret")) and "sk-secret" not in repr(
+        H.Settings(api_key="sk-secret")
+    )
 
 
 @pytest.mark.parametrize(
     "params",
-    [None, [], {"protocolVersion": 0}, {"protocolVersion": True}, {"protocolVersion": 1, "settings": []},
-     {"protocolVersion": 1, "settings": {"provider": ""}}, {"protocolVersion": 1, "settings": {"approvalTimeout": "1"}}],
+    [
+        None,
+        [],
+        {"protocolVersion": 0},
+        {"protocolVersion": True},
+        {"protocolVersion": 1, "settings": []},
+        {"protocolVersion": 1, "settings": {"provider": ""}},
+        {"protocolVersion": 1, "settings": {"approvalTimeout": "1"}},
+    ],
 )
 def test_bad_initialize_params(params: object) -> None:
     with pytest.raises(H.ParamsError):
@@ -60,8 +71,14 @@ def test_bad_initialize_params(params: object) -> None:
 
 
 def test_capabilities_follow_settings_and_env() -> None:
-    caps = H.capabilities(H.Settings(model="gpt-x"), {"KGENT_PROVIDER": "deepseek", "KGENT_PERMISSION_MODE": "full"})
-    assert caps["defaultProvider"] == "openai" and caps["defaultModel"] == "gpt-x" and caps["defaultMode"] == "full"
+    caps = H.capabilities(
+        H.Settings(model="gpt-x"), {"KGENT_PROVIDER": "deepseek", "KGENT_PERMISSION_MODE": "full"}
+    )
+    assert (
+        caps["defaultProvider"] == "openai"
+        and caps["defaultModel"] == "gpt-x"
+        and caps["defaultMode"] == "full"
+    )
     assert caps["models"]["scripted"] == builtin_scripts()
 
 

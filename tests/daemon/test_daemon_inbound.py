@@ -43,11 +43,18 @@ def body(message: dict[str, Any]) -> bytes:
 async def test_a_request_method_sent_as_a_notification_is_ignored(wired, tmp_path: Path) -> None:
     proto, svc, dispatcher = wired
     (tmp_path / "sample.py").write_text("value = 1\n")
-    dispatcher.feed([
-        body({"jsonrpc": "2.0", "method": "agent/run",
-              "params": {"prompt": "Set value to 2", "workspace": str(tmp_path), "model": "tool-loop"}}),
-        body({"jsonrpc": "2.0", "method": "shutdown"}),
-    ])
+    dispatcher.feed(
+        [
+            body(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "agent/run",
+                    "params": {"prompt": "Set value to 2", "workspace": str(tmp_path), "model": "tool-loop"},
+                }
+            ),
+            body({"jsonrpc": "2.0", "method": "shutdown"}),
+        ]
+    )
     await asyncio.sleep(0.2)
     assert svc.runs == {} and not svc.shut_down  # no invisible run (it would wait on an approval nobody sees)
     assert proto.frames.bodies == []  # and notifications are never answered
@@ -59,14 +66,20 @@ async def test_a_request_reusing_an_in_flight_id_is_refused(wired) -> None:
     proto, svc, dispatcher = wired
     in_flight: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
     proto._request_futures[7] = in_flight
-    dispatcher.feed([body({"jsonrpc": "2.0", "id": 7, "method": "agent/sessions", "params": {"workspace": "/"}})])
+    dispatcher.feed(
+        [body({"jsonrpc": "2.0", "id": 7, "method": "agent/sessions", "params": {"workspace": "/"}})]
+    )
     [reply] = proto.frames.messages()
     assert reply["id"] == 7 and reply["error"]["code"] == -32600
     assert reply["error"]["data"] == {"code": "invalid_request"} and "in flight" in reply["error"]["message"]
     assert proto._request_futures[7] is in_flight  # the first request is untouched
     del proto._request_futures[7]
-    dispatcher.feed([body({"jsonrpc": "2.0", "id": 7, "method": "agent/sessions", "params": {"workspace": "/"}})])
-    await asyncio.wait_for(proto._request_futures[7], 30)  # served (not refused): pygls holds its handler task
+    dispatcher.feed(
+        [body({"jsonrpc": "2.0", "id": 7, "method": "agent/sessions", "params": {"workspace": "/"}})]
+    )
+    await asyncio.wait_for(
+        proto._request_futures[7], 30
+    )  # served (not refused): pygls holds its handler task
     await asyncio.sleep(0)  # the reply is written from the task's done callback
     assert "result" in proto.frames.messages()[-1]  # once answered, an id may be used again
     await svc.close()

@@ -37,7 +37,9 @@ def test_the_hook_fires_once_the_reply_is_written() -> None:
     assert proto.after_response == {}  # type: ignore[attr-defined]
 
 
-async def test_agent_run_defers_its_events_to_the_reply(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_agent_run_defers_its_events_to_the_reply(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("KGENT_STATE_DIR", str(tmp_path / "state"))
     server, svc = build_server({"KGENT_PROVIDER": "scripted"}, Settings(), lambda: None)
     proto: Any = server.protocol

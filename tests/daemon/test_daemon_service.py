@@ -70,7 +70,9 @@ async def test_no_run_starts_while_a_fork_moves_the_leaf(svc: Service, tmp_path:
     await svc.close()
 
 
-async def test_a_compaction_before_the_first_run_leaves_approval_timeout_open(svc: Service, tmp_path: Path) -> None:
+async def test_a_compaction_before_the_first_run_leaves_approval_timeout_open(
+    svc: Service, tmp_path: Path
+) -> None:
     await session(svc, tmp_path)
     assert (await svc.compact(W.CompactParams.parse({"sessionId": "s1"}))).compacted is False
     svc.initialize({"protocolVersion": 1, "settings": {"approvalTimeout": 0.5}})
@@ -82,11 +84,19 @@ def test_a_run_on_another_provider_never_carries_the_connections_kgent_api_key(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("KGENT_STATE_DIR", str(tmp_path / "state"))
-    env = {"KGENT_PROVIDER": "openai", "KGENT_API_KEY": "sk-connection-key", "ANTHROPIC_API_KEY": "sk-ant-own"}
+    env = {
+        "KGENT_PROVIDER": "openai",
+        "KGENT_API_KEY": "sk-connection-key",
+        "ANTHROPIC_API_KEY": "sk-ant-own",
+    }
     svc = Service(env, Settings(), Out())
     assert svc.provider_config(None, None).api_key == "sk-connection-key"  # the connection's own provider
     other = svc.provider_config("anthropic", None)
-    assert other.provider == "anthropic" and other.api_key == "sk-ant-own"  # that vendor's own key, not KGENT_API_KEY
+    assert (
+        other.provider == "anthropic" and other.api_key == "sk-ant-own"
+    )  # that vendor's own key, not KGENT_API_KEY
     bare = Service({"KGENT_PROVIDER": "openai", "KGENT_API_KEY": "sk-connection-key"}, Settings(), Out())
-    with pytest.raises(Exception, match="no API key"):  # nothing of its own: refused, never handed the other key
+    with pytest.raises(
+        Exception, match="no API key"
+    ):  # nothing of its own: refused, never handed the other key
         bare.provider_config("anthropic", None)

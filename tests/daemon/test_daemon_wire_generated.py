@@ -67,21 +67,34 @@ def test_objects_enums_and_unions() -> None:
                 "kind": {"$ref": "#/$defs/Kind"},
                 "kinds": {"type": "array", "items": {"$ref": "#/$defs/Kind"}},
                 "state": {"enum": ["on", "off"], "type": "string"},
-                "note": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None, "description": "Why."},
-                "tags": {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}},
+                "note": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "default": None,
+                    "description": "Why.",
+                },
+                "tags": {
+                    "type": "object",
+                    "additionalProperties": {"type": "array", "items": {"type": "string"}},
+                },
                 "args": {"type": "object", "additionalProperties": True},
                 "n": {"type": "integer", "minimum": 0},
                 "odd-key": {"type": "boolean"},
             },
             "required": ["type", "kind", "kinds", "state", "tags", "args", "n", "odd-key"],
         },
-        "Open": {"type": "object", "properties": {"id": {"type": "string"}}, "additionalProperties": True,
-                 "required": ["id"]},
+        "Open": {
+            "type": "object",
+            "properties": {"id": {"type": "string"}},
+            "additionalProperties": True,
+            "required": ["id"],
+        },
         "Empty": {"type": "object", "properties": {}},
         "Either": {"oneOf": [{"$ref": "#/$defs/Thing"}, {"$ref": "#/$defs/Open"}]},
         "Any": {},
     }
-    assert ts(defs) == """export type Any = unknown;
+    assert (
+        ts(defs)
+        == """export type Any = unknown;
 
 export type Either = Thing | Open;
 
@@ -108,6 +121,7 @@ export interface Thing {
   "odd-key": boolean;
 }
 """
+    )
 
 
 def test_long_unions_and_docs_wrap() -> None:
@@ -122,8 +136,16 @@ def test_long_unions_and_docs_wrap() -> None:
 
 @pytest.mark.parametrize(
     "bad",
-    [{"allOf": [{"type": "string"}]}, {"type": "string", "format": "uri"}, {"type": "tuple"},
-     {"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": {"type": "string"}}],
+    [
+        {"allOf": [{"type": "string"}]},
+        {"type": "string", "format": "uri"},
+        {"type": "tuple"},
+        {
+            "type": "object",
+            "properties": {"a": {"type": "string"}},
+            "additionalProperties": {"type": "string"},
+        },
+    ],
 )
 def test_unknown_constructs_are_refused(bad: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
@@ -138,8 +160,10 @@ MESSAGE = re.compile(r'new (RequestType0?|NotificationType0?)(?:<([^>]*)>)?\("([
 
 def test_protocol_ts_message_types_are_the_schemas() -> None:
     """Each method the schema lists has its message type in protocol.ts, over the generated params/result types."""
-    declared = {method: (kind, [a.strip() for a in args.split(",") if a.strip()]) for kind, args, method
-                in MESSAGE.findall(PROTOCOL_TS)}
+    declared = {
+        method: (kind, [a.strip() for a in args.split(",") if a.strip()])
+        for kind, args, method in MESSAGE.findall(PROTOCOL_TS)
+    }
     for m in schema.METHODS:
         if m.name in ("exit", "shutdown"):
             assert declared[m.name][0] in ("NotificationType0", "RequestType0"), m.name

@@ -25,9 +25,19 @@ def test_prompt_blocks_become_text() -> None:
 
 @pytest.mark.parametrize(
     "prompt",
-    [None, "", "   ", [], [{"type": "image", "data": "", "mimeType": "image/png"}], [{"type": "text"}], ["text"],
-     [{"type": "resource", "resource": {"uri": "u", "blob": "AAAA"}}], 42, {"type": "text", "text": "x"},
-     [{"type": "text", "text": " \n"}]],
+    [
+        None,
+        "",
+        "   ",
+        [],
+        [{"type": "image", "data": "", "mimeType": "image/png"}],
+        [{"type": "text"}],
+        ["text"],
+        [{"type": "resource", "resource": {"uri": "u", "blob": "AAAA"}}],
+        42,
+        {"type": "text", "text": "x"},
+        [{"type": "text", "text": " \n"}],
+    ],
 )
 def test_bad_prompts(prompt: object) -> None:
     with pytest.raises(ParamsError):
@@ -39,9 +49,14 @@ def test_run_params() -> None:
     assert (p.workspace, p.mode, p.session_id) == ("/w", "full", None)
     resumed = W.RunParams.parse({"prompt": "x", "sessionId": "s1", "parentEntryId": "e1"})
     assert resumed.workspace is None and resumed.parent_entry_id == "e1"
-    for bad in ({"prompt": "x"}, {"prompt": "x", "workspace": "w"}, {"prompt": "x", "workspace": "/w", "mode": "yolo"},
-                {"prompt": "x", "workspace": "/w\x00"}, {"prompt": "x", "workspace": "/w", "parentEntryId": "e"},
-                {"prompt": "x", "workspace": "/w", "session_id": "s", "parentEntryId": "e"}):
+    for bad in (
+        {"prompt": "x"},
+        {"prompt": "x", "workspace": "w"},
+        {"prompt": "x", "workspace": "/w", "mode": "yolo"},
+        {"prompt": "x", "workspace": "/w\x00"},
+        {"prompt": "x", "workspace": "/w", "parentEntryId": "e"},
+        {"prompt": "x", "workspace": "/w", "session_id": "s", "parentEntryId": "e"},
+    ):
         with pytest.raises(ParamsError):
             W.RunParams.parse(bad)
     with pytest.raises(ParamsError) as mode:
@@ -69,51 +84,138 @@ def test_omitted_params_are_empty_and_positional_params_refused() -> None:
 # Today's wording, pinned: the field's path, then what was expected.
 MESSAGES: list[tuple[type[W.Params], Any, str, str]] = [
     (W.RunParams, {"workspace": "/w"}, "'prompt' is required", "invalid_params"),
-    (W.RunParams, {"prompt": 42, "workspace": "/w"},
-     "'prompt' must be a string or a non-empty array of content blocks", "invalid_params"),
+    (
+        W.RunParams,
+        {"prompt": 42, "workspace": "/w"},
+        "'prompt' must be a string or a non-empty array of content blocks",
+        "invalid_params",
+    ),
     (W.RunParams, {"prompt": "  ", "workspace": "/w"}, "'prompt' must not be blank", "invalid_params"),
     (W.RunParams, {"prompt": [], "workspace": "/w"}, "'prompt' must not be empty", "invalid_params"),
-    (W.RunParams, {"prompt": [{"type": "text", "text": ""}], "workspace": "/w"}, "'prompt' must not be empty",
-     "invalid_params"),
-    (W.RunParams, {"prompt": ["text"], "workspace": "/w"}, "'prompt[0]' must be a content block object",
-     "invalid_params"),
-    (W.RunParams, {"prompt": [{"text": "x"}], "workspace": "/w"},
-     "'prompt[0]' needs a 'type' (one of text, resource_link, resource)", "invalid_params"),
-    (W.RunParams, {"prompt": [{"type": "text", "text": "x"}, {"type": "image"}], "workspace": "/w"},
-     "'prompt[1]' has an unsupported content type 'image' (supported: text, resource_link, resource)", "invalid_params"),
-    (W.RunParams, {"prompt": [{"type": "text"}], "workspace": "/w"}, "'prompt[0].text' is required", "invalid_params"),
-    (W.RunParams, {"prompt": [{"type": "text", "text": 5}], "workspace": "/w"}, "'prompt[0].text' must be a string",
-     "invalid_params"),
-    (W.RunParams, {"prompt": [{"type": "resource_link", "uri": "u"}], "workspace": "/w"},
-     "'prompt[0].name' is required", "invalid_params"),
-    (W.RunParams, {"prompt": [{"type": "resource", "resource": "u"}], "workspace": "/w"},
-     "'prompt[0].resource' must be an object", "invalid_params"),
-    (W.RunParams, {"prompt": [{"type": "resource", "resource": {"uri": "u", "blob": "AA"}}], "workspace": "/w"},
-     "'prompt[0].resource' must be a text resource ('blob' is not supported)", "invalid_params"),
-    (W.RunParams, {"prompt": [{"type": "resource", "resource": {"text": "t"}}], "workspace": "/w"},
-     "'prompt[0].resource.uri' is required", "invalid_params"),
+    (
+        W.RunParams,
+        {"prompt": [{"type": "text", "text": ""}], "workspace": "/w"},
+        "'prompt' must not be empty",
+        "invalid_params",
+    ),
+    (
+        W.RunParams,
+        {"prompt": ["text"], "workspace": "/w"},
+        "'prompt[0]' must be a content block object",
+        "invalid_params",
+    ),
+    (
+        W.RunParams,
+        {"prompt": [{"text": "x"}], "workspace": "/w"},
+        "'prompt[0]' needs a 'type' (one of text, resource_link, resource)",
+        "invalid_params",
+    ),
+    (
+        W.RunParams,
+        {"prompt": [{"type": "text", "text": "x"}, {"type": "image"}], "workspace": "/w"},
+        "'prompt[1]' has an unsupported content type 'image' (supported: text, resource_link, resource)",
+        "invalid_params",
+    ),
+    (
+        W.RunParams,
+        {"prompt": [{"type": "text"}], "workspace": "/w"},
+        "'prompt[0].text' is required",
+        "invalid_params",
+    ),
+    (
+        W.RunParams,
+        {"prompt": [{"type": "text", "text": 5}], "workspace": "/w"},
+        "'prompt[0].text' must be a string",
+        "invalid_params",
+    ),
+    (
+        W.RunParams,
+        {"prompt": [{"type": "resource_link", "uri": "u"}], "workspace": "/w"},
+        "'prompt[0].name' is required",
+        "invalid_params",
+    ),
+    (
+        W.RunParams,
+        {"prompt": [{"type": "resource", "resource": "u"}], "workspace": "/w"},
+        "'prompt[0].resource' must be an object",
+        "invalid_params",
+    ),
+    (
+        W.RunParams,
+        {"prompt": [{"type": "resource", "resource": {"uri": "u", "blob": "AA"}}], "workspace": "/w"},
+        "'prompt[0].resource' must be a text resource ('blob' is not supported)",
+        "invalid_params",
+    ),
+    (
+        W.RunParams,
+        {"prompt": [{"type": "resource", "resource": {"text": "t"}}], "workspace": "/w"},
+        "'prompt[0].resource.uri' is required",
+        "invalid_params",
+    ),
     (W.RunParams, {"prompt": "x"}, "'workspace' is required (unless sessionId is given)", "invalid_params"),
-    (W.RunParams, {"prompt": "x", "workspace": "rel"}, "'workspace' must be an absolute path", "invalid_params"),
-    (W.RunParams, {"prompt": "x", "workspace": ""}, "'workspace' must be a non-empty string", "invalid_params"),
+    (
+        W.RunParams,
+        {"prompt": "x", "workspace": "rel"},
+        "'workspace' must be an absolute path",
+        "invalid_params",
+    ),
+    (
+        W.RunParams,
+        {"prompt": "x", "workspace": ""},
+        "'workspace' must be a non-empty string",
+        "invalid_params",
+    ),
     (W.RunParams, {"prompt": "x", "workspace": "/w", "mode": 3}, "'mode' must be a string", "invalid_params"),
-    (W.RunParams, {"prompt": "x", "workspace": "/w", "mode": "yolo"},
-     "'mode' must be one of plan, ask, auto, full (got 'yolo')", "unknown_permission_mode"),
-    (W.RunParams, {"prompt": "x", "workspace": "/w", "parentEntryId": "e1"}, "'parentEntryId' needs a 'sessionId'",
-     "invalid_params"),
-    (W.RunParams, {"prompt": "x", "sessionId": ""}, "'sessionId' must be a non-empty string", "invalid_params"),
+    (
+        W.RunParams,
+        {"prompt": "x", "workspace": "/w", "mode": "yolo"},
+        "'mode' must be one of plan, ask, auto, full (got 'yolo')",
+        "unknown_permission_mode",
+    ),
+    (
+        W.RunParams,
+        {"prompt": "x", "workspace": "/w", "parentEntryId": "e1"},
+        "'parentEntryId' needs a 'sessionId'",
+        "invalid_params",
+    ),
+    (
+        W.RunParams,
+        {"prompt": "x", "sessionId": ""},
+        "'sessionId' must be a non-empty string",
+        "invalid_params",
+    ),
     (W.RunIdParams, {}, "'runId' is required", "invalid_params"),
     (W.RunIdParams, {"runId": 12}, "'runId' must be a string", "invalid_params"),
     (W.RunTextParams, {"runId": "r"}, "'text' is required", "invalid_params"),
     (W.RunTextParams, {"runId": "r", "text": "   "}, "'text' must not be blank", "invalid_params"),
     (W.SessionsParams, {"workspace": "."}, "'workspace' must be an absolute path", "invalid_params"),
     (W.SessionParams, {"sessionId": None}, "'sessionId' must be a string", "invalid_params"),
-    (W.SessionParams, {"sessionId": "s", "branchOnly": "yes"}, "'branchOnly' must be a boolean", "invalid_params"),
+    (
+        W.SessionParams,
+        {"sessionId": "s", "branchOnly": "yes"},
+        "'branchOnly' must be a boolean",
+        "invalid_params",
+    ),
     (W.ForkParams, {"sessionId": "s"}, "'entryId' is required", "invalid_params"),
-    (W.CompactParams, {"sessionId": "s", "instructions": 5}, "'instructions' must be a string", "invalid_params"),
-    (W.CompactParams, {"sessionId": "s", "provider": ""}, "'provider' must be a non-empty string", "invalid_params"),
+    (
+        W.CompactParams,
+        {"sessionId": "s", "instructions": 5},
+        "'instructions' must be a string",
+        "invalid_params",
+    ),
+    (
+        W.CompactParams,
+        {"sessionId": "s", "provider": ""},
+        "'provider' must be a non-empty string",
+        "invalid_params",
+    ),
     (W.InitializeParams, {"protocolVersion": "1"}, "'protocolVersion' must be an integer", "invalid_params"),
-    (W.InitializeParams, {"protocolVersion": 1, "settings": {"approvalTimeout": 0}},
-     "'settings.approvalTimeout' must be greater than 0", "invalid_params"),
+    (
+        W.InitializeParams,
+        {"protocolVersion": 1, "settings": {"approvalTimeout": 0}},
+        "'settings.approvalTimeout' must be greater than 0",
+        "invalid_params",
+    ),
 ]
 
 
@@ -135,8 +237,17 @@ INITIALIZE = [
     {"protocolVersion": 7, "clientInfo": {"name": "x", "version": 5}, "capabilities": {"a": 1}},
     {"protocolVersion": 1, "clientInfo": None, "capabilities": None, "settings": None},
     {"protocolVersion": 1, "clientInfo": {}},
-    {"protocolVersion": 1, "settings": {"provider": "scripted", "model": " m ", "baseUrl": None, "apiKey": "k",
-                                        "mode": "Risk-Based", "approvalTimeout": 2}},
+    {
+        "protocolVersion": 1,
+        "settings": {
+            "provider": "scripted",
+            "model": " m ",
+            "baseUrl": None,
+            "apiKey": "k",
+            "mode": "Risk-Based",
+            "approvalTimeout": 2,
+        },
+    },
     {"protocolVersion": 1, "settings": {"approvalTimeout": None, "mode": None}},
     {"protocolVersion": 1, "settings": {"approvalTimeout": 0.5}, "unknown": True},
     {},

@@ -36,7 +36,11 @@ async def finish(host: KgentHost) -> None:
     assert b"Traceback" not in host.stderr, host.stderr.decode(errors="replace")
 
 
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=DAEMON, client_factory=KgentHost, server_env=daemon_env(STATE_DIR)))
+@pytest_lsp.fixture(
+    config=ClientServerConfig(
+        server_command=DAEMON, client_factory=KgentHost, server_env=daemon_env(STATE_DIR)
+    )
+)
 async def host(client: KgentHost) -> AsyncIterator[None]:
     client.start_drain()
     await client.initialize()

@@ -147,14 +147,22 @@ class KgentHost(JsonRPCClient):
         return await self.wait_exit(within)
 
     # -- requests ---------------------------------------------------------------------------------------------------
-    async def call(self, method: str, params: Any = None, within: float = PATIENCE, msg_id: Any = None) -> Any:
-        result = await asyncio.wait_for(self.protocol.send_request_async(method, params, msg_id=msg_id), within)
+    async def call(
+        self, method: str, params: Any = None, within: float = PATIENCE, msg_id: Any = None
+    ) -> Any:
+        result = await asyncio.wait_for(
+            self.protocol.send_request_async(method, params, msg_id=msg_id), within
+        )
         if method in RESULTS:
             conforms(RESULTS[method], result)
         return result
 
     async def initialize(self, **settings: Any) -> dict[str, Any]:
-        params: dict[str, Any] = {"protocolVersion": 1, "clientInfo": {"name": "kgent-e2e"}, "capabilities": {}}
+        params: dict[str, Any] = {
+            "protocolVersion": 1,
+            "clientInfo": {"name": "kgent-e2e"},
+            "capabilities": {},
+        }
         if settings:
             params["settings"] = settings
         return await self.call("initialize", params)
@@ -172,7 +180,9 @@ class KgentHost(JsonRPCClient):
     async def wait_end(self, run_id: str, within: float = 2 * PATIENCE) -> dict[str, Any]:
         return await asyncio.wait_for(asyncio.shield(self._end_future(run_id)), within)
 
-    async def run_to_end(self, within: float = 2 * PATIENCE, **params: Any) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:
+    async def run_to_end(
+        self, within: float = 2 * PATIENCE, **params: Any
+    ) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:
         """Start a run and wait for its run_end: (runId, run_end event, all its events)."""
         run_id, _ = await self.start_run(**params)
         end = await self.wait_end(run_id, within)
@@ -183,7 +193,9 @@ class KgentHost(JsonRPCClient):
         """The events of one run (optionally of one type), in arrival order."""
         return [p["event"] for p in self.events[run_id] if type is None or p["event"]["type"] == type]
 
-    async def wait_for(self, predicate: Callable[[], Any], within: float = PATIENCE, what: str = "condition") -> Any:
+    async def wait_for(
+        self, predicate: Callable[[], Any], within: float = PATIENCE, what: str = "condition"
+    ) -> Any:
         deadline = asyncio.get_running_loop().time() + within
         while True:
             value = predicate()
@@ -223,7 +235,8 @@ def daemon_env(state_dir: str, **extra: str) -> dict[str, str]:
     env = {
         k: v
         for k, v in os.environ.items()
-        if not k.endswith("_API_KEY") and k.upper() not in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
+        if not k.endswith("_API_KEY")
+        and k.upper() not in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
         and not k.startswith("KGENT_")
     }
     env.update(KGENT_STATE_DIR=state_dir, KGENT_PROVIDER="scripted", KGENT_MODEL="hello")

@@ -86,7 +86,9 @@ class RawDaemon:
         return f"probe-{next(self._ids)}"
 
     # -- receiving ----------------------------------------------------------------------------------------------------
-    def until(self, msg_id: Any, timeout: float = PATIENCE, into: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    def until(
+        self, msg_id: Any, timeout: float = PATIENCE, into: list[dict[str, Any]] | None = None
+    ) -> list[dict[str, Any]]:
         """Every message received up to and including the response to `msg_id` (appended to `into` as they come);
         TimeoutError if it never comes."""
         got: list[dict[str, Any]] = [] if into is None else into
@@ -113,7 +115,9 @@ class RawDaemon:
             return None
         return message
 
-    def request(self, method: str, params: Any = None, timeout: float = PATIENCE) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    def request(
+        self, method: str, params: Any = None, timeout: float = PATIENCE
+    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """(the response, what came before it)."""
         msg_id = self.next_id()
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": msg_id, "method": method}
@@ -141,7 +145,9 @@ class RawDaemon:
                 msg_id = self.next_id()
                 probes.add(msg_id)
                 self.send_bytes(b"\r\n\r\n" + b" " * 8192 + b"\r\n\r\n")
-                self.send({"jsonrpc": "2.0", "id": msg_id, "method": "initialize", "params": {"protocolVersion": 1}})
+                self.send(
+                    {"jsonrpc": "2.0", "id": msg_id, "method": "initialize", "params": {"protocolVersion": 1}}
+                )
                 next_probe = now + 5.0 * len(probes)
             message = self._next(min(next_probe, deadline) - now)
             if message is None:
@@ -167,7 +173,9 @@ class RawDaemon:
 
 
 ALLOWED_CODES = {-32700, -32600, -32601, -32602, -32800, -32001, -32002, -32003, -32004, -32005}
-_INSTALL_DIRS = tuple({os.path.dirname(os.path.dirname(os.path.abspath(json.__file__))), os.path.dirname(DAEMON[0])})
+_INSTALL_DIRS = tuple(
+    {os.path.dirname(os.path.dirname(os.path.abspath(json.__file__))), os.path.dirname(DAEMON[0])}
+)
 
 
 def assert_clean_error(message: dict[str, Any]) -> dict[str, Any]:

@@ -32,7 +32,9 @@ class Client:
     async def request_permission(
         self, options: list[S.PermissionOption], session_id: str, tool_call: S.ToolCallUpdate, **kwargs: Any
     ) -> S.RequestPermissionResponse:
-        self.asked.append(S.RequestPermissionRequest(session_id=session_id, tool_call=tool_call, options=options))
+        self.asked.append(
+            S.RequestPermissionRequest(session_id=session_id, tool_call=tool_call, options=options)
+        )
         if self.answers:
             option = self.answers.pop(0)
         else:
@@ -54,7 +56,10 @@ class Client:
 
 @asynccontextmanager
 async def agent(client: Client, script: str = "hello", **env: str) -> AsyncIterator[Any]:
-    async with spawn_agent_process(client, *AGENT, env=daemon_env(STATE_DIR, KGENT_MODEL=script, **env)) as (conn, _):
+    async with spawn_agent_process(client, *AGENT, env=daemon_env(STATE_DIR, KGENT_MODEL=script, **env)) as (
+        conn,
+        _,
+    ):
         await conn.initialize(protocol_version=PROTOCOL_VERSION)
         yield conn
 
@@ -88,12 +93,19 @@ async def test_prompt_streams_then_ends_the_turn(workspace: Path) -> None:
     client = Client()
     async with agent(client) as conn:
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
-        assert session.modes is not None and [m.id for m in session.modes.available_modes] == ["plan", "ask", "auto", "full"]
+        assert session.modes is not None and [m.id for m in session.modes.available_modes] == [
+            "plan",
+            "ask",
+            "auto",
+            "full",
+        ]
         link = S.ResourceContentBlock(type="resource_link", uri=f"file://{workspace}/a.py", name="a.py")
         done = await conn.prompt(session_id=session.session_id, prompt=[text_block("hi"), link])
         listed = await conn.list_sessions(cwd=str(workspace))
     assert done.stop_reason == "end_turn"
-    assert [s.session_id for s in listed.sessions] == [session.session_id] and listed.sessions[0].cwd == str(workspace)
+    assert [s.session_id for s in listed.sessions] == [session.session_id] and listed.sessions[0].cwd == str(
+        workspace
+    )
     assert client.text() == "Hello from the scripted provider. Nothing to do here."
 
 
@@ -105,29 +117,49 @@ async def test_a_session_picks_its_model_from_the_config_options(workspace: Path
         assert option.id == "model" and option.current_value == "two-writes"
         assert {"hello", "two-writes", "long-bash"} <= {o.value for o in option.options}
         with pytest.raises(RequestError) as unknown:
-            await conn.set_config_option(config_id="model", session_id=session.session_id, value="gpt-nonexistent")
+            await conn.set_config_option(
+                config_id="model", session_id=session.session_id, value="gpt-nonexistent"
+            )
         assert unknown.value.code == -32602
-        changed = await conn.set_config_option(config_id="model", session_id=session.session_id, value="hello")
+        changed = await conn.set_config_option(
+            config_id="model", session_id=session.session_id, value="hello"
+        )
         assert changed is not None and changed.config_options[0].current_value == "hello"
         done = await conn.prompt(session_id=session.session_id, prompt=[text_block("hi")])
     assert done.stop_reason == "end_turn" and client.asked == []
     assert client.text() == "Hello from the scripted provider. Nothing to do here."
 
 
-async def test_edits_ask_permission_stream_diffs_and_the_session_replays_in_a_new_process(workspace: Path) -> None:
+async def test_edits_ask_permission_stream_diffs_and_the_session_replays_in_a_new_process(
+    workspace: Path,
+) -> None:
     client = Client(["allow_once", "reject_once"])
     async with agent(client, "two-writes") as conn:
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         done = await conn.prompt(session_id=session.session_id, prompt=[text_block("write notes")])
     assert done.stop_reason == "end_turn"
     assert (workspace / "notes.txt").read_text() == "first\n"  # the second write was rejected
-    assert [o.kind for o in client.asked[0].options] == ["allow_once", "allow_always", "reject_once", "reject_always"]
+    assert [o.kind for o in client.asked[0].options] == [
+        "allow_once",
+        "allow_always",
+        "reject_once",
+        "reject_always",
+    ]
     starts = [u for u in client.updates if u.session_update == "tool_call"]
     assert starts[0].kind == "edit" and starts[0].locations[0].path == str(workspace / "notes.txt")
     assert client.asked[0].tool_call.tool_call_id == starts[0].tool_call_id
-    ends = [u for u in client.updates if u.session_update == "tool_call_update" and u.status in ("completed", "failed")]
+    ends = [
+        u
+        for u in client.updates
+        if u.session_update == "tool_call_update" and u.status in ("completed", "failed")
+    ]
     diff = ends[0].content[0]
-    assert ends[0].status == "completed" and diff.type == "diff" and diff.new_text == "first\n" and diff.old_text is None
+    assert (
+        ends[0].status == "completed"
+        and diff.type == "diff"
+        and diff.new_text == "first\n"
+        and diff.old_text is None
+    )
     assert ends[1].status == "failed"
 
     replayed = Client()
@@ -136,7 +168,9 @@ async def test_edits_ask_permission_stream_diffs_and_the_session_replays_in_a_ne
         assert loaded is not None and loaded.modes is not None
     assert replayed.text("user_message_chunk") == "write notes"
     assert replayed.text() == "Writing notes.txt.Wrote notes.txt twice."
-    assert [u.tool_call_id for u in replayed.updates if u.session_update == "tool_call"] == [s.tool_call_id for s in starts]
+    assert [u.tool_call_id for u in replayed.updates if u.session_update == "tool_call"] == [
+        s.tool_call_id for s in starts
+    ]
 
 
 class EditorClient(Client):
@@ -150,10 +184,14 @@ class EditorClient(Client):
 
     async def read_text_file(self, path: str, session_id: str, **kwargs: Any) -> S.ReadTextFileResponse:
         self.reads.append(path)
-        content = self.buffers[path] if path in self.buffers else await asyncio.to_thread(Path(path).read_text)
+        content = (
+            self.buffers[path] if path in self.buffers else await asyncio.to_thread(Path(path).read_text)
+        )
         return S.ReadTextFileResponse(content=content)
 
-    async def write_text_file(self, content: str, path: str, session_id: str, **kwargs: Any) -> S.WriteTextFileResponse:
+    async def write_text_file(
+        self, content: str, path: str, session_id: str, **kwargs: Any
+    ) -> S.WriteTextFileResponse:
         self.writes.append((path, content))
         self.buffers[path] = content
         await asyncio.to_thread(Path(path).write_text, content)  # saved, as an editor does
@@ -165,15 +203,27 @@ async def test_reads_and_writes_go_through_the_clients_buffers_when_it_offers_fs
     (workspace / "notes.txt").write_text("on disk\n")
     client = EditorClient(["allow_once"], {notes: "unsaved in the editor\n"})
     caps = S.ClientCapabilities(fs=S.FileSystemCapabilities(read_text_file=True, write_text_file=True))
-    async with spawn_agent_process(client, *AGENT, env=daemon_env(STATE_DIR, KGENT_MODEL="read-then-write")) as (conn, _):
+    async with spawn_agent_process(
+        client, *AGENT, env=daemon_env(STATE_DIR, KGENT_MODEL="read-then-write")
+    ) as (conn, _):
         await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=caps)
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         done = await conn.prompt(session_id=session.session_id, prompt=[text_block("rewrite notes")])
     assert done.stop_reason == "end_turn"
     assert notes in client.reads and client.writes == [(notes, "rewritten\n")]
-    read_result = next(u for u in client.updates if u.session_update == "tool_call_update" and u.status == "completed")
-    assert "unsaved in the editor" in read_result.content[0].content.text  # the model read the buffer, not the disk
-    diff = next(c for u in client.updates if u.session_update == "tool_call_update" for c in u.content or [] if c.type == "diff")
+    read_result = next(
+        u for u in client.updates if u.session_update == "tool_call_update" and u.status == "completed"
+    )
+    assert (
+        "unsaved in the editor" in read_result.content[0].content.text
+    )  # the model read the buffer, not the disk
+    diff = next(
+        c
+        for u in client.updates
+        if u.session_update == "tool_call_update"
+        for c in u.content or []
+        if c.type == "diff"
+    )
     assert diff.old_text == "unsaved in the editor\n" and diff.new_text == "rewritten\n"
 
 
@@ -182,7 +232,9 @@ async def test_cancel_mid_command_ends_the_turn_cancelled(workspace: Path) -> No
     async with agent(client, "long-bash") as conn:
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         await conn.set_session_mode(session_id=session.session_id, mode_id="full")
-        turn = asyncio.ensure_future(conn.prompt(session_id=session.session_id, prompt=[text_block("run it")]))
+        turn = asyncio.ensure_future(
+            conn.prompt(session_id=session.session_id, prompt=[text_block("run it")])
+        )
         await wait_for(lambda: any(getattr(u, "status", None) == "in_progress" for u in client.updates))
         await conn.cancel(session_id=session.session_id)
         done = await turn
@@ -194,7 +246,9 @@ async def test_cancel_while_a_permission_is_pending(workspace: Path) -> None:
     client = Client()
     async with agent(client, "long-bash") as conn:
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
-        turn = asyncio.ensure_future(conn.prompt(session_id=session.session_id, prompt=[text_block("run it")]))
+        turn = asyncio.ensure_future(
+            conn.prompt(session_id=session.session_id, prompt=[text_block("run it")])
+        )
         await wait_for(lambda: client.waiting is not None)
         await conn.cancel(session_id=session.session_id)
         assert client.waiting is not None
@@ -206,7 +260,10 @@ async def test_cancel_while_a_permission_is_pending(workspace: Path) -> None:
 
 async def test_the_client_leaving_mid_command_cancels_the_run_and_keeps_the_session(workspace: Path) -> None:
     proc = await asyncio.create_subprocess_exec(
-        *AGENT, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        *AGENT,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
         env=daemon_env(STATE_DIR, KGENT_MODEL="long-bash", KGENT_PERMISSION_MODE="full"),
     )
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
@@ -224,7 +281,13 @@ async def test_the_client_leaving_mid_command_cancels_the_run_and_keeps_the_sess
     send({"id": 1, "method": "initialize", "params": {"protocolVersion": 1}})
     send({"id": 2, "method": "session/new", "params": {"cwd": str(workspace), "mcpServers": []}})
     session_id = (await until(lambda m: m.get("id") == 2))["result"]["sessionId"]
-    send({"id": 3, "method": "session/prompt", "params": {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]}})
+    send(
+        {
+            "id": 3,
+            "method": "session/prompt",
+            "params": {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]},
+        }
+    )
     await until(lambda m: (m.get("params") or {}).get("update", {}).get("status") == "in_progress")
     proc.stdin.close()
     assert await asyncio.wait_for(proc.wait(), 30) == 0
@@ -270,7 +333,10 @@ HOSTILE = [
 
 async def test_malformed_and_hostile_lines_get_json_rpc_errors_and_the_agent_lives() -> None:
     proc = await asyncio.create_subprocess_exec(
-        *AGENT, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        *AGENT,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
         env=daemon_env(STATE_DIR),
     )
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
@@ -280,7 +346,9 @@ async def test_malformed_and_hostile_lines_get_json_rpc_errors_and_the_agent_liv
         b'{"jsonrpc":"2.0","id":2,"method":"no/such/method","params":{}}',
         b'{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":[1,2]}',
         *HOSTILE,
-        json.dumps({"jsonrpc": "2.0", "id": 4, "method": "initialize", "params": {"protocolVersion": 1}}).encode(),
+        json.dumps(
+            {"jsonrpc": "2.0", "id": 4, "method": "initialize", "params": {"protocolVersion": 1}}
+        ).encode(),
     ]
     proc.stdin.write(b"\n".join(lines) + b"\n")
     await proc.stdin.drain()
@@ -310,7 +378,9 @@ async def test_a_session_moves_between_the_stdio_daemon_and_acp(workspace: Path)
         daemon.on_notification = lambda method, p: (
             ended.set_result(p) if p["event"]["type"] == "run_end" and not ended.done() else None
         )
-        started = await daemon.request("agent/run", {"prompt": "from the daemon", "workspace": str(workspace)})
+        started = await daemon.request(
+            "agent/run", {"prompt": "from the daemon", "workspace": str(workspace)}
+        )
         await asyncio.wait_for(ended, 60)
     finally:
         await daemon.close()

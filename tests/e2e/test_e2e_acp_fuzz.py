@@ -23,18 +23,37 @@ from kgent_host import STATE_DIR, daemon_env
 
 EXAMPLES = max(25, int(os.environ.get("KGENT_FUZZ_EXAMPLES", "800")) // 4)
 FUZZ = settings(
-    max_examples=EXAMPLES, deadline=None, database=None,
+    max_examples=EXAMPLES,
+    deadline=None,
+    database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
-METHODS = ["initialize", "authenticate", "session/new", "session/load", "session/set_mode", "session/prompt",
-           "session/cancel", "session/list", "session/set_config_option", "$/cancel_request", "fs/read_text_file"]
+METHODS = [
+    "initialize",
+    "authenticate",
+    "session/new",
+    "session/load",
+    "session/set_mode",
+    "session/prompt",
+    "session/cancel",
+    "session/list",
+    "session/set_config_option",
+    "$/cancel_request",
+    "fs/read_text_file",
+]
 # parse error, invalid request, method not found, invalid params, internal error, auth required, not found
 CODES = {-32700, -32600, -32601, -32602, -32603, -32000, -32002}
 WORKSPACE = tempfile.mkdtemp(prefix="kgent-acp-fuzz-ws-")
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**63), 2**63) | st.floats(allow_nan=False) | st.text(max_size=20),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4),
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**63)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=20),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4)
+    ),
     max_leaves=12,
 )
 
@@ -44,8 +63,11 @@ class RawAgent:
 
     def __init__(self) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "kgent", "acp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, env=daemon_env(STATE_DIR),
+            [sys.executable, "-m", "kgent", "acp"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=daemon_env(STATE_DIR),
         )
         self.lines: queue.Queue[bytes] = queue.Queue()
         self.stderr = bytearray()
@@ -71,8 +93,16 @@ class RawAgent:
     def ping(self) -> list[dict[str, Any]]:
         """Send `initialize` and collect every message up to its answer (all of them well-formed JSON-RPC)."""
         self.next_id += 1
-        self.write(json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": "initialize",
-                               "params": {"protocolVersion": 1}}).encode())
+        self.write(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": self.next_id,
+                    "method": "initialize",
+                    "params": {"protocolVersion": 1},
+                }
+            ).encode()
+        )
         seen: list[dict[str, Any]] = []
         while True:
             message = json.loads(self.lines.get(timeout=60))
@@ -93,7 +123,9 @@ def agent() -> Iterator[RawAgent]:
     a.ping()
     yield a
     assert a.close() == 0
-    assert b"/kgent/" not in a.stderr, a.stderr.decode(errors="replace")[-3000:]  # no traceback through our code
+    assert b"/kgent/" not in a.stderr, a.stderr.decode(errors="replace")[
+        -3000:
+    ]  # no traceback through our code
 
 
 def check(messages: list[dict[str, Any]]) -> None:
@@ -122,11 +154,23 @@ def test_arbitrary_json(agent: RawAgent, value: Any) -> None:
     st.sampled_from(METHODS) | st.text(max_size=20),
     st.none() | st.integers(0, 10**6) | st.text(max_size=10),
     st.dictionaries(
-        st.sampled_from(["sessionId", "cwd", "prompt", "modeId", "protocolVersion", "methodId", "mcpServers",
-                         "clientCapabilities", "requestId"]),
+        st.sampled_from(
+            [
+                "sessionId",
+                "cwd",
+                "prompt",
+                "modeId",
+                "protocolVersion",
+                "methodId",
+                "mcpServers",
+                "clientCapabilities",
+                "requestId",
+            ]
+        ),
         json_values | st.just(WORKSPACE) | st.just([{"type": "text", "text": "hi"}]),
         max_size=4,
-    ) | json_values,
+    )
+    | json_values,
 )
 def test_arbitrary_requests(agent: RawAgent, method: str, msg_id: Any, params: Any) -> None:
     message: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}

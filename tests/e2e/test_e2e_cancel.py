@@ -22,7 +22,10 @@ PROMPTLY = 20.0
 def long_bash_script(tmp_path: Path) -> str:
     path = tmp_path / "long-bash.json"
     turns = [
-        [{"text": "Running a long command."}, {"tool": "bash", "args": {"command": "echo $$ > bash.pid; sleep 120; echo finished"}}],
+        [
+            {"text": "Running a long command."},
+            {"tool": "bash", "args": {"command": "echo $$ > bash.pid; sleep 120; echo finished"}},
+        ],
         [{"text": "The long command finished."}],
     ]
     path.write_text(json.dumps(turns))
@@ -67,7 +70,9 @@ async def test_cancel_during_a_long_bash(host: KgentHost, workspace: Path, tmp_p
     _, end2, _ = await host.run_to_end(prompt="Still there?", sessionId=session_id, model="hello")
     assert end2["status"] == "settled" and end2["sessionId"] == session_id
     session = await host.call("agent/session", {"sessionId": session_id})
-    tools = [e["message"] for e in session["entries"] if e["type"] == "message" and e["message"]["role"] == "tool"]
+    tools = [
+        e["message"] for e in session["entries"] if e["type"] == "message" and e["message"]["role"] == "tool"
+    ]
     assert tools and tools[0]["content"].startswith("cancelled")
     with pytest.raises(JsonRpcException) as unknown:
         await host.call("agent/cancel", {"runId": "run-000000000000"})
@@ -78,7 +83,9 @@ async def test_cancel_while_an_approval_is_pending_withdraws_it(host: KgentHost,
     forever: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
     host.policy = lambda params: forever
     run_id, _ = await host.start_run(prompt="Set value to 2", workspace=str(workspace), model="tool-loop")
-    request = await host.wait_for(lambda: host.permission_requests and host.permission_requests[0], what="a prompt")
+    request = await host.wait_for(
+        lambda: host.permission_requests and host.permission_requests[0], what="a prompt"
+    )
     rid = request["requestId"]
     assert await host.call("agent/cancel", {"runId": run_id}, msg_id="cancel-1") == {"cancelled": True}
     end = await host.wait_end(run_id)
@@ -104,7 +111,11 @@ async def test_approval_timeout_withdraws_and_rejects(spawn: Any, workspace: Pat
     resolved = h.of(run_id, "permission_resolved")
     assert [(r["source"], r["approved"]) for r in resolved] == [("timeout", False), ("timeout", False)]
     for rid in asked:  # each withdrawal precedes its permission_resolved event
-        event = next(p for p in h.events[run_id] if p["event"]["type"] == "permission_resolved" and p["event"]["requestId"] == rid)
+        event = next(
+            p
+            for p in h.events[run_id]
+            if p["event"]["type"] == "permission_resolved" and p["event"]["requestId"] == rid
+        )
         assert h.wire.index(("withdraw", rid)) < h.wire.index(("event", run_id, event["seq"]))
     denied = [u for u in h.of(run_id, "tool_update") if u["status"] == "failed"]
     assert all("timed out" in u["output"] for u in denied)
@@ -123,7 +134,9 @@ async def test_exit_mid_run_cancels_kills_and_persists(spawn: Any, workspace: Pa
     # A new daemon finds the session, with the cancelled call's result written.
     h2 = await spawn(state_dir=state)
     session = await h2.call("agent/session", {"sessionId": session_id})
-    tools = [e["message"] for e in session["entries"] if e["type"] == "message" and e["message"]["role"] == "tool"]
+    tools = [
+        e["message"] for e in session["entries"] if e["type"] == "message" and e["message"]["role"] == "tool"
+    ]
     assert tools and tools[0]["content"].startswith("cancelled")
     assert session["liveRunId"] is None
 
@@ -163,12 +176,17 @@ async def test_sigterm_ends_everything(spawn: Any, workspace: Path, tmp_path: Pa
     check_stream(h, run_id, ended=False)
 
 
-async def test_a_run_cancelled_before_it_started_leaves_a_usable_session(host: KgentHost, workspace: Path) -> None:
+async def test_a_run_cancelled_before_it_started_leaves_a_usable_session(
+    host: KgentHost, workspace: Path
+) -> None:
     """Cancelled right after `agent/run` answers, a run may end before it wrote its new session; the sessionId the
     client was given must still work (protocol.md: the session stays usable)."""
     for i in range(6):
         run_id, session_id = await host.start_run(prompt=f"Hello {i}", workspace=str(workspace))
-        assert await host.call("agent/cancel", {"runId": run_id}) in ({"cancelled": True}, {"cancelled": False})
+        assert await host.call("agent/cancel", {"runId": run_id}) in (
+            {"cancelled": True},
+            {"cancelled": False},
+        )
         await host.wait_end(run_id)
         check_stream(host, run_id)
         _, end, _ = await host.run_to_end(prompt="Still there?", sessionId=session_id)

@@ -42,12 +42,18 @@ def test_malformed_json_is_a_parse_error(raw: RawDaemon) -> None:
 
 
 def test_wrong_content_length(raw: RawDaemon) -> None:
-    body = json.dumps({"jsonrpc": "2.0", "id": "short", "method": "initialize", "params": {"protocolVersion": 1}}).encode()
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": "short", "method": "initialize", "params": {"protocolVersion": 1}}
+    ).encode()
     raw.send_bytes(b"Content-Length: %d\r\n\r\n" % (len(body) - 5) + body)  # too short: the tail is garbage
     response, before = raw.request("initialize", {"protocolVersion": 1})
     assert "result" in response and errors_in(before) == [(None, -32700, "parse_error")]
     # Too long: it eats the head of the next frame, which is lost too; the daemon resynchronises after it.
-    raw.send_bytes(b"Content-Length: %d\r\n\r\n" % (len(body) + 12) + body + encode({"jsonrpc": "2.0", "id": "lost", "method": "initialize"}))
+    raw.send_bytes(
+        b"Content-Length: %d\r\n\r\n" % (len(body) + 12)
+        + body
+        + encode({"jsonrpc": "2.0", "id": "lost", "method": "initialize"})
+    )
     got = raw.resync()
     assert "result" in got[-1]
     assert {(i, c) for i, c, _ in errors_in(got)} == {(None, -32700)}
@@ -63,8 +69,13 @@ def test_frame_too_large_is_refused_and_skipped(raw: RawDaemon) -> None:
 
 
 def test_header_spelling_is_tolerated(raw: RawDaemon) -> None:
-    body = json.dumps({"jsonrpc": "2.0", "id": "lower", "method": "initialize", "params": {"protocolVersion": 1}}).encode()
-    raw.send_bytes(b"content-length:%d\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n%s" % (len(body), body))
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": "lower", "method": "initialize", "params": {"protocolVersion": 1}}
+    ).encode()
+    raw.send_bytes(
+        b"content-length:%d\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n%s"
+        % (len(body), body)
+    )
     assert "result" in raw.until("lower")[-1]
 
 
@@ -79,7 +90,10 @@ def test_header_spelling_is_tolerated(raw: RawDaemon) -> None:
         ({"jsonrpc": "2.0", "id": True, "method": "initialize"}, (None, -32600, "invalid_request")),
         ({"jsonrpc": "2.0", "id": 7, "method": 42}, (7, -32600, "invalid_request")),
         ({"jsonrpc": "2.0", "id": 8}, (8, -32600, "invalid_request")),
-        ({"jsonrpc": "2.0", "id": 9, "method": "agent/run", "params": ["positional"]}, (9, -32602, "invalid_params")),
+        (
+            {"jsonrpc": "2.0", "id": 9, "method": "agent/run", "params": ["positional"]},
+            (9, -32602, "invalid_params"),
+        ),
         ({"jsonrpc": "2.0", "id": 10, "method": "agent/nope"}, (10, -32601, None)),
         ({"jsonrpc": "2.0", "id": 11, "method": "$/cancelRequest", "params": {"id": 1}}, (11, -32601, None)),
     ],
@@ -93,7 +107,9 @@ def test_invalid_requests(raw: RawDaemon, message: Any, expected: tuple[Any, int
 
 def test_notifications_are_never_answered(raw: RawDaemon) -> None:
     raw.send({"jsonrpc": "2.0", "method": "agent/nope", "params": {}})
-    raw.send({"jsonrpc": "2.0", "method": "agent/run", "params": {"prompt": 1}})  # a request sent as a notification
+    raw.send(
+        {"jsonrpc": "2.0", "method": "agent/run", "params": {"prompt": 1}}
+    )  # a request sent as a notification
     raw.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": "never-sent"}})
     raw.send({"jsonrpc": "2.0", "method": "$/cancelRequest"})
     raw.send({"jsonrpc": "2.0", "id": "who", "result": {"outcome": "selected"}})  # an answer to nothing
@@ -108,8 +124,13 @@ def test_a_request_sent_as_a_notification_is_never_run(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "sample.py").write_text("value = 1\nprint(value)\n")
-    d.send({"jsonrpc": "2.0", "method": "agent/run",
-            "params": {"prompt": "Set value to 2", "workspace": str(ws), "model": "tool-loop"}})
+    d.send(
+        {
+            "jsonrpc": "2.0",
+            "method": "agent/run",
+            "params": {"prompt": "Set value to 2", "workspace": str(ws), "model": "tool-loop"},
+        }
+    )
     d.send({"jsonrpc": "2.0", "method": "shutdown"})
     time.sleep(1.0)  # time enough for a run to create its session, had it started
     response, before = d.request("agent/sessions", {"workspace": str(ws)})
@@ -146,7 +167,9 @@ BAD_PARAMS = [
 ]
 
 
-@pytest.mark.parametrize(("method", "params", "field"), BAD_PARAMS, ids=[f"{m}-{f}" for m, _, f in BAD_PARAMS])
+@pytest.mark.parametrize(
+    ("method", "params", "field"), BAD_PARAMS, ids=[f"{m}-{f}" for m, _, f in BAD_PARAMS]
+)
 def test_invalid_params_name_the_field(raw: RawDaemon, method: str, params: Any, field: str) -> None:
     response, _ = raw.request(method, params)
     error = assert_clean_error(response)
@@ -184,7 +207,9 @@ def test_stdout_carries_frames_only(tmp_path: Path) -> None:
     script.write_text(json.dumps([[{"tool": "bash", "args": {"command": command}}], [{"text": "ok"}]]))
     ws = tmp_path / "ws"
     ws.mkdir()
-    response, _ = d.request("agent/run", {"prompt": "go", "workspace": str(ws), "model": str(script), "mode": "full"})
+    response, _ = d.request(
+        "agent/run", {"prompt": "go", "workspace": str(ws), "model": str(script), "mode": "full"}
+    )
     run_id = response["result"]["runId"]
     while True:
         message = d.messages.get(timeout=PATIENCE)
@@ -209,8 +234,16 @@ def test_kgent_serve_stdio_is_the_daemon(tmp_path: Path) -> None:
 
 def test_unicode_round_trips(raw: RawDaemon, tmp_path: Path) -> None:
     text = "héllo ✓ 🚀 \u2028 naïve"
-    raw.send_bytes(encode({"jsonrpc": "2.0", "id": "u1", "method": "agent/run",
-                           "params": {"prompt": text, "workspace": str(tmp_path)}}))
+    raw.send_bytes(
+        encode(
+            {
+                "jsonrpc": "2.0",
+                "id": "u1",
+                "method": "agent/run",
+                "params": {"prompt": text, "workspace": str(tmp_path)},
+            }
+        )
+    )
     run_id = raw.until("u1")[-1]["result"]["runId"]
     while True:
         message = raw.messages.get(timeout=PATIENCE)

@@ -27,13 +27,31 @@ FUZZ = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 # Everything but `exit` and `shutdown`, which end the service by design.
-METHODS = ["initialize", "agent/run", "agent/cancel", "agent/steer", "agent/followUp", "agent/sessions",
-           "agent/session", "agent/fork", "agent/compact", "$/cancelRequest", "agent/event", "agent/permission"]
+METHODS = [
+    "initialize",
+    "agent/run",
+    "agent/cancel",
+    "agent/steer",
+    "agent/followUp",
+    "agent/sessions",
+    "agent/session",
+    "agent/fork",
+    "agent/compact",
+    "$/cancelRequest",
+    "agent/event",
+    "agent/permission",
+]
 WORKSPACE = tempfile.mkdtemp(prefix="kgent-fuzz-ws-")
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**63), 2**63) | st.floats(allow_nan=False) | st.text(max_size=20),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4),
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**63)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=20),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4)
+    ),
     max_leaves=12,
 )
 strings = st.text(max_size=30).filter(lambda s: s not in ("exit", "shutdown"))
@@ -63,8 +81,15 @@ def check(messages: list[dict[str, Any]]) -> None:
 
 # -- frames: garbage, wrong lengths, odd headers, valid frames, in any mix ----------------------------------------------
 header_lines = st.sampled_from(
-    [b"Content-Length: %d\r\n", b"content-length:%d\r\n", b"Content-Length:  %d \r\n", b"Content-Length: %d\n",
-     b"Content-Length: -%d\r\n", b"Content-Length: %dx\r\n", b"X-Other: %d\r\n"]
+    [
+        b"Content-Length: %d\r\n",
+        b"content-length:%d\r\n",
+        b"Content-Length:  %d \r\n",
+        b"Content-Length: %d\n",
+        b"Content-Length: -%d\r\n",
+        b"Content-Length: %dx\r\n",
+        b"X-Other: %d\r\n",
+    ]
 )
 raw_frames = st.builds(
     lambda line, n, extra, body: line % n + extra + b"\r\n" + body,
@@ -87,8 +112,14 @@ def test_fuzz_frames(raw: RawDaemon, pieces: list[bytes]) -> None:
 
 
 # -- messages: well-framed JSON objects with any mix of JSON-RPC members ---------------------------------------------------
-ids = st.one_of(st.integers(-(2**31), 2**31), strings.filter(lambda s: not s.startswith("probe")), st.none(),
-                st.booleans(), st.floats(allow_nan=False), st.lists(st.integers(), max_size=2))
+ids = st.one_of(
+    st.integers(-(2**31), 2**31),
+    strings.filter(lambda s: not s.startswith("probe")),
+    st.none(),
+    st.booleans(),
+    st.floats(allow_nan=False),
+    st.lists(st.integers(), max_size=2),
+)
 messages = st.fixed_dictionaries(
     {},
     optional={
@@ -127,11 +158,23 @@ field_values = st.one_of(
     json_values,
     st.just(WORKSPACE),
     st.sampled_from(["ask", "plan", "full", "hello", "scripted", "run-000000000000", "text"]),
-    st.lists(st.fixed_dictionaries({"type": st.sampled_from(["text", "image", "resource", "resource_link"])},
-                                   optional={"text": json_values, "uri": json_values, "name": json_values,
-                                             "resource": json_values}), max_size=3),
-    st.fixed_dictionaries({}, optional={"provider": json_values, "model": json_values, "mode": json_values,
-                                        "approvalTimeout": json_values, "baseUrl": json_values}),
+    st.lists(
+        st.fixed_dictionaries(
+            {"type": st.sampled_from(["text", "image", "resource", "resource_link"])},
+            optional={"text": json_values, "uri": json_values, "name": json_values, "resource": json_values},
+        ),
+        max_size=3,
+    ),
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "provider": json_values,
+            "model": json_values,
+            "mode": json_values,
+            "approvalTimeout": json_values,
+            "baseUrl": json_values,
+        },
+    ),
 )
 
 

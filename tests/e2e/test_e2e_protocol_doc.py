@@ -109,7 +109,19 @@ def test_json_examples_parse_and_validate() -> None:
             conforms(m.result, message["result"])
             seen.add(f"{m.name} → result")
         if "error" in message:
-            assert message["error"]["code"] in {-32700, -32600, -32601, -32602, -32603, -32800, -32001, -32002, -32003, -32004, -32005}
+            assert message["error"]["code"] in {
+                -32700,
+                -32600,
+                -32601,
+                -32602,
+                -32603,
+                -32800,
+                -32001,
+                -32002,
+                -32003,
+                -32004,
+                -32005,
+            }
     requests = {m.name for m in METHODS if m.kind == "request" and m.direction == "client → daemon"}
     assert seen >= set(methods) | {f"{name} → result" for name in requests | {"agent/permission"}}
 

@@ -23,7 +23,9 @@ def model_server() -> Iterator[ModelServer]:
 @pytest.mark.parametrize("wire", ["openai", "anthropic"])
 async def test_full_run_over_http(spawn: Any, workspace: Path, model_server: ModelServer, wire: str) -> None:
     model_server.script = "tool-loop"
-    h: KgentHost = await spawn(KGENT_PROVIDER=wire, KGENT_BASE_URL=model_server.base_url(wire), KGENT_MODEL="test-model")
+    h: KgentHost = await spawn(
+        KGENT_PROVIDER=wire, KGENT_BASE_URL=model_server.base_url(wire), KGENT_MODEL="test-model"
+    )
     run_id, end, _ = await h.run_to_end(prompt="Set value to 2", workspace=str(workspace))
     assert end["status"] == "settled" and end["changedPaths"] == ["sample.py"], end
     start = h.of(run_id)[0]
@@ -36,7 +38,9 @@ async def test_a_failed_summary_fails_the_compaction_cleanly(
     spawn: Any, workspace: Path, tmp_path: Path, model_server: ModelServer
 ) -> None:
     model_server.script = [[{"text": "lorem ipsum dolor sit amet " * 5000}]]  # past the 20k tokens kept
-    h: KgentHost = await spawn(KGENT_PROVIDER="openai", KGENT_BASE_URL=model_server.openai_base_url, KGENT_MODEL="m")
+    h: KgentHost = await spawn(
+        KGENT_PROVIDER="openai", KGENT_BASE_URL=model_server.openai_base_url, KGENT_MODEL="m"
+    )
     _, end, _ = await h.run_to_end(prompt="Write a lot", workspace=str(workspace))
     sid = end["sessionId"]
     model_server.script = [[{"text": "A short answer."}]]
@@ -49,10 +53,14 @@ async def test_a_failed_summary_fails_the_compaction_cleanly(
     assert after["entries"] == before["entries"]  # nothing was written
 
 
-async def test_tokens_cache_and_cost_reach_the_editor(spawn: Any, workspace: Path, model_server: ModelServer) -> None:
+async def test_tokens_cache_and_cost_reach_the_editor(
+    spawn: Any, workspace: Path, model_server: ModelServer
+) -> None:
     model_server.script = "tool-loop"
     h: KgentHost = await spawn(
-        KGENT_PROVIDER="anthropic", KGENT_BASE_URL=model_server.anthropic_base_url, KGENT_MODEL="claude-sonnet-4-5"
+        KGENT_PROVIDER="anthropic",
+        KGENT_BASE_URL=model_server.anthropic_base_url,
+        KGENT_MODEL="claude-sonnet-4-5",
     )
     _, end, events = await h.run_to_end(prompt="Set value to 2", workspace=str(workspace))
     usage = [e for e in events if e["type"] == "usage"]
@@ -63,13 +71,22 @@ async def test_tokens_cache_and_cost_reach_the_editor(spawn: Any, workspace: Pat
     assert session["usage"] == end["usage"]  # one run so far: the session's totals are the run's
 
 
-async def test_a_cost_limit_ends_the_run_failed(spawn: Any, workspace: Path, model_server: ModelServer) -> None:
+async def test_a_cost_limit_ends_the_run_failed(
+    spawn: Any, workspace: Path, model_server: ModelServer
+) -> None:
     model_server.script = "tool-loop"
     h: KgentHost = await spawn(
-        KGENT_PROVIDER="anthropic", KGENT_BASE_URL=model_server.anthropic_base_url, KGENT_MODEL="claude-sonnet-4-5"
+        KGENT_PROVIDER="anthropic",
+        KGENT_BASE_URL=model_server.anthropic_base_url,
+        KGENT_MODEL="claude-sonnet-4-5",
     )
     _, end, events = await h.run_to_end(prompt="Set value to 2", workspace=str(workspace), costLimit=0.0001)
-    assert (end["status"], end["stopReason"], end["error"]["code"], end["turns"]) == ("failed", "cost_limit", "cost_limit", 0)
+    assert (end["status"], end["stopReason"], end["error"]["code"], end["turns"]) == (
+        "failed",
+        "cost_limit",
+        "cost_limit",
+        0,
+    )
     assert "limit of $0.0001" in end["error"]["message"] and not [e for e in events if e["type"] == "usage"]
     with pytest.raises(JsonRpcException) as bad:
         await h.call("agent/run", {"prompt": "x", "workspace": str(workspace), "costLimit": -1})

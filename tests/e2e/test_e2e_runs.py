@@ -20,7 +20,10 @@ def write_script(path: Path, turns: list[list[dict[str, Any]]]) -> str:
 
 # A run that stays live until the test says so: its first turn asks to write a file (in ask mode), and the host
 # holds the answer until `release` is set. A run that only slept would end on its own on a slow machine.
-HELD = [[{"text": "Writing notes."}, {"tool": "write", "args": {"path": "notes.txt", "content": "notes\n"}}], [{"text": "Done."}]]
+HELD = [
+    [{"text": "Writing notes."}, {"tool": "write", "args": {"path": "notes.txt", "content": "notes\n"}}],
+    [{"text": "Done."}],
+]
 
 
 def hold_approvals(host: KgentHost) -> asyncio.Event:
@@ -38,7 +41,9 @@ async def start_held_run(host: KgentHost, workspace: Path) -> tuple[str, str, as
     """(runId, sessionId, release): the run is waiting on its approval when this returns."""
     release = hold_approvals(host)
     script = write_script(workspace.parent / "held.json", HELD)
-    run_id, session_id = await host.start_run(prompt="Think slowly", workspace=str(workspace), model=script, mode="ask")
+    run_id, session_id = await host.start_run(
+        prompt="Think slowly", workspace=str(workspace), model=script, mode="ask"
+    )
     await host.wait_for(lambda: host.permission_requests, what="the run's approval request")
     return run_id, session_id, release
 
@@ -71,9 +76,17 @@ async def test_full_run_with_allow_once(host: KgentHost, workspace: Path) -> Non
     edit = asked[0]
     assert edit["runId"] == run_id and edit["sessionId"] == session_id
     assert edit["toolCall"]["kind"] == "edit" and edit["toolCall"]["path"] == "sample.py"
-    assert "+value = 2" in edit["toolCall"]["diff"] and edit["toolCall"]["newText"] == "value = 2\nprint(value)\n"
+    assert (
+        "+value = 2" in edit["toolCall"]["diff"]
+        and edit["toolCall"]["newText"] == "value = 2\nprint(value)\n"
+    )
     assert edit["risk"] in ("low", "medium", "high") and edit["reason"]
-    assert [o["kind"] for o in edit["options"]] == ["allow_once", "allow_always", "reject_once", "reject_always"]
+    assert [o["kind"] for o in edit["options"]] == [
+        "allow_once",
+        "allow_always",
+        "reject_once",
+        "reject_always",
+    ]
     assert asked[1]["toolCall"]["command"].startswith("grep")
     # The JSON-RPC id of each prompt is its requestId, and the prompt follows its permission_request event.
     for request in asked:
@@ -82,13 +95,17 @@ async def test_full_run_with_allow_once(host: KgentHost, workspace: Path) -> Non
         event = next(p for p in host.events[run_id] if p["event"].get("requestId") == rid)
         assert host.wire.index(("event", run_id, event["seq"])) < where
     resolved = host.of(run_id, "permission_resolved")
-    assert [(r["decision"], r["approved"], r["source"]) for r in resolved] == [("allow_once", True, "host")] * 2
+    assert [(r["decision"], r["approved"], r["source"]) for r in resolved] == [
+        ("allow_once", True, "host")
+    ] * 2
     assert host.withdrawn == []
 
 
 async def test_allow_always_is_not_asked_again(host: KgentHost, workspace: Path) -> None:
     host.policy = select("allow_always")
-    run_id, end, events = await host.run_to_end(prompt="Write notes", workspace=str(workspace), model="two-writes")
+    run_id, end, events = await host.run_to_end(
+        prompt="Write notes", workspace=str(workspace), model="two-writes"
+    )
     assert end["status"] == "settled"
     assert len(host.permission_requests) == 1
     resolved = host.of(run_id, "permission_resolved")
@@ -99,14 +116,20 @@ async def test_allow_always_is_not_asked_again(host: KgentHost, workspace: Path)
 
 async def test_reject_feeds_permission_denied_to_the_model(host: KgentHost, workspace: Path) -> None:
     host.policy = select("reject_once")
-    run_id, end, events = await host.run_to_end(prompt="Set value to 2", workspace=str(workspace), model="tool-loop")
+    run_id, end, events = await host.run_to_end(
+        prompt="Set value to 2", workspace=str(workspace), model="tool-loop"
+    )
     assert end["status"] == "settled" and end["changedPaths"] == [] and end["patch"] == ""
     assert (workspace / "sample.py").read_text() == "value = 1\nprint(value)\n"
     denied = [e for e in host.of(run_id, "tool_update") if e["status"] == "failed"]
-    assert len(denied) == 2 and all(e["isError"] and e["output"].startswith("permission_denied") for e in denied)
+    assert len(denied) == 2 and all(
+        e["isError"] and e["output"].startswith("permission_denied") for e in denied
+    )
     # The model saw the refusals as tool results (they are in the session).
     session = await host.call("agent/session", {"sessionId": end["sessionId"]})
-    results = [e["message"] for e in session["entries"] if e["type"] == "message" and e["message"]["role"] == "tool"]
+    results = [
+        e["message"] for e in session["entries"] if e["type"] == "message" and e["message"]["role"] == "tool"
+    ]
     assert sum(r["content"].startswith("permission_denied") for r in results) == 2
 
 
@@ -127,7 +150,9 @@ def _raise(params: dict[str, Any]) -> Any:
 )
 async def test_anything_but_a_selection_is_a_reject(host: KgentHost, workspace: Path, policy: Any) -> None:
     host.policy = policy
-    run_id, end, _ = await host.run_to_end(prompt="Set value to 2", workspace=str(workspace), model="tool-loop")
+    run_id, end, _ = await host.run_to_end(
+        prompt="Set value to 2", workspace=str(workspace), model="tool-loop"
+    )
     assert end["status"] == "settled"
     assert [r["approved"] for r in host.of(run_id, "permission_resolved")] == [False, False]
     assert (workspace / "sample.py").read_text() == "value = 1\nprint(value)\n"
@@ -135,12 +160,16 @@ async def test_anything_but_a_selection_is_a_reject(host: KgentHost, workspace: 
 
 async def test_acp_nested_outcome_is_understood(host: KgentHost, workspace: Path) -> None:
     host.policy = lambda p: {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
-    run_id, end, _ = await host.run_to_end(prompt="Set value to 2", workspace=str(workspace), model="tool-loop")
+    run_id, end, _ = await host.run_to_end(
+        prompt="Set value to 2", workspace=str(workspace), model="tool-loop"
+    )
     assert [r["approved"] for r in host.of(run_id, "permission_resolved")] == [True, True]
     assert end["changedPaths"] == ["sample.py"]
 
 
-async def test_eight_concurrent_runs_with_approvals_answered_out_of_order(host: KgentHost, tmp_path: Path) -> None:
+async def test_eight_concurrent_runs_with_approvals_answered_out_of_order(
+    host: KgentHost, tmp_path: Path
+) -> None:
     n = 8
     gates: dict[str, asyncio.Future[dict[str, Any]]] = {}
 
@@ -156,7 +185,10 @@ async def test_eight_concurrent_runs_with_approvals_answered_out_of_order(host: 
         (ws / "sample.py").write_text("value = 1\nprint(value)\n")
         workspaces.append(ws)
     runs = await asyncio.gather(
-        *(host.start_run(prompt=f"task {i}", workspace=str(ws), model="tool-loop") for i, ws in enumerate(workspaces))
+        *(
+            host.start_run(prompt=f"task {i}", workspace=str(ws), model="tool-loop")
+            for i, ws in enumerate(workspaces)
+        )
     )
     assert len({sid for _, sid in runs}) == n
     rng = random.Random(5)
@@ -175,7 +207,9 @@ async def test_eight_concurrent_runs_with_approvals_answered_out_of_order(host: 
         check_stream(host, run_id)
         assert (ws / "sample.py").read_text() == "value = 2\nprint(value)\n"
         # Each run's prompts carry its own ids.
-        assert all(r["runId"] == run_id for r in host.permission_requests if r["requestId"].startswith(run_id))
+        assert all(
+            r["runId"] == run_id for r in host.permission_requests if r["requestId"].startswith(run_id)
+        )
     # The streams really interleaved.
     order = [w[1] for w in host.wire if w[0] == "event"]
     switches = sum(a != b for a, b in zip(order, order[1:], strict=False))
@@ -191,7 +225,10 @@ async def test_steer_reaches_the_model_mid_run(host: KgentHost, workspace: Path)
     # The steer goes in after the write's batch; the script starts over for it (write, then answer): three turns.
     assert end["status"] == "settled" and end["turns"] == 3
     users = host.of(run_id, "user_message")
-    assert [(u["source"], u["text"]) for u in users] == [("prompt", "Think slowly"), ("steer", "Use value 3, not 2.")]
+    assert [(u["source"], u["text"]) for u in users] == [
+        ("prompt", "Think slowly"),
+        ("steer", "Use value 3, not 2."),
+    ]
     queues = host.of(run_id, "queue_update")
     assert queues[0]["steering"] == ["Use value 3, not 2."] and queues[-1] == {
         "type": "queue_update",
@@ -252,10 +289,15 @@ async def test_prompt_content_blocks(host: KgentHost, workspace: Path) -> None:
     ]
     run_id, end, _ = await host.run_to_end(prompt=blocks, workspace=str(workspace))
     prompt = host.of(run_id)[0]["prompt"]
-    assert prompt == 'Explain this.\n\n[util.py](file:///x/util.py)\n\n<resource uri="file:///x/util.py">\ndef f(): pass\n</resource>'
+    assert (
+        prompt
+        == 'Explain this.\n\n[util.py](file:///x/util.py)\n\n<resource uri="file:///x/util.py">\ndef f(): pass\n</resource>'
+    )
     with pytest.raises(JsonRpcException) as image:
-        await host.call("agent/run", {"prompt": [{"type": "image", "data": "", "mimeType": "image/png"}],
-                                      "workspace": str(workspace)})
+        await host.call(
+            "agent/run",
+            {"prompt": [{"type": "image", "data": "", "mimeType": "image/png"}], "workspace": str(workspace)},
+        )
     assert image.value.code == -32602 and "image" in image.value.message
 
 
@@ -277,11 +319,15 @@ async def test_the_client_may_cancel_a_prompt(host: KgentHost, workspace: Path) 
 
     canceller = asyncio.get_running_loop().create_task(cancel_prompts())
     try:
-        run_id, end, _ = await host.run_to_end(prompt="Set value to 2", workspace=str(workspace), model="tool-loop")
+        run_id, end, _ = await host.run_to_end(
+            prompt="Set value to 2", workspace=str(workspace), model="tool-loop"
+        )
     finally:
         canceller.cancel()
     assert end["status"] == "settled"
-    assert [(r["approved"], r["source"]) for r in host.of(run_id, "permission_resolved")] == [(False, "host")] * 2
+    assert [(r["approved"], r["source"]) for r in host.of(run_id, "permission_resolved")] == [
+        (False, "host")
+    ] * 2
 
 
 async def test_the_daemon_logs_its_life_and_each_run_at_info(spawn, workspace: Path, tmp_path: Path) -> None:

@@ -17,7 +17,8 @@ from kgent.context.summary import SECTIONS
 def messages(session: dict[str, Any], role: str, *, branch_only: bool = True) -> list[dict[str, Any]]:
     on = set(session["branch"])
     return [
-        e for e in session["entries"]
+        e
+        for e in session["entries"]
         if e["type"] == "message" and e["message"]["role"] == role and (not branch_only or e["id"] in on)
     ]
 
@@ -46,6 +47,7 @@ async def test_resume_and_fork(host: KgentHost, workspace: Path) -> None:
     await host.run_to_end(prompt="Third question", sessionId=sid)
     tree = await host.call("agent/session", {"sessionId": sid})
     assert [m["message"]["text"] for m in messages(tree, "user")] == ["First question", "Third question"]
+
     # the prompts that branch off the first answer (a resume that changed the model records a config entry first)
     def prompts_after(entry_id: str) -> list[str]:
         out = []
@@ -56,7 +58,10 @@ async def test_resume_and_fork(host: KgentHost, workspace: Path) -> None:
 
     assert sorted(prompts_after(first_answer)) == ["Second question", "Third question"]
     configs = [e for e in tree["entries"] if e["type"] == "config"]
-    assert [c["model"] for c in configs] == ["hello", "streamed-run"]  # the fork runs on the first branch's config
+    assert [c["model"] for c in configs] == [
+        "hello",
+        "streamed-run",
+    ]  # the fork runs on the first branch's config
     assert len(tree["entries"]) > len(session["entries"])  # nothing was deleted
     # branchOnly returns just the active branch.
     only = await host.call("agent/session", {"sessionId": sid, "branchOnly": True})
@@ -79,7 +84,10 @@ async def test_session_refusals(host: KgentHost, workspace: Path, tmp_path: Path
         return e.value.code, (e.value.data or {}).get("code")
 
     assert await error("agent/session", {"sessionId": "nosuchsession"}) == (-32002, "session_not_found")
-    assert await error("agent/run", {"prompt": "x", "sessionId": "nosuchsession"}) == (-32002, "session_not_found")
+    assert await error("agent/run", {"prompt": "x", "sessionId": "nosuchsession"}) == (
+        -32002,
+        "session_not_found",
+    )
     assert await error("agent/session", {"sessionId": "../../etc"}) == (-32602, "invalid_session_id")
     _, end, _ = await host.run_to_end(prompt="Hello", workspace=str(workspace))
     sid = end["sessionId"]
@@ -131,15 +139,20 @@ async def test_compact(host: KgentHost, workspace: Path, tmp_path: Path) -> None
     assert end["status"] == "settled"
 
 
-async def test_a_long_scripted_run_compacts_automatically(host: KgentHost, workspace: Path, tmp_path: Path) -> None:
+async def test_a_long_scripted_run_compacts_automatically(
+    host: KgentHost, workspace: Path, tmp_path: Path
+) -> None:
     """The scripted models have a 32k-token window: a run that keeps reading a ~7k-token file outgrows it, compacts
     on its own (compaction events in the stream, checkpoints on the branch) and still settles."""
     (workspace / "notes.txt").write_text("".join(f"line {i}: {'lorem ipsum ' * 20}\n" for i in range(110)))
     script = tmp_path / "reads.json"
-    turns = [[{"text": f"Reading, pass {i}."}, {"tool": "read", "args": {"path": "notes.txt"}}] for i in range(6)]
+    turns = [
+        [{"text": f"Reading, pass {i}."}, {"tool": "read", "args": {"path": "notes.txt"}}] for i in range(6)
+    ]
     script.write_text(json.dumps([*turns, [{"text": "Read it six times."}]]))
-    run_id, end, events = await host.run_to_end(prompt="Read the notes six times", workspace=str(workspace),
-                                                model=str(script), mode="full")
+    run_id, end, events = await host.run_to_end(
+        prompt="Read the notes six times", workspace=str(workspace), model=str(script), mode="full"
+    )
     assert end["status"] == "settled" and end["text"] == "Read it six times."
     compactions = [e for e in events if e["type"] == "compaction"]
     completed = [e for e in compactions if e["status"] == "completed"]
@@ -148,11 +161,15 @@ async def test_a_long_scripted_run_compacts_automatically(host: KgentHost, works
     session = await host.call("agent/session", {"sessionId": end["sessionId"], "branchOnly": True})
     checkpoints = [e for e in session["entries"] if e["type"] == "compaction"]
     assert [c["id"] for c in checkpoints] == [e["entryId"] for e in completed]
-    assert checkpoints[0]["readFiles"] == ["notes.txt"] and checkpoints[0]["summary"].startswith(f"## {SECTIONS[0]}")
+    assert checkpoints[0]["readFiles"] == ["notes.txt"] and checkpoints[0]["summary"].startswith(
+        f"## {SECTIONS[0]}"
+    )
     assert len(messages(session, "tool")) == 6  # the full history stays in the session
 
 
-async def test_a_new_session_can_be_read_as_soon_as_agent_run_answers(host: KgentHost, workspace: Path) -> None:
+async def test_a_new_session_can_be_read_as_soon_as_agent_run_answers(
+    host: KgentHost, workspace: Path
+) -> None:
     """The run writes its new session just after the answer; a client asking for it at once must not be told it does
     not exist."""
     for i in range(8):

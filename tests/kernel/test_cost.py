@@ -23,7 +23,9 @@ def cost(amount: float) -> dict:
     return {"amount": pytest.approx(amount), "currency": "USD"}
 
 
-async def test_usage_events_and_run_end_carry_the_cost_of_a_priced_model(make_kernel, workspace: Path) -> None:
+async def test_usage_events_and_run_end_carry_the_cost_of_a_priced_model(
+    make_kernel, workspace: Path
+) -> None:
     kernel = make_kernel(SCRIPT, mode="full", prices=PriceTable({"script": PRICE}))
     run = kernel.create_run("read it", workspace=workspace)
     events = [e for e in await collect(run) if isinstance(e, UsageEvent)]
@@ -32,7 +34,11 @@ async def test_usage_events_and_run_end_carry_the_cost_of_a_priced_model(make_ke
     assert [e.turn["cost"] for e in events] == [cost(per_call), cost(per_call)]
     assert [e.total["cost"] for e in events] == [cost(per_call), cost(2 * per_call)]
     assert result.usage == {
-        "inputTokens": 2000, "outputTokens": 200, "cacheReadTokens": 0, "cacheWriteTokens": 0, "cost": cost(2 * per_call),
+        "inputTokens": 2000,
+        "outputTokens": 200,
+        "cacheReadTokens": 0,
+        "cacheWriteTokens": 0,
+        "cost": cost(2 * per_call),
     }
 
 
@@ -42,14 +48,26 @@ async def test_an_unknown_model_shows_tokens_only(make_kernel, workspace: Path) 
     events = [e for e in await collect(run) if isinstance(e, UsageEvent)]
     result = await run.result()
     assert events and all("cost" not in e.turn and "cost" not in e.total for e in events)
-    assert result.usage == {"inputTokens": 2000, "outputTokens": 200, "cacheReadTokens": 0, "cacheWriteTokens": 0}
+    assert result.usage == {
+        "inputTokens": 2000,
+        "outputTokens": 200,
+        "cacheReadTokens": 0,
+        "cacheWriteTokens": 0,
+    }
 
 
 def test_cache_reads_and_writes_are_priced_at_their_rates() -> None:
     meter = RunCost(PRICE)
-    event = meter.add(Usage(input_tokens=10, output_tokens=20, cache_read_tokens=30_000, cache_write_tokens=400))
+    event = meter.add(
+        Usage(input_tokens=10, output_tokens=20, cache_read_tokens=30_000, cache_write_tokens=400)
+    )
     assert event.turn["cost"] == cost((10 * 2.0 + 20 * 10.0 + 30_000 * 0.5 + 400 * 2.5) / 1e6)
-    assert usage_to_wire(Usage(), None) == {"inputTokens": 0, "outputTokens": 0, "cacheReadTokens": 0, "cacheWriteTokens": 0}
+    assert usage_to_wire(Usage(), None) == {
+        "inputTokens": 0,
+        "outputTokens": 0,
+        "cacheReadTokens": 0,
+        "cacheWriteTokens": 0,
+    }
 
 
 def test_session_totals_cover_every_branch_and_price_each_turn_by_its_model() -> None:
@@ -63,10 +81,14 @@ def test_session_totals_cover_every_branch_and_price_each_turn_by_its_model() ->
     totals = session_usage([root, a, b], table)
     assert (totals["inputTokens"], totals["outputTokens"]) == (4000, 2)
     assert totals["cost"] == cost((1000 * 2.0 + 10.0 + 3000 * 1.0) / 1e6)
-    assert "cost" not in session_usage([root, a, b], PriceTable({"a": PRICE}))  # one turn unpriced: tokens only
+    assert "cost" not in session_usage(
+        [root, a, b], PriceTable({"a": PRICE})
+    )  # one turn unpriced: tokens only
 
 
-async def test_a_cost_limit_stops_the_run_before_the_call_that_would_pass_it(make_kernel, workspace: Path) -> None:
+async def test_a_cost_limit_stops_the_run_before_the_call_that_would_pass_it(
+    make_kernel, workspace: Path
+) -> None:
     # Each call reports 1000 input + 100 output tokens: $0.003. After two calls ($0.006) the next one is
     # estimated at the last call's input plus the new messages, and its output again: past $0.007.
     script = [[{"tool": "read", "args": {"path": "sample.py"}}, *USAGE]] * 5 + [[{"text": "Done."}]]
@@ -76,7 +98,9 @@ async def test_a_cost_limit_stops_the_run_before_the_call_that_would_pass_it(mak
     result = await run.result()
     assert (result.status, result.stop_reason, result.turns) == ("failed", "cost_limit", 2)
     assert result.error is not None and result.error["code"] == "cost_limit"
-    assert "limit of $0.0070" in result.error["message"] and "spent so far: $0.0060" in result.error["message"]
+    assert (
+        "limit of $0.0070" in result.error["message"] and "spent so far: $0.0060" in result.error["message"]
+    )
     assert result.usage["cost"]["amount"] == pytest.approx(0.006) and events[-1].type == "run_end"
     # The session is whole: a later run (another limit) continues it.
     again = kernel.create_run("go on", workspace=workspace, session_id=result.session_id, cost_limit=1.0)
@@ -84,7 +108,9 @@ async def test_a_cost_limit_stops_the_run_before_the_call_that_would_pass_it(mak
     assert (await again.result()).status == "settled"
 
 
-async def test_a_cost_limit_needs_a_positive_amount_and_the_models_price(make_kernel, workspace: Path) -> None:
+async def test_a_cost_limit_needs_a_positive_amount_and_the_models_price(
+    make_kernel, workspace: Path
+) -> None:
     from kgent.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match="needs the price of model 'script'"):
@@ -103,7 +129,10 @@ def test_the_next_call_is_estimated_at_cached_rates_once_the_provider_caches() -
     history: list = [UserMessage(text="go")]
     meter.check(history, overhead=0)
     meter.add(Usage(input_tokens=10, output_tokens=200, cache_read_tokens=90_000, cache_write_tokens=1_990))
-    history += [AssistantMessage(text="a" * 400), ToolResultMessage(tool_call_id="c", name="read", content="r" * 3596)]
+    history += [
+        AssistantMessage(text="a" * 400),
+        ToolResultMessage(tool_call_id="c", name="read", content="r" * 3596),
+    ]
     new = 100 + 900  # chars/4 of the two new messages
     expected = (92_000 * 0.5 + new * 2.5 + 200 * 10.0) / 1e6
     assert meter.next_call(history, overhead=0) == pytest.approx(expected)
@@ -113,7 +142,9 @@ def test_the_next_call_is_estimated_at_cached_rates_once_the_provider_caches() -
     plain.check(history[:1], overhead=0)
     plain.add(Usage(input_tokens=92_000, output_tokens=200))
     assert plain.next_call(history, overhead=0) == pytest.approx(((92_000 + new) * 2.5 + 200 * 10.0) / 1e6)
-    assert plain.next_call([UserMessage(text="s" * 400)], overhead=50) == pytest.approx((150 * 2.5 + 200 * 10.0) / 1e6)
+    assert plain.next_call([UserMessage(text="s" * 400)], overhead=50) == pytest.approx(
+        (150 * 2.5 + 200 * 10.0) / 1e6
+    )
 
 
 def test_cost_limit_and_prices_from_the_environment(tmp_path: Path) -> None:
@@ -129,5 +160,7 @@ def test_cost_limit_and_prices_from_the_environment(tmp_path: Path) -> None:
             cost_limit({"KGENT_COST_LIMIT": bad})
     path = tmp_path / "p.json"
     path.write_text(json.dumps({"models": {"local-llm": {"input": 0, "output": 0}}}))
-    assert prices({"KGENT_PRICES": str(path)}).price("local-llm") == Price(input=0, output=0, cache_read=0, cache_write=0)
+    assert prices({"KGENT_PRICES": str(path)}).price("local-llm") == Price(
+        input=0, output=0, cache_read=0, cache_write=0
+    )
     assert prices({}).price("local-llm") is None

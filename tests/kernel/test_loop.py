@@ -42,14 +42,23 @@ async def test_tool_loop_reads_edits_runs_and_settles(make_kernel, workspace: Pa
     # each call: tool_call, then (approval), then in_progress, then completed — in that order
     seq = types(events)
     edit_at = seq.index("tool_call", seq.index("tool_call") + 1)
-    assert seq[edit_at : edit_at + 4] == ["tool_call", "permission_request", "permission_resolved", "tool_update"]
+    assert seq[edit_at : edit_at + 4] == [
+        "tool_call",
+        "permission_request",
+        "permission_resolved",
+        "tool_update",
+    ]
     bash_done = [e for e in events if isinstance(e, ToolUpdate) and e.status == "completed"][-1]
     assert "2" in (bash_done.output or "")
     assert result.text.startswith("Updated sample.py")
-    assert "".join(e.delta for e in events if isinstance(e, MessageDelta) and e.kind == "text").endswith(result.text)
+    assert "".join(e.delta for e in events if isinstance(e, MessageDelta) and e.kind == "text").endswith(
+        result.text
+    )
 
 
-async def test_denied_call_becomes_permission_denied_result_and_loop_continues(make_kernel, workspace: Path) -> None:
+async def test_denied_call_becomes_permission_denied_result_and_loop_continues(
+    make_kernel, workspace: Path
+) -> None:
     kernel = make_kernel("tool-loop", mode="ask")
     run = kernel.create_run("set value", workspace=workspace)
     await collect(run, "reject_once")
@@ -131,7 +140,11 @@ async def test_approval_timeout_rejects(make_kernel, workspace: Path) -> None:
 
 async def test_unknown_tool_and_bad_arguments_are_error_results(make_kernel, workspace: Path) -> None:
     script = [
-        [{"tool": "missing", "args": {}}, {"tool": "read", "args": {}}, {"tool": "read", "args": {"path": 3}}],
+        [
+            {"tool": "missing", "args": {}},
+            {"tool": "read", "args": {}},
+            {"tool": "read", "args": {"path": 3}},
+        ],
         [{"text": "done"}],
     ]
     kernel = make_kernel(script, mode="full")
@@ -150,7 +163,10 @@ async def test_provider_error_fails_the_run_with_one_terminal_event(make_kernel,
     run = kernel.create_run("go", workspace=workspace)
     events = await collect(run)
     result = await run.result()
-    assert result.status == "failed" and result.error == {"code": "scripted_error", "message": "The scripted provider failed."}
+    assert result.status == "failed" and result.error == {
+        "code": "scripted_error",
+        "message": "The scripted provider failed.",
+    }
     assert types(events).count("run_end") == 1 and events[-1].type == "run_end"
 
 
@@ -180,7 +196,10 @@ async def test_cancel_mid_bash_kills_the_process_group(make_kernel, workspace: P
     import os
     import time
 
-    script = [[{"tool": "bash", "args": {"command": "echo pgid=$$; sleep 60 & sleep 60; wait"}}], [{"text": "x"}]]
+    script = [
+        [{"tool": "bash", "args": {"command": "echo pgid=$$; sleep 60 & sleep 60; wait"}}],
+        [{"text": "x"}],
+    ]
     kernel = make_kernel(script, mode="full")
     run = kernel.create_run("go", workspace=workspace)
     pgid = None
@@ -209,7 +228,10 @@ async def test_cancel_mid_bash_kills_the_process_group(make_kernel, workspace: P
 
 async def test_steering_is_delivered_after_the_current_batch(make_kernel, workspace: Path) -> None:
     script = [
-        [{"tool": "bash", "args": {"command": "sleep 0.3; echo one"}}, {"tool": "bash", "args": {"command": "echo two"}}],
+        [
+            {"tool": "bash", "args": {"command": "sleep 0.3; echo one"}},
+            {"tool": "bash", "args": {"command": "echo two"}},
+        ],
         [{"text": "ok"}],
     ]
     kernel = make_kernel(script, mode="full")
@@ -228,7 +250,11 @@ async def test_steering_is_delivered_after_the_current_batch(make_kernel, worksp
     assert done[0] < done[1] < steer_at
     second_request = kernel.provider.requests[1].messages
     assert isinstance(second_request[-1], UserMessage) and second_request[-1].text == "also mention three"
-    assert [type(m).__name__ for m in second_request[-3:]] == ["ToolResultMessage", "ToolResultMessage", "UserMessage"]
+    assert [type(m).__name__ for m in second_request[-3:]] == [
+        "ToolResultMessage",
+        "ToolResultMessage",
+        "UserMessage",
+    ]
     assert "queue_update" in types(events)
 
 
@@ -300,7 +326,10 @@ async def test_parallel_read_only_batch_overlaps_and_keeps_call_order(workspace:
             return ToolOutput(content=f"done {args['id']}")
 
     script = [
-        [{"tool": "slow", "args": {"id": "first", "after": "second"}}, {"tool": "slow", "args": {"id": "second"}}],
+        [
+            {"tool": "slow", "args": {"id": "first", "after": "second"}},
+            {"tool": "slow", "args": {"id": "second"}},
+        ],
         [{"text": "ok"}],
     ]
     kernel = AgentKernel(ScriptedProvider(script), tools=[Slow()], config=KernelConfig(mode="full"))
@@ -333,7 +362,9 @@ async def test_long_scripted_run_compacts_automatically(make_kernel, workspace: 
     assert len(reads) == 10
 
 
-async def test_cancel_while_an_approval_is_pending_ends_the_call_in_the_stream(make_kernel, workspace: Path) -> None:
+async def test_cancel_while_an_approval_is_pending_ends_the_call_in_the_stream(
+    make_kernel, workspace: Path
+) -> None:
     kernel = make_kernel("two-writes", mode="ask")
     run = kernel.create_run("write", workspace=workspace)
     events = []
@@ -349,7 +380,9 @@ async def test_cancel_while_an_approval_is_pending_ends_the_call_in_the_stream(m
     assert not (workspace / "notes.txt").exists()
 
 
-async def test_an_approval_holds_only_for_the_arguments_it_was_given_for(make_kernel, workspace: Path) -> None:
+async def test_an_approval_holds_only_for_the_arguments_it_was_given_for(
+    make_kernel, workspace: Path
+) -> None:
     # The request's args are what the person judged; if they differ from what would run, the call does not run.
     script = [[{"tool": "write", "args": {"path": "notes.txt", "content": "approved\n"}}], [{"text": "ok"}]]
     kernel = make_kernel(script, mode="ask")
@@ -366,7 +399,9 @@ async def test_an_approval_holds_only_for_the_arguments_it_was_given_for(make_ke
     assert (await run.result()).status == "settled"
 
 
-async def test_after_the_loop_finished_follow_ups_are_refused_and_cancel_keeps_the_result(workspace: Path) -> None:
+async def test_after_the_loop_finished_follow_ups_are_refused_and_cancel_keeps_the_result(
+    workspace: Path,
+) -> None:
     # Between the last model answer and run_end the run still computes its patch; a message sent then must not be
     # accepted and dropped: the host learns the run has ended and starts a new one.
     from kgent.kernel import AgentKernel, KernelConfig
@@ -427,8 +462,13 @@ async def test_a_resume_that_changes_the_mode_records_it(make_kernel, workspace:
 
 
 async def test_repeated_tool_call_ids_still_get_one_result_each(make_kernel, workspace: Path) -> None:
-    script = [[{"tool": "ls", "args": {}, "id": "dup"}, {"tool": "calculator", "args": {"expression": "6*7"}, "id": "dup"}],
-              [{"text": "done"}]]
+    script = [
+        [
+            {"tool": "ls", "args": {}, "id": "dup"},
+            {"tool": "calculator", "args": {"expression": "6*7"}, "id": "dup"},
+        ],
+        [{"text": "done"}],
+    ]
     kernel = make_kernel(script, mode="full")
     run = kernel.create_run("go", workspace=workspace)
     await collect(run)

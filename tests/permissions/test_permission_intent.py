@@ -242,7 +242,10 @@ def test_bash_anything_else_is_shell(workspace: Path, command: str) -> None:
 
 
 def test_bash_shell_reason(workspace: Path) -> None:
-    assert _c(workspace, "bash", command="pytest -q").reason == "runs a shell command (pytest: not a program known to only read)"
+    assert (
+        _c(workspace, "bash", command="pytest -q").reason
+        == "runs a shell command (pytest: not a program known to only read)"
+    )
     assert _c(workspace, "bash", command="grep -R KEY .").reason == (
         "runs a shell command (grep with option -R (--dereference-recursive))"
     )

@@ -180,10 +180,23 @@ def test_only_full_mode_allows_leaving_the_workspace_or_protected_files(
 # --- shell commands and the sandbox ---------------------------------------------------------------------------
 
 
-def _bash(operation: str, scope: str = "workspace", protected: bool = False, paths: tuple[str, ...] = (),
-          command: str = "cat a") -> Intent:
-    return Intent(tool="bash", operation=operation, scope=scope, protected=protected,  # type: ignore[arg-type]
-                  paths=paths, command=command, subject="command", reason="runs it")
+def _bash(
+    operation: str,
+    scope: str = "workspace",
+    protected: bool = False,
+    paths: tuple[str, ...] = (),
+    command: str = "cat a",
+) -> Intent:
+    return Intent(
+        tool="bash",
+        operation=operation,
+        scope=scope,
+        protected=protected,  # type: ignore[arg-type]
+        paths=paths,
+        command=command,
+        subject="command",
+        reason="runs it",
+    )
 
 
 @pytest.mark.parametrize("mode", ["plan", "ask", "auto"])
@@ -192,7 +205,9 @@ def test_a_shell_read_runs_unasked_only_inside_the_sandbox(mode: Mode) -> None:
     unconfined = decide(mode, _bash("read"), sandboxed=False)
     assert unconfined.action == "ask"
     assert "no sandbox" in unconfined.reason
-    assert decide(mode, _intent("read", "workspace", False), sandboxed=False).action == "allow"  # file tools: no shell
+    assert (
+        decide(mode, _intent("read", "workspace", False), sandboxed=False).action == "allow"
+    )  # file tools: no shell
     assert decide("full", _bash("shell"), sandboxed=False).action == "allow"
 
 
@@ -207,5 +222,7 @@ def test_the_grant_follows_the_mode_and_the_approval() -> None:
     assert plan is not None and not plan.write and plan.secrets
     net = shell_grant("auto", _bash("network", command="git push"), approved=True)
     assert net is not None and net.network and net.git_config
-    out = shell_grant("ask", _bash("read", scope="outside", paths=("/etc/hosts", "~/x", "src")), approved=True)
+    out = shell_grant(
+        "ask", _bash("read", scope="outside", paths=("/etc/hosts", "~/x", "src")), approved=True
+    )
     assert out is not None and out.outside == ("/etc/hosts", os.path.expanduser("~/x"))

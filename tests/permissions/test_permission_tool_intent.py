@@ -50,7 +50,9 @@ class NoteTool:
 def test_every_builtin_tool_declares_its_intent() -> None:
     for tool in CODING_TOOLS():
         assert isinstance(tool.intent, ToolIntent), tool.name
-        assert tool.intent.path_arg is None or tool.intent.path_arg in tool.parameters["properties"], tool.name
+        assert tool.intent.path_arg is None or tool.intent.path_arg in tool.parameters["properties"], (
+            tool.name
+        )
         assert tool.intent.command_arg is None or tool.intent.command_arg in tool.parameters["properties"]
 
 
@@ -101,7 +103,9 @@ async def test_plan_mode_denies_a_user_write_tool_and_auto_runs_it(tmp_path: Pat
     for mode, expected in (("plan", False), ("auto", True)):
         kernel = AgentKernel(ScriptedProvider(script), tools=[NoteTool()], config=KernelConfig(mode=mode))
         run = kernel.create_run("note it", workspace=ws)
-        events = await collect(run, lambda r, mode=mode: pytest.fail(f"{mode} mode must not ask for a workspace write"))
+        events = await collect(
+            run, lambda r, mode=mode: pytest.fail(f"{mode} mode must not ask for a workspace write")
+        )
         assert not [e for e in events if isinstance(e, PermissionRequest)]
         resolved = [e for e in events if isinstance(e, PermissionResolved)]
         assert [r.approved for r in resolved] == ([] if expected else [False]), mode

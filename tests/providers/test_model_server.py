@@ -138,7 +138,9 @@ def test_emulated_anthropic_cache_looks_back_20_blocks_from_each_breakpoint():
     assert near.read == first.write and near.uncached == 10_000 - near.read - near.write
     far = cache.account("anthropic", body(60, 59), 10_000)  # 29 blocks past the newest cached one: a miss
     assert far.read == 0
-    pinned = cache.account("anthropic", body(90, 59, 89), 10_000)  # a breakpoint where the last one was: a hit
+    pinned = cache.account(
+        "anthropic", body(90, 59, 89), 10_000
+    )  # a breakpoint where the last one was: a hit
     assert pinned.read == far.write
 
 
@@ -148,7 +150,9 @@ def test_emulated_automatic_caches_count_whole_units_of_the_shared_prefix():
     cache = PromptCache()
     messages = [{"role": "user", "content": "y" * 5000}]
     first = cache.account("openai", {"model": "deepseek-chat", "messages": messages}, 2000)
-    again = cache.account("openai", {"model": "deepseek-chat", "messages": [*messages, {"role": "user"}]}, 2000)
+    again = cache.account(
+        "openai", {"model": "deepseek-chat", "messages": [*messages, {"role": "user"}]}, 2000
+    )
     assert (first.read, again.read) == (0, 5000 // 256 * 64)
     assert again.openai_fields()["prompt_cache_miss_tokens"] == 2000 - again.read
     small = [{"role": "user", "content": "z" * 3000}]  # OpenAI caches prompts from 1024 tokens on only

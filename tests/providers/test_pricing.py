@@ -35,15 +35,23 @@ def test_models_match_by_name_or_dated_snapshot(model: str, priced_as: str | Non
 
 def test_cost_is_dollars_per_million_tokens_of_each_kind() -> None:
     price = Price(input=3.0, output=15.0, cache_read=0.3, cache_write=3.75)
-    usage = Usage(input_tokens=1_000, output_tokens=2_000, cache_read_tokens=100_000, cache_write_tokens=10_000)
+    usage = Usage(
+        input_tokens=1_000, output_tokens=2_000, cache_read_tokens=100_000, cache_write_tokens=10_000
+    )
     assert price.cost(usage) == pytest.approx((3_000 + 30_000 + 30_000 + 37_500) / 1e6)
 
 
 def test_a_user_file_adds_and_replaces_models(tmp_path: Path) -> None:
     path = tmp_path / "prices.json"
-    path.write_text(json.dumps({"models": {"my-model": {"input": 1, "output": 2}, "deepseek-chat": {"input": 9, "output": 9}}}))
+    path.write_text(
+        json.dumps(
+            {"models": {"my-model": {"input": 1, "output": 2}, "deepseek-chat": {"input": 9, "output": 9}}}
+        )
+    )
     table = load_prices(str(path))
-    assert table.price("my-model") == Price(input=1, output=2, cache_read=1, cache_write=1)  # cache prices default
+    assert table.price("my-model") == Price(
+        input=1, output=2, cache_read=1, cache_write=1
+    )  # cache prices default
     assert table.price("deepseek-chat") == Price(input=9, output=9, cache_read=9, cache_write=9)
     assert table.price("claude-sonnet-4-5") == builtin_prices().price("claude-sonnet-4-5")
 

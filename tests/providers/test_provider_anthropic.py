@@ -111,10 +111,17 @@ async def test_request_wire_format():
     assert "authorization" not in req.headers
     body = json.loads(req.content)
     assert body["model"] == "claude-test" and body["max_tokens"] == 8192 and body["stream"] is True
-    cache = {"type": "ephemeral"}  # breakpoints: the tools, the system prompt, the previous and the newest user message
+    cache = {
+        "type": "ephemeral"
+    }  # breakpoints: the tools, the system prompt, the previous and the newest user message
     assert body["system"] == [{"type": "text", "text": "You are a test.", "cache_control": cache}]
     assert body["tools"] == [
-        {"name": "read", "description": "Read a file", "input_schema": {"type": "object"}, "cache_control": cache}
+        {
+            "name": "read",
+            "description": "Read a file",
+            "input_schema": {"type": "object"},
+            "cache_control": cache,
+        }
     ]
     summary = "The conversation history before this point was compacted into the following summary:\n\n<summary>\nBefore.\n</summary>"
     assert body["messages"] == [

@@ -43,7 +43,11 @@ def test_kgent_api_key_wins_everywhere_it_is_configured_for() -> None:
 @pytest.mark.parametrize(
     ("provider", "base_url", "key"),
     [
-        ("anthropic", None, "sk-anthropic"),  # a run that switches vendor: that vendor's key, never KGENT_API_KEY
+        (
+            "anthropic",
+            None,
+            "sk-anthropic",
+        ),  # a run that switches vendor: that vendor's key, never KGENT_API_KEY
         ("anthropic", "https://gateway.example", None),
         ("openai", "https://api.openai.com/v1", "sk-openai"),
         ("openai", None, "sk-deepseek"),
@@ -67,5 +71,9 @@ def test_env_selects_provider_model_and_url_and_flags_override() -> None:
 def test_a_remote_server_without_a_key_is_a_config_error_naming_the_variables() -> None:
     with pytest.raises(ConfigError) as missing:
         require_key(provider_config({}, provider="openai", base_url="https://proxy.example/v1"))
-    assert "set KGENT_API_KEY" in missing.value.message and "https://proxy.example/v1" in missing.value.message
-    require_key(provider_config({}, provider="openai", base_url="http://localhost:8080/v1"))  # local: no key needed
+    assert (
+        "set KGENT_API_KEY" in missing.value.message and "https://proxy.example/v1" in missing.value.message
+    )
+    require_key(
+        provider_config({}, provider="openai", base_url="http://localhost:8080/v1")
+    )  # local: no key needed

@@ -144,11 +144,14 @@ async def test_read_timeout_before_first_byte_is_retried(model_server, make_prov
     model_server.fail(Fault.stall(60.0))
     events, message = await collect(make_provider(wire, read_timeout=1.5).stream(request()))
     assert message.text == TEXT
-    assert [r.error for r in retries(events)] == [
-        f"The model server at {model_server.base_url(wire)}"
-        f"{'/chat/completions' if wire == 'openai' else '/v1/messages'}"
-        " sent no response within 1.5 s (first-byte timeout)"  # local: the first-byte limit is the read timeout
-    ]
+    assert (
+        [r.error for r in retries(events)]
+        == [
+            f"The model server at {model_server.base_url(wire)}"
+            f"{'/chat/completions' if wire == 'openai' else '/v1/messages'}"
+            " sent no response within 1.5 s (first-byte timeout)"  # local: the first-byte limit is the read timeout
+        ]
+    )
 
 
 async def test_overloaded_error_event_before_output_is_retried(model_server, make_provider, wire):
@@ -291,7 +294,9 @@ def test_timeouts_come_from_the_environment() -> None:
     from kgent.config import provider_config
     from kgent.core.errors import ConfigError
 
-    config = provider_config({"KGENT_CONNECT_TIMEOUT": "2", "KGENT_FIRST_BYTE_TIMEOUT": "3.5"}, provider="openai")
+    config = provider_config(
+        {"KGENT_CONNECT_TIMEOUT": "2", "KGENT_FIRST_BYTE_TIMEOUT": "3.5"}, provider="openai"
+    )
     assert (config.connect_timeout, config.time_to_first_byte(), config.read_timeout) == (2.0, 3.5, 120.0)
     with pytest.raises(ConfigError, match="KGENT_READ_TIMEOUT"):
         provider_config({"KGENT_READ_TIMEOUT": "soon"})

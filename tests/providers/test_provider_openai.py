@@ -344,6 +344,7 @@ async def test_a_lone_surrogate_in_tool_arguments_does_not_break_the_next_reques
     if wire == "openai":
         provider = provider_for([chunk({"content": "ok"}, "stop"), DONE], seen)
     else:
+
         def handler(req: httpx.Request) -> httpx.Response:
             seen.append(req)
             return httpx.Response(500)
@@ -354,14 +355,20 @@ async def test_a_lone_surrogate_in_tool_arguments_does_not_break_the_next_reques
         )
     history = (
         UserMessage(text="go"),
-        AssistantMessage(tool_calls=(ToolCall(id="c1", name="read", arguments=arguments),), stop_reason="tool_use"),
+        AssistantMessage(
+            tool_calls=(ToolCall(id="c1", name="read", arguments=arguments),), stop_reason="tool_use"
+        ),
         ToolResultMessage(tool_call_id="c1", name="read", content="File not found"),
     )
     await collect(provider.stream(request(messages=history)))
     (req,) = seen
     body = json.loads(req.content)
     sent = body["messages"][-2]
-    got = json.loads(sent["tool_calls"][0]["function"]["arguments"]) if wire == "openai" else sent["content"][0]["input"]
+    got = (
+        json.loads(sent["tool_calls"][0]["function"]["arguments"])
+        if wire == "openai"
+        else sent["content"][0]["input"]
+    )
     assert got == {"path": "x\ud800y"}
     await provider.aclose()
 
@@ -371,7 +378,10 @@ async def test_a_lone_surrogate_in_tool_arguments_does_not_break_the_next_reques
     [
         ("https://api.openai.com/v1", True),
         ("https://api.deepseek.com", False),  # DeepSeek caches by prefix alone
-        ("http://127.0.0.1:8000/v1", False),  # vLLM, llama.cpp, Ollama …: a strict server refuses unknown fields
+        (
+            "http://127.0.0.1:8000/v1",
+            False,
+        ),  # vLLM, llama.cpp, Ollama …: a strict server refuses unknown fields
     ],
 )
 async def test_prompt_cache_key_goes_only_to_hosts_that_take_it(base_url, sent):
@@ -386,7 +396,16 @@ async def test_prompt_cache_key_goes_only_to_hosts_that_take_it(base_url, sent):
 def test_usage_reads_openai_and_deepseek_cache_reports():
     from kgent.providers.openai import usage_from_wire
 
-    openai = {"prompt_tokens": 2006, "completion_tokens": 300, "prompt_tokens_details": {"cached_tokens": 1920}}
-    deepseek = {"prompt_tokens": 300, "completion_tokens": 9, "prompt_cache_hit_tokens": 256, "prompt_cache_miss_tokens": 44}
+    openai = {
+        "prompt_tokens": 2006,
+        "completion_tokens": 300,
+        "prompt_tokens_details": {"cached_tokens": 1920},
+    }
+    deepseek = {
+        "prompt_tokens": 300,
+        "completion_tokens": 9,
+        "prompt_cache_hit_tokens": 256,
+        "prompt_cache_miss_tokens": 44,
+    }
     assert usage_from_wire(openai) == Usage(input_tokens=86, output_tokens=300, cache_read_tokens=1920)
     assert usage_from_wire(deepseek) == Usage(input_tokens=44, output_tokens=9, cache_read_tokens=256)

@@ -22,7 +22,10 @@ from .helpers import KEY, collect, request
         ('{"x-api-key": "key-1234567890abcd"}', "key-1234567890abcd"),
         ("authorization: Basic dXNlcjpwYXNzd29yZA==", "dXNlcjpwYXNzd29yZA=="),
         ("Incorrect API key provided: sk-proj-AbCdEf0123456789xyz", "sk-proj-AbCdEf0123456789xyz"),
-        ("token ghp_0123456789abcdefghijABCDEFGHIJ012345 revoked", "ghp_0123456789abcdefghijABCDEFGHIJ012345"),
+        (
+            "token ghp_0123456789abcdefghijABCDEFGHIJ012345 revoked",
+            "ghp_0123456789abcdefghijABCDEFGHIJ012345",
+        ),
         ("api_key=plainsecretvalue&x=1", "plainsecretvalue"),
     ],
 )
@@ -56,7 +59,9 @@ def _clean(events: list, message, *secrets: str) -> None:
 
 async def test_a_key_echoed_inside_a_streamed_error_is_redacted(model_server, make_provider, wire) -> None:
     other = "sk-someone-elses-key-0123456789"
-    model_server.fail(Fault.stream_error("invalid_request_error", f"key {KEY} (also {other}) is wrong", after_events=1))
+    model_server.fail(
+        Fault.stream_error("invalid_request_error", f"key {KEY} (also {other}) is wrong", after_events=1)
+    )
     provider = make_provider(wire)
     events, message = await collect(provider.stream(request()))
     assert message.stop_reason == "error" and message.error
@@ -65,7 +70,9 @@ async def test_a_key_echoed_inside_a_streamed_error_is_redacted(model_server, ma
 
 
 async def test_credentials_in_the_base_url_never_reach_an_error(make_provider, wire) -> None:
-    provider = make_provider(wire, base_url="http://me:url-secret-55@127.0.0.1:9")  # nothing listens on port 9
+    provider = make_provider(
+        wire, base_url="http://me:url-secret-55@127.0.0.1:9"
+    )  # nothing listens on port 9
     events, message = await collect(provider.stream(request()))
     assert message.stop_reason == "error" and "127.0.0.1:9" in (message.error or "")
     _clean(events, message, "url-secret-55", KEY)

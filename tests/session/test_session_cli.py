@@ -19,8 +19,19 @@ def kgent(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
 
 
 def run_args(workspace: Path, script: str, *extra: str) -> list[str]:
-    return ["run", "--provider", "scripted", "--model", script, "--mode", "full", "--workspace", str(workspace),
-            "--json", *extra]
+    return [
+        "run",
+        "--provider",
+        "scripted",
+        "--model",
+        script,
+        "--mode",
+        "full",
+        "--workspace",
+        str(workspace),
+        "--json",
+        *extra,
+    ]
 
 
 def session_id(output: str) -> str:
@@ -47,19 +58,25 @@ def test_run_resume_fork_list_show_label(capsys, workspace) -> None:
     assert first_answer["message"]["role"] == "assistant"
     assert tree["usage"]["outputTokens"] == 2 * first_answer["message"]["usage"]["outputTokens"]  # both runs
 
-    code, out = kgent(capsys, *run_args(workspace, "hello", "--session", sid, "--fork", first_answer["id"], "third"))
+    code, out = kgent(
+        capsys, *run_args(workspace, "hello", "--session", sid, "--fork", first_answer["id"], "third")
+    )
     assert code == 0
     code, out = kgent(capsys, "sessions", "label", sid, first_answer["id"], "branch point")
     assert code == 0
     code, out = kgent(capsys, "sessions", "show", sid)
     assert code == 0
     lines = out.splitlines()
-    assert any(first_answer["id"] in line and "[branch point]" in line and line.startswith("*") for line in lines)
+    assert any(
+        first_answer["id"] in line and "[branch point]" in line and line.startswith("*") for line in lines
+    )
     second = next(line for line in lines if "second question" in line)
     third = next(line for line in lines if "user: third" in line)
     assert second.startswith(" ") and third.startswith("*")  # the old branch is shown, not active
     assert lines[-1].rstrip().endswith("<- leaf")
-    assert lines[2].startswith("tokens: ") and "cost unknown" in lines[2]  # all three runs, on a scripted model
+    assert (
+        lines[2].startswith("tokens: ") and "cost unknown" in lines[2]
+    )  # all three runs, on a scripted model
 
 
 def test_fork_command_moves_the_leaf_durably(capsys, workspace) -> None:

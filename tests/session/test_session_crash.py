@@ -17,8 +17,13 @@ from kgent.session.jsonl import JsonlSessionStore
 
 
 def kgent(*args: str, env: dict[str, str], **kw) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "kgent.cli.main", *args], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, **kw)
+    return subprocess.Popen(
+        [sys.executable, "-m", "kgent.cli.main", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        **kw,
+    )
 
 
 def complete_lines(path: Path) -> list[bytes]:
@@ -38,9 +43,13 @@ def test_sigkill_mid_run_then_resume(tmp_path: Path) -> None:
     env.pop("KGENT_PROVIDER", None)
     common = ["--provider", "scripted", "--mode", "full", "--workspace", str(workspace)]
 
-    proc = kgent("run", *common, "--model", str(script), "--max-turns", "1000", "--json", "walk the steps", env=env)
+    proc = kgent(
+        "run", *common, "--model", str(script), "--max-turns", "1000", "--json", "walk the steps", env=env
+    )
     sessions = tmp_path / "state" / "sessions"
-    deadline = time.monotonic() + 120  # the child starts Python and imports kgent first: slow on a busy machine
+    deadline = (
+        time.monotonic() + 120
+    )  # the child starts Python and imports kgent first: slow on a busy machine
     path = None
     try:
         while time.monotonic() < deadline:

@@ -54,11 +54,16 @@ async def test_the_golden_file_loads_into_the_expected_tree(tmp_path) -> None:
     assert set(tree.leaves()) == {"e10", "e12"}
     assert tree.labels() == {"e08": "first answer"}
     assert (tree.info.title, tree.info.entry_count, tree.info.workspace) == (
-        "Change value to 2 in sample.py and check it runs", 12, "/home/dev/sample-project")
+        "Change value to 2 in sample.py and check it runs",
+        12,
+        "/home/dev/sample-project",
+    )
     wire = tree_to_dict(tree)
     assert (wire["sessionId"], wire["leafId"], len(wire["entries"])) == ("golden-v1", "e12", 12)
     assert wire["entries"][5]["type"] == "permission" and "args" not in wire["entries"][5]
-    assert wire["branch"] == ["e01", "e02", "e03", "e04", "e11", "e12"] and wire["labels"] == {"e08": "first answer"}
+    assert wire["branch"] == ["e01", "e02", "e03", "e04", "e11", "e12"] and wire["labels"] == {
+        "e08": "first answer"
+    }
     assert [e["id"] for e in tree_to_dict(tree, branch_only=True)["entries"]] == wire["branch"]
 
 

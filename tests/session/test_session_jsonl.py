@@ -44,11 +44,21 @@ async def test_file_layout_and_header(tmp_path, workspace) -> None:
     assert path == tmp_path / "sessions" / workspace_key(workspace) / "s1.jsonl"
     assert workspace_key(workspace).startswith("ws-") and len(workspace_key(workspace)) == len("ws-") + 10
     head, *rest = lines(path)
-    assert head == {"format": "kgent-session", "version": 1, "id": "s1", "workspace": str(workspace),
-                    "created": head["created"]}
+    assert head == {
+        "format": "kgent-session",
+        "version": 1,
+        "id": "s1",
+        "workspace": str(workspace),
+        "created": head["created"],
+    }
     assert [r["id"] for r in rest] == [e.id for e in entries]
-    assert rest[1] == {"id": entries[1].id, "parentId": entries[0].id, "type": "message",
-                       "timestamp": entries[1].timestamp, "message": {"role": "user", "text": "message 1"}}
+    assert rest[1] == {
+        "id": entries[1].id,
+        "parentId": entries[0].id,
+        "type": "message",
+        "timestamp": entries[1].timestamp,
+        "message": {"role": "user", "text": "message 1"},
+    }
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
 
@@ -56,7 +66,7 @@ def test_workspace_keys_are_readable_and_distinct(tmp_path) -> None:
     a, b = tmp_path / "a" / "proj", tmp_path / "b" / "proj"
     assert workspace_key(a) != workspace_key(b)
     assert workspace_key(a).startswith("proj-") and workspace_key(b).startswith("proj-")
-    assert workspace_key(tmp_path / "My Project!") .startswith("My-Project-")
+    assert workspace_key(tmp_path / "My Project!").startswith("My-Project-")
     assert workspace_key("/").startswith("root-")
 
 
@@ -92,7 +102,9 @@ async def test_each_append_is_one_write_and_one_fsync(tmp_path, workspace, monke
 
 
 @pytest.mark.parametrize("tail", [b'{"id":"torn","parentId":null,"ty', b"\x00\x00\x00\x00", b'{"not json\n'])
-async def test_a_torn_last_line_is_dropped_then_cut_before_the_next_append(tmp_path, workspace, caplog, tail) -> None:
+async def test_a_torn_last_line_is_dropped_then_cut_before_the_next_append(
+    tmp_path, workspace, caplog, tail
+) -> None:
     _, entries = await make(tmp_path / "sessions", workspace)
     path = JsonlSessionStore(tmp_path / "sessions").locate("s1")
     with path.open("ab") as f:
@@ -238,7 +250,9 @@ async def test_a_file_cut_at_any_byte_loads_what_was_complete(tmp_path) -> None:
             await store.aclose()
 
 
-async def test_a_cancelled_append_still_lands_before_the_cancel_propagates(tmp_path, workspace, monkeypatch) -> None:
+async def test_a_cancelled_append_still_lands_before_the_cancel_propagates(
+    tmp_path, workspace, monkeypatch
+) -> None:
     import asyncio
     import time
 

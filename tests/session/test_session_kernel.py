@@ -12,7 +12,10 @@ from kgent.session.jsonl import JsonlSessionStore
 
 TOOL_LOOP = [
     [{"text": "Reading."}, {"tool": "read", "args": {"path": "sample.py"}}],
-    [{"text": "Editing."}, {"tool": "edit", "args": {"path": "sample.py", "oldText": "value = 1", "newText": "value = 2"}}],
+    [
+        {"text": "Editing."},
+        {"tool": "edit", "args": {"path": "sample.py", "oldText": "value = 1", "newText": "value = 2"}},
+    ],
     [{"text": "Done: value is 2."}],
 ]
 
@@ -56,13 +59,22 @@ async def test_a_run_writes_its_session_and_resumes_after_a_restart(tmp_path, wo
     await k2.aclose()
     assert second.status == "settled" and second.session_id == first.session_id
     sent = texts(provider.requests[0].messages)
-    assert sent == ["user:make value 2", "assistant:Reading.", "tool:read", "assistant:Editing.", "tool:edit",
-                    "assistant:Done: value is 2.", "user:is it still 2?"]
+    assert sent == [
+        "user:make value 2",
+        "assistant:Reading.",
+        "tool:read",
+        "assistant:Editing.",
+        "tool:edit",
+        "assistant:Done: value is 2.",
+        "user:is it still 2?",
+    ]
     [info] = await JsonlSessionStore(root).list(str(workspace))
     assert (info.id, info.title, info.entry_count) == (first.session_id, "make value 2", 9)
 
 
-async def test_fork_branches_from_an_entry_and_other_branches_stay_out_of_the_context(tmp_path, workspace) -> None:
+async def test_fork_branches_from_an_entry_and_other_branches_stay_out_of_the_context(
+    tmp_path, workspace
+) -> None:
     root = tmp_path / "sessions"
     k1, _ = kernel(root, [[{"text": "Answer A."}]])
     first = await settle(k1.create_run("question one", workspace=workspace))
@@ -74,17 +86,33 @@ async def test_fork_branches_from_an_entry_and_other_branches_stay_out_of_the_co
 
     k2, provider = kernel(root, [[{"text": "Answer C."}]])
     forked = await settle(
-        k2.create_run("question three", workspace=workspace, session_id=first.session_id,
-                      parent_entry_id=first_answer.id)
+        k2.create_run(
+            "question three",
+            workspace=workspace,
+            session_id=first.session_id,
+            parent_entry_id=first_answer.id,
+        )
     )
     assert forked.status == "settled"
-    assert texts(provider.requests[0].messages) == ["user:question one", "assistant:Answer A.", "user:question three"]
+    assert texts(provider.requests[0].messages) == [
+        "user:question one",
+        "assistant:Answer A.",
+        "user:question three",
+    ]
     tree = await JsonlSessionStore(root).load(first.session_id)
-    assert [texts_of(e) for e in tree.branch() if e.type == "message"] == ["question one", "Answer A.",
-                                                                          "question three", "Answer C."]
+    assert [texts_of(e) for e in tree.branch() if e.type == "message"] == [
+        "question one",
+        "Answer A.",
+        "question three",
+        "Answer C.",
+    ]
     old_leaf = next(i for i in tree.leaves() if i != tree.leaf_id)
     assert [texts_of(e) for e in tree.branch(old_leaf) if e.type == "message"] == [
-        "question one", "Answer A.", "question two", "Answer B."]
+        "question one",
+        "Answer A.",
+        "question two",
+        "Answer B.",
+    ]
 
     k3, provider = kernel(root, [[{"text": "Answer D."}]])  # resuming follows the fork, not the old branch
     await settle(k3.create_run("question four", workspace=workspace, session_id=first.session_id))
@@ -115,8 +143,16 @@ async def test_resume_after_a_kill_between_a_tool_call_and_its_result(tmp_path, 
 
     await store.create(workspace=str(workspace), session_id="killed")
     u = new_entry("message", None, message={"role": "user", "text": "list files"})
-    a = new_entry("message", u.id, message={"role": "assistant", "text": "", "stopReason": "tool_use",
-                                            "toolCalls": [{"id": "c1", "name": "ls", "arguments": {}}]})
+    a = new_entry(
+        "message",
+        u.id,
+        message={
+            "role": "assistant",
+            "text": "",
+            "stopReason": "tool_use",
+            "toolCalls": [{"id": "c1", "name": "ls", "arguments": {}}],
+        },
+    )
     await store.append("killed", [u, a])
     k, provider = kernel(root, [[{"text": "Let me try again."}]])
     result = await settle(k.create_run("continue", workspace=workspace, session_id="killed"))
@@ -126,13 +162,17 @@ async def test_resume_after_a_kill_between_a_tool_call_and_its_result(tmp_path, 
     assert isinstance(sent[3], UserMessage) and sent[3].text == "continue"
 
 
-async def test_a_resumed_session_keeps_its_system_prompt_byte_for_byte(tmp_path, workspace, monkeypatch) -> None:
+async def test_a_resumed_session_keeps_its_system_prompt_byte_for_byte(
+    tmp_path, workspace, monkeypatch
+) -> None:
     """The prompt carries the session's creation day, not today's: a resume on a later day sends the same bytes, so
     the provider's prompt cache still hits."""
     import kgent.session.jsonl as jsonl
 
     root = tmp_path / "sessions"
-    monkeypatch.setattr(jsonl, "now_iso", lambda: "2025-03-01T23:59:59.000Z")  # the clock, at the session's edge
+    monkeypatch.setattr(
+        jsonl, "now_iso", lambda: "2025-03-01T23:59:59.000Z"
+    )  # the clock, at the session's edge
     k1, p1 = kernel(root, [[{"text": "Hi."}]])
     first = await settle(k1.create_run("hello", workspace=workspace))
     await k1.aclose()

@@ -81,11 +81,17 @@ async def test_an_entry_of_the_wrong_shape_is_session_corrupt_with_its_place(
         await JsonlSessionStore(tmp_path / "sessions").load("s1")
     err = caught.value
     assert err.code == "session_corrupt" and (err.line, err.offset) == (index + 1, offset)
-    assert f"line {index + 1} (byte {offset})" in err.message and str(path) in err.message and says in err.message
+    assert (
+        f"line {index + 1} (byte {offset})" in err.message
+        and str(path) in err.message
+        and says in err.message
+    )
     assert "kgent sessions repair s1" in err.message
 
 
-async def test_a_resumed_run_on_a_damaged_session_fails_with_session_corrupt(tmp_path: Path, workspace: Path) -> None:
+async def test_a_resumed_run_on_a_damaged_session_fails_with_session_corrupt(
+    tmp_path: Path, workspace: Path
+) -> None:
     path, entries = await _session(tmp_path / "sessions", workspace)
     _replace_line(path, 2, {**entries[1].to_dict(), "message": "oops"})
     kernel = AgentKernel(ScriptedProvider("hello"), store=JsonlSessionStore(tmp_path / "sessions"))
@@ -102,7 +108,9 @@ async def test_repair_keeps_every_valid_entry_and_reports_the_rest(tmp_path: Pat
     lines = original.splitlines(keepends=True)
     bad_offset = sum(len(x) for x in lines[:2])
     lines[2] = b'{"id":"%s","parentId":"%s","type":"message","timestamp":"t","message":"broken"}\n' % (
-        entries[1].id.encode(), entries[0].id.encode())
+        entries[1].id.encode(),
+        entries[0].id.encode(),
+    )
     lines.insert(4, b"not json at all\n")
     lines.append(b'{"type":"leaf","leafId":"nowhere"}\n')
     lines.append(b'{"id":"torn","par')
@@ -110,7 +118,9 @@ async def test_repair_keeps_every_valid_entry_and_reports_the_rest(tmp_path: Pat
     store = JsonlSessionStore(root)
     report = await store.repair("s1")
     assert report.kept == 4 and [d.line for d in report.dropped] == [3, 5, 8, 9]
-    assert report.dropped[0].offset == bad_offset and "message should be an object" in report.dropped[0].reason
+    assert (
+        report.dropped[0].offset == bad_offset and "message should be an object" in report.dropped[0].reason
+    )
     assert "not JSON" in report.dropped[1].reason and "unknown entry" in report.dropped[2].reason
     assert "torn" in report.dropped[3].reason
     assert [(r.entry_id, r.old_parent, r.new_parent) for r in report.reparented] == [
@@ -133,16 +143,33 @@ def test_the_repair_command_prints_what_it_dropped(tmp_path: Path, workspace: Pa
     path, entries = asyncio.run(_session(state / "sessions", workspace))
     _replace_line(path, 3, {**entries[2].to_dict(), "message": {"role": "user"}})
     env = {**os.environ, "KGENT_STATE_DIR": str(state)}
-    broken = subprocess.run([sys.executable, "-m", "kgent", "sessions", "show", "s1"], capture_output=True,
-                            text=True, env=env, timeout=60)
-    assert broken.returncode == 2 and "line 4" in broken.stderr and "kgent sessions repair s1" in broken.stderr
-    out = subprocess.run([sys.executable, "-m", "kgent", "sessions", "repair", "s1"], capture_output=True,
-                         text=True, env=env, timeout=60)
+    broken = subprocess.run(
+        [sys.executable, "-m", "kgent", "sessions", "show", "s1"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert (
+        broken.returncode == 2 and "line 4" in broken.stderr and "kgent sessions repair s1" in broken.stderr
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "kgent", "sessions", "repair", "s1"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert out.returncode == 0, out.stderr
     assert "kept 3 entries, dropped 1 line(s)" in out.stdout and "dropped line 4 (byte " in out.stdout
     assert "message has no 'text'" in out.stdout and ".damaged" in out.stdout
-    shown = subprocess.run([sys.executable, "-m", "kgent", "sessions", "show", "s1"], capture_output=True,
-                           text=True, env=env, timeout=60)
+    shown = subprocess.run(
+        [sys.executable, "-m", "kgent", "sessions", "show", "s1"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert shown.returncode == 0 and "message 3" in shown.stdout
 
 
@@ -157,7 +184,9 @@ time.sleep(60)
 """
 
 
-async def test_a_second_writer_gets_session_busy_naming_the_other_process(tmp_path: Path, workspace: Path) -> None:
+async def test_a_second_writer_gets_session_busy_naming_the_other_process(
+    tmp_path: Path, workspace: Path
+) -> None:
     path, entries = await _session(tmp_path / "sessions", workspace)
     holder = _hold_lock(path)
     try:
@@ -176,7 +205,9 @@ async def test_a_second_writer_gets_session_busy_naming_the_other_process(tmp_pa
 async def test_a_live_run_holds_its_session(tmp_path: Path, workspace: Path) -> None:
     root = tmp_path / "sessions"
     script = [[{"tool": "bash", "args": {"command": "sleep 30"}}], [{"text": "done"}]]
-    kernel = AgentKernel(ScriptedProvider(script), store=JsonlSessionStore(root), config=KernelConfig(mode="full"))
+    kernel = AgentKernel(
+        ScriptedProvider(script), store=JsonlSessionStore(root), config=KernelConfig(mode="full")
+    )
     run = kernel.create_run("wait", workspace=workspace)
     async for event in run:
         if event.type == "tool_update" and event.status == "in_progress":

@@ -11,20 +11,26 @@ from pathlib import Path
 from typing import Any
 
 GIT_ENV = {
-    "GIT_AUTHOR_NAME": "Fixture", "GIT_AUTHOR_EMAIL": "fixture@example.invalid",
-    "GIT_COMMITTER_NAME": "Fixture", "GIT_COMMITTER_EMAIL": "fixture@example.invalid",
-    "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_AUTHOR_NAME": "Fixture",
+    "GIT_AUTHOR_EMAIL": "fixture@example.invalid",
+    "GIT_COMMITTER_NAME": "Fixture",
+    "GIT_COMMITTER_EMAIL": "fixture@example.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
 }
 
 CALC = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a + b\n"
-CALC_TEST = "from calc import add, mul\n\nassert add(2, 3) == 5, 'add'\nassert mul(2, 3) == 6, 'mul'\nprint('ok')\n"
+CALC_TEST = (
+    "from calc import add, mul\n\nassert add(2, 3) == 5, 'add'\nassert mul(2, 3) == 6, 'mul'\nprint('ok')\n"
+)
 TEXT = "def shout(s):\n    return s.lower() + '!'\n"
 TEXT_TEST = "from text import shout\n\nassert shout('hi') == 'HI!', shout('hi')\nprint('ok')\n"
 
 
 def git(*args: str, cwd: Path) -> str:
-    out = subprocess.run(["git", *args], cwd=cwd, env={**os.environ, **GIT_ENV}, check=True,
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        ["git", *args], cwd=cwd, env={**os.environ, **GIT_ENV}, check=True, capture_output=True, text=True
+    )
     return out.stdout.strip()
 
 
@@ -83,27 +89,60 @@ class Fixture:
 
     def argv(self, out: Path, *extra: str) -> list[str]:
         """`kgent swebench run` arguments for these instances (scripted, no cloning, no bar)."""
-        return ["swebench", "run", "--instances", str(self.instances), "--repos", str(self.mirrors), "--no-clone",
-                "--out", str(out), "--model-name", "kgent-test", "--provider", "scripted",
-                "--script", str(self.scripts), "--no-progress", *extra]
+        return [
+            "swebench",
+            "run",
+            "--instances",
+            str(self.instances),
+            "--repos",
+            str(self.mirrors),
+            "--no-clone",
+            "--out",
+            str(out),
+            "--model-name",
+            "kgent-test",
+            "--provider",
+            "scripted",
+            "--script",
+            str(self.scripts),
+            "--no-progress",
+            *extra,
+        ]
 
 
 def make_fixture(root: Path) -> Fixture:
     src = root / "src"
-    calc, calc_base, calc_fix = make_repo(src / "calc", {"calc.py": CALC, "test_calc.py": CALC_TEST},
-                                          {"calc.py": "def add(a, b):\n    return a + b\n"})
-    text, text_base, text_fix = make_repo(src / "text", {"text.py": TEXT, "test_text.py": TEXT_TEST},
-                                          {"text.py": TEXT.replace("lower", "upper")})
+    calc, calc_base, calc_fix = make_repo(
+        src / "calc",
+        {"calc.py": CALC, "test_calc.py": CALC_TEST},
+        {"calc.py": "def add(a, b):\n    return a + b\n"},
+    )
+    text, text_base, text_fix = make_repo(
+        src / "text",
+        {"text.py": TEXT, "test_text.py": TEXT_TEST},
+        {"text.py": TEXT.replace("lower", "upper")},
+    )
     mirrors = root / "mirrors"
     mirrors.mkdir()
     git("clone", "-q", "--bare", str(calc), str(mirrors / "acme__calc.git"), cwd=root)
     git("clone", "-q", "--bare", str(text), str(mirrors / "acme__text.git"), cwd=root)
 
     def inst(iid: str, repo: str, base: str, problem: str, **extra: Any) -> dict[str, Any]:
-        return {"instance_id": iid, "repo": repo, "base_commit": base, "problem_statement": problem,
-                "hints_text": "", "version": "1.0", "FAIL_TO_PASS": "[]", "PASS_TO_PASS": "[]",
-                "patch": "", "test_patch": "", "created_at": "2024-01-01T00:00:00Z",
-                "environment_setup_commit": base, **extra}
+        return {
+            "instance_id": iid,
+            "repo": repo,
+            "base_commit": base,
+            "problem_statement": problem,
+            "hints_text": "",
+            "version": "1.0",
+            "FAIL_TO_PASS": "[]",
+            "PASS_TO_PASS": "[]",
+            "patch": "",
+            "test_patch": "",
+            "created_at": "2024-01-01T00:00:00Z",
+            "environment_setup_commit": base,
+            **extra,
+        }
 
     records = [
         inst("acme__calc-1", "acme/calc", calc_base, "add(2, 3) returns -1; it should return 5."),
@@ -113,33 +152,58 @@ def make_fixture(root: Path) -> Fixture:
     ]
     instances = root / "instances.jsonl"
     instances.write_text("".join(json.dumps(r) + "\n" for r in records))
-    fx = Fixture(root, mirrors, instances, root / "scripts", records,
-                 {"acme/calc": calc_fix, "acme/text": text_fix})
+    fx = Fixture(
+        root, mirrors, instances, root / "scripts", records, {"acme/calc": calc_fix, "acme/text": text_fix}
+    )
     fx.scripts.mkdir()
     fx.script("acme__calc-1", fix_script("calc.py", "return a - b", "return a + b", "test_calc.py || true"))
-    fx.script("acme__calc-2", fix_script("calc.py", "def mul(a, b):\n    return a + b", "def mul(a, b):\n    return a * b",
-                                         "test_calc.py || true"))
-    fx.script("acme__calc-3", [
-        [{"tool": "write", "args": {"path": "calc_ext.py", "content": "def neg(x):\n    return -x\n"}}],
-        [bash("python3 -c 'import calc_ext; assert calc_ext.neg(2) == -2'")],
-        [{"text": "Added calc_ext.neg."}],
-    ])
+    fx.script(
+        "acme__calc-2",
+        fix_script(
+            "calc.py",
+            "def mul(a, b):\n    return a + b",
+            "def mul(a, b):\n    return a * b",
+            "test_calc.py || true",
+        ),
+    )
+    fx.script(
+        "acme__calc-3",
+        [
+            [{"tool": "write", "args": {"path": "calc_ext.py", "content": "def neg(x):\n    return -x\n"}}],
+            [bash("python3 -c 'import calc_ext; assert calc_ext.neg(2) == -2'")],
+            [{"text": "Added calc_ext.neg."}],
+        ],
+    )
     fx.script("acme__text-1", fix_script("text.py", "s.lower()", "s.upper()", "test_text.py"))
     return fx
 
 
-def apply_and_test(fx: Fixture, instance_id: str, patch: str, check: str, tmp: Path) -> subprocess.CompletedProcess[str]:
+def apply_and_test(
+    fx: Fixture, instance_id: str, patch: str, check: str, tmp: Path
+) -> subprocess.CompletedProcess[str]:
     """What the harness does, minus Docker: a clean checkout at base_commit, `git apply` the patch, run `check`
     (a Python snippet) there. One checkout per repo, cleaned between checks."""
     rec = fx.record(instance_id)
     ws = tmp / "checks" / rec["repo"].replace("/", "__")
     if not ws.is_dir():
         ws.parent.mkdir(exist_ok=True)
-        git("clone", "-q", "--no-checkout", str(fx.mirrors / (rec["repo"].replace("/", "__") + ".git")), str(ws),
-            cwd=tmp)
+        git(
+            "clone",
+            "-q",
+            "--no-checkout",
+            str(fx.mirrors / (rec["repo"].replace("/", "__") + ".git")),
+            str(ws),
+            cwd=tmp,
+        )
     git("checkout", "-q", "-f", "--detach", rec["base_commit"], cwd=ws)
     git("clean", "-qfdx", cwd=ws)
     if patch:
-        subprocess.run(["git", "apply", "--verbose", "-"], cwd=ws, input=patch, text=True, check=True,
-                       capture_output=True)
+        subprocess.run(
+            ["git", "apply", "--verbose", "-"],
+            cwd=ws,
+            input=patch,
+            text=True,
+            check=True,
+            capture_output=True,
+        )
     return subprocess.run(["python3", "-B", "-c", check], cwd=ws, capture_output=True, text=True)

@@ -16,8 +16,13 @@ from kgent.swebench.model import provider_factory
 
 async def run_fixture(fx: Fixture, out: Path) -> Path:
     fx.script("acme__calc-3", [[{"text": "Nothing to change."}]])  # one empty patch: the harness skips it
-    cfg = EvalConfig(out=out, model_name="kgent/deepseek-chat", mirrors=fx.mirrors, workers=2,
-                     make_provider=provider_factory(provider_config(provider="scripted", script=str(fx.scripts))))
+    cfg = EvalConfig(
+        out=out,
+        model_name="kgent/deepseek-chat",
+        mirrors=fx.mirrors,
+        workers=2,
+        make_provider=provider_factory(provider_config(provider="scripted", script=str(fx.scripts))),
+    )
     await Evaluator(cfg).run(load_instances(fx.instances))
     return out / "predictions.jsonl"
 

@@ -26,7 +26,9 @@ def inst(iid: str) -> Instance:
 
 
 def test_jsonl_and_json_files_give_the_same_instances(tmp_path: Path) -> None:
-    records = [{**BASE, "instance_id": f"o__r-{n}", "hints_text": "see #1", "version": "3.0"} for n in range(3)]
+    records = [
+        {**BASE, "instance_id": f"o__r-{n}", "hints_text": "see #1", "version": "3.0"} for n in range(3)
+    ]
     (tmp_path / "a.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n\n")
     (tmp_path / "a.json").write_text(json.dumps(records))
     one, two = load_instances(tmp_path / "a.jsonl"), load_instances(tmp_path / "a.json")
@@ -57,7 +59,7 @@ def test_duplicates_broken_json_and_missing_files_are_errors(tmp_path: Path) -> 
     (tmp_path / "dup.jsonl").write_text((json.dumps(BASE) + "\n") * 2)
     with pytest.raises(InstanceError, match="appears twice"):
         load_instances(tmp_path / "dup.jsonl")
-    (tmp_path / "torn.jsonl").write_text(json.dumps(BASE) + "\n{\"instance_id\": \n")
+    (tmp_path / "torn.jsonl").write_text(json.dumps(BASE) + '\n{"instance_id": \n')
     with pytest.raises(InstanceError, match="torn.jsonl:2 is not valid JSON"):
         load_instances(tmp_path / "torn.jsonl")
     with pytest.raises(InstanceError, match="cannot read instances"):
@@ -80,8 +82,11 @@ def test_shard_parsing() -> None:
 
 
 @settings(max_examples=40)
-@given(st.sets(st.from_regex(r"[a-z]{1,6}__[a-z]{1,6}-[0-9]{1,4}", fullmatch=True), max_size=60),
-       st.integers(min_value=1, max_value=9), st.randoms())
+@given(
+    st.sets(st.from_regex(r"[a-z]{1,6}__[a-z]{1,6}-[0-9]{1,4}", fullmatch=True), max_size=60),
+    st.integers(min_value=1, max_value=9),
+    st.randoms(),
+)
 def test_shards_are_a_balanced_partition_that_ignores_order(ids: set[str], count: int, rnd: object) -> None:
     instances = [inst(i) for i in sorted(ids)]
     shuffled = list(instances)

@@ -56,7 +56,9 @@ def test_one_process_writes_a_directory_at_a_time(tmp_path: Path) -> None:
 
 def test_a_line_that_is_not_a_prediction_is_named(tmp_path: Path) -> None:
     path = tmp_path / "p.jsonl"
-    path.write_text('{"instance_id": "a", "model_name_or_path": "m", "model_patch": ""}\n{"instance_id": "b"\n')
+    path.write_text(
+        '{"instance_id": "a", "model_name_or_path": "m", "model_patch": ""}\n{"instance_id": "b"\n'
+    )
     with pytest.raises(OutputError, match="p.jsonl:2 is not a whole JSON line"):
         read_predictions(path)
     path.write_text('{"instance_id": "a"}\n')
@@ -68,12 +70,37 @@ def test_a_line_that_is_not_a_prediction_is_named(tmp_path: Path) -> None:
 def test_the_summary_keeps_records_and_adds_totals(tmp_path: Path) -> None:
     with OutputDir(tmp_path) as out:
         out.write_meta({"model_name_or_path": "m"})
-        out.record("a", {"status": "submitted", "turns": 3, "tokens": {"inputTokens": 10}, "seconds": 1.5,
-                         "cost": 0.25, "patch_bytes": 12})
-        out.record("b", {"status": "error", "turns": 1, "tokens": {"inputTokens": 5, "outputTokens": 2},
-                         "seconds": 0.5, "cost": 0.5, "patch_bytes": 0})
+        out.record(
+            "a",
+            {
+                "status": "submitted",
+                "turns": 3,
+                "tokens": {"inputTokens": 10},
+                "seconds": 1.5,
+                "cost": 0.25,
+                "patch_bytes": 12,
+            },
+        )
+        out.record(
+            "b",
+            {
+                "status": "error",
+                "turns": 1,
+                "tokens": {"inputTokens": 5, "outputTokens": 2},
+                "seconds": 0.5,
+                "cost": 0.5,
+                "patch_bytes": 0,
+            },
+        )
     data = json.loads((tmp_path / "summary.json").read_text())
     assert data["model_name_or_path"] == "m" and list(data["instances"]) == ["a", "b"]
-    assert data["totals"] == {"instances": 2, "by_status": {"error": 1, "submitted": 1}, "with_patch": 1, "turns": 4,
-                              "tokens": {"inputTokens": 15, "outputTokens": 2}, "seconds": 2.0, "cost": 0.75}
+    assert data["totals"] == {
+        "instances": 2,
+        "by_status": {"error": 1, "submitted": 1},
+        "with_patch": 1,
+        "turns": 4,
+        "tokens": {"inputTokens": 15, "outputTokens": 2},
+        "seconds": 2.0,
+        "cost": 0.75,
+    }
     assert totals({"a": {"status": "x", "cost": None}})["cost"] is None  # one unknown price: no total

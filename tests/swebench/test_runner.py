@@ -21,8 +21,9 @@ STALL = [[{"text": "Thinking for a long time."}, {"sleep": 60}], [{"text": "done
 
 def config(fx: Fixture, out: Path, **kw: Any) -> EvalConfig:
     provider = provider_config(provider="scripted", script=str(fx.scripts))
-    return EvalConfig(out=out, model_name="kgent-test", make_provider=provider_factory(provider),
-                      mirrors=fx.mirrors, **kw)
+    return EvalConfig(
+        out=out, model_name="kgent-test", make_provider=provider_factory(provider), mirrors=fx.mirrors, **kw
+    )
 
 
 def summary(out: Path) -> dict[str, Any]:
@@ -41,7 +42,9 @@ async def test_workers_fix_every_instance_and_keep_trajectories(fixture: Fixture
     preds = predictions(out)
     assert sorted(preds) == sorted(fixture.ids)
     lines = (out / "predictions.jsonl").read_text().splitlines()
-    assert all(set(json.loads(line)) == {"instance_id", "model_name_or_path", "model_patch"} for line in lines)
+    assert all(
+        set(json.loads(line)) == {"instance_id", "model_name_or_path", "model_patch"} for line in lines
+    )
     # each patch, applied to a fresh checkout at base_commit, fixes what the instance asked for
     checks = {
         "acme__calc-1": "from calc import add; assert add(2, 3) == 5",
@@ -64,12 +67,24 @@ async def test_workers_fix_every_instance_and_keep_trajectories(fixture: Fixture
         assert types.count("message") >= 2 * rec["turns"]
         first = next(e for e in parsed.entries.values() if e.type == "message")
         assert fixture.record(iid)["problem_statement"] in first.data["message"]["text"]
-    assert sorted(p.name for p in out.iterdir()) == [".lock", "predictions.jsonl", "summary.json", "trajectories"]
-    assert sorted(p.name for p in (out / "trajectories").iterdir()) == [f"{i}.jsonl" for i in sorted(fixture.ids)]
+    assert sorted(p.name for p in out.iterdir()) == [
+        ".lock",
+        "predictions.jsonl",
+        "summary.json",
+        "trajectories",
+    ]
+    assert sorted(p.name for p in (out / "trajectories").iterdir()) == [
+        f"{i}.jsonl" for i in sorted(fixture.ids)
+    ]
 
 
-async def test_a_provider_failure_stops_only_its_instance_and_is_retried(fixture: Fixture, tmp_path: Path) -> None:
-    fixture.script("acme__calc-2", [[{"text": "Let me"}, {"error": "upstream unavailable", "code": "provider_unavailable"}]])
+async def test_a_provider_failure_stops_only_its_instance_and_is_retried(
+    fixture: Fixture, tmp_path: Path
+) -> None:
+    fixture.script(
+        "acme__calc-2",
+        [[{"text": "Let me"}, {"error": "upstream unavailable", "code": "provider_unavailable"}]],
+    )
     out = tmp_path / "out"
     instances = load_instances(fixture.instances)
     await Evaluator(config(fixture, out, workers=2)).run(instances)
@@ -102,11 +117,17 @@ async def test_the_timeout_ends_a_run_and_keeps_its_patch(fixture: Fixture, tmp_
 
 
 async def test_the_cost_limit_ends_a_run_once_its_tokens_cost_more(fixture: Fixture, tmp_path: Path) -> None:
-    fixture.script("acme__calc-1", [
-        [edit("calc.py", "a - b", "a + b")],
-        [{"usage": {"input": 1_000_000, "output": 10}}, {"tool": "bash", "args": {"command": "sleep 30"}}],
-        [{"text": "done"}],
-    ])
+    fixture.script(
+        "acme__calc-1",
+        [
+            [edit("calc.py", "a - b", "a + b")],
+            [
+                {"usage": {"input": 1_000_000, "output": 10}},
+                {"tool": "bash", "args": {"command": "sleep 30"}},
+            ],
+            [{"text": "done"}],
+        ],
+    )
     record = await one(fixture, tmp_path / "out", "acme__calc-1", cost_limit=0.5, price=Price(1.0, 1.0))
     assert record["status"] == "cost_limit" and record["cost"] > 0.5
     assert "+    return a + b" in predictions(tmp_path / "out")["acme__calc-1"]
@@ -115,9 +136,19 @@ async def test_the_cost_limit_ends_a_run_once_its_tokens_cost_more(fixture: Fixt
 def test_records_keep_token_counts_only() -> None:
     from kgent.swebench.runner import token_counts
 
-    usage = {"inputTokens": 1, "outputTokens": 2, "cacheReadTokens": 3, "cacheWriteTokens": 4,
-             "cost": {"amount": 0.25, "currency": "USD"}}  # a run_end usage for a model the kernel prices
-    assert token_counts(usage) == {"inputTokens": 1, "outputTokens": 2, "cacheReadTokens": 3, "cacheWriteTokens": 4}
+    usage = {
+        "inputTokens": 1,
+        "outputTokens": 2,
+        "cacheReadTokens": 3,
+        "cacheWriteTokens": 4,
+        "cost": {"amount": 0.25, "currency": "USD"},
+    }  # a run_end usage for a model the kernel prices
+    assert token_counts(usage) == {
+        "inputTokens": 1,
+        "outputTokens": 2,
+        "cacheReadTokens": 3,
+        "cacheWriteTokens": 4,
+    }
 
 
 async def test_max_turns_ends_a_run_and_keeps_its_patch(fixture: Fixture, tmp_path: Path) -> None:
@@ -135,18 +166,30 @@ async def test_an_empty_answer_is_predicted_as_an_empty_patch(fixture: Fixture, 
 
 
 async def test_commits_made_by_the_agent_are_in_the_patch(fixture: Fixture, tmp_path: Path) -> None:
-    fixture.script("acme__calc-1", [
-        [edit("calc.py", "a - b", "a + b")],
-        [{"tool": "bash", "args": {"command": "git -c user.name=a -c user.email=a@b commit -qam fix && rm test_calc.py"}}],
-        [{"text": "Committed."}],
-    ])
+    fixture.script(
+        "acme__calc-1",
+        [
+            [edit("calc.py", "a - b", "a + b")],
+            [
+                {
+                    "tool": "bash",
+                    "args": {
+                        "command": "git -c user.name=a -c user.email=a@b commit -qam fix && rm test_calc.py"
+                    },
+                }
+            ],
+            [{"text": "Committed."}],
+        ],
+    )
     out = tmp_path / "out"
     await Evaluator(config(fixture, out)).run(load_instances(fixture.instances)[:1])
     patch = predictions(out)["acme__calc-1"]
     assert "+    return a + b" in patch and "deleted file mode" in patch
 
 
-async def test_a_missing_mirror_is_a_workspace_error_without_prediction(fixture: Fixture, tmp_path: Path) -> None:
+async def test_a_missing_mirror_is_a_workspace_error_without_prediction(
+    fixture: Fixture, tmp_path: Path
+) -> None:
     (fixture.mirrors / "acme__text.git").rename(tmp_path / "elsewhere.git")
     out = tmp_path / "out"
     records = await Evaluator(config(fixture, out, workers=2)).run(load_instances(fixture.instances))
@@ -155,7 +198,9 @@ async def test_a_missing_mirror_is_a_workspace_error_without_prediction(fixture:
     assert "acme__text-1" not in predictions(out) and len(predictions(out)) == 3
 
 
-async def test_stop_cancels_running_instances_and_records_nothing_for_them(fixture: Fixture, tmp_path: Path) -> None:
+async def test_stop_cancels_running_instances_and_records_nothing_for_them(
+    fixture: Fixture, tmp_path: Path
+) -> None:
     fixture.script("acme__calc-2", STALL)
     out = tmp_path / "out"
     evaluator = Evaluator(config(fixture, out, workers=1))

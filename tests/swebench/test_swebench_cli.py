@@ -45,7 +45,9 @@ def summary(out: Path) -> dict[str, Any]:
 def wait_for(condition: Any, proc: subprocess.Popen[str], what: str, limit: float = 60.0) -> None:
     deadline = time.monotonic() + limit  # a generous bound on a shared machine, not a timing assertion
     while not condition():
-        assert proc.poll() is None, f"exited ({proc.returncode}) before {what}: {proc.stderr.read() if proc.stderr else ''}"
+        assert proc.poll() is None, (
+            f"exited ({proc.returncode}) before {what}: {proc.stderr.read() if proc.stderr else ''}"
+        )
         assert time.monotonic() < deadline, f"no {what}"
         time.sleep(0.05)
 
@@ -53,8 +55,13 @@ def wait_for(condition: Any, proc: subprocess.Popen[str], what: str, limit: floa
 def test_kill_9_mid_run_then_resume(fixture: Fixture, tmp_path: Path) -> None:
     out = tmp_path / "out"
     fixture.script("acme__calc-2", [[{"text": "Thinking"}, {"sleep": 120}], [{"text": "done"}]])
-    proc = subprocess.Popen([*KGENT, *fixture.argv(out, "--workers", "2")], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env())
+    proc = subprocess.Popen(
+        [*KGENT, *fixture.argv(out, "--workers", "2")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env(),
+    )
     try:
         # two workers: one stalls on calc-2 while the other finishes the three other instances
         wait_for(lambda: len(preds(out)) == 3, proc, "three predictions")
@@ -67,7 +74,11 @@ def test_kill_9_mid_run_then_resume(fixture: Fixture, tmp_path: Path) -> None:
     assert proc.returncode == -signal.SIGKILL
     # what the kill left: whole files, three predictions, no record of the instance that was running
     lines = (out / "predictions.jsonl").read_text().splitlines()
-    assert sorted(json.loads(line)["instance_id"] for line in lines) == ["acme__calc-1", "acme__calc-3", "acme__text-1"]
+    assert sorted(json.loads(line)["instance_id"] for line in lines) == [
+        "acme__calc-1",
+        "acme__calc-3",
+        "acme__text-1",
+    ]
     first = summary(out)
     assert sorted(first["instances"]) == ["acme__calc-1", "acme__calc-3", "acme__text-1"]
     kept = {p.name: p.read_bytes() for p in (out / "trajectories").glob("*.jsonl")}
@@ -102,12 +113,22 @@ def in_process(capsys: pytest.CaptureFixture[str], *argv: str, check: int = 0) -
     return out, err
 
 
-def test_ctrl_c_cancels_running_instances_and_records_nothing_for_them(fixture: Fixture, tmp_path: Path) -> None:
+def test_ctrl_c_cancels_running_instances_and_records_nothing_for_them(
+    fixture: Fixture, tmp_path: Path
+) -> None:
     out, marker = tmp_path / "out", tmp_path / "still-running"
     # calc-2's command would outlive the run if it were not killed with it
-    fixture.script("acme__calc-2", [[{"tool": "bash", "args": {"command": f"sleep 60; touch {marker}"}}], [{"text": "x"}]])
-    proc = subprocess.Popen([*KGENT, *fixture.argv(out, "--workers", "2")], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env())
+    fixture.script(
+        "acme__calc-2",
+        [[{"tool": "bash", "args": {"command": f"sleep 60; touch {marker}"}}], [{"text": "x"}]],
+    )
+    proc = subprocess.Popen(
+        [*KGENT, *fixture.argv(out, "--workers", "2")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env(),
+    )
     try:
         wait_for(lambda: len(preds(out)) == 3, proc, "three predictions")
         proc.send_signal(signal.SIGINT)
@@ -150,7 +171,10 @@ def test_shards_partition_the_instances_and_merge_joins_them(
     reordered = tmp_path / "reordered.jsonl"
     reordered.write_text("".join(reversed(fixture.instances.read_text().splitlines(keepends=True))))
     c = tmp_path / "shard1-again"
-    in_process(capsys, *[x if x != str(fixture.instances) else str(reordered) for x in fixture.argv(c, "--shard", "1/2")])
+    in_process(
+        capsys,
+        *[x if x != str(fixture.instances) else str(reordered) for x in fixture.argv(c, "--shard", "1/2")],
+    )
     assert set(preds(c)) == first
 
     done, _ = in_process(capsys, "swebench", "merge", str(b), str(a), "--out", str(merged))
@@ -160,7 +184,9 @@ def test_shards_partition_the_instances_and_merge_joins_them(
     assert all(joined[i] == {**preds(a), **preds(b)}[i] for i in joined)
     data = summary(merged)
     assert data["shards"] == ["1/2", "2/2"] and data["totals"]["by_status"] == {"submitted": 4}
-    assert sorted(p.name for p in (merged / "trajectories").glob("*.jsonl")) == [f"{i}.jsonl" for i in sorted(fixture.ids)]
+    assert sorted(p.name for p in (merged / "trajectories").glob("*.jsonl")) == [
+        f"{i}.jsonl" for i in sorted(fixture.ids)
+    ]
     _, again = in_process(capsys, "swebench", "merge", str(a), str(b), "--out", str(merged), check=2)
     assert "already holds results" in again
 
@@ -191,8 +217,19 @@ def test_a_failed_instance_exits_1_and_names_it(fixture: Fixture, tmp_path: Path
         (["--shard", "3"], "--shard takes I/N"),
         (["--ids", "nope__nope-1"], "no such instance: nope__nope-1"),
         (["--workers", "0"], "--workers must be at least 1"),
-        (["--cost-limit", "1", "--provider", "openai", "--model", "mystery-model", "--base-url", "http://127.0.0.1:9"],
-         "--cost-limit needs a price for mystery-model"),
+        (
+            [
+                "--cost-limit",
+                "1",
+                "--provider",
+                "openai",
+                "--model",
+                "mystery-model",
+                "--base-url",
+                "http://127.0.0.1:9",
+            ],
+            "--cost-limit needs a price for mystery-model",
+        ),
         (["--price", "cheap"], "--price takes IN,OUT"),
     ],
 )
@@ -215,9 +252,23 @@ def test_a_missing_api_key_is_named_before_anything_runs(
 
 def test_dataset_without_a_hub_fails_with_a_clear_message(tmp_path: Path) -> None:
     proc = subprocess.run(
-        [*KGENT, "swebench", "run", "--dataset", "verified", "--out", str(tmp_path / "out"), "--model-name", "m",
-         "--provider", "scripted"],
-        capture_output=True, text=True, env={**env(), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}, timeout=120,
+        [
+            *KGENT,
+            "swebench",
+            "run",
+            "--dataset",
+            "verified",
+            "--out",
+            str(tmp_path / "out"),
+            "--model-name",
+            "m",
+            "--provider",
+            "scripted",
+        ],
+        capture_output=True,
+        text=True,
+        env={**env(), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"},
+        timeout=120,
     )
     assert proc.returncode == 2, proc.stderr
     try:

@@ -16,7 +16,9 @@ def calc(fx: Fixture, **change: str):  # type: ignore[no-untyped-def]
     return instance_from_dict({**fx.record("acme__calc-1"), **change})
 
 
-async def test_a_checkout_is_clean_at_base_commit_and_cannot_reach_the_fix(fixture: Fixture, tmp_path: Path) -> None:
+async def test_a_checkout_is_clean_at_base_commit_and_cannot_reach_the_fix(
+    fixture: Fixture, tmp_path: Path
+) -> None:
     ws = tmp_path / "ws"
     (ws / "junk").mkdir(parents=True)  # whatever a killed run left there goes
     instance = calc(fixture)
@@ -30,12 +32,18 @@ async def test_a_checkout_is_clean_at_base_commit_and_cannot_reach_the_fix(fixtu
     assert not (ws / "junk").exists()
 
 
-async def test_a_commit_missing_from_the_mirror_says_how_to_update_it(fixture: Fixture, tmp_path: Path) -> None:
+async def test_a_commit_missing_from_the_mirror_says_how_to_update_it(
+    fixture: Fixture, tmp_path: Path
+) -> None:
     with pytest.raises(WorkspaceError, match="is not in .*acme__calc.git: update the mirror"):
-        await prepare(calc(fixture, base_commit="b" * 40), fixture.mirrors / "acme__calc.git", tmp_path / "ws")
+        await prepare(
+            calc(fixture, base_commit="b" * 40), fixture.mirrors / "acme__calc.git", tmp_path / "ws"
+        )
 
 
-async def test_a_missing_mirror_is_cloned_once_from_the_url_template(fixture: Fixture, tmp_path: Path) -> None:
+async def test_a_missing_mirror_is_cloned_once_from_the_url_template(
+    fixture: Fixture, tmp_path: Path
+) -> None:
     sources = tmp_path / "remote"
     sources.mkdir()
     os.rename(fixture.mirrors / "acme__calc.git", sources / "acme__calc.git")
@@ -52,7 +60,9 @@ async def test_a_missing_mirror_is_cloned_once_from_the_url_template(fixture: Fi
         await Mirrors(tmp_path / "none", clone_url=None).ensure(calc(fixture))
 
 
-async def test_the_patch_holds_edits_new_files_deletions_and_commits(fixture: Fixture, tmp_path: Path) -> None:
+async def test_the_patch_holds_edits_new_files_deletions_and_commits(
+    fixture: Fixture, tmp_path: Path
+) -> None:
     ws = tmp_path / "ws"
     instance = calc(fixture)
     await prepare(instance, fixture.mirrors / "acme__calc.git", ws)
@@ -65,7 +75,11 @@ async def test_the_patch_holds_edits_new_files_deletions_and_commits(fixture: Fi
     (ws / "test_calc.py").unlink()
     patch = await collect_patch(ws, instance.base_commit)
     assert patch.files == 4 and check_patch(patch) is None
-    assert "+    return a + b" in patch.text and "new file mode" in patch.text and "deleted file mode" in patch.text
+    assert (
+        "+    return a + b" in patch.text
+        and "new file mode" in patch.text
+        and "deleted file mode" in patch.text
+    )
     assert "GIT binary patch" in patch.text
     # and it applies where the harness applies it: a clean checkout at base_commit
     check = tmp_path / "check"

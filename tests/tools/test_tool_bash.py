@@ -132,7 +132,9 @@ async def test_cancel_at_any_point_of_the_spawn_leaves_nothing_running(ws: Path,
     for k in range(6):
         directory = ws / f"k{k}"
         directory.mkdir()
-        task = asyncio.create_task(bash.run({"command": "sleep 100 & sleep 100; wait"}, make_ctx(workspace=directory)))
+        task = asyncio.create_task(
+            bash.run({"command": "sleep 100 & sleep 100; wait"}, make_ctx(workspace=directory))
+        )
         for _ in range(k):
             await asyncio.sleep(0)
         loop.call_soon(time.sleep, 0.15)  # stall the loop: the shell forks its children meanwhile

@@ -17,12 +17,17 @@ from kgent.tools.write import WriteTool
 def git(ws: Path, *args: str) -> str:
     return subprocess.run(
         ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
-        cwd=ws, check=True, capture_output=True, text=True,
+        cwd=ws,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
 
 
 def git_apply_check_reverse(ws: Path, patch: str) -> None:
-    subprocess.run(["git", "apply", "--check", "-R"], cwd=ws, input=patch, text=True, check=True, capture_output=True)
+    subprocess.run(
+        ["git", "apply", "--check", "-R"], cwd=ws, input=patch, text=True, check=True, capture_output=True
+    )
 
 
 @pytest.fixture
@@ -45,9 +50,13 @@ async def test_git_workspace_diff_covers_tools_bash_and_untracked(repo: Path, ma
     await tracker.start()
     assert tracker.uses_git
     ctx = make_ctx(changes=tracker)
-    assert not (await EditTool().run({"path": "app.py", "oldText": "b = 2", "newText": "b = 3"}, ctx)).is_error
+    assert not (
+        await EditTool().run({"path": "app.py", "oldText": "b = 2", "newText": "b = 3"}, ctx)
+    ).is_error
     await WriteTool().run({"path": "new/module.py", "content": "print('hi')\n"}, ctx)
-    await BashTool().run({"command": "echo more >> data.txt && rm gone.txt && echo untracked > extra.txt"}, ctx)
+    await BashTool().run(
+        {"command": "echo more >> data.txt && rm gone.txt && echo untracked > extra.txt"}, ctx
+    )
     await WriteTool().run({"path": "run.log", "content": "ignored but written by a tool\n"}, ctx)
 
     paths, patch = await tracker.finish()
@@ -77,12 +86,16 @@ async def test_workspace_without_git_uses_recorded_originals(ws: Path, make_ctx)
     await WriteTool().run({"path": "keep.txt", "content": "x\n"}, ctx)  # rewritten identically: no change
     paths, patch = await tracker.finish()
     assert paths == ("d/added.txt", "f.txt")
-    assert patch.startswith("diff --git a/d/added.txt b/d/added.txt\nnew file mode 100644\n--- /dev/null\n+++ b/d/added.txt\n")
+    assert patch.startswith(
+        "diff --git a/d/added.txt b/d/added.txt\nnew file mode 100644\n--- /dev/null\n+++ b/d/added.txt\n"
+    )
     assert "+hello\n\\ No newline at end of file\n" in patch
     assert "diff --git a/f.txt b/f.txt\n--- a/f.txt\n+++ b/f.txt\n@@ -1 +1 @@\n-old\n+new\n" in patch
 
 
-async def test_git_binary_absent(repo: Path, make_ctx, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+async def test_git_binary_absent(
+    repo: Path, make_ctx, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     empty = tmp_path / "nobin"
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))

@@ -74,10 +74,20 @@ def test_nul_bytes(ws: Path) -> None:
 @pytest.mark.parametrize(
     ("raw", "protected"),
     [
-        (".env", True), ("config/.env.local", True), (".envrc", True), (".env-prod", True),
-        ("certs/server.pem", True), ("tls/private.key", True),
-        ("home/id_rsa", True), ("id_ed25519", True), (".git/config", True), ("sub/.git/hooks/pre-commit", True),
-        ("src/id_utils.py", False), ("environment.py", False), ("keys/notes.txt", False), (".gitignore", False),
+        (".env", True),
+        ("config/.env.local", True),
+        (".envrc", True),
+        (".env-prod", True),
+        ("certs/server.pem", True),
+        ("tls/private.key", True),
+        ("home/id_rsa", True),
+        ("id_ed25519", True),
+        (".git/config", True),
+        ("sub/.git/hooks/pre-commit", True),
+        ("src/id_utils.py", False),
+        ("environment.py", False),
+        ("keys/notes.txt", False),
+        (".gitignore", False),
         ("src/app.py", False),
     ],
 )
@@ -117,7 +127,9 @@ def test_a_file_with_several_hard_links_counts_as_protected(tmp_path: Path) -> N
     (tmp_path / "secret").write_text("s\n")
     os.link(tmp_path / "secret", ws / "notes.txt")
     (tmp_path / "obj").write_text("o\n")
-    os.link(tmp_path / "obj", ws / ".git" / "objects" / "pack")  # git's own hard links (clone --local) are fine
+    os.link(
+        tmp_path / "obj", ws / ".git" / "objects" / "pack"
+    )  # git's own hard links (clone --local) are fine
     (ws / "plain.txt").write_text("p\n")
     notes = classify_path(ws, "notes.txt")
     assert notes.inside and notes.protected and notes.hardlinked

@@ -49,7 +49,10 @@ async def test_head_truncation_by_bytes(ws: Path, ctx: ToolContext) -> None:
 async def test_first_line_over_limit(ws: Path, ctx: ToolContext) -> None:
     (ws / "min.js").write_text("y" * 60_000 + "\nok")
     out = await read.run({"path": "min.js"}, ctx)
-    assert out.content == "[Line 1 is 58.6KB, exceeds 50.0KB limit. Use bash: sed -n '1p' min.js | head -c 51200]"
+    assert (
+        out.content
+        == "[Line 1 is 58.6KB, exceeds 50.0KB limit. Use bash: sed -n '1p' min.js | head -c 51200]"
+    )
 
 
 async def test_offset_past_end_is_an_error(ws: Path, ctx: ToolContext) -> None:

@@ -254,7 +254,9 @@ async def test_an_unasked_read_runs_no_startup_file_or_exported_function(
 
 
 async def test_the_result_says_which_walls_the_command_ran_in(sandbox: Sandbox, tree: Path) -> None:
-    ctx = ToolContext(workspace=tree, fs=LocalFileOps(), sandbox=sandbox, grant=Grant(write=True, approved=True))
+    ctx = ToolContext(
+        workspace=tree, fs=LocalFileOps(), sandbox=sandbox, grant=Grant(write=True, approved=True)
+    )
     out = await bash.run({"command": "true"}, ctx)
     if sandbox.contains:
         assert out.details["sandbox"] == "bwrap: workspace writable, no network, protected files hidden"

@@ -62,7 +62,11 @@ async def test_grep_options(tree: Path, ctx: ToolContext, engine: str) -> None:
     lit = await g.run({"pattern": "(a+b)", "literal": True}, ctx)
     assert lit.content == "src/notes.md:1: TODO (a+b)"
     ctxl = await g.run({"pattern": "todo", "path": "src/pkg/util.py", "context": 1}, ctx)
-    assert ctxl.content.splitlines() == ["src/pkg/util.py-1- x = 1", "src/pkg/util.py:2: # todo: more", "src/pkg/util.py-3- y = 2"]
+    assert ctxl.content.splitlines() == [
+        "src/pkg/util.py-1- x = 1",
+        "src/pkg/util.py:2: # todo: more",
+        "src/pkg/util.py-3- y = 2",
+    ]
     none = await g.run({"pattern": "nothing-here"}, ctx)
     assert not none.is_error and none.content == "No matches found"
     missing = await g.run({"pattern": "x", "path": "nope"}, ctx)
@@ -106,7 +110,12 @@ async def test_ls_lists_alphabetically_with_dotfiles(tree: Path, ctx: ToolContex
     ls = LsTool()
     out = await ls.run({}, ctx)
     assert out.content.splitlines() == [
-        ".gitignore", ".hidden/", "blob.bin", "build/", "debug.log", "src/",
+        ".gitignore",
+        ".hidden/",
+        "blob.bin",
+        "build/",
+        "debug.log",
+        "src/",
     ]
     sub = await ls.run({"path": "src"}, ctx)
     assert sub.content.splitlines() == ["app.py", "notes.md", "pkg/"]
@@ -149,14 +158,18 @@ async def test_grep_over_a_directory_never_reads_protected_files_or_follows_link
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-async def test_grep_of_a_protected_file_itself_searches_it(secrets_tree: Path, ctx: ToolContext, engine: str) -> None:
+async def test_grep_of_a_protected_file_itself_searches_it(
+    secrets_tree: Path, ctx: ToolContext, engine: str
+) -> None:
     # Naming the protected file is what the policy asks the person about; once approved, the search runs.
     out = await grep(engine).run({"pattern": "API_KEY", "path": ".env"}, ctx)
     assert out.content == ".env:1: API_KEY=secret-env"
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-async def test_find_star_does_not_list_git_internals(secrets_tree: Path, ctx: ToolContext, engine: str) -> None:
+async def test_find_star_does_not_list_git_internals(
+    secrets_tree: Path, ctx: ToolContext, engine: str
+) -> None:
     out = await FindTool(force_fallback=engine == "fallback").run({"pattern": "*"}, ctx)
     names = out.content.splitlines()
     assert ".env" in names and "app.py" in names

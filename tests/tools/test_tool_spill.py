@@ -54,7 +54,9 @@ async def test_a_spill_file_keeps_its_head_and_tail_and_counts_the_rest(
     assert f"({dropped} bytes) dropped".encode() in data
     assert len(data) < 64 * 1024 + 32 * 1024 + 100
     assert f"Output saved to {path}: its first 64.0KB and last 32.0KB" in out.content
-    assert "\n400000\n\n[Showing lines 398001-400000 of 400000." in out.content  # the model still sees the tail
+    assert (
+        "\n400000\n\n[Showing lines 398001-400000 of 400000." in out.content
+    )  # the model still sees the tail
 
 
 async def test_a_runs_spill_files_are_deleted_when_it_ends(tmp_path: Path) -> None:

@@ -121,7 +121,11 @@ async def test_edit_preview_does_not_write(ws: Path, ctx: ToolContext) -> None:
 @pytest.mark.parametrize(
     ("original", "old", "expected"),
     [
-        ('a = \u201cx\u201d\nb = "x"\n', "\u201cx\u201d", 'a = y\nb = "x"\n'),  # smart quotes as written, once
+        (
+            'a = \u201cx\u201d\nb = "x"\n',
+            "\u201cx\u201d",
+            'a = y\nb = "x"\n',
+        ),  # smart quotes as written, once
         ("x = 1  \nx = 1\n", "x = 1  \n", "x = 2\nx = 1\n"),  # the trailing spaces make it unique
     ],
 )
@@ -140,4 +144,6 @@ async def test_write_reports_its_diff(ws: Path, ctx: ToolContext) -> None:
     out = await write.run({"path": "x.txt", "content": "two\n"}, ctx)
     assert "-one\n+two\n" in out.details["diff"] and out.details["diff"].startswith("--- a/x.txt")
     new = await write.run({"path": "new.txt", "content": "fresh\n"}, ctx)
-    assert new.details["diff"].startswith("--- /dev/null\n+++ b/new.txt") and "+fresh\n" in new.details["diff"]
+    assert (
+        new.details["diff"].startswith("--- /dev/null\n+++ b/new.txt") and "+fresh\n" in new.details["diff"]
+    )

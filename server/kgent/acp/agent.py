@@ -55,7 +55,9 @@ class _Session:
         self.model: str | None = None  # chosen with session/set_config_option; None: the environment's
         self.run: AgentRun | None = None
         self.asks: set[asyncio.Task[None]] = set()
-        self.before: dict[str, tuple[str, str | None]] = {}  # tool call id → (absolute path, text before the edit)
+        self.before: dict[
+            str, tuple[str, str | None]
+        ] = {}  # tool call id → (absolute path, text before the edit)
 
 
 async def _read_text(fs: FileOps, path: str) -> str | None:
@@ -78,7 +80,9 @@ class KgentAgent:
         self.sessions: dict[str, _Session] = {}
         self.client: Client | None = None
         self.fs_read = self.fs_write = False  # what the client offered in `initialize`
-        self._kernels: dict[str, AgentKernel] = {}  # per session: each has its own FileOps (fs/* name the session)
+        self._kernels: dict[
+            str, AgentKernel
+        ] = {}  # per session: each has its own FileOps (fs/* name the session)
 
     def on_connect(self, conn: Client) -> None:
         self.client = conn
@@ -130,7 +134,11 @@ class KgentAgent:
         current = session.model or provider_config(self.env).model
         return [
             S.SessionConfigOptionSelect(
-                type="select", id="model", name="Model", category="model", current_value=current,
+                type="select",
+                id="model",
+                name="Model",
+                category="model",
+                current_value=current,
                 options=[S.SessionConfigSelectOption(value=m, name=m) for m in self._models()],
             )
         ]
@@ -159,16 +167,22 @@ class KgentAgent:
         kinds = {tool.name: str(tool.kind) for tool in CODING_TOOLS()}
         for update in U.replay(project(tree.branch()), kinds, tree.info.workspace):
             await self._update(session_id, update)
-        return S.LoadSessionResponse(modes=self._modes(session.mode), config_options=self._config_options(session))
+        return S.LoadSessionResponse(
+            modes=self._modes(session.mode), config_options=self._config_options(session)
+        )
 
-    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any) -> S.ListSessionsResponse:
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
+    ) -> S.ListSessionsResponse:
         """The sessions of one workspace (any front's), newest first as the store lists them; no paging."""
         if cwd is None:
             raise RequestError.invalid_params({"cwd": "Kgent lists the sessions of one workspace: give cwd"})
         infos = await self.store.list(normalize_workspace(cwd))
         return S.ListSessionsResponse(
             sessions=[
-                S.SessionInfo(session_id=i.id, cwd=i.workspace, title=i.title or None, updated_at=i.updated or None)
+                S.SessionInfo(
+                    session_id=i.id, cwd=i.workspace, title=i.title or None, updated_at=i.updated or None
+                )
                 for i in infos
             ]
         )
@@ -178,16 +192,22 @@ class KgentAgent:
     ) -> S.SetSessionConfigOptionResponse:
         """`model` is the one option: the session's model from its next prompt on."""
         if config_id != "model":
-            raise RequestError.invalid_params({"configId": f"unknown option {config_id!r}; the one option is 'model'"})
+            raise RequestError.invalid_params(
+                {"configId": f"unknown option {config_id!r}; the one option is 'model'"}
+            )
         if not isinstance(value, str) or value not in self._models():
             raise RequestError.invalid_params({"value": f"unknown model {value!r}; one of {self._models()}"})
         session = await self._session(session_id)
         session.model = value
         return S.SetSessionConfigOptionResponse(config_options=self._config_options(session))
 
-    async def set_session_mode(self, mode_id: str, session_id: str, **kwargs: Any) -> S.SetSessionModeResponse:
+    async def set_session_mode(
+        self, mode_id: str, session_id: str, **kwargs: Any
+    ) -> S.SetSessionModeResponse:
         if mode_id not in _MODE_IDS:
-            raise RequestError.invalid_params({"modeId": f"unknown mode {mode_id!r}; one of {sorted(_MODE_IDS)}"})
+            raise RequestError.invalid_params(
+                {"modeId": f"unknown mode {mode_id!r}; one of {sorted(_MODE_IDS)}"}
+            )
         session = await self._session(session_id)
         session.mode = mode_id  # from the next prompt on: a live run keeps the mode it started with
         return S.SetSessionModeResponse()
@@ -196,11 +216,15 @@ class KgentAgent:
         try:
             return await self.store.load(session_id)
         except SessionError as exc:
-            raise RequestError.resource_not_found(session_id) if "not_found" in exc.code else _internal(exc) from None
+            raise (
+                RequestError.resource_not_found(session_id) if "not_found" in exc.code else _internal(exc)
+            ) from None
 
     async def _session(self, session_id: str) -> _Session:
         session = self.sessions.get(session_id)
-        if session is None:  # a session of the store this connection has not loaded (e.g. from the stdio daemon)
+        if (
+            session is None
+        ):  # a session of the store this connection has not loaded (e.g. from the stdio daemon)
             tree = await self._load(session_id)
             session = self.sessions[session_id] = _Session(tree.info.workspace, self._default_mode())
         return session
@@ -221,7 +245,10 @@ class KgentAgent:
         if kernel is None:
             # No approval timeout: the client owns its permission prompts (and cancels the turn to give up).
             config = KernelConfig(
-                **context_overrides(self.env), approval_timeout=None, prices=prices(self.env), cost_limit=cost_limit(self.env)
+                **context_overrides(self.env),
+                approval_timeout=None,
+                prices=prices(self.env),
+                cost_limit=cost_limit(self.env),
             )
             fs: FileOps | None = None
             if self.client is not None and (self.fs_read or self.fs_write):
@@ -232,11 +259,16 @@ class KgentAgent:
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> S.PromptResponse:
         session = await self._session(session_id)
         if session.run is not None and not session.run.done:
-            raise RequestError.invalid_request({"message": f"session {session_id} already has a prompt running"})
+            raise RequestError.invalid_request(
+                {"message": f"session {session_id} already has a prompt running"}
+            )
         kernel, provider = await self._kernel_for(session_id, session.model)
         try:
             run = kernel.create_run(
-                U.prompt_text(prompt), workspace=session.workspace, session_id=session_id, mode=session.mode,
+                U.prompt_text(prompt),
+                workspace=session.workspace,
+                session_id=session_id,
+                mode=session.mode,
                 provider=provider,
             )
         except KgentError as exc:
@@ -246,7 +278,9 @@ class KgentAgent:
         try:
             async for event in run:
                 if type(event) is MessageDelta:
-                    chunk = H.update_agent_message_text if event.kind == "text" else H.update_agent_thought_text
+                    chunk = (
+                        H.update_agent_message_text if event.kind == "text" else H.update_agent_thought_text
+                    )
                     await self._update(session_id, chunk(event.delta))
                 elif isinstance(event, ToolCallEvent):
                     if event.kind in ("edit", "delete", "move") and event.path:
@@ -273,7 +307,9 @@ class KgentAgent:
             raise RequestError.internal_error({"code": error.get("code"), "message": error.get("message")})
         return S.PromptResponse(stop_reason=reason)
 
-    async def _diff(self, fs: FileOps, session: _Session, event: ToolUpdate) -> S.FileEditToolCallContent | None:
+    async def _diff(
+        self, fs: FileOps, session: _Session, event: ToolUpdate
+    ) -> S.FileEditToolCallContent | None:
         if event.status != "completed" or event.is_error or event.tool_call_id not in session.before:
             return None
         path, old = session.before.pop(event.tool_call_id)
@@ -281,11 +317,15 @@ class KgentAgent:
         return H.tool_diff_content(path, new if new is not None else "", old)
 
     def _ask(self, session: _Session, session_id: str, run: AgentRun, event: PermissionRequest) -> None:
-        task = asyncio.get_running_loop().create_task(self._await_answer(session_id, run, event, session.workspace))
+        task = asyncio.get_running_loop().create_task(
+            self._await_answer(session_id, run, event, session.workspace)
+        )
         session.asks.add(task)
         task.add_done_callback(session.asks.discard)
 
-    async def _await_answer(self, session_id: str, run: AgentRun, event: PermissionRequest, workspace: str) -> None:
+    async def _await_answer(
+        self, session_id: str, run: AgentRun, event: PermissionRequest, workspace: str
+    ) -> None:
         assert self.client is not None
         options = [S.PermissionOption(option_id=o.option_id, name=o.name, kind=o.kind) for o in event.options]
         try:

@@ -17,7 +17,9 @@ log = logging.getLogger("kgent.acp")
 class ClientFileOps:
     """FileOps for one session: text through the client (as it advertised in `initialize`), the rest local."""
 
-    def __init__(self, client: Client, session_id: str, *, read: bool, write: bool, local: FileOps | None = None) -> None:
+    def __init__(
+        self, client: Client, session_id: str, *, read: bool, write: bool, local: FileOps | None = None
+    ) -> None:
         self.client = client
         self.session_id = session_id
         self.read = read

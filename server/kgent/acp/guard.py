@@ -24,7 +24,9 @@ def screen(line: bytes) -> dict[str, Any] | None:
     except ValueError:  # not UTF-8, or not JSON
         return _error(PARSE_ERROR, "Parse error: a message must be one line of JSON")
     if not isinstance(message, dict):
-        return _error(INVALID_REQUEST, "Invalid Request: a message must be a JSON object (batches are not supported)")
+        return _error(
+            INVALID_REQUEST, "Invalid Request: a message must be a JSON object (batches are not supported)"
+        )
     return None
 
 

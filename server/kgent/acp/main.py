@@ -21,7 +21,9 @@ def main(env: Mapping[str, str], *, log_level: str | None = None) -> int:
     from .guard import pump
 
     level = (log_level or env.get("KGENT_LOG_LEVEL") or "WARNING").upper()
-    logging.basicConfig(level=getattr(logging, level, logging.WARNING), format="%(name)s %(levelname)s %(message)s")
+    logging.basicConfig(
+        level=getattr(logging, level, logging.WARNING), format="%(name)s %(levelname)s %(message)s"
+    )
 
     async def serve() -> None:
         agent = KgentAgent(env)

@@ -109,8 +109,12 @@ def replay(messages: Iterable[Message], kinds: dict[str, str], workspace: str) -
                     yield H.update_agent_message_text(message.text)
                 for call in message.tool_calls:
                     yield H.start_tool_call(
-                        call.id, call.name, kind=acp_kind(kinds.get(call.name, "other")), status="pending",
-                        locations=locations(_path(call.arguments), workspace, call.arguments), raw_input=call.arguments,
+                        call.id,
+                        call.name,
+                        kind=acp_kind(kinds.get(call.name, "other")),
+                        status="pending",
+                        locations=locations(_path(call.arguments), workspace, call.arguments),
+                        raw_input=call.arguments,
                     )
             case ToolResultMessage():
                 yield H.update_tool_call(

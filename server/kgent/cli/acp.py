@@ -8,7 +8,12 @@ import os
 from typing import Any
 
 # flag → the environment variable it overrides
-_ENV_FLAGS = {"provider": "KGENT_PROVIDER", "model": "KGENT_MODEL", "base_url": "KGENT_BASE_URL", "mode": "KGENT_PERMISSION_MODE"}
+_ENV_FLAGS = {
+    "provider": "KGENT_PROVIDER",
+    "model": "KGENT_MODEL",
+    "base_url": "KGENT_BASE_URL",
+    "mode": "KGENT_PERMISSION_MODE",
+}
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -20,8 +25,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--provider", help="openai | anthropic | scripted (env KGENT_PROVIDER)")
     p.add_argument("--model", help="model id; for scripted: a script name (env KGENT_MODEL)")
     p.add_argument("--base-url", dest="base_url", help="provider API base URL (env KGENT_BASE_URL)")
-    p.add_argument("--mode", help="a new session's mode: plan | ask | auto | full (env KGENT_PERMISSION_MODE)")
-    p.add_argument("--log-level", dest="log_level", help="DEBUG | INFO | WARNING | ERROR (env KGENT_LOG_LEVEL)")
+    p.add_argument(
+        "--mode", help="a new session's mode: plan | ask | auto | full (env KGENT_PERMISSION_MODE)"
+    )
+    p.add_argument(
+        "--log-level", dest="log_level", help="DEBUG | INFO | WARNING | ERROR (env KGENT_LOG_LEVEL)"
+    )
     return p
 
 

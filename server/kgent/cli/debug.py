@@ -19,8 +19,12 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser("debug", help="interactive debug REPL on the kernel")
     add_common(p)
     p.add_argument("--once", metavar="PROMPT", help="run one prompt and exit")
-    p.add_argument("--permission", "--mode", dest="mode", help="plan | ask | auto | full (aliases: interactive, "
-                   "risk_based, allow_all)")
+    p.add_argument(
+        "--permission",
+        "--mode",
+        dest="mode",
+        help="plan | ask | auto | full (aliases: interactive, risk_based, allow_all)",
+    )
     p.add_argument("message", nargs="*", help="a one-shot message (like --once)")
 
 

@@ -15,12 +15,16 @@ from kgent.core.events import PermissionRequest, RunEnd
 
 
 def add_common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--provider", help="openai | anthropic | scripted (env KGENT_PROVIDER; default openai = DeepSeek)")
+    p.add_argument(
+        "--provider", help="openai | anthropic | scripted (env KGENT_PROVIDER; default openai = DeepSeek)"
+    )
     p.add_argument("--model", help="model name (env KGENT_MODEL); for scripted: the script name")
     p.add_argument("--base-url", dest="base_url", help="API base URL (env KGENT_BASE_URL)")
     p.add_argument("--script", help="scripted provider: a built-in script name or a JSON file")
     p.add_argument("--workspace", default=None, help="workspace directory (default: the current directory)")
-    p.add_argument("--max-turns", dest="max_turns", type=int, default=None, help="model turns before giving up")
+    p.add_argument(
+        "--max-turns", dest="max_turns", type=int, default=None, help="model turns before giving up"
+    )
     p.add_argument(
         "--cost-limit",
         dest="cost_limit",
@@ -37,7 +41,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--mode", help="plan | ask | auto | full (env KGENT_PERMISSION_MODE; default ask)")
     p.add_argument("--json", action="store_true", help="print JSON Lines of events instead of text")
     p.add_argument("--session", help="resume this session (continue from its active leaf)")
-    p.add_argument("--fork", metavar="ENTRY", help="with --session: branch from this entry instead of the leaf")
+    p.add_argument(
+        "--fork", metavar="ENTRY", help="with --session: branch from this entry instead of the leaf"
+    )
     p.add_argument("prompt", nargs="+", help="the task")
 
 
@@ -58,7 +64,11 @@ def build_kernel(args: argparse.Namespace, mode: str | None = None) -> Any:
     if getattr(args, "switched_provider", False):
         # A resumed session of another provider than the configured one: that provider's own defaults and vendor
         # key; KGENT_API_KEY (and KGENT_BASE_URL) belong to the configured provider and never travel with the switch.
-        env = {k: v for k, v in os.environ.items() if k not in ("KGENT_PROVIDER", "KGENT_MODEL", "KGENT_BASE_URL")}
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in ("KGENT_PROVIDER", "KGENT_MODEL", "KGENT_BASE_URL")
+        }
     config = provider_config(
         env,
         provider=args.provider,
@@ -103,7 +113,9 @@ async def resume_defaults(args: argparse.Namespace) -> None:
     args.workspace = str(workspace)
     if args.fork and args.fork not in tree.entries:
         raise KgentError(f"no entry {args.fork!r} in session {args.session}", code="entry_not_found")
-    config: dict[str, Any] = next((e.data for e in reversed(tree.branch(args.fork)) if e.type == "config"), {})
+    config: dict[str, Any] = next(
+        (e.data for e in reversed(tree.branch(args.fork)) if e.type == "config"), {}
+    )
     if args.provider is None and args.model is None and config.get("provider"):
         from kgent.config import normalize_provider
 
@@ -122,7 +134,9 @@ def ask_on_tty(request: PermissionRequest) -> str:
     """Prompt on the terminal; EOF or anything unexpected is a reject."""
     choices = {"y": "allow_once", "a": "allow_always", "n": "reject_once", "r": "reject_always"}
     try:
-        answer = input("  allow? [y]es once / [a]lways this session / [n]o / [r]eject always: ").strip().lower()
+        answer = (
+            input("  allow? [y]es once / [a]lways this session / [n]o / [r]eject always: ").strip().lower()
+        )
     except EOFError:
         return "reject_once"
     return choices.get(answer[:1], "reject_once")
@@ -215,10 +229,20 @@ async def _main(args: argparse.Namespace) -> int:
     finally:
         await kernel.aclose()
     if args.json:
-        renderer.note({"result": {"status": result.status, "sessionId": result.session_id, "runId": result.run_id,
-                                  "sandbox": kernel.sandbox.name}})
+        renderer.note(
+            {
+                "result": {
+                    "status": result.status,
+                    "sessionId": result.session_id,
+                    "runId": result.run_id,
+                    "sandbox": kernel.sandbox.name,
+                }
+            }
+        )
     else:
-        renderer.note({"session": f"{result.session_id}  (resume: kgent run --session {result.session_id} ...)"})
+        renderer.note(
+            {"session": f"{result.session_id}  (resume: kgent run --session {result.session_id} ...)"}
+        )
     return 0 if result.status == "settled" else 1
 
 

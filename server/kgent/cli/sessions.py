@@ -15,22 +15,30 @@ from typing import Any
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
-    p: argparse.ArgumentParser = sub.add_parser("sessions", help="list, show, compact, fork, label and repair sessions")
+    p: argparse.ArgumentParser = sub.add_parser(
+        "sessions", help="list, show, compact, fork, label and repair sessions"
+    )
     p.add_argument("--workspace", default=None, help="workspace directory (default: the current directory)")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     cmds = p.add_subparsers(dest="sessions_command", metavar="{show,compact,fork,label,repair}")
     show = cmds.add_parser("show", help="print a session's tree (the active branch is marked *)")
     show.add_argument("session_id", metavar="ID")
-    show.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print the whole tree as JSON")
+    show.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="print the whole tree as JSON"
+    )
     compact = cmds.add_parser("compact", help="summarize the old part of the active branch into a checkpoint")
     compact.add_argument("session_id", metavar="ID")
     compact.add_argument("--provider", help="default: the session's provider")
     compact.add_argument("--model", help="default: the session's model")
     compact.add_argument("--base-url", dest="base_url")
-    compact.add_argument("--keep", type=int, default=None, metavar="TOKENS", help="newest tokens to keep verbatim")
+    compact.add_argument(
+        "--keep", type=int, default=None, metavar="TOKENS", help="newest tokens to keep verbatim"
+    )
     compact.add_argument("--focus", default=None, help="what the summary should pay most attention to")
     compact.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
-    fork = cmds.add_parser("fork", help="make ENTRY the active leaf: the next run continues (branches) from there")
+    fork = cmds.add_parser(
+        "fork", help="make ENTRY the active leaf: the next run continues (branches) from there"
+    )
     fork.add_argument("session_id", metavar="ID")
     fork.add_argument("entry_id", metavar="ENTRY")
     label = cmds.add_parser("label", help="label an entry (no TEXT: remove its label)")
@@ -38,10 +46,13 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     label.add_argument("entry_id", metavar="ENTRY")
     label.add_argument("text", nargs="?", default=None, metavar="TEXT")
     repair = cmds.add_parser(
-        "repair", help="rewrite a damaged session keeping every valid entry (the original is kept as .damaged)"
+        "repair",
+        help="rewrite a damaged session keeping every valid entry (the original is kept as .damaged)",
     )
     repair.add_argument("session_id", metavar="ID")
-    repair.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print the report as JSON")
+    repair.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="print the report as JSON"
+    )
     return p
 
 
@@ -96,7 +107,9 @@ async def _repair(store: Any, args: argparse.Namespace) -> int:
     for d in report.dropped:
         print(f"  dropped line {d.line} (byte {d.offset}): {d.reason}")
     for r in report.reparented:
-        print(f"  entry {r.entry_id}: its parent {r.old_parent} was dropped; now under {r.new_parent or '(root)'}")
+        print(
+            f"  entry {r.entry_id}: its parent {r.old_parent} was dropped; now under {r.new_parent or '(root)'}"
+        )
     print(f"the damaged original is kept as {report.backup}")
     return 0
 
@@ -202,7 +215,9 @@ async def _compact(store: Any, args: argparse.Namespace) -> int:
     config = provider_config(provider=name, model=model, base_url=args.base_url)
     require_key(config)
     provider = create_provider(config)
-    if provider.name == "scripted":  # the scripted model cannot summarize: answer summary requests without one
+    if (
+        provider.name == "scripted"
+    ):  # the scripted model cannot summarize: answer summary requests without one
         provider = SummarizingProvider(provider)
     try:
         result = await compact_session(
@@ -211,7 +226,11 @@ async def _compact(store: Any, args: argparse.Namespace) -> int:
     finally:
         await provider.aclose()
     if result is None:
-        print(json.dumps({"compacted": False}) if args.json else "nothing to compact: the branch fits in what is kept")
+        print(
+            json.dumps({"compacted": False})
+            if args.json
+            else "nothing to compact: the branch fits in what is kept"
+        )
         return 0
     data = result.entry.data
     if args.json:

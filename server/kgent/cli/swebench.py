@@ -21,53 +21,113 @@ Exit status: 0 all selected instances have predictions, 1 some do not, 2 bad arg
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
-    p: argparse.ArgumentParser = sub.add_parser("swebench", help="run SWE-bench instances into predictions JSONL")
+    p: argparse.ArgumentParser = sub.add_parser(
+        "swebench", help="run SWE-bench instances into predictions JSONL"
+    )
     cmds = p.add_subparsers(dest="swebench_command", metavar="{run,merge}")
-    r = cmds.add_parser("run", help="run the agent on instances, writing predictions and trajectories",
-                        epilog=RUN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    r = cmds.add_parser(
+        "run",
+        help="run the agent on instances, writing predictions and trajectories",
+        epilog=RUN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     g = r.add_argument_group("instances")
     src = g.add_mutually_exclusive_group(required=True)
-    src.add_argument("--instances", metavar="FILE", help="instances in the SWE-bench schema (.jsonl or .json)")
-    src.add_argument("--dataset", metavar="NAME", help="a Hugging Face dataset (verified, lite, full or an id); "
-                     "needs the hub and pip install 'kgent[swebench]'")
+    src.add_argument(
+        "--instances", metavar="FILE", help="instances in the SWE-bench schema (.jsonl or .json)"
+    )
+    src.add_argument(
+        "--dataset",
+        metavar="NAME",
+        help="a Hugging Face dataset (verified, lite, full or an id); "
+        "needs the hub and pip install 'kgent[swebench]'",
+    )
     g.add_argument("--split", default="test", help="dataset split (default test)")
-    g.add_argument("--ids", nargs="+", metavar="ID", help="only these instance ids (space or comma separated)")
+    g.add_argument(
+        "--ids", nargs="+", metavar="ID", help="only these instance ids (space or comma separated)"
+    )
     g.add_argument("--shard", metavar="I/N", help="only shard I of N (1-based; deterministic by instance id)")
     o = r.add_argument_group("output")
     o.add_argument("--out", required=True, metavar="DIR", help="output directory (resumes what is there)")
-    o.add_argument("--model-name", dest="model_name", required=True, metavar="NAME",
-                   help="model_name_or_path written in each prediction")
+    o.add_argument(
+        "--model-name",
+        dest="model_name",
+        required=True,
+        metavar="NAME",
+        help="model_name_or_path written in each prediction",
+    )
     w = r.add_argument_group("workspaces")
     w.add_argument("--repos", metavar="DIR", help="bare mirrors named owner__repo.git (default OUT/repos)")
-    w.add_argument("--clone-url", dest="clone_url", default="https://github.com/{repo}.git", metavar="TEMPLATE",
-                   help="where a missing mirror is cloned from ({repo} = owner/name; default %(default)s)")
-    w.add_argument("--no-clone", dest="clone_url", action="store_const", const=None,
-                   help="never clone: every mirror must be in --repos")
+    w.add_argument(
+        "--clone-url",
+        dest="clone_url",
+        default="https://github.com/{repo}.git",
+        metavar="TEMPLATE",
+        help="where a missing mirror is cloned from ({repo} = owner/name; default %(default)s)",
+    )
+    w.add_argument(
+        "--no-clone",
+        dest="clone_url",
+        action="store_const",
+        const=None,
+        help="never clone: every mirror must be in --repos",
+    )
     w.add_argument("--workdir", metavar="DIR", help="where checkouts are made (default OUT/workspaces)")
-    w.add_argument("--keep-workspaces", dest="keep_workspaces", action="store_true",
-                   help="keep each checkout after its run (default: removed once its patch is taken)")
+    w.add_argument(
+        "--keep-workspaces",
+        dest="keep_workspaces",
+        action="store_true",
+        help="keep each checkout after its run (default: removed once its patch is taken)",
+    )
     a = r.add_argument_group("agent")
-    a.add_argument("--provider", help="openai | anthropic | scripted (env KGENT_PROVIDER; default openai = DeepSeek)")
+    a.add_argument(
+        "--provider", help="openai | anthropic | scripted (env KGENT_PROVIDER; default openai = DeepSeek)"
+    )
     a.add_argument("--model", help="model name (env KGENT_MODEL)")
     a.add_argument("--base-url", dest="base_url", help="API base URL (env KGENT_BASE_URL)")
-    a.add_argument("--script", help="scripted provider: a script name, a .json file, or a directory of "
-                   "<instance_id>.json / default.json")
-    a.add_argument("--prompt-template", dest="prompt_template", metavar="FILE",
-                   help="task prompt with {{problem_statement}}, {{repo}}, … (default: docs/swebench.md)")
+    a.add_argument(
+        "--script",
+        help="scripted provider: a script name, a .json file, or a directory of "
+        "<instance_id>.json / default.json",
+    )
+    a.add_argument(
+        "--prompt-template",
+        dest="prompt_template",
+        metavar="FILE",
+        help="task prompt with {{problem_statement}}, {{repo}}, … (default: docs/swebench.md)",
+    )
     a.add_argument("--workers", type=int, default=1, help="instances run at once (default 1)")
     lim = r.add_argument_group("per-instance limits")
     lim.add_argument("--max-turns", dest="max_turns", type=int, default=50, help="model turns (default 50)")
-    lim.add_argument("--timeout", type=float, default=None, metavar="SECONDS", help="wall-clock seconds of agent run")
-    lim.add_argument("--cost-limit", dest="cost_limit", type=float, default=None, metavar="USD",
-                     help="stop an instance once its tokens cost more (needs a known price or --price)")
-    lim.add_argument("--price", metavar="IN,OUT[,CACHED]", help="USD per million tokens (overrides the list price)")
-    r.add_argument("--no-progress", dest="progress", action="store_false",
-                   help="one line per instance instead of a progress bar (the default when not on a terminal)")
+    lim.add_argument(
+        "--timeout", type=float, default=None, metavar="SECONDS", help="wall-clock seconds of agent run"
+    )
+    lim.add_argument(
+        "--cost-limit",
+        dest="cost_limit",
+        type=float,
+        default=None,
+        metavar="USD",
+        help="stop an instance once its tokens cost more (needs a known price or --price)",
+    )
+    lim.add_argument(
+        "--price", metavar="IN,OUT[,CACHED]", help="USD per million tokens (overrides the list price)"
+    )
+    r.add_argument(
+        "--no-progress",
+        dest="progress",
+        action="store_false",
+        help="one line per instance instead of a progress bar (the default when not on a terminal)",
+    )
     m = cmds.add_parser("merge", help="join shard output directories into one")
     m.add_argument("sources", nargs="+", metavar="DIR", help="output directories of `kgent swebench run`")
     m.add_argument("--out", required=True, metavar="DIR", help="new output directory for the merged files")
-    m.add_argument("--allow-partial", dest="allow_partial", action="store_true",
-                   help="merge even when some shards of the split are missing")
+    m.add_argument(
+        "--allow-partial",
+        dest="allow_partial",
+        action="store_true",
+        help="merge even when some shards of the split are missing",
+    )
     return p
 
 
@@ -93,8 +153,10 @@ def _merge(args: argparse.Namespace) -> int:
     for note in report.notes:
         print(f"note: {note}", file=sys.stderr)
     shards = f" (shards {', '.join(report.shards)})" if report.shards else ""
-    print(f"merged {report.sources} directories{shards}: {report.predictions} predictions, "
-          f"{report.instances} instance records → {Path(args.out) / 'predictions.jsonl'}")
+    print(
+        f"merged {report.sources} directories{shards}: {report.predictions} predictions, "
+        f"{report.instances} instance records → {Path(args.out) / 'predictions.jsonl'}"
+    )
     return 0
 
 
@@ -112,11 +174,15 @@ def _config(args: argparse.Namespace) -> tuple[Any, list[Any]]:
             raise ConfigError(f"{flag} must be at least 1")
     if args.timeout is not None and args.timeout <= 0:
         raise ConfigError("--timeout must be a positive number of seconds")
-    provider = provider_config(provider=args.provider, model=args.model, base_url=args.base_url, script=args.script)
+    provider = provider_config(
+        provider=args.provider, model=args.model, base_url=args.base_url, script=args.script
+    )
     require_key(provider)
     price = price_for(provider.provider, provider.model, Price.parse(args.price) if args.price else None)
     if args.cost_limit is not None and price is None:
-        raise ConfigError(f"--cost-limit needs a price for {provider.model}: pass --price IN,OUT (USD per million)")
+        raise ConfigError(
+            f"--cost-limit needs a price for {provider.model}: pass --price IN,OUT (USD per million)"
+        )
     shard = Shard.parse(args.shard) if args.shard else None
     instances = load_instances(args.instances) if args.instances else load_dataset(args.dataset, args.split)
     instances = select(instances, args.ids)
@@ -163,13 +229,18 @@ async def _run(args: argparse.Namespace) -> int:
     evaluator = Evaluator(config, progress)
     loop = asyncio.get_running_loop()
 
-    def interrupt() -> None:  # the first signal stops cleanly; a second one is Python's usual KeyboardInterrupt
+    def interrupt() -> (
+        None
+    ):  # the first signal stops cleanly; a second one is Python's usual KeyboardInterrupt
         if not evaluator.stopped:
             print("\nstopping: cancelling running instances (again to quit at once)", file=sys.stderr)
         evaluator.stop()
         loop.remove_signal_handler(signal.SIGINT)
 
-    for sig in (signal.SIGINT, signal.SIGTERM):  # finish nothing half-written: cancel runs, record nothing for them
+    for sig in (
+        signal.SIGINT,
+        signal.SIGTERM,
+    ):  # finish nothing half-written: cancel runs, record nothing for them
         loop.add_signal_handler(sig, interrupt)
     try:
         await evaluator.run(instances)
@@ -186,10 +257,16 @@ async def _run(args: argparse.Namespace) -> int:
 
     predicted = {p["instance_id"] for p in read_predictions(config.out / "predictions.jsonl")}
     missing = [i.instance_id for i in instances if i.instance_id not in predicted]
-    print(f"{len(instances) - len(missing)}/{len(instances)} instances have predictions in "
-          f"{config.out / 'predictions.jsonl'}; summary: {config.out / 'summary.json'}", file=sys.stderr)
+    print(
+        f"{len(instances) - len(missing)}/{len(instances)} instances have predictions in "
+        f"{config.out / 'predictions.jsonl'}; summary: {config.out / 'summary.json'}",
+        file=sys.stderr,
+    )
     if missing:
-        print(f"without a prediction (see summary.json; run again to retry): {' '.join(missing[:20])}"
-              + (" …" if len(missing) > 20 else ""), file=sys.stderr)
+        print(
+            f"without a prediction (see summary.json; run again to retry): {' '.join(missing[:20])}"
+            + (" …" if len(missing) > 20 else ""),
+            file=sys.stderr,
+        )
         return 1
     return 0

@@ -62,7 +62,9 @@ class CompactionSettings:
     @property
     def summary_max_tokens(self) -> int:
         """The answer budget of a summary request."""
-        return max(256, min(MAX_SUMMARY_TOKENS, int(0.8 * min(self.reserve_tokens, self.context_window // 2))))
+        return max(
+            256, min(MAX_SUMMARY_TOKENS, int(0.8 * min(self.reserve_tokens, self.context_window // 2)))
+        )
 
     @property
     def summary_prompt_tokens(self) -> int:
@@ -112,7 +114,11 @@ async def summarize(
     summary: str | None = plan.previous.data.get("summary") if plan.previous is not None else None
     for part in split_span(plan.covered_messages, max_prompt_tokens):
         prompt = summary_prompt(
-            part, previous=summary, read_files=plan.read_files, modified_files=plan.modified_files, focus=focus
+            part,
+            previous=summary,
+            read_files=plan.read_files,
+            modified_files=plan.modified_files,
+            focus=focus,
         )
         summary = await _ask(provider, prompt, max_tokens)
     if summary is None:
@@ -196,7 +202,9 @@ def checkpoint_data(
         "trigger": trigger,
     }
     probe = SessionEntry(id="", parent_id=None, type="compaction", timestamp="", data=data)
-    data["tokensAfter"] = estimate_context(project([*branch, probe]), trusted_from=1 << 30, overhead=overhead).tokens
+    data["tokensAfter"] = estimate_context(
+        project([*branch, probe]), trusted_from=1 << 30, overhead=overhead
+    ).tokens
     return data
 
 
@@ -224,7 +232,9 @@ async def compact_session(
     settings = CompactionSettings.resolve(config, provider.name, provider.model)
     messages = project(branch)
     before = estimate_context(messages, trusted_from=trusted_from(branch, messages)).tokens
-    plan = plan_compaction(branch, keep_recent_tokens if keep_recent_tokens is not None else settings.keep_tokens)
+    plan = plan_compaction(
+        branch, keep_recent_tokens if keep_recent_tokens is not None else settings.keep_tokens
+    )
     if plan is None:
         return None
     summary = await summarize(
@@ -238,7 +248,10 @@ async def compact_session(
     entry = new_entry("compaction", leaf, **data)
     await store.append(session_id, [entry])
     return CompactionResult(
-        entry=entry, tokens_before=before, tokens_after=data["tokensAfter"], messages=project([*branch, entry])
+        entry=entry,
+        tokens_before=before,
+        tokens_after=data["tokensAfter"],
+        messages=project([*branch, entry]),
     )
 
 
@@ -273,11 +286,15 @@ Emit = Callable[[CompactionEvent], None]
 class RunCompaction(Protocol):
     """One run's compaction: the loop calls these and applies what they return; they never touch the loop."""
 
-    async def before_request(self, history: Sequence[Message], leaf_id: str | None, emit: Emit) -> Compaction | None:
+    async def before_request(
+        self, history: Sequence[Message], leaf_id: str | None, emit: Emit
+    ) -> Compaction | None:
         """Before each model request: a checkpoint when the context outgrew the window, else None."""
         ...
 
-    async def on_overflow(self, history: Sequence[Message], leaf_id: str | None, emit: Emit) -> Compaction | None:
+    async def on_overflow(
+        self, history: Sequence[Message], leaf_id: str | None, emit: Emit
+    ) -> Compaction | None:
         """After a provider `context_overflow`: a checkpoint (the turn is then retried once), else None."""
         ...
 
@@ -324,7 +341,9 @@ class RunCompactor:
             )
         return self._estimate.update(history).tokens
 
-    async def before_request(self, history: Sequence[Message], leaf_id: str | None, emit: Emit) -> Compaction | None:
+    async def before_request(
+        self, history: Sequence[Message], leaf_id: str | None, emit: Emit
+    ) -> Compaction | None:
         if not self.run.auto:
             return None
         settings = self.run.settings
@@ -333,7 +352,9 @@ class RunCompactor:
             return None
         return await self._compact(leaf_id, "automatic", settings.keep_tokens, tokens, emit)
 
-    async def on_overflow(self, history: Sequence[Message], leaf_id: str | None, emit: Emit) -> Compaction | None:
+    async def on_overflow(
+        self, history: Sequence[Message], leaf_id: str | None, emit: Emit
+    ) -> Compaction | None:
         tokens = self.estimate(history)
         # The provider disagrees with the estimate: keep less than usual.
         keep = min(self.run.settings.keep_tokens, max(1, tokens // 4))
@@ -378,7 +399,9 @@ class RunCompactor:
                 max_prompt_tokens=settings.summary_prompt_tokens,
             )
             overhead = self._estimate.overhead if self._estimate is not None else run.overhead
-            data = checkpoint_data(plan, summary, branch, tokens_before=tokens, trigger=trigger, overhead=overhead)
+            data = checkpoint_data(
+                plan, summary, branch, tokens_before=tokens, trigger=trigger, overhead=overhead
+            )
         except KgentError as exc:
             if not started:
                 emit(CompactionEvent(status="started", trigger=trigger, tokens_before=tokens))

@@ -86,7 +86,9 @@ def plan_compaction(branch: Sequence[SessionEntry], keep_tokens: int) -> Compact
     )
 
 
-def touched_files(messages: Sequence[Message], previous: SessionEntry | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def touched_files(
+    messages: Sequence[Message], previous: SessionEntry | None
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Files read and modified (by read / write / edit calls) in `messages`, plus those of the previous checkpoint."""
     read = set(previous.data.get("readFiles", ())) if previous else set()
     modified = set(previous.data.get("modifiedFiles", ())) if previous else set()

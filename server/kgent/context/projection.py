@@ -40,7 +40,9 @@ def live_entries(branch: Sequence[SessionEntry]) -> list[SessionEntry]:
             if branch[j].id == first_kept:
                 start = j
                 break
-    return [e for e in branch[start:c] if e.type == "message"] + [e for e in branch[c + 1 :] if e.type == "message"]
+    return [e for e in branch[start:c] if e.type == "message"] + [
+        e for e in branch[c + 1 :] if e.type == "message"
+    ]
 
 
 def project(branch: Sequence[SessionEntry]) -> list[Message]:

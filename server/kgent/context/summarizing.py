@@ -28,7 +28,11 @@ def _between(text: str, tag: str) -> str:
 def scripted_summary(request: ProviderRequest) -> str:
     """A valid summary of a summary request, made without a model: the goal is the first user message seen
     (kept from the previous summary on updates), the rest counts and lists what the span contains."""
-    prompt = request.messages[-1].text if request.messages and isinstance(request.messages[-1], UserMessage) else ""
+    prompt = (
+        request.messages[-1].text
+        if request.messages and isinstance(request.messages[-1], UserMessage)
+        else ""
+    )
     previous, conversation = _between(prompt, "previous-summary"), _between(prompt, "conversation")
     goal = re.search(r"^## Goal\n(.*?)(?=\n## )", previous, re.S | re.M)
     users = re.findall(r"^\[User\]: (.*)$", conversation, re.M)
@@ -40,7 +44,12 @@ def scripted_summary(request: ProviderRequest) -> str:
         "Goal": goal.group(1).strip() if goal else f"- {users[0] if users else '(unknown)'}",
         "Constraints and preferences": "- (none)",
         "Done and verified": "\n".join(
-            x for x in ((done.group(1).strip() if done else ""), f"- {len(calls)} tool call batch(es) in this span") if x
+            x
+            for x in (
+                (done.group(1).strip() if done else ""),
+                f"- {len(calls)} tool call batch(es) in this span",
+            )
+            if x
         ),
         "In progress": "- continuing the task",
         "Blocked": f"- {errors} tool error(s)" if errors else "- (none)",

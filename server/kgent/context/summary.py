@@ -57,7 +57,10 @@ def serialize(messages: Sequence[Message]) -> str:
             case ToolResultMessage():
                 content = m.content
                 if len(content) > TOOL_RESULT_CHARS:
-                    content = content[:TOOL_RESULT_CHARS] + f"\n[… {len(m.content) - TOOL_RESULT_CHARS} more characters]"
+                    content = (
+                        content[:TOOL_RESULT_CHARS]
+                        + f"\n[… {len(m.content) - TOOL_RESULT_CHARS} more characters]"
+                    )
                 status = " (error)" if m.is_error else ""
                 lines.append(f"[Tool result {m.name}{status}]: {content}")
     return "\n".join(lines)
@@ -77,7 +80,10 @@ def summary_prompt(
         parts.append(f"<previous-summary>\n{previous}\n</previous-summary>")
     parts.append(f"<conversation>\n{serialize(messages)}\n</conversation>")
     parts.append(
-        "<files>\nRead: " + (", ".join(read_files) or "(none)") + "\nModified: " + (", ".join(modified_files) or "(none)")
+        "<files>\nRead: "
+        + (", ".join(read_files) or "(none)")
+        + "\nModified: "
+        + (", ".join(modified_files) or "(none)")
         + "\n</files>"
     )
     if previous:
@@ -91,7 +97,7 @@ def summary_prompt(
     parts.append(
         f"{task}\n\nWrite Markdown with exactly these eight sections, as level-2 headings in this order, with "
         f"nothing before the first one:\n\n{_FORMAT}\n\nUnder each heading write concise bullet points "
-        "(\"- (none)\" when there is nothing). Keep file paths, symbol names, commands and error messages verbatim."
+        '("- (none)" when there is nothing). Keep file paths, symbol names, commands and error messages verbatim.'
     )
     if focus:
         parts.append(f"Additional focus: {focus}")
@@ -115,8 +121,14 @@ def validate_summary(text: str) -> str:
     and level-2 headings are exactly SECTIONS, in order (case, a trailing colon and '&' for 'and' are forgiven)."""
     lines = text.strip().splitlines()
     fences = [i for i, line in enumerate(lines) if _FENCE.match(line)]
-    if len(fences) >= 2 and fences[-1] == len(lines) - 1 and not any(_HEADING.match(x) for x in lines[: fences[0]]):
-        lines = lines[fences[0] + 1 : -1]  # the whole summary wrapped in a code fence (after a preamble, maybe)
+    if (
+        len(fences) >= 2
+        and fences[-1] == len(lines) - 1
+        and not any(_HEADING.match(x) for x in lines[: fences[0]])
+    ):
+        lines = lines[
+            fences[0] + 1 : -1
+        ]  # the whole summary wrapped in a code fence (after a preamble, maybe)
     found: list[tuple[int, str]] = []
     fenced = False
     for i, line in enumerate(lines):

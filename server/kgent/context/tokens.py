@@ -72,7 +72,9 @@ def estimate_message(message: Message) -> int:
 
 def estimate_overhead(system_prompt: str, tools: Sequence[ToolSchema] = ()) -> int:
     """Estimated tokens of what every request carries besides the messages: the system prompt and tool schemas."""
-    schemas = json.dumps([{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools])
+    schemas = json.dumps(
+        [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools]
+    )
     return estimate_text(system_prompt) + (estimate_text(schemas) if tools else 0)
 
 
@@ -88,7 +90,9 @@ class ContextEstimate:
     source: str  # "usage+estimate" or "estimate"
 
 
-def estimate_context(messages: Sequence[Message], *, trusted_from: int = 0, overhead: int = 0) -> ContextEstimate:
+def estimate_context(
+    messages: Sequence[Message], *, trusted_from: int = 0, overhead: int = 0
+) -> ContextEstimate:
     """Estimate the tokens of a request carrying `messages`.
 
     Prefers provider-reported usage: the last assistant message at index ≥ `trusted_from` with usage gives
@@ -100,8 +104,9 @@ def estimate_context(messages: Sequence[Message], *, trusted_from: int = 0, over
         if isinstance(m, AssistantMessage) and m.usage is not None and prompt_tokens(m.usage) > 0:
             reported = prompt_tokens(m.usage) + m.usage.output_tokens
             estimated = sum(estimate_message(x) for x in messages[i + 1 :])
-            return ContextEstimate(tokens=reported + estimated, reported=reported, estimated=estimated,
-                                   source="usage+estimate")
+            return ContextEstimate(
+                tokens=reported + estimated, reported=reported, estimated=estimated, source="usage+estimate"
+            )
     estimated = overhead + sum(estimate_message(x) for x in messages)
     return ContextEstimate(tokens=estimated, reported=0, estimated=estimated, source="estimate")
 
@@ -122,15 +127,25 @@ class RunningEstimate:
         self._after = 0  # chars/4 of the messages after the last trusted usage (of all of them, without one)
 
     def restart(self, trusted_from: int) -> None:
-        self.trusted_from, self._seen, self._last, self._reported, self._after = trusted_from, 0, None, None, 0
+        self.trusted_from, self._seen, self._last, self._reported, self._after = (
+            trusted_from,
+            0,
+            None,
+            None,
+            0,
+        )
 
     def update(self, messages: Sequence[Message]) -> ContextEstimate:
         if self._seen > len(messages) or (self._seen and messages[self._seen - 1] is not self._last):
             self.restart(self.trusted_from)
         for i in range(self._seen, len(messages)):
             m = messages[i]
-            if i >= self.trusted_from and isinstance(m, AssistantMessage) and m.usage is not None \
-                    and prompt_tokens(m.usage) > 0:
+            if (
+                i >= self.trusted_from
+                and isinstance(m, AssistantMessage)
+                and m.usage is not None
+                and prompt_tokens(m.usage) > 0
+            ):
                 self._reported = prompt_tokens(m.usage) + m.usage.output_tokens
                 self._after = 0
             else:
@@ -138,7 +153,11 @@ class RunningEstimate:
         self._seen = len(messages)
         self._last = messages[-1] if messages else None
         if self._reported is not None:
-            return ContextEstimate(tokens=self._reported + self._after, reported=self._reported,
-                                   estimated=self._after, source="usage+estimate")
+            return ContextEstimate(
+                tokens=self._reported + self._after,
+                reported=self._reported,
+                estimated=self._after,
+                source="usage+estimate",
+            )
         estimated = self.overhead + self._after
         return ContextEstimate(tokens=estimated, reported=0, estimated=estimated, source="estimate")

@@ -1,12 +1,12 @@
 """Kgent's error tree. Errors inside a run are values (events, tool results); these are for the edges.
 
-    KgentError
-    ├── ConfigError          bad or missing configuration (a key, a mode, a provider name)
-    ├── ProviderError        a model call failed; `retryable` says whether trying again can help
-    ├── SessionError         a session file or id is unusable
-    │   ├── SessionNotFound
-    │   └── SessionCorrupt   a line of the wrong shape or damaged before the end: where it is
-    └── RunStateError        an AgentRun was driven wrongly (second consumer, stale permission id)
+KgentError
+├── ConfigError          bad or missing configuration (a key, a mode, a provider name)
+├── ProviderError        a model call failed; `retryable` says whether trying again can help
+├── SessionError         a session file or id is unusable
+│   ├── SessionNotFound
+│   └── SessionCorrupt   a line of the wrong shape or damaged before the end: where it is
+└── RunStateError        an AgentRun was driven wrongly (second consumer, stale permission id)
 """
 
 from __future__ import annotations

@@ -239,7 +239,17 @@ def _plain(value: Any) -> Any:
 # run_end's wire keys: the result's fields but its runId (the envelope carries it), in this order.
 _RUN_END_KEYS = tuple(
     (name, _camel(name))
-    for name in ("status", "stop_reason", "text", "error", "changed_paths", "patch", "usage", "session_id", "turns")
+    for name in (
+        "status",
+        "stop_reason",
+        "text",
+        "error",
+        "changed_paths",
+        "patch",
+        "usage",
+        "session_id",
+        "turns",
+    )
 )
 
 

@@ -61,7 +61,9 @@ def read_first(in_fd: int, parser: FrameParser) -> tuple[list[bytes | FrameError
             return items, False
 
 
-def answer_initialize(body: bytes, settings: Settings, env: Mapping[str, str], writer: FrameWriter) -> Settings | None:
+def answer_initialize(
+    body: bytes, settings: Settings, env: Mapping[str, str], writer: FrameWriter
+) -> Settings | None:
     """Answer `body` if it is a well-formed `initialize` request; None leaves it to the full server."""
     try:
         msg = json.loads(body)
@@ -81,7 +83,9 @@ def answer_initialize(body: bytes, settings: Settings, env: Mapping[str, str], w
     return new_settings
 
 
-def main(env: Mapping[str, str] | None = None, *, log_file: str | None = None, log_level: str | None = None) -> int:
+def main(
+    env: Mapping[str, str] | None = None, *, log_file: str | None = None, log_level: str | None = None
+) -> int:
     """Serve one editor over stdin/stdout until `exit`, EOF or SIGTERM. Does not return normally: the process
     exits (status 0) once every run is cancelled and the sessions are flushed."""
     env = dict(os.environ if env is None else env)

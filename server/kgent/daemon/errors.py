@@ -68,7 +68,9 @@ def classify(exc: BaseException) -> DaemonError:
         return DaemonError(FAILED, exc.message, name)
     incident = uuid.uuid4().hex[:12]
     log.error("internal error (incident %s)", incident, exc_info=exc)
-    return DaemonError(INTERNAL_ERROR, f"internal error (incident {incident})", "internal_error", incident=incident)
+    return DaemonError(
+        INTERNAL_ERROR, f"internal error (incident {incident})", "internal_error", incident=incident
+    )
 
 
 def to_jsonrpc(exc: BaseException) -> JsonRpcException:

@@ -15,7 +15,9 @@ from typing import Any
 
 MAX_FRAME = 64 * 1024 * 1024  # bytes in one body
 MAX_HEADER = 64 * 1024  # bytes of a header block before it is garbage
-FLUSH_AT = 64 * 1024  # buffered output bytes that are written at once, without waiting for the loop iteration's end
+FLUSH_AT = (
+    64 * 1024
+)  # buffered output bytes that are written at once, without waiting for the loop iteration's end
 
 _HEADER_END = re.compile(rb"\r?\n\r?\n")
 _LENGTH = re.compile(rb"content-length[ \t]*:[ \t]*(\d{1,20})[ \t]*$", re.IGNORECASE)
@@ -48,7 +50,9 @@ class FrameParser:
             if self._need is None:
                 m = _HEADER_END.search(buf)
                 if m is None:
-                    if len(buf) > MAX_HEADER:  # garbage (or an oversized body): drop it, keep a possible "\r\n\r"
+                    if (
+                        len(buf) > MAX_HEADER
+                    ):  # garbage (or an oversized body): drop it, keep a possible "\r\n\r"
                         del buf[:-3]
                     return out
                 header = bytes(buf[: m.start()])
@@ -61,10 +65,14 @@ class FrameParser:
                     if found is not None:
                         length = int(found.group(1))
                 if length is None:
-                    out.append(FrameError("parse_error", "parse error: missing or invalid Content-Length header"))
+                    out.append(
+                        FrameError("parse_error", "parse error: missing or invalid Content-Length header")
+                    )
                     continue
                 if length > MAX_FRAME:  # resynchronise at the next header rather than swallow `length` bytes
-                    out.append(FrameError("frame_too_large", f"frame of {length} bytes is over the 64 MiB limit"))
+                    out.append(
+                        FrameError("frame_too_large", f"frame of {length} bytes is over the 64 MiB limit")
+                    )
                     continue
                 self._need = length
             need = self._need

@@ -25,7 +25,12 @@ SERVER_VERSION = "0.1.0"
 MODES = ("plan", "ask", "auto", "full")
 MODE_ALIASES = {"interactive": "ask", "risk_based": "auto", "allow_all": "full"}
 PROVIDERS = ("anthropic", "openai", "scripted")
-PROVIDER_ALIASES = {"deepseek": "openai", "openai-compatible": "openai", "claude": "anthropic", "fake": "scripted"}
+PROVIDER_ALIASES = {
+    "deepseek": "openai",
+    "openai-compatible": "openai",
+    "claude": "anthropic",
+    "fake": "scripted",
+}
 DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "deepseek-chat", "scripted": "hello"}
 TOOLS = (
     ("read", "read", True),
@@ -91,7 +96,12 @@ class Settings:
     def merged(self, params: Mapping[str, Any]) -> Settings:
         """These settings updated by an `initialize.settings` object (validated here)."""
         changes: dict[str, Any] = {}
-        for wire, name in (("provider", "provider"), ("model", "model"), ("baseUrl", "base_url"), ("apiKey", "api_key")):
+        for wire, name in (
+            ("provider", "provider"),
+            ("model", "model"),
+            ("baseUrl", "base_url"),
+            ("apiKey", "api_key"),
+        ):
             if wire in params and params[wire] is not None:
                 value = params[wire]
                 if not isinstance(value, str) or not value.strip():
@@ -102,13 +112,18 @@ class Settings:
             mode = normalize_mode(raw) if isinstance(raw, str) else None
             if mode is None:
                 raise ParamsError(
-                    f"invalid params: 'settings.mode' must be one of {', '.join(MODES)}", "unknown_permission_mode"
+                    f"invalid params: 'settings.mode' must be one of {', '.join(MODES)}",
+                    "unknown_permission_mode",
                 )
             changes["mode"] = mode
         if "approvalTimeout" in params:
             raw = params["approvalTimeout"]
-            if raw is not None and (isinstance(raw, bool) or not isinstance(raw, int | float) or not 0 < raw < 1e9):
-                raise ParamsError("invalid params: 'settings.approvalTimeout' must be a number of seconds > 0, or null")
+            if raw is not None and (
+                isinstance(raw, bool) or not isinstance(raw, int | float) or not 0 < raw < 1e9
+            ):
+                raise ParamsError(
+                    "invalid params: 'settings.approvalTimeout' must be a number of seconds > 0, or null"
+                )
             changes["approval_timeout"] = None if raw is None else float(raw)
             changes["approval_timeout_set"] = True
         return replace(self, **changes)
@@ -122,7 +137,9 @@ def parse_initialize(params: Any, settings: Settings) -> tuple[int, Settings]:
         raise ParamsError("invalid params: initialize takes an object")
     version = params.get("protocolVersion")
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-        raise ParamsError("invalid params: 'protocolVersion' must be a positive integer (this daemon speaks 1)")
+        raise ParamsError(
+            "invalid params: 'protocolVersion' must be a positive integer (this daemon speaks 1)"
+        )
     for key in ("clientInfo", "capabilities", "settings"):
         if params.get(key) is not None and not isinstance(params[key], dict):
             raise ParamsError(f"invalid params: '{key}' must be an object")

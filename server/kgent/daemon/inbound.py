@@ -54,21 +54,31 @@ class Dispatcher:
             return self.error(None, PARSE_ERROR, "parse error: the body is not valid JSON", "parse_error")
         if not isinstance(msg, dict):
             return self.error(
-                None, INVALID_REQUEST, "invalid request: expected one JSON-RPC 2.0 object (no batches)", "invalid_request"
+                None,
+                INVALID_REQUEST,
+                "invalid request: expected one JSON-RPC 2.0 object (no batches)",
+                "invalid_request",
             )
         has_id, msg_id = "id" in msg, msg.get("id")
         id_ok = isinstance(msg_id, int | str) and not isinstance(msg_id, bool)
         reply_id = msg_id if id_ok else None
         method = msg.get("method")
         if msg.get("jsonrpc") != "2.0":
-            return self.error(reply_id, INVALID_REQUEST, 'invalid request: "jsonrpc" must be "2.0"', "invalid_request")
+            return self.error(
+                reply_id, INVALID_REQUEST, 'invalid request: "jsonrpc" must be "2.0"', "invalid_request"
+            )
         if method is None and id_ok and ("result" in msg or "error" in msg):
             return self.response(msg_id, msg)
         if not isinstance(method, str):
-            return self.error(reply_id, INVALID_REQUEST, 'invalid request: "method" must be a string', "invalid_request")
+            return self.error(
+                reply_id, INVALID_REQUEST, 'invalid request: "method" must be a string', "invalid_request"
+            )
         if has_id and not id_ok:
             return self.error(
-                None, INVALID_REQUEST, 'invalid request: "id" must be an integer or a string', "invalid_request"
+                None,
+                INVALID_REQUEST,
+                'invalid request: "id" must be an integer or a string',
+                "invalid_request",
             )
         params = msg.get("params")
         if not has_id:
@@ -77,23 +87,37 @@ class Dispatcher:
                 if isinstance(target, int | str) and not isinstance(target, bool):
                     self.cancel(target)
                 return None
-            if method != "exit":  # a request sent without an id (or an unknown notification): ignored, never run
-                log.debug("ignoring notification %r: only exit and $/cancelRequest are notifications", method[:80])
+            if (
+                method != "exit"
+            ):  # a request sent without an id (or an unknown notification): ignored, never run
+                log.debug(
+                    "ignoring notification %r: only exit and $/cancelRequest are notifications", method[:80]
+                )
                 return None
             self.stopped = True
             self.proto.handle_message(JsonRPCNotification(method=method, jsonrpc="2.0", params=params))
             return None
-        if msg_id in self.proto._request_futures:  # pygls would overwrite the in-flight one (a run would never stream)
+        if (
+            msg_id in self.proto._request_futures
+        ):  # pygls would overwrite the in-flight one (a run would never stream)
             shown = str(msg_id)[:80]
             return self.error(
-                msg_id, INVALID_REQUEST, f"invalid request: id {shown!r} is in use by a request in flight", "invalid_request"
+                msg_id,
+                INVALID_REQUEST,
+                f"invalid request: id {shown!r} is in use by a request in flight",
+                "invalid_request",
             )
         if params is not None and not isinstance(params, dict):
             return self.error(
-                msg_id, INVALID_PARAMS, "invalid params: params must be an object (named parameters)", "invalid_params"
+                msg_id,
+                INVALID_PARAMS,
+                "invalid params: params must be an object (named parameters)",
+                "invalid_params",
             )
         assert isinstance(msg_id, int | str)  # id_ok
-        self.proto.handle_message(JsonRPCRequestMessage(id=msg_id, method=method, jsonrpc="2.0", params=params))
+        self.proto.handle_message(
+            JsonRPCRequestMessage(id=msg_id, method=method, jsonrpc="2.0", params=params)
+        )
         return None
 
     def cancel(self, target: Any) -> None:
@@ -111,9 +135,15 @@ class Dispatcher:
     def response(self, msg_id: Any, msg: dict[str, Any]) -> None:
         error = msg.get("error")
         if error is None:
-            self.proto.handle_message(JsonRPCResponseMessage(id=msg_id, jsonrpc="2.0", result=msg.get("result")))
+            self.proto.handle_message(
+                JsonRPCResponseMessage(id=msg_id, jsonrpc="2.0", result=msg.get("result"))
+            )
             return
-        if isinstance(error, dict) and isinstance(error.get("code"), int) and isinstance(error.get("message"), str):
+        if (
+            isinstance(error, dict)
+            and isinstance(error.get("code"), int)
+            and isinstance(error.get("message"), str)
+        ):
             err = ResponseError(code=error["code"], message=error["message"], data=error.get("data"))
         else:
             err = ResponseError(code=-32603, message="malformed error response")
@@ -140,7 +170,9 @@ async def connect(in_fd: int, reader: PipeReader) -> Any:
     """Read stdin on the event loop (a pipe or socket); a thread for anything else (a regular file, Windows)."""
     loop = asyncio.get_running_loop()
     try:
-        transport, _ = await loop.connect_read_pipe(lambda: reader, os.fdopen(in_fd, "rb", buffering=0, closefd=False))
+        transport, _ = await loop.connect_read_pipe(
+            lambda: reader, os.fdopen(in_fd, "rb", buffering=0, closefd=False)
+        )
         return transport
     except (ValueError, OSError, NotImplementedError):
         pass

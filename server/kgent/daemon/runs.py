@@ -57,7 +57,9 @@ class RunHandle:
     def start(self) -> None:
         if self.task is None:
             log.info("run %s started (session %s)", self.run_id, self.session_id)
-            self.task = asyncio.get_running_loop().create_task(self._forward(), name=f"kgent-forward-{self.run_id}")
+            self.task = asyncio.get_running_loop().create_task(
+                self._forward(), name=f"kgent-forward-{self.run_id}"
+            )
 
     @property
     def live(self) -> bool:
@@ -91,13 +93,21 @@ class RunHandle:
                     end = event.result
                     log.info(
                         "run %s ended %s (%s) after %d turn(s), %d file(s) changed",
-                        self.run_id, end.status, end.stop_reason, end.turns, len(end.changed_paths),
+                        self.run_id,
+                        end.status,
+                        end.stop_reason,
+                        end.turns,
+                        len(end.changed_paths),
                     )
                     self.withdraw_all()  # before run_end (protocol.md, ordering 4)
                     if not self.opened.is_set() and self.keep_session is not None:
                         await self.keep_session()  # before run_end: the client may resume at once
                     self.opened.set()
-                elif isinstance(event, PermissionResolved) and event.request_id is not None and event.request_id in self.prompts:
+                elif (
+                    isinstance(event, PermissionResolved)
+                    and event.request_id is not None
+                    and event.request_id in self.prompts
+                ):
                     self.withdraw(event.request_id)  # timed out
                 data = event_to_dict(event)
                 self._send(data)
@@ -115,10 +125,18 @@ class RunHandle:
                         "status": "failed",
                         "stopReason": "error",
                         "text": "",
-                        "error": {"code": "internal_error", "message": "the daemon failed to forward this run"},
+                        "error": {
+                            "code": "internal_error",
+                            "message": "the daemon failed to forward this run",
+                        },
                         "changedPaths": [],
                         "patch": "",
-                        "usage": {"inputTokens": 0, "outputTokens": 0, "cacheReadTokens": 0, "cacheWriteTokens": 0},
+                        "usage": {
+                            "inputTokens": 0,
+                            "outputTokens": 0,
+                            "cacheReadTokens": 0,
+                            "cacheWriteTokens": 0,
+                        },
                         "sessionId": self.session_id,
                         "turns": 0,
                     }

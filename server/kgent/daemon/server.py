@@ -145,7 +145,9 @@ SENT = ("agent/event", "agent/permission", "$/cancelRequest")  # daemon → clie
 def _wrap(svc: Service, method: str, handler: Handler) -> Callable[[Any], Awaitable[Any]]:
     async def serve_request(params: Any) -> Any:
         if svc.shut_down:
-            raise to_jsonrpc(DaemonError(INVALID_REQUEST, "the daemon is shutting down: send exit", "shutting_down"))
+            raise to_jsonrpc(
+                DaemonError(INVALID_REQUEST, "the daemon is shutting down: send exit", "shutting_down")
+            )
         try:
             result = await handler(svc, params)
         except asyncio.CancelledError:
@@ -158,7 +160,9 @@ def _wrap(svc: Service, method: str, handler: Handler) -> Callable[[Any], Awaita
     return serve_request
 
 
-def build_server(env: Mapping[str, str], settings: Settings, on_exit: Callable[[], None]) -> tuple[JsonRPCServer, Service]:
+def build_server(
+    env: Mapping[str, str], settings: Settings, on_exit: Callable[[], None]
+) -> tuple[JsonRPCServer, Service]:
     server = JsonRPCServer(KgentProtocol, default_converter)
     proto: KgentProtocol = server.protocol  # type: ignore[assignment]
     svc = Service(env, settings, proto)
@@ -260,7 +264,15 @@ def serve(
     asyncio.set_event_loop(loop)
     try:
         code = loop.run_until_complete(
-            _main(env=env, in_fd=in_fd, writer=writer, parser=parser, pending=pending, eof=eof, settings=settings)
+            _main(
+                env=env,
+                in_fd=in_fd,
+                writer=writer,
+                parser=parser,
+                pending=pending,
+                eof=eof,
+                settings=settings,
+            )
         )
     except BaseException:
         log.exception("the daemon failed")

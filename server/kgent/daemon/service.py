@@ -41,7 +41,9 @@ from kgent.session.paths import normalize_workspace
 log = logging.getLogger("kgent.daemon")
 
 MAX_ENDED = 1024
-OPEN_WAIT = 10.0  # seconds a session request waits for a new run to write its session (a git snapshot comes first)
+OPEN_WAIT = (
+    10.0  # seconds a session request waits for a new run to write its session (a git snapshot comes first)
+)
 
 
 class Service:
@@ -53,7 +55,9 @@ class Service:
         self.providers = ProviderPool()
         self.runs: dict[str, RunHandle] = {}
         self.ended: OrderedDict[str, str] = OrderedDict()
-        self.busy: dict[str, str] = {}  # session id → what a request is doing to it (no run may start meanwhile)
+        self.busy: dict[
+            str, str
+        ] = {}  # session id → what a request is doing to it (no run may start meanwhile)
         self.shut_down = False
         self._kernel: AgentKernel | None = None
         self._kernel_config: KernelConfig | None = None
@@ -71,11 +75,18 @@ class Service:
         base = default_provider(settings, self.env)
         if provider is not None and normalize_provider(provider) != base:
             # Another provider than the connection's: its own defaults, only the keys come from the environment.
-            env = {k: v for k, v in self.env.items() if k not in ("KGENT_PROVIDER", "KGENT_MODEL", "KGENT_BASE_URL")}
+            env = {
+                k: v
+                for k, v in self.env.items()
+                if k not in ("KGENT_PROVIDER", "KGENT_MODEL", "KGENT_BASE_URL")
+            }
             config = provider_config(env, provider=provider, model=model, kgent_key=False)
         else:
             config = provider_config(
-                self.env, provider=base, model=model or settings.model, base_url=settings.base_url,
+                self.env,
+                provider=base,
+                model=model or settings.model,
+                base_url=settings.base_url,
                 api_key=settings.api_key,
             )
         require_key(config)
@@ -83,7 +94,9 @@ class Service:
 
     def kernel_config(self) -> KernelConfig:
         if self._kernel_config is None:
-            fields: dict[str, Any] = dict(context_overrides(self.env))  # KernelConfig's context sizes, by name
+            fields: dict[str, Any] = dict(
+                context_overrides(self.env)
+            )  # KernelConfig's context sizes, by name
             fields.update(
                 approval_timeout=effective_approval_timeout(self.settings, self.env),
                 prices=self.prices(),
@@ -134,7 +147,9 @@ class Service:
                 workspace = tree.info.workspace
             elif normalize_workspace(workspace) != normalize_workspace(tree.info.workspace):
                 raise DaemonError(
-                    CONFIG, f"session {p.session_id} belongs to another workspace: {tree.info.workspace}", "config_error"
+                    CONFIG,
+                    f"session {p.session_id} belongs to another workspace: {tree.info.workspace}",
+                    "config_error",
                 )
         provider = await self.providers.aget(self.provider_config(p.provider, p.model))
         kernel = self.kernel(provider)
@@ -243,7 +258,9 @@ class Service:
         try:
             from kgent.context.compaction import compact_session
         except ImportError:  # pragma: no cover - a build without compaction
-            raise DaemonError(CONFIG, "compaction is not available in this build", "compact_unavailable") from None
+            raise DaemonError(
+                CONFIG, "compaction is not available in this build", "compact_unavailable"
+            ) from None
         self._check_idle(p.session_id)
         await self.store.load(p.session_id)  # session_not_found before any provider trouble
         provider = await self.providers.aget(self.provider_config(p.provider, p.model))
@@ -260,14 +277,22 @@ class Service:
         if result is None:
             return W.CompactResult(compacted=False, entry_id=None, tokens_before=None, tokens_after=None)
         return W.CompactResult(
-            compacted=True, entry_id=result.entry.id, tokens_before=result.tokens_before, tokens_after=result.tokens_after
+            compacted=True,
+            entry_id=result.entry.id,
+            tokens_before=result.tokens_before,
+            tokens_after=result.tokens_after,
         )
 
     # -- lifecycle --------------------------------------------------------------------------------------------------
     def warm_up(self) -> None:
         """Run in a worker thread once the server is up: import what the first run needs (providers, HTTP, tools)
         and build the default provider, so the editor's first prompt does not pay for it on the event loop."""
-        for module in ("kgent.tools", "kgent.providers.scripted", "kgent.providers.openai", "kgent.providers.anthropic"):
+        for module in (
+            "kgent.tools",
+            "kgent.providers.scripted",
+            "kgent.providers.openai",
+            "kgent.providers.anthropic",
+        ):
             try:
                 importlib.import_module(module)
             except ImportError:  # pragma: no cover - an optional part missing: the run will say so

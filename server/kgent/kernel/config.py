@@ -24,4 +24,6 @@ class KernelConfig:
     # Per model (exact name or prefix, e.g. "deepseek"): any of context_window / reserve_tokens / keep_recent_tokens.
     model_context: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     prices: PriceTable | None = None  # None: the built-in table (kgent/providers/prices.json)
-    cost_limit: float | None = None  # US dollars a run may spend (estimated; needs the model's price); None: no limit
+    cost_limit: float | None = (
+        None  # US dollars a run may spend (estimated; needs the model's price); None: no limit
+    )

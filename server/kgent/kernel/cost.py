@@ -83,7 +83,9 @@ class RunCost:
         if not tokens:
             tokens = estimate_context(history, trusted_from=len(history), overhead=overhead).tokens
         p = self.price
-        return (cached * p.cache_read + (tokens - cached) * max(p.input, p.cache_write) + output * p.output) / 1e6
+        return (
+            cached * p.cache_read + (tokens - cached) * max(p.input, p.cache_write) + output * p.output
+        ) / 1e6
 
 
 def session_usage(entries: Iterable[SessionEntry], prices: PriceTable) -> dict[str, Any]:

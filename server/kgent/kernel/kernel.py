@@ -84,7 +84,9 @@ class AgentKernel:
         sid = session_id or new_id()
         live = self._live.get(sid)
         if live is not None and not live.done:
-            raise RunStateError(f"session {sid} already has a live run ({live.run_id}); steer or follow up instead")
+            raise RunStateError(
+                f"session {sid} already has a live run ({live.run_id}); steer or follow up instead"
+            )
         run = AgentRun(run_id="run-" + uuid.uuid4().hex[:12], session_id=sid)
         spec = RunSpec(
             prompt=prompt,

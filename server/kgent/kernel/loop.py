@@ -46,7 +46,9 @@ class RunSpec:
     session_id: str
     resume: bool
     parent_entry_id: str | None = None
-    cost_limit: float | None = None  # US dollars; the run fails (cost_limit) before a model call would pass it
+    cost_limit: float | None = (
+        None  # US dollars; the run fails (cost_limit) before a model call would pass it
+    )
 
 
 @dataclass(slots=True)
@@ -81,7 +83,9 @@ class Loop:
         so every request of the session, resumed or not, starts with the same bytes (prompt caches hit)."""
         kernel, spec = self.kernel, self.spec
         day = info.created[:10]
-        self.system_prompt = kernel.config.system_prompt or system_prompt(str(spec.workspace), self.schemas, day=day)
+        self.system_prompt = kernel.config.system_prompt or system_prompt(
+            str(spec.workspace), self.schemas, day=day
+        )
         self.overhead = estimate_overhead(self.system_prompt, self.schemas)
         if kernel.compactor is not None:
             self.compaction = kernel.compactor.for_run(
@@ -89,7 +93,9 @@ class Loop:
                     store=kernel.store,
                     session_id=spec.session_id,
                     provider=spec.provider,
-                    settings=CompactionSettings.resolve(kernel.config, spec.provider.name, spec.provider.model),
+                    settings=CompactionSettings.resolve(
+                        kernel.config, spec.provider.name, spec.provider.model
+                    ),
                     auto=kernel.config.auto_compact,
                     overhead=self.overhead,
                     project=kernel.project,
@@ -176,7 +182,9 @@ class Loop:
         return {"mode": spec.mode, "provider": spec.provider.name, "model": spec.provider.model}
 
     async def _create_session(self) -> SessionInfo:
-        info = await self.kernel.store.create(workspace=str(self.spec.workspace), session_id=self.spec.session_id)
+        info = await self.kernel.store.create(
+            workspace=str(self.spec.workspace), session_id=self.spec.session_id
+        )
         await self.persist([new_entry("config", None, **self._config())])
         return info
 
@@ -287,4 +295,3 @@ class Loop:
 
     def tool_result_entries(self, results: list[ToolResultMessage]) -> list[SessionEntry]:
         return [self.entry("message", message=message_to_dict(r)) for r in results]
-

@@ -39,7 +39,9 @@ class AgentRun:
 
     async def _main(self, body: Callable[[AgentRun], Awaitable[RunResult]]) -> None:
         self._started = True
-        if self._cancel_requested:  # cancelled before the task ran: let the loop end it (and keep the session)
+        if (
+            self._cancel_requested
+        ):  # cancelled before the task ran: let the loop end it (and keep the session)
             asyncio.current_task().cancel()  # type: ignore[union-attr]
         try:
             result = await body(self)

@@ -32,7 +32,9 @@ class _Ready:
     call: ToolCall
     tool: Tool
     allow_outside: bool
-    binding: str | None = None  # the hash a person's approval was given for; checked again just before running
+    binding: str | None = (
+        None  # the hash a person's approval was given for; checked again just before running
+    )
     grant: Grant | None = None  # a shell call's sandbox allowance (None: unconfined, full mode)
 
 
@@ -63,7 +65,9 @@ class ToolBatch:
                     self.results[call.id] = _error(call, _CANCELLED)
                     if call.id in self.announced:
                         self.run.emit(
-                            ToolUpdate(tool_call_id=call.id, status="failed", output=_CANCELLED, is_error=True)
+                            ToolUpdate(
+                                tool_call_id=call.id, status="failed", output=_CANCELLED, is_error=True
+                            )
                         )
             await self._persist(calls)
             raise
@@ -99,7 +103,9 @@ class ToolBatch:
         tool = self.loop.tools.get(call.name)
         self.announced.add(call.id)
         if tool is None:
-            self.run.emit(ToolCallEvent(tool_call_id=call.id, name=call.name, kind="other", title=call.name, args={}))
+            self.run.emit(
+                ToolCallEvent(tool_call_id=call.id, name=call.name, kind="other", title=call.name, args={})
+            )
             self._fail(call, f"Unknown tool: {call.name}")
             return None
         desc = tool.describe(call.arguments, self._context(True))
@@ -141,11 +147,29 @@ class ToolBatch:
         if verdict.action == "allow" and remembered is not False:
             return True, "", None, False
         if remembered is False or verdict.action == "deny":
-            reason = "rejected by an earlier 'reject always' answer" if remembered is False else verdict.reason
-            self._record(call, intent, None, "reject_once", False, "session_rule" if remembered is False else "policy", reason)
+            reason = (
+                "rejected by an earlier 'reject always' answer" if remembered is False else verdict.reason
+            )
+            self._record(
+                call,
+                intent,
+                None,
+                "reject_once",
+                False,
+                "session_rule" if remembered is False else "policy",
+                reason,
+            )
             return False, reason, None, False
         if remembered is True:
-            self._record(call, intent, None, "allow_always", True, "session_rule", "allowed by an earlier 'allow always'")
+            self._record(
+                call,
+                intent,
+                None,
+                "allow_always",
+                True,
+                "session_rule",
+                "allowed by an earlier 'allow always'",
+            )
             return True, "", None, True
         preview = None
         if tool.kind == "edit":
@@ -245,7 +269,9 @@ class ToolBatch:
             return
         emit(ToolUpdate(tool_call_id=call.id, status="in_progress"))
         try:
-            out = await ready.tool.run(call.arguments, self._context(ready.allow_outside, call.id, ready.grant))
+            out = await ready.tool.run(
+                call.arguments, self._context(ready.allow_outside, call.id, ready.grant)
+            )
         except asyncio.CancelledError:
             self.results[call.id] = _error(call, _CANCELLED)
             emit(ToolUpdate(tool_call_id=call.id, status="failed", output=_CANCELLED, is_error=True))
@@ -253,7 +279,11 @@ class ToolBatch:
         except Exception as exc:  # a tool bug must not kill the run: the model sees it
             out = ToolOutput(content=f"tool_error: {type(exc).__name__}: {exc}", is_error=True)
         self.results[call.id] = ToolResultMessage(
-            tool_call_id=call.id, name=call.name, content=out.content, is_error=out.is_error, details=out.details
+            tool_call_id=call.id,
+            name=call.name,
+            content=out.content,
+            is_error=out.is_error,
+            details=out.details,
         )
         emit(
             ToolUpdate(
@@ -274,4 +304,3 @@ class ToolBatch:
 
 def _error(call: ToolCall, text: str) -> ToolResultMessage:
     return ToolResultMessage(tool_call_id=call.id, name=call.name, content=text, is_error=True)
-

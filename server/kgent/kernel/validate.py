@@ -30,7 +30,8 @@ def validate_arguments(schema: dict[str, Any], args: dict[str, Any]) -> str | No
             continue
         names = expected if isinstance(expected, list) else [expected]
         ok = any(
-            isinstance(value, _TYPES.get(n, (object,))) and not (n in ("integer", "number") and isinstance(value, bool))
+            isinstance(value, _TYPES.get(n, (object,)))
+            and not (n in ("integer", "number") and isinstance(value, bool))
             for n in names
         )
         if not ok and value is None and "null" in names:

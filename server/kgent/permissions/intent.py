@@ -20,6 +20,7 @@ Operation = Literal["read", "write", "shell", "network", "unknown"]
 Scope = Literal["workspace", "outside"]
 Subject = Literal["path", "command", "tool"]
 
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Intent:
     """What a tool call would do and where, as the policy sees it; `paths` are workspace-relative or absolute."""

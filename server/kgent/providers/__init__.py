@@ -34,4 +34,12 @@ def create_provider(config: ProviderConfig) -> Provider:
     return provider
 
 
-__all__ = ["PROVIDERS", "Provider", "ProviderConfig", "ProviderRequest", "ToolSchema", "create_provider", "provider_names"]
+__all__ = [
+    "PROVIDERS",
+    "Provider",
+    "ProviderConfig",
+    "ProviderRequest",
+    "ToolSchema",
+    "create_provider",
+    "provider_names",
+]

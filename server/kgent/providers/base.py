@@ -31,7 +31,9 @@ class ProviderRequest:
     tools: tuple[ToolSchema, ...] = ()
     model: str = ""
     max_tokens: int | None = None
-    cache_key: str = ""  # a stable id of the conversation (the session's) for APIs that route caching by a key
+    cache_key: str = (
+        ""  # a stable id of the conversation (the session's) for APIs that route caching by a key
+    )
 
 
 @dataclass(frozen=True, slots=True)

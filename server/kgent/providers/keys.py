@@ -16,7 +16,11 @@ def key_env_names(provider: str, base_url: str) -> tuple[str, ...]:
     A vendor's key goes only to that vendor's host: any other server (a proxy, Ollama, vLLM) gets KGENT_API_KEY
     alone, so a DEEPSEEK_API_KEY in the environment never leaks to a URL someone pointed Kgent at."""
     if provider == "anthropic":
-        return ("KGENT_API_KEY", "ANTHROPIC_API_KEY") if _host_is(base_url, "anthropic.com") else ("KGENT_API_KEY",)
+        return (
+            ("KGENT_API_KEY", "ANTHROPIC_API_KEY")
+            if _host_is(base_url, "anthropic.com")
+            else ("KGENT_API_KEY",)
+        )
     if provider == "openai":
         if _host_is(base_url, "deepseek.com"):
             return ("KGENT_API_KEY", "DEEPSEEK_API_KEY")

@@ -112,12 +112,17 @@ class ScriptedProvider:
                     text += piece
                     yield TextDelta(piece)
             if "tool" in step:
-                call = ToolCall(id=step.get("id") or f"call_{len(calls) + 1}_{len(request.messages)}",
-                                name=step["tool"], arguments=dict(step.get("args") or {}))
+                call = ToolCall(
+                    id=step.get("id") or f"call_{len(calls) + 1}_{len(request.messages)}",
+                    name=step["tool"],
+                    arguments=dict(step.get("args") or {}),
+                )
                 calls.append(call)
                 yield ToolCallStart(len(calls) - 1, call.id, call.name)
             if "usage" in step:
-                usage = Usage(input_tokens=step["usage"].get("input", 0), output_tokens=step["usage"].get("output", 0))
+                usage = Usage(
+                    input_tokens=step["usage"].get("input", 0), output_tokens=step["usage"].get("output", 0)
+                )
             if "error" in step:
                 yield StreamDone(
                     AssistantMessage(
@@ -133,7 +138,9 @@ class ScriptedProvider:
                 )
                 return
         if usage.output_tokens == 0:
-            usage = Usage(input_tokens=usage.input_tokens, output_tokens=max(1, (len(text) + len(thinking)) // 4))
+            usage = Usage(
+                input_tokens=usage.input_tokens, output_tokens=max(1, (len(text) + len(thinking)) // 4)
+            )
         yield StreamDone(
             AssistantMessage(
                 text=text,

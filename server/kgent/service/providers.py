@@ -18,7 +18,9 @@ class ProviderPool:
 
     def __init__(self) -> None:
         self._cache: dict[tuple[Any, ...], Provider] = {}
-        self._lock = threading.Lock()  # providers may be built in a worker thread (their first import is slow)
+        self._lock = (
+            threading.Lock()
+        )  # providers may be built in a worker thread (their first import is slow)
 
     @staticmethod
     def _key(config: ProviderConfig) -> tuple[Any, ...]:

@@ -36,7 +36,13 @@ def encode(obj: dict[str, Any]) -> bytes:
 
 
 def header(session_id: str, workspace: str, created: str) -> dict[str, Any]:
-    return {"format": FORMAT, "version": VERSION, "id": session_id, "workspace": workspace, "created": created}
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "id": session_id,
+        "workspace": workspace,
+        "created": created,
+    }
 
 
 def leaf_record(leaf_id: str | None, timestamp: str) -> dict[str, Any]:
@@ -99,7 +105,9 @@ def parse(data: bytes, name: str = "session file") -> Parsed:
 _decode = json.JSONDecoder().decode
 
 
-def parse_into(parsed: Parsed, data: bytes, start: int, name: str, version: int = VERSION, first_line: int = 2) -> None:
+def parse_into(
+    parsed: Parsed, data: bytes, start: int, name: str, version: int = VERSION, first_line: int = 2
+) -> None:
     """Add the records of `data[start:]` to `parsed` (used for whole files and for appended tails).
 
     A last line that is not JSON (a torn write) is dropped with a warning; anything else wrong — a line of the wrong
@@ -107,7 +115,9 @@ def parse_into(parsed: Parsed, data: bytes, start: int, name: str, version: int 
     last_nl = data.rfind(b"\n", start)
     complete = data[start : last_nl + 1] if last_nl >= 0 else b""
     if len(data) > start + len(complete):  # no newline at the end: the last write never completed
-        parsed.warnings.append(f"{name}: dropped a torn last line ({len(data) - start - len(complete)} bytes)")
+        parsed.warnings.append(
+            f"{name}: dropped a torn last line ({len(data) - start - len(complete)} bytes)"
+        )
     try:
         text = complete.decode("utf-8")
     except UnicodeDecodeError:
@@ -145,8 +155,9 @@ def _parse_fast(parsed: Parsed, lines: list[str]) -> bool:
     anything is off, so the line-by-line pass can say where."""
     try:
         objs = _decode("[" + ",".join(lines) + "]")
-        trial = Parsed(header=parsed.header, entries=dict(parsed.entries), leaf_id=parsed.leaf_id,
-                       updated=parsed.updated)
+        trial = Parsed(
+            header=parsed.header, entries=dict(parsed.entries), leaf_id=parsed.leaf_id, updated=parsed.updated
+        )
         for obj in objs:
             _apply(trial, trial.entries, obj)
     except (ValueError, KeyError, TypeError, AttributeError):
@@ -161,8 +172,9 @@ def _apply(parsed: Parsed, entries: dict[str, SessionEntry], obj: dict[str, Any]
         raise ValueError(problem)
     if "id" in obj:
         entry_id, parent = obj.pop("id"), obj.pop("parentId", None)
-        entry = SessionEntry(id=entry_id, parent_id=parent, type=obj.pop("type"), timestamp=obj.pop("timestamp"),
-                             data=obj)
+        entry = SessionEntry(
+            id=entry_id, parent_id=parent, type=obj.pop("type"), timestamp=obj.pop("timestamp"), data=obj
+        )
         if entry_id in entries:
             raise ValueError(f"duplicate entry id {entry_id!r}")
         if parent is not None and parent not in entries:

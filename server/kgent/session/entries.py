@@ -27,12 +27,20 @@ class SessionEntry:
     data: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "parentId": self.parent_id, "type": self.type, "timestamp": self.timestamp, **self.data}
+        return {
+            "id": self.id,
+            "parentId": self.parent_id,
+            "type": self.type,
+            "timestamp": self.timestamp,
+            **self.data,
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> SessionEntry:
         data = {k: v for k, v in d.items() if k not in _BASE_KEYS}
-        return cls(id=d["id"], parent_id=d.get("parentId"), type=d["type"], timestamp=d["timestamp"], data=data)
+        return cls(
+            id=d["id"], parent_id=d.get("parentId"), type=d["type"], timestamp=d["timestamp"], data=data
+        )
 
 
 def now_iso() -> str:

@@ -101,7 +101,12 @@ def _scan_tail(row: Row, tail: bytes) -> bool:
             row["leaf"] = obj["id"]
             row["updated"] = obj.get("timestamp", row["updated"])
             msg = obj.get("message")
-            if not row["title"] and obj.get("type") == "message" and isinstance(msg, dict) and msg.get("role") == "user":
+            if (
+                not row["title"]
+                and obj.get("type") == "message"
+                and isinstance(msg, dict)
+                and msg.get("role") == "user"
+            ):
                 text = str(msg.get("text", "")).strip()
                 row["title"] = text.splitlines()[0][:80] if text else ""
         elif obj.get("type") == "leaf":
@@ -116,7 +121,11 @@ def _read_index(directory: Path) -> dict[str, Row]:
         data = json.loads((directory / INDEX_NAME).read_bytes())
     except (OSError, ValueError):
         return {}
-    if not isinstance(data, dict) or data.get("version") != _INDEX_VERSION or not isinstance(data.get("sessions"), dict):
+    if (
+        not isinstance(data, dict)
+        or data.get("version") != _INDEX_VERSION
+        or not isinstance(data.get("sessions"), dict)
+    ):
         return {}
     sessions: dict[str, Row] = data["sessions"]
     return sessions

@@ -239,8 +239,12 @@ class JsonlSessionStore:
         except OSError as exc:
             os.close(fd)
             path.unlink(missing_ok=True)
-            raise SessionError(f"could not create session {sid}: {exc.strerror}", code="session_write_failed") from None
-        h = _Handle(sid, path, ws, created, set(), None, "", created, len(data), len(data), os.fstat(fd).st_ino, fd)
+            raise SessionError(
+                f"could not create session {sid}: {exc.strerror}", code="session_write_failed"
+            ) from None
+        h = _Handle(
+            sid, path, ws, created, set(), None, "", created, len(data), len(data), os.fstat(fd).st_ino, fd
+        )
         self._adopt(h)
         return h.info()
 
@@ -269,7 +273,9 @@ class JsonlSessionStore:
             entry_count=len(parsed.entries),
             leaf_id=parsed.leaf_id,
         )
-        return SessionTree(info=info, entries=parsed.entries, leaf_id=parsed.leaf_id, warnings=parsed.warnings)
+        return SessionTree(
+            info=info, entries=parsed.entries, leaf_id=parsed.leaf_id, warnings=parsed.warnings
+        )
 
     def _append(self, sid: str, entries: Sequence[SessionEntry]) -> None:
         with self._locked(sid) as h:

@@ -54,7 +54,8 @@ class RepairReport:
             "kept": self.kept,
             "dropped": [{"line": d.line, "offset": d.offset, "reason": d.reason} for d in self.dropped],
             "reparented": [
-                {"entryId": r.entry_id, "oldParent": r.old_parent, "newParent": r.new_parent} for r in self.reparented
+                {"entryId": r.entry_id, "oldParent": r.old_parent, "newParent": r.new_parent}
+                for r in self.reparented
             ],
             "backup": self.backup,
         }

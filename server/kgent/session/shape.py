@@ -63,7 +63,11 @@ def _message(m: Any) -> str | None:
         thinking=(_str, "a string", False),
         stopReason=(_str, "a string", False),
         toolCalls=(lambda v: isinstance(v, list), "a list", False),
-        usage=(lambda v: isinstance(v, dict) and all(isinstance(x, int) for x in v.values()), "token counts", False),
+        usage=(
+            lambda v: isinstance(v, dict) and all(isinstance(x, int) for x in v.values()),
+            "token counts",
+            False,
+        ),
         error=(_opt_str, "a string", False),
         errorCode=(_opt_str, "a string", False),
         provider=(_str, "a string", False),
@@ -91,12 +95,20 @@ def _message(m: Any) -> str | None:
 _ENTRY_CHECKS: dict[str, Callable[[dict[str, Any]], str | None]] = {
     "message": lambda o: _message(o.get("message")) if "message" in o else "a message entry has no 'message'",
     "config": lambda o: _fields(
-        o, "config", mode=(_str, "a string", False), provider=(_str, "a string", False), model=(_str, "a string", False)
+        o,
+        "config",
+        mode=(_str, "a string", False),
+        provider=(_str, "a string", False),
+        model=(_str, "a string", False),
     ),
     "permission": lambda o: _fields(
         o,
         "permission",
-        rules=(lambda v: isinstance(v, list) and all(isinstance(r, dict) for r in v), "a list of objects", False),
+        rules=(
+            lambda v: isinstance(v, list) and all(isinstance(r, dict) for r in v),
+            "a list of objects",
+            False,
+        ),
     ),
     "compaction": lambda o: _fields(
         o,
@@ -107,7 +119,9 @@ _ENTRY_CHECKS: dict[str, Callable[[dict[str, Any]], str | None]] = {
         readFiles=(_str_list, "a list of strings", False),
         modifiedFiles=(_str_list, "a list of strings", False),
     ),
-    "label": lambda o: _fields(o, "label", targetId=(_str, "a string", True), label=(_opt_str, "a string or null", False)),
+    "label": lambda o: _fields(
+        o, "label", targetId=(_str, "a string", True), label=(_opt_str, "a string or null", False)
+    ),
 }
 
 
@@ -173,7 +187,12 @@ def line_problem(obj: Any) -> str | None:
     if "id" not in obj:
         if obj.get("type") != "leaf":
             return f"a line without an id is not a leaf record (type {obj.get('type')!r})"
-        return _fields(obj, "leaf record", leafId=(_opt_str, "a string or null", True), timestamp=(_str, "a string", False))
+        return _fields(
+            obj,
+            "leaf record",
+            leafId=(_opt_str, "a string or null", True),
+            timestamp=(_str, "a string", False),
+        )
     problem = _fields(
         obj,
         "entry",

@@ -159,7 +159,9 @@ class Shard:
             raise InstanceError(f"--shard takes I/N (e.g. 2/8), got {text!r}")
         index, count = int(m.group(1)), int(m.group(2))
         if count < 1 or not 1 <= index <= count:
-            raise InstanceError(f"--shard {text}: shards count from 1, so I must be in 1..N (e.g. 1/{max(count, 1)})")
+            raise InstanceError(
+                f"--shard {text}: shards count from 1, so I must be in 1..N (e.g. 1/{max(count, 1)})"
+            )
         return cls(index, count)
 
     def __str__(self) -> str:

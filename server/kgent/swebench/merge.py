@@ -45,7 +45,9 @@ def merge(sources: Sequence[Path], dest: Path, *, allow_partial: bool = False) -
     metas: list[dict[str, Any]] = []
     for src in sources:
         if not (src / PREDICTIONS).is_file() and not (src / "summary.json").is_file():
-            raise OutputError(f"{src} is not a kgent swebench output directory (no predictions.jsonl or summary.json)")
+            raise OutputError(
+                f"{src} is not a kgent swebench output directory (no predictions.jsonl or summary.json)"
+            )
         summary = Summary.load(src / "summary.json")
         metas.append(summary.meta)
         for pred in read_predictions(src / PREDICTIONS):
@@ -63,13 +65,19 @@ def merge(sources: Sequence[Path], dest: Path, *, allow_partial: bool = False) -
     with OutputDir(dest) as out:
         if out.done or out.summary.instances:
             raise OutputError(f"{dest} already holds results: merge into a new directory")
-        lines = b"".join(prediction_line(p["instance_id"], p["model_name_or_path"], p.get("model_patch") or "")
-                         for _, p in sorted(predictions.items()))
+        lines = b"".join(
+            prediction_line(p["instance_id"], p["model_name_or_path"], p.get("model_patch") or "")
+            for _, p in sorted(predictions.items())
+        )
         replace_file(out.predictions_path, lines)
         for iid in sorted(records):
             _link(records[iid], iid, out)
-        meta = {"model_name_or_path": names[0] if len(names) == 1 else names, "merged_from": [str(s) for s in sources],
-                "shards": report.shards, "selected": sum(int(m.get("selected") or 0) for m in metas)}
+        meta = {
+            "model_name_or_path": names[0] if len(names) == 1 else names,
+            "merged_from": [str(s) for s in sources],
+            "shards": report.shards,
+            "selected": sum(int(m.get("selected") or 0) for m in metas),
+        }
         write_json(out.summary_path, Summary(meta=meta, instances=records).to_dict())
     report.predictions, report.instances = len(predictions), len(records)
     return report

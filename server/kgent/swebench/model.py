@@ -19,7 +19,9 @@ def provider_factory(config: ProviderConfig) -> ProviderFactory:
     script_dir = Path(config.script) if config.provider == "scripted" and config.script else None
     if script_dir is not None and script_dir.is_dir():
         if not any(script_dir.glob("*.json")):
-            raise ConfigError(f"--script {script_dir}: the directory holds no <instance_id>.json or default.json")
+            raise ConfigError(
+                f"--script {script_dir}: the directory holds no <instance_id>.json or default.json"
+            )
 
         def scripted(instance: Instance) -> Provider:
             path = script_dir / f"{instance.instance_id}.json"
@@ -30,7 +32,9 @@ def provider_factory(config: ProviderConfig) -> ProviderFactory:
             return ScriptedProvider(load_script(str(path)), model=path.stem)
 
         return scripted
-    name = ALIASES.get(config.provider, config.provider)  # an unknown provider or script fails here, not per instance
+    name = ALIASES.get(
+        config.provider, config.provider
+    )  # an unknown provider or script fails here, not per instance
     if name not in PROVIDERS:
         raise ConfigError(f"unknown provider {config.provider!r}: use one of {', '.join(provider_names())}")
     if name == "scripted":

@@ -84,7 +84,9 @@ def read_predictions(path: Path) -> list[dict[str, Any]]:
             record = json.loads(line)
         except ValueError:
             raise OutputError(f"{path}:{n} is not a whole JSON line") from None
-        if not isinstance(record, dict) or any(not isinstance(record.get(k), str) for k in PREDICTION_KEYS[:2]):
+        if not isinstance(record, dict) or any(
+            not isinstance(record.get(k), str) for k in PREDICTION_KEYS[:2]
+        ):
             raise OutputError(f"{path}:{n} is not a prediction ({', '.join(PREDICTION_KEYS)})")
         found.append(record)
     return found
@@ -114,7 +116,11 @@ class Summary:
         return cls(meta=meta, instances=dict(data.get("instances") or {}))
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.meta, "totals": totals(self.instances), "instances": dict(sorted(self.instances.items()))}
+        return {
+            **self.meta,
+            "totals": totals(self.instances),
+            "instances": dict(sorted(self.instances.items())),
+        }
 
 
 def totals(records: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
@@ -179,7 +185,9 @@ class OutputDir:
     def trajectory_path(self, instance_id: str) -> Path:
         return self.trajectories / f"{instance_id}.jsonl"
 
-    def record(self, instance_id: str, record: dict[str, Any], *, meta: Mapping[str, Any] | None = None) -> None:
+    def record(
+        self, instance_id: str, record: dict[str, Any], *, meta: Mapping[str, Any] | None = None
+    ) -> None:
         """Store an instance's record in summary.json (before its prediction: predictions.jsonl is what counts
         as done, so a kill between the two re-runs the instance and overwrites this record)."""
         if meta is not None:
@@ -196,10 +204,14 @@ class OutputDir:
         """Append one prediction line, atomically (see the module docstring)."""
         if instance_id in self.done:
             raise OutputError(f"{instance_id} already has a prediction in {self.predictions_path}")
-        replace_file(self.predictions_path, prediction_line(instance_id, model_name, patch),
-                     keep=self.predictions_path)
-        self.done[instance_id] = {"instance_id": instance_id, "model_name_or_path": model_name,
-                                  "model_patch": patch}
+        replace_file(
+            self.predictions_path, prediction_line(instance_id, model_name, patch), keep=self.predictions_path
+        )
+        self.done[instance_id] = {
+            "instance_id": instance_id,
+            "model_name_or_path": model_name,
+            "model_patch": patch,
+        }
 
 
 @contextlib.contextmanager

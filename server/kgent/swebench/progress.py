@@ -23,8 +23,16 @@ from rich.progress import (
 )
 from rich.text import Text
 
-STATUS_STYLE = {"submitted": "green", "empty_patch": "yellow", "max_turns": "yellow", "timeout": "yellow",
-                "cost_limit": "yellow", "invalid_patch": "red", "error": "red", "workspace_error": "red"}
+STATUS_STYLE = {
+    "submitted": "green",
+    "empty_patch": "yellow",
+    "max_turns": "yellow",
+    "timeout": "yellow",
+    "cost_limit": "yellow",
+    "invalid_patch": "red",
+    "error": "red",
+    "workspace_error": "red",
+}
 
 
 def eta_seconds(elapsed: float, done: int, remaining: int) -> float | None:
@@ -76,7 +84,9 @@ class LineProgress:
         self.done += 1
         eta = eta_seconds(time.monotonic() - self.t0, self.done, self.total - self.done)
         width = len(str(self.total))
-        self._print(f"[{self.done:>{width}}/{self.total}] {instance_id}  {describe(record)}  ETA {clock(eta)}")
+        self._print(
+            f"[{self.done:>{width}}/{self.total}] {instance_id}  {describe(record)}  ETA {clock(eta)}"
+        )
 
     def finish(self) -> None:
         self._print(f"{self.done}/{self.total} instances run in {clock(time.monotonic() - self.t0)}")
@@ -118,7 +128,9 @@ class BarProgress:
     def start(self, total: int, skipped: int, workers: int) -> None:
         self.bar.start()
         if skipped:
-            self.console.print(f"{skipped} instances already have predictions; {total} to run, {workers} at a time")
+            self.console.print(
+                f"{skipped} instances already have predictions; {total} to run, {workers} at a time"
+            )
         self.overall = self.bar.add_task("instances", total=total, overall=True)
 
     def instance_started(self, instance_id: str) -> None:

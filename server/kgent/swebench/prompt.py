@@ -59,22 +59,32 @@ def load_template(path: str | Path | None) -> str:
     except OSError as exc:
         raise ConfigError(f"cannot read the prompt template {path}: {exc.strerror}") from None
     if "{{problem_statement}}" not in re.sub(r"\{\{\s*(\w+)\s*\}\}", r"{{\1}}", text):
-        raise ConfigError(f"the prompt template {path} never uses {{{{problem_statement}}}}: the model would not "
-                          "see the issue")
+        raise ConfigError(
+            f"the prompt template {path} never uses {{{{problem_statement}}}}: the model would not "
+            "see the issue"
+        )
     return text
 
 
 def render(template: str, instance: Instance, workspace: Path) -> str:
     """The template with each `{{field}}` replaced; ConfigError names a field the instance does not have."""
-    values: dict[str, Any] = {**instance.fields, "instance_id": instance.instance_id, "repo": instance.repo,
-                              "base_commit": instance.base_commit, "problem_statement": instance.problem_statement,
-                              "hints_text": instance.hints_text, "workspace": str(workspace)}
+    values: dict[str, Any] = {
+        **instance.fields,
+        "instance_id": instance.instance_id,
+        "repo": instance.repo,
+        "base_commit": instance.base_commit,
+        "problem_statement": instance.problem_statement,
+        "hints_text": instance.hints_text,
+        "workspace": str(workspace),
+    }
     return _FIELD.sub(lambda m: _value(values, m.group(1), instance.instance_id), template)
 
 
 def _value(values: Mapping[str, Any], name: str, instance_id: str) -> str:
     if name not in values:
-        raise ConfigError(f"the prompt template uses {{{{{name}}}}}, which instance {instance_id} does not have")
+        raise ConfigError(
+            f"the prompt template uses {{{{{name}}}}}, which instance {instance_id} does not have"
+        )
     value = values[name]
     return value if isinstance(value, str) else str(value)
 

@@ -113,8 +113,10 @@ class Evaluator:
         with OutputDir(cfg.out) as out:
             earlier = {p["model_name_or_path"] for p in out.done.values()} - {cfg.model_name}
             if earlier:
-                raise OutputError(f"{cfg.out} holds predictions of {', '.join(sorted(earlier))}, not "
-                                  f"{cfg.model_name}: resume with the same --model-name, or use another --out")
+                raise OutputError(
+                    f"{cfg.out} holds predictions of {', '.join(sorted(earlier))}, not "
+                    f"{cfg.model_name}: resume with the same --model-name, or use another --out"
+                )
             todo = [i for i in instances if i.instance_id not in out.done]
             out.write_meta({**cfg.meta, "model_name_or_path": cfg.model_name, "selected": len(instances)})
             shutil.rmtree(out.trajectories / ".sessions", ignore_errors=True)  # attempts a kill cut short
@@ -138,7 +140,10 @@ class Evaluator:
                 for w in workers:
                     w.cancel()
                 await asyncio.gather(*workers, return_exceptions=True)
-                for empty in (out.trajectories / ".sessions", self.workdir):  # left only when something remains
+                for empty in (
+                    out.trajectories / ".sessions",
+                    self.workdir,
+                ):  # left only when something remains
                     with contextlib.suppress(OSError):
                         empty.rmdir()
                 if self.progress is not None:
@@ -164,9 +169,17 @@ class Evaluator:
             self.progress.instance_started(inst.instance_id)
         t0 = time.monotonic()
         previous = out.summary.instances.get(inst.instance_id) or {}
-        record: dict[str, Any] = {"status": "error", "attempt": int(previous.get("attempt") or 0) + 1,
-                                  "started": now_iso(), "turns": 0, "tokens": {}, "cost": None, "patch_bytes": 0,
-                                  "patch_files": 0, "error": None}
+        record: dict[str, Any] = {
+            "status": "error",
+            "attempt": int(previous.get("attempt") or 0) + 1,
+            "started": now_iso(),
+            "turns": 0,
+            "tokens": {},
+            "cost": None,
+            "patch_bytes": 0,
+            "patch_files": 0,
+            "error": None,
+        }
         workspace = self.workdir / inst.instance_id
         try:
             patch_text = await self._attempt(inst, workspace, out, live, record)
@@ -183,8 +196,9 @@ class Evaluator:
             self.progress.instance_finished(inst.instance_id, record)
         return record
 
-    async def _attempt(self, inst: Instance, workspace: Path, out: OutputDir, live: _Live,
-                       record: dict[str, Any]) -> str:
+    async def _attempt(
+        self, inst: Instance, workspace: Path, out: OutputDir, live: _Live, record: dict[str, Any]
+    ) -> str:
         """Check out, run, collect: fills `record` and returns the patch to predict ("" for none)."""
         try:
             mirror = await self.mirrors.ensure(inst)
@@ -200,15 +214,18 @@ class Evaluator:
         except (WorkspaceError, OSError) as exc:
             _workspace_error(record, exc)
             return ""
-        record.update(_status(result, live.reason, bool(patch.text)), patch_bytes=patch.size, patch_files=patch.files)
+        record.update(
+            _status(result, live.reason, bool(patch.text)), patch_bytes=patch.size, patch_files=patch.files
+        )
         invalid = check_patch(patch)
         if invalid is not None:
             record.update(status="invalid_patch", error={"code": "invalid_patch", "message": invalid})
             return ""
         return patch.text
 
-    async def _agent(self, inst: Instance, workspace: Path, out: OutputDir, live: _Live,
-                     record: dict[str, Any]) -> RunResult | None:
+    async def _agent(
+        self, inst: Instance, workspace: Path, out: OutputDir, live: _Live, record: dict[str, Any]
+    ) -> RunResult | None:
         """Run the kernel on the instance; its session file becomes the trajectory."""
         cfg = self.config
         store = JsonlSessionStore(out.trajectories / ".sessions")
@@ -245,18 +262,25 @@ class Evaluator:
                     live.turns += 1
                     if self.progress is not None:
                         self.progress.instance_update(inst.instance_id, live.turns, _tokens(live.usage))
-                elif isinstance(event, PermissionRequest):  # full mode asks nothing; if it did, nobody is here
+                elif isinstance(
+                    event, PermissionRequest
+                ):  # full mode asks nothing; if it did, nobody is here
                     run.resolve_permission(event.request_id, "reject_once")
             result = await run.result()
-        except KgentError as exc:  # the run could not start (a bad template field, a provider that cannot be made)
+        except (
+            KgentError
+        ) as exc:  # the run could not start (a bad template field, a provider that cannot be made)
             record.update(error={"code": exc.code, "message": exc.message})
             return None
         finally:
             if timer is not None:
                 timer.cancel()
             await kernel.aclose()
-        record.update(turns=result.turns, tokens=token_counts(result.usage) or live.usage,
-                      cost=round(cfg.price.cost(result.usage), 6) if cfg.price is not None else None)
+        record.update(
+            turns=result.turns,
+            tokens=token_counts(result.usage) or live.usage,
+            cost=round(cfg.price.cost(result.usage), 6) if cfg.price is not None else None,
+        )
         if live.reason == "interrupted":
             return result  # its session stays in .sessions, cleared by the next run
         with contextlib.suppress(KgentError, OSError):
@@ -291,8 +315,11 @@ def _tokens(usage: dict[str, int]) -> int:
 def _status(result: RunResult, reason: str | None, has_patch: bool) -> dict[str, Any]:
     """The instance's status from how its run ended and why the evaluator stopped it."""
     if reason in ("timeout", "cost_limit"):
-        return {"status": reason, "stop_reason": result.stop_reason,
-                "error": {"code": reason, "message": f"stopped by the {reason.replace('_', ' ')}"}}
+        return {
+            "status": reason,
+            "stop_reason": result.stop_reason,
+            "error": {"code": reason, "message": f"stopped by the {reason.replace('_', ' ')}"},
+        }
     if result.status == "settled":
         return {"status": "submitted" if has_patch else "empty_patch", "stop_reason": result.stop_reason}
     error = dict(result.error) if result.error else {"code": result.status, "message": result.status}

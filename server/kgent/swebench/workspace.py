@@ -77,8 +77,9 @@ class Mirrors:
                 return path
             if self.clone_url is None:
                 raise WorkspaceError(f"no mirror {path} (cloning is off): git clone --bare URL {path}")
-            url = self.clone_url.format(repo=instance.repo, owner=instance.repo.split("/")[0],
-                                        name=instance.repo.split("/")[1])
+            url = self.clone_url.format(
+                repo=instance.repo, owner=instance.repo.split("/")[0], name=instance.repo.split("/")[1]
+            )
             self.root.mkdir(parents=True, exist_ok=True)
             partial = self.root / f".{instance.mirror_name}.partial-{os.getpid()}"
             shutil.rmtree(partial, ignore_errors=True)
@@ -86,8 +87,10 @@ class Mirrors:
                 await git("clone", "--quiet", "--bare", url, str(partial))
             except WorkspaceError as exc:
                 shutil.rmtree(partial, ignore_errors=True)
-                raise WorkspaceError(f"cannot clone {url} into {path} ({exc.message}); put a bare clone there "
-                                     "(docs/swebench.md, 'Mirrors')") from None
+                raise WorkspaceError(
+                    f"cannot clone {url} into {path} ({exc.message}); put a bare clone there "
+                    "(docs/swebench.md, 'Mirrors')"
+                ) from None
             os.replace(partial, path)  # a kill mid-clone leaves only a .partial directory
             return path
 
@@ -126,8 +129,17 @@ async def collect_patch(workspace: Path, base_commit: str) -> Patch:
     """Everything that differs from base_commit in the work tree: edits, new files (untracked ones too) and
     deletions, as `git diff --binary` text the harness applies with `git apply`."""
     await git("add", "--intent-to-add", "--all", ".", cwd=workspace)
-    text = await git("diff", "--binary", "--no-ext-diff", "--no-color", "--full-index", base_commit, "--", ".",
-                     cwd=workspace)
+    text = await git(
+        "diff",
+        "--binary",
+        "--no-ext-diff",
+        "--no-color",
+        "--full-index",
+        base_commit,
+        "--",
+        ".",
+        cwd=workspace,
+    )
     return Patch(text)
 
 

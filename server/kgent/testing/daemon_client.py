@@ -47,7 +47,11 @@ class DaemonClient:
 
     @classmethod
     async def spawn(
-        cls, command: Sequence[str] | None = None, *, env: Mapping[str, str] | None = None, cwd: str | None = None
+        cls,
+        command: Sequence[str] | None = None,
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
     ) -> DaemonClient:
         cmd = list(command or daemon_command())
         proc = await asyncio.create_subprocess_exec(
@@ -124,7 +128,9 @@ class DaemonClient:
         handler = self.on_request.get(msg["method"])
         try:
             if handler is None:
-                reply: dict[str, Any] = {"error": {"code": -32601, "message": f"no handler for {msg['method']}"}}
+                reply: dict[str, Any] = {
+                    "error": {"code": -32601, "message": f"no handler for {msg['method']}"}
+                }
             else:
                 reply = {"result": await handler(msg.get("params"))}
         except asyncio.CancelledError:

@@ -53,7 +53,10 @@ class Screen:
             style = "italic dim" if e["kind"] == "thinking" else ""
             if self.streaming != e["kind"]:
                 self.end_stream()
-                self.c.print(tag + Text("thinking  " if e["kind"] == "thinking" else "assistant ", style="bold"), end="")
+                self.c.print(
+                    tag + Text("thinking  " if e["kind"] == "thinking" else "assistant ", style="bold"),
+                    end="",
+                )
                 self.streaming = e["kind"]
             self.c.print(Text(e["delta"], style=style), end="")
             return
@@ -82,21 +85,27 @@ class Screen:
             body = f"{e['status']} · stopReason {e['stopReason']} · {e['turns']} turns · changed {', '.join(e['changedPaths']) or 'nothing'}"
         else:
             body = ", ".join(f"{k}={v}" for k, v in e.items() if k != "type")
-        self.c.print(tag + Text(f"{kind:<20}", style="bold green" if kind == "run_end" else "bold") + Text(body))
+        self.c.print(
+            tag + Text(f"{kind:<20}", style="bold green" if kind == "run_end" else "bold") + Text(body)
+        )
 
     def approval(self, params: dict[str, Any], answer: str) -> None:
         self.end_stream()
         call = params["toolCall"]
-        parts: list[Any] = [Text(f"{call['title']}", style="bold"),
-                            Text(f"risk {params['risk']} · {params['operation']} in {params['scope']}"),
-                            Text(params["reason"], style="italic")]
+        parts: list[Any] = [
+            Text(f"{call['title']}", style="bold"),
+            Text(f"risk {params['risk']} · {params['operation']} in {params['scope']}"),
+            Text(params["reason"], style="italic"),
+        ]
         if call.get("command"):
             parts.append(Syntax(call["command"], "bash", theme="ansi_dark", background_color="default"))
         if call.get("diff"):
             parts.append(Syntax(call["diff"], "diff", theme="ansi_dark", background_color="default"))
         options = "  ".join(f"[{o['optionId']}]" for o in params["options"])
         parts.append(Text(f"options: {options}", style="dim"))
-        parts.append(Text(f"the demo answers: {answer}   (in an editor, the user picks)", style="bold yellow"))
+        parts.append(
+            Text(f"the demo answers: {answer}   (in an editor, the user picks)", style="bold yellow")
+        )
         from rich.console import Group
 
         self.c.print(Panel(Group(*parts), title="agent/permission", border_style="yellow", expand=False))
@@ -113,7 +122,9 @@ async def demo(console: Console) -> int:
     ended: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
     try:
         console.rule("[bold]kgent daemon demo[/bold] — an editor's view of `kgent serve --stdio`")
-        screen.wire("→", "spawn", " ".join(Path(command[0]).name if i == 0 else a for i, a in enumerate(command)))
+        screen.wire(
+            "→", "spawn", " ".join(Path(command[0]).name if i == 0 else a for i, a in enumerate(command))
+        )
         started = time.perf_counter()
         client = await DaemonClient.spawn(command, env=env)
 
@@ -136,13 +147,20 @@ async def demo(console: Console) -> int:
         screen.wire("→", "initialize", "protocolVersion 1 · settings: provider scripted, mode ask")
         init = await client.request(
             "initialize",
-            {"protocolVersion": 1, "clientInfo": {"name": "kgent-demo"}, "capabilities": {},
-             "settings": {"provider": "scripted", "mode": "ask"}},
+            {
+                "protocolVersion": 1,
+                "clientInfo": {"name": "kgent-demo"},
+                "capabilities": {},
+                "settings": {"provider": "scripted", "mode": "ask"},
+            },
         )
         elapsed = (time.perf_counter() - started) * 1000
         info = init["serverInfo"]
-        screen.wire("←", f"{info['name']} {info['version']}, protocol {init['protocolVersion']}",
-                    f"{elapsed:.0f} ms after spawn · tools: {', '.join(t['name'] for t in init['capabilities']['tools'])}")
+        screen.wire(
+            "←",
+            f"{info['name']} {info['version']}, protocol {init['protocolVersion']}",
+            f"{elapsed:.0f} ms after spawn · tools: {', '.join(t['name'] for t in init['capabilities']['tools'])}",
+        )
         screen.wire("→", "agent/run", f"scripted/tool-loop in {workspace}: {PROMPT!r}")
         run = await client.request(
             "agent/run", {"prompt": PROMPT, "workspace": str(workspace), "model": "tool-loop", "mode": "ask"}
@@ -151,7 +169,9 @@ async def demo(console: Console) -> int:
         end = await asyncio.wait_for(ended, 60)
         screen.end_stream()
         console.rule("patch")
-        console.print(Syntax(end["patch"] or "(no changes)", "diff", theme="ansi_dark", background_color="default"))
+        console.print(
+            Syntax(end["patch"] or "(no changes)", "diff", theme="ansi_dark", background_color="default")
+        )
         console.print(f"sample.py now reads: {(workspace / 'sample.py').read_text()!r}")
         screen.wire("→", "exit")
         code = await client.close()

@@ -10,17 +10,43 @@ if TYPE_CHECKING:
     from kgent.tools.base import Tool
 
 _EXPORTS = {
-    "Tool": "base", "ToolContext": "base", "ToolOutput": "base", "CallDescription": "base",
+    "Tool": "base",
+    "ToolContext": "base",
+    "ToolOutput": "base",
+    "CallDescription": "base",
     "FileChangePreview": "base",
-    "FileOps": "ops", "LocalFileOps": "ops", "FileStat": "ops", "DirEntry": "ops",
-    "ResolvedPath": "paths", "PathError": "paths", "PathOutsideWorkspace": "paths",
-    "resolve": "paths", "classify_path": "paths",
-    "TruncationResult": "truncate", "truncate_head": "truncate", "truncate_tail": "truncate",
+    "FileOps": "ops",
+    "LocalFileOps": "ops",
+    "FileStat": "ops",
+    "DirEntry": "ops",
+    "ResolvedPath": "paths",
+    "PathError": "paths",
+    "PathOutsideWorkspace": "paths",
+    "resolve": "paths",
+    "classify_path": "paths",
+    "TruncationResult": "truncate",
+    "truncate_head": "truncate",
+    "truncate_tail": "truncate",
     "ChangeTracker": "changes",
-    "ReadTool": "read", "WriteTool": "write", "EditTool": "edit", "BashTool": "bash", "GrepTool": "grep",
-    "FindTool": "find", "LsTool": "ls", "CalculatorTool": "calculator",
+    "ReadTool": "read",
+    "WriteTool": "write",
+    "EditTool": "edit",
+    "BashTool": "bash",
+    "GrepTool": "grep",
+    "FindTool": "find",
+    "LsTool": "ls",
+    "CalculatorTool": "calculator",
 }
-_CODING = ("ReadTool", "WriteTool", "EditTool", "BashTool", "GrepTool", "FindTool", "LsTool", "CalculatorTool")
+_CODING = (
+    "ReadTool",
+    "WriteTool",
+    "EditTool",
+    "BashTool",
+    "GrepTool",
+    "FindTool",
+    "LsTool",
+    "CalculatorTool",
+)
 _READ_ONLY = ("ReadTool", "GrepTool", "FindTool", "LsTool", "CalculatorTool")
 
 __all__ = ["CODING_TOOLS", "READ_ONLY_TOOLS", "tool_by_name", *_EXPORTS]
@@ -53,4 +79,3 @@ def tool_by_name(name: str) -> Tool:
         if tool.name == name:
             return tool
     raise KeyError(name)
-

@@ -15,7 +15,9 @@ class ToolArgError(KgentError):
     code = "invalid_tool_args"
 
 
-def str_arg(args: dict[str, Any], name: str, *, default: str | None = None, required: bool = False) -> str | None:
+def str_arg(
+    args: dict[str, Any], name: str, *, default: str | None = None, required: bool = False
+) -> str | None:
     """A string argument; missing → default (or an error when required)."""
     value = args.get(name)
     if value is None:
@@ -34,7 +36,9 @@ def req_str(args: dict[str, Any], name: str) -> str:
     return value
 
 
-def int_arg(args: dict[str, Any], name: str, *, default: int | None = None, minimum: int | None = None) -> int | None:
+def int_arg(
+    args: dict[str, Any], name: str, *, default: int | None = None, minimum: int | None = None
+) -> int | None:
     """An integer argument; integral floats and digit strings are accepted."""
     value = args.get(name)
     if value is None:

@@ -80,7 +80,9 @@ class _Output:
         if self.on_update is not None and now - self._last_update >= UPDATE_INTERVAL:
             self._last_update = now
             try:
-                self.on_update(truncate_tail(self.buf[-DEFAULT_MAX_BYTES:].decode("utf-8", "replace")).content)
+                self.on_update(
+                    truncate_tail(self.buf[-DEFAULT_MAX_BYTES:].decode("utf-8", "replace")).content
+                )
             except Exception:  # a failing observer must not break the command
                 self.on_update = None
 
@@ -105,7 +107,9 @@ class _Output:
         fd, self.fd = self.fd, None
         try:
             if self.dropped:
-                _write_all(fd, f"\n[... {format_size(self.dropped)} ({self.dropped} bytes) dropped ...]\n".encode())
+                _write_all(
+                    fd, f"\n[... {format_size(self.dropped)} ({self.dropped} bytes) dropped ...]\n".encode()
+                )
             _write_all(fd, bytes(self.tail))
             self.tail.clear()
         finally:
@@ -199,11 +203,17 @@ async def _spawn(command: str, ctx: ToolContext) -> asyncio.subprocess.Process:
     mid-spawn still kills the whole group."""
     argv, env = [_shell(), "-c", command], child_env()
     if ctx.sandbox is not None and ctx.grant is not None:
-        argv, env = await asyncio.to_thread(ctx.sandbox.wrap, argv, workspace=ctx.workspace, grant=ctx.grant, env=env)
+        argv, env = await asyncio.to_thread(
+            ctx.sandbox.wrap, argv, workspace=ctx.workspace, grant=ctx.grant, env=env
+        )
     spawn = asyncio.ensure_future(
         asyncio.create_subprocess_exec(
-            *argv, cwd=ctx.workspace, env=env,
-            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+            *argv,
+            cwd=ctx.workspace,
+            env=env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
         )
     )
@@ -282,9 +292,15 @@ class BashTool:
         details["exitCode"] = None if timed_out else code
         if timed_out:
             details["timedOut"] = True
-            return ToolOutput(content=f"{out}\n\nCommand timed out after {timeout:g} seconds", is_error=True, details=details)
+            return ToolOutput(
+                content=f"{out}\n\nCommand timed out after {timeout:g} seconds",
+                is_error=True,
+                details=details,
+            )
         if code != 0:
-            return ToolOutput(content=f"{out}\n\nCommand exited with code {code}", is_error=True, details=details)
+            return ToolOutput(
+                content=f"{out}\n\nCommand exited with code {code}", is_error=True, details=details
+            )
         return ToolOutput(content=f"{out}\n\nExit code: 0", details=details)
 
     @staticmethod

@@ -17,8 +17,12 @@ MAX_EXPRESSION = 1000
 MAX_RESULT_BITS = 14_000  # ~4,200 digits: below Python's int-to-str limit
 
 _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
 }
 
 
@@ -101,7 +105,9 @@ class CalculatorTool:
     )
     parameters: dict[str, Any] = {
         "type": "object",
-        "properties": {"expression": {"type": "string", "description": "Expression, e.g. '(2 + 3) * 4 ** 2'"}},
+        "properties": {
+            "expression": {"type": "string", "description": "Expression, e.g. '(2 + 3) * 4 ** 2'"}
+        },
         "required": ["expression"],
         "additionalProperties": False,
     }

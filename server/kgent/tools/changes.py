@@ -160,8 +160,14 @@ class ChangeTracker:
         assert self._git is not None
         full_env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", **(env or {})}
         proc = await asyncio.create_subprocess_exec(
-            self._git, *_GIT_CONFIG, *args, cwd=self.workspace, env=full_env,
-            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            self._git,
+            *_GIT_CONFIG,
+            *args,
+            cwd=self.workspace,
+            env=full_env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
         )
         try:
             out, err = await proc.communicate()
@@ -170,7 +176,9 @@ class ChangeTracker:
                 proc.kill()
             raise
         if proc.returncode not in ok_codes:
-            raise _GitFailed(f"git {args[0]} failed ({proc.returncode}): {err.decode('utf-8', 'replace').strip()}")
+            raise _GitFailed(
+                f"git {args[0]} failed ({proc.returncode}): {err.decode('utf-8', 'replace').strip()}"
+            )
         return out
 
 

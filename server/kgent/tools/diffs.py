@@ -14,7 +14,11 @@ def unified_diff(rel: str, old: str | None, new: str | None, *, context: int = 3
     b = (new or "").splitlines(keepends=True)
     out: list[str] = []
     for line in difflib.unified_diff(
-        a, b, "/dev/null" if old is None else f"a/{rel}", "/dev/null" if new is None else f"b/{rel}", n=context
+        a,
+        b,
+        "/dev/null" if old is None else f"a/{rel}",
+        "/dev/null" if new is None else f"b/{rel}",
+        n=context,
     ):
         if line.endswith("\n"):
             out.append(line)

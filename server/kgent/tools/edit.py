@@ -39,7 +39,7 @@ def plan_edit(raw: bytes, old: str, new: str, shown: str) -> _Planned:
     """Compute the edited file; raises _EditFailure with Pi's messages."""
     text = raw.decode("utf-8", "surrogateescape")
     bom = _BOM if text.startswith(_BOM) else ""
-    text = text[len(bom):]
+    text = text[len(bom) :]
     ending = _line_ending(text)
     content = text.replace("\r\n", "\n")
     old_n, new_n = old.replace("\r\n", "\n"), new.replace("\r\n", "\n")
@@ -81,7 +81,10 @@ class EditTool:
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {
-            "path": {"type": "string", "description": "Path to the file (relative to the workspace or absolute)"},
+            "path": {
+                "type": "string",
+                "description": "Path to the file (relative to the workspace or absolute)",
+            },
             "oldText": {"type": "string", "description": "Exact text to replace (must occur exactly once)"},
             "newText": {"type": "string", "description": "Text to put in its place"},
         },
@@ -106,7 +109,9 @@ class EditTool:
         except (OSError, _EditFailure):
             return None
         return FileChangePreview(
-            path=path.rel, old_text=planned.old_text, new_text=planned.new_text,
+            path=path.rel,
+            old_text=planned.old_text,
+            new_text=planned.new_text,
             diff=unified_diff(path.rel, planned.old_text, planned.new_text),
         )
 
@@ -133,7 +138,8 @@ class EditTool:
         return ToolOutput(
             content=f"Successfully replaced text in {path.rel}.",
             details={
-                "path": path.rel, "diff": diff,
+                "path": path.rel,
+                "diff": diff,
                 "firstChangedLine": first_changed_line(planned.old_text, planned.new_text),
             },
         )

@@ -36,7 +36,11 @@ class FindTool:
         "properties": {
             "pattern": {"type": "string", "description": "Glob pattern, e.g. '*.py' or 'src/**/*.json'"},
             "path": {"type": "string", "description": "Directory to search (default: workspace root)"},
-            "limit": {"type": "integer", "minimum": 1, "description": f"Maximum results (default {DEFAULT_LIMIT})"},
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "description": f"Maximum results (default {DEFAULT_LIMIT})",
+            },
         },
         "required": ["pattern"],
         "additionalProperties": False,
@@ -85,7 +89,11 @@ class FindTool:
             found = await asyncio.to_thread(_walk, root.path.abs, pattern, limit, ignore_from)
         reached = len(found) > limit
         names = sorted(root.name(f) for f in found[:limit])
-        notices = [f"{limit} results limit reached. Use limit={limit * 2} for more, or refine pattern"] if reached else []
+        notices = (
+            [f"{limit} results limit reached. Use limit={limit * 2} for more, or refine pattern"]
+            if reached
+            else []
+        )
         details: dict[str, object] = {"count": len(names), "engine": "fallback" if rg is None else "rg"}
         if reached:
             details["resultLimitReached"] = limit

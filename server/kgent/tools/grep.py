@@ -56,12 +56,22 @@ class GrepTool:
         "type": "object",
         "properties": {
             "pattern": {"type": "string", "description": "Regex (or literal string) to search for"},
-            "path": {"type": "string", "description": "Directory or file to search (default: workspace root)"},
+            "path": {
+                "type": "string",
+                "description": "Directory or file to search (default: workspace root)",
+            },
             "glob": {"type": "string", "description": "Only search files matching this glob, e.g. '*.ts'"},
             "ignoreCase": {"type": "boolean", "description": "Case-insensitive search (default false)"},
-            "literal": {"type": "boolean", "description": "Treat pattern as a literal string (default false)"},
+            "literal": {
+                "type": "boolean",
+                "description": "Treat pattern as a literal string (default false)",
+            },
             "context": {"type": "integer", "minimum": 0, "description": "Lines of context around each match"},
-            "limit": {"type": "integer", "minimum": 1, "description": f"Maximum matches (default {DEFAULT_LIMIT})"},
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "description": f"Maximum matches (default {DEFAULT_LIMIT})",
+            },
         },
         "required": ["pattern"],
         "additionalProperties": False,
@@ -111,8 +121,14 @@ class GrepTool:
 
     @staticmethod
     async def _rg(
-        rg: str, root: SearchRoot, pattern: str, glob: str | None, ignore_case: bool, literal: bool,
-        context: int, limit: int,
+        rg: str,
+        root: SearchRoot,
+        pattern: str,
+        glob: str | None,
+        ignore_case: bool,
+        literal: bool,
+        context: int,
+        limit: int,
     ) -> tuple[list[Hit], bool] | str:
         argv = ["--json", *BASE_FLAGS]
         if ignore_case:
@@ -148,7 +164,9 @@ class GrepTool:
                 state["matches"] += 1
             data = msg["data"]
             text = _text(data.get("lines", {})).rstrip("\r\n")
-            hits.append(Hit(root.name(_text(data["path"])), int(data.get("line_number") or 0), text, kind == "match"))
+            hits.append(
+                Hit(root.name(_text(data["path"])), int(data.get("line_number") or 0), text, kind == "match")
+            )
             return True
 
         code, err = await run_rg(rg, argv, cwd=root.cwd, on_line=on_line)
@@ -176,7 +194,12 @@ class _LinkCheck:
 
 
 def _py_search(
-    root: SearchRoot, regex: re.Pattern[str], glob: str | None, context: int, limit: int, ignore_from: Path | None
+    root: SearchRoot,
+    regex: re.Pattern[str],
+    glob: str | None,
+    context: int,
+    limit: int,
+    ignore_from: Path | None,
 ) -> tuple[list[Hit], bool]:
     hits: list[Hit] = []
     matches = 0
@@ -203,7 +226,9 @@ def _py_search(
         if matches >= limit:
             return hits, True
         take = found[: limit - matches]
-        stop = found[len(take)] if len(take) < len(found) else len(lines)  # context must not run into an untaken match
+        stop = (
+            found[len(take)] if len(take) < len(found) else len(lines)
+        )  # context must not run into an untaken match
         matches += len(take)
         shown: dict[int, bool] = {}
         for m in take:
@@ -228,7 +253,9 @@ def _format(hits: list[Hit], limit: int, limit_reached: bool, *, engine: str) ->
     if limit_reached:
         notices.append(f"{limit} matches limit reached. Use limit={limit * 2} for more, or refine pattern")
     if cut_any:
-        notices.append(f"Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines")
+        notices.append(
+            f"Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
+        )
     details: dict[str, object] = {"matches": sum(h.match for h in hits), "engine": engine}
     if limit_reached:
         details["matchLimitReached"] = limit

@@ -29,7 +29,11 @@ class LsTool:
         "type": "object",
         "properties": {
             "path": {"type": "string", "description": "Directory to list (default: workspace root)"},
-            "limit": {"type": "integer", "minimum": 1, "description": f"Maximum entries (default {DEFAULT_LIMIT})"},
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "description": f"Maximum entries (default {DEFAULT_LIMIT})",
+            },
         },
         "additionalProperties": False,
     }

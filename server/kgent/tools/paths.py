@@ -16,7 +16,17 @@ _UNICODE_SPACES = re.compile("[\u00a0\u2000-\u200a\u202f\u205f\u3000]")
 _SSH_KEY = re.compile(r"^id_(rsa|dsa|ecdsa|ed25519|xmss)(_sk)?(-cert)?(\.pub)?$")
 
 # The same names as globs (case-insensitive, a little wider for ssh keys), for searches that must skip them.
-PROTECTED_GLOBS = (".git", ".env*", "*.pem", "*.key", "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", "id_xmss*")
+PROTECTED_GLOBS = (
+    ".git",
+    ".env*",
+    "*.pem",
+    "*.key",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    "id_xmss*",
+)
 
 
 class PathError(KgentError):
@@ -74,7 +84,7 @@ def _under(path: str, root: str) -> str | None:
         return "."
     prefix = root if root.endswith(os.sep) else root + os.sep
     if path.startswith(prefix):
-        return PurePosixPath(*Path(path[len(prefix):]).parts).as_posix()
+        return PurePosixPath(*Path(path[len(prefix) :]).parts).as_posix()
     return None
 
 
@@ -107,10 +117,14 @@ def classify_path(workspace: Path, raw_path: str, *, physical: bool = False) -> 
     joined = os.path.join(ws, cleaned)
     lexical = os.path.normpath(joined)
     ws_real = _realpath_of_root(ws)
-    real = os.path.realpath(joined if physical else lexical)  # through the nearest existing parent, dangling links too
+    real = os.path.realpath(
+        joined if physical else lexical
+    )  # through the nearest existing parent, dangling links too
     rel_real = _under(real, ws_real)
     if rel_real is None:
-        return ResolvedPath(Path(real), Path(real).as_posix(), inside=False, protected=is_protected_name(Path(real).parts))
+        return ResolvedPath(
+            Path(real), Path(real).as_posix(), inside=False, protected=is_protected_name(Path(real).parts)
+        )
     rel = rel_real if physical else (_under(lexical, ws) or _under(lexical, ws_real) or rel_real)
     parts = PurePosixPath(rel).parts if rel != "." else ()
     real_parts = PurePosixPath(rel_real).parts if rel_real != "." else ()
@@ -119,7 +133,11 @@ def classify_path(workspace: Path, raw_path: str, *, physical: bool = False) -> 
     protected = is_protected_name(parts) or is_protected_name(real_parts) or is_protected_name(lexical_parts)
     hardlinked = ".git" not in real_parts and is_hardlinked(real)
     return ResolvedPath(
-        Path(real if physical else lexical), rel, inside=True, protected=protected or hardlinked, hardlinked=hardlinked
+        Path(real if physical else lexical),
+        rel,
+        inside=True,
+        protected=protected or hardlinked,
+        hardlinked=hardlinked,
     )
 
 

@@ -30,8 +30,15 @@ class ReadTool:
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {
-            "path": {"type": "string", "description": "Path to the file (relative to the workspace or absolute)"},
-            "offset": {"type": "integer", "minimum": 1, "description": "Line number to start reading from (1-based)"},
+            "path": {
+                "type": "string",
+                "description": "Path to the file (relative to the workspace or absolute)",
+            },
+            "offset": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "Line number to start reading from (1-based)",
+            },
             "limit": {"type": "integer", "minimum": 1, "description": "Maximum number of lines to read"},
         },
         "required": ["path"],
@@ -73,7 +80,9 @@ class ReadTool:
         except OSError as e:
             return error_output(f"Cannot read {shown}: {e.strerror or e}")
         if b"\x00" in data[:8192]:
-            return error_output(f"Cannot read binary file: {shown} (it contains NUL bytes). Only text files can be read.")
+            return error_output(
+                f"Cannot read binary file: {shown} (it contains NUL bytes). Only text files can be read."
+            )
         text = data.decode("utf-8", "replace").removeprefix("\ufeff").replace("\r\n", "\n")
         return _format(text, shown, offset, limit)
 
@@ -114,7 +123,10 @@ def _format(text: str, shown: str, offset: int | None, limit: int | None) -> Too
         details["truncation"] = tr.as_dict()
     elif user_lines is not None and start + user_lines < total:
         remaining = total - (start + user_lines)
-        out = tr.content + f"\n\n[{remaining} more lines in file. Use offset={start + user_lines + 1} to continue.]"
+        out = (
+            tr.content
+            + f"\n\n[{remaining} more lines in file. Use offset={start + user_lines + 1} to continue.]"
+        )
     else:
         out = tr.content
     return ToolOutput(content=out, details=details)

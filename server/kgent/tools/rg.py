@@ -21,6 +21,8 @@ def exclusions(*, protected: bool) -> list[str]:
     in rg the later glob wins, so a caller's `*` cannot bring them back."""
     names = PROTECTED_GLOBS if protected else (".git",)
     return [arg for name in names for arg in ("--iglob", f"!{name}")]
+
+
 _LINE_LIMIT = 32 * 1024 * 1024
 
 
@@ -41,8 +43,13 @@ async def run_rg(
     Returns (exit code, or None when stopped early; stderr text).
     """
     proc = await asyncio.create_subprocess_exec(
-        rg, *args, cwd=cwd, stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, limit=_LINE_LIMIT,
+        rg,
+        *args,
+        cwd=cwd,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        limit=_LINE_LIMIT,
     )
     assert proc.stdout is not None and proc.stderr is not None
     err_task = asyncio.create_task(proc.stderr.read(64 * 1024))

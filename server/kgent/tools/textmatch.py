@@ -11,7 +11,9 @@ _QUOTES = str.maketrans(
         **dict.fromkeys("\u2018\u2019\u201a\u201b", "'"),
         **dict.fromkeys("\u201c\u201d\u201e\u201f", '"'),
         **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212", "-"),
-        **dict.fromkeys("\u00a0\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000", " "),
+        **dict.fromkeys(
+            "\u00a0\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000", " "
+        ),
     }
 )
 

@@ -58,8 +58,15 @@ def _nbytes(s: str) -> int:
 
 def _untruncated(content: str, lines: int, nbytes: int, max_lines: int, max_bytes: int) -> TruncationResult:
     return TruncationResult(
-        content=content, truncated=False, truncated_by=None, total_lines=lines, total_bytes=nbytes,
-        output_lines=lines, output_bytes=nbytes, max_lines=max_lines, max_bytes=max_bytes,
+        content=content,
+        truncated=False,
+        truncated_by=None,
+        total_lines=lines,
+        total_bytes=nbytes,
+        output_lines=lines,
+        output_bytes=nbytes,
+        max_lines=max_lines,
+        max_bytes=max_bytes,
     )
 
 
@@ -73,8 +80,16 @@ def truncate_head(
         return _untruncated(content, len(lines), total_bytes, max_lines, max_bytes)
     if _nbytes(lines[0]) > max_bytes:
         return TruncationResult(
-            content="", truncated=True, truncated_by="bytes", total_lines=len(lines), total_bytes=total_bytes,
-            output_lines=0, output_bytes=0, first_line_exceeds_limit=True, max_lines=max_lines, max_bytes=max_bytes,
+            content="",
+            truncated=True,
+            truncated_by="bytes",
+            total_lines=len(lines),
+            total_bytes=total_bytes,
+            output_lines=0,
+            output_bytes=0,
+            first_line_exceeds_limit=True,
+            max_lines=max_lines,
+            max_bytes=max_bytes,
         )
     kept: list[str] = []
     used = 0
@@ -90,8 +105,15 @@ def truncate_head(
         by = "lines"
     out = "\n".join(kept)
     return TruncationResult(
-        content=out, truncated=True, truncated_by=by, total_lines=len(lines), total_bytes=total_bytes,
-        output_lines=len(kept), output_bytes=_nbytes(out), max_lines=max_lines, max_bytes=max_bytes,
+        content=out,
+        truncated=True,
+        truncated_by=by,
+        total_lines=len(lines),
+        total_bytes=total_bytes,
+        output_lines=len(kept),
+        output_bytes=_nbytes(out),
+        max_lines=max_lines,
+        max_bytes=max_bytes,
     )
 
 
@@ -134,9 +156,16 @@ def truncate_tail(
     kept.reverse()
     out = "\n".join(kept)
     return TruncationResult(
-        content=out, truncated=True, truncated_by=by, total_lines=len(lines), total_bytes=total_bytes,
-        output_lines=len(kept), output_bytes=_nbytes(out), last_line_partial=partial,
-        max_lines=max_lines, max_bytes=max_bytes,
+        content=out,
+        truncated=True,
+        truncated_by=by,
+        total_lines=len(lines),
+        total_bytes=total_bytes,
+        output_lines=len(kept),
+        output_bytes=_nbytes(out),
+        last_line_partial=partial,
+        max_lines=max_lines,
+        max_bytes=max_bytes,
     )
 
 

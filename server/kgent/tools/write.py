@@ -38,7 +38,10 @@ class WriteTool:
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {
-            "path": {"type": "string", "description": "Path to the file (relative to the workspace or absolute)"},
+            "path": {
+                "type": "string",
+                "description": "Path to the file (relative to the workspace or absolute)",
+            },
             "content": {"type": "string", "description": "The full content to write"},
         },
         "required": ["path", "content"],
@@ -58,7 +61,9 @@ class WriteTool:
             return None
         path = classify_path(ctx.workspace, raw)
         old = await read_existing_text(path, ctx)
-        return FileChangePreview(path=path.rel, old_text=old, new_text=content, diff=unified_diff(path.rel, old, content))
+        return FileChangePreview(
+            path=path.rel, old_text=old, new_text=content, diff=unified_diff(path.rel, old, content)
+        )
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         """Record the original, then write atomically."""
