@@ -63,6 +63,8 @@ function open(config: Record<string, unknown> = {}): World {
       "kgent.provider": "scripted",
       "kgent.model": "tool-loop",
       "kgent.permissionMode": "ask",
+      // These tests answer through the QuickPick flow; the panel's cards have their own tests (panel.test.ts).
+      "kgent.approvalUi": "quickPick",
       ...config,
     },
   });
@@ -480,7 +482,8 @@ describe("Kgent extension in a fake VS Code", () => {
     const { ui, sb } = open({ "kgent.serverCommand": "/nonexistent/kgent serve --stdio", "kgent.model": "hello" });
     assert.equal(await runTask({ prompt: "x" }), undefined);
     const err = await waitFor("the error", () => ui.messages.find((m) => m.severity === "error"));
-    assert.match(err.message, /^Kgent: could not start the daemon: could not start the Kgent daemon: '\/nonexistent\/kgent' was not found/);
+    assert.match(err.message, /^Kgent: could not start the daemon: '\/nonexistent\/kgent' was not found/);
+    assert.equal(err.message.match(/could not start/g)?.length, 1, "no doubled prefix");
     assert.deepEqual(err.items, ["Open Settings", "Show Daemon Log"]);
     state.config["kgent.serverCommand"] = serverCommandLine();
     assert.equal(ended(await runTask({ prompt: "x" })).status, "settled");
