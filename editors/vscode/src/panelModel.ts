@@ -122,6 +122,7 @@ export class PanelModel {
   /** The open assistant/thinking item of each run (deltas append to it until `message_end` or another item). */
   private readonly open = new Map<string, TextItem>();
   private readonly workspaces = new Map<string, string>();
+  private readonly ended = new Set<string>();
   private seq = 0;
   choices: PanelChoices = { modes: ["plan", "ask", "auto", "full"], mode: "ask", models: [], model: "", provider: "" };
   sessionId: string | undefined;
@@ -181,8 +182,10 @@ export class PanelModel {
 
   /** A run the panel (or the palette) started; its events follow. */
   runStarted(runId: string, sessionId: string, label: string, workspace: string): void {
+    if (this.ended.has(runId)) return; // its events (up to run_end) came before the `agent/run` answer was handled
     if (!this.live.has(runId)) this.live.set(runId, { runId, sessionId, label, steering: [], followUp: [] });
     this.workspaces.set(runId, workspace);
+    if (this.sessionId !== sessionId) this.sessionLabel = label;
     this.sessionId = sessionId;
   }
 
@@ -240,8 +243,13 @@ export class PanelModel {
       case "tool_update": {
         const t = this.byId.get(`tool-${runId}-${e.toolCallId}`);
         if (t === undefined || t.type !== "tool") return;
+        const live = t.status === "in_progress" ? t.output : "";
         t.status = e.status;
-        if (typeof e.output === "string") t.output = e.output;
+        if (typeof e.output === "string") {
+          // A final result that does not carry the live output (a cancelled command's "cancelled: …") keeps it above.
+          const final = e.status !== "in_progress" && live !== "" && !e.output.includes(live.trimEnd());
+          t.output = final ? `${live.trimEnd()}\n${e.output}` : e.output;
+        }
         if (typeof e.diff === "string" && e.diff !== "") t.diff = e.diff;
         t.isError = e.isError === true;
         this.touch(t);
@@ -269,6 +277,7 @@ export class PanelModel {
         return;
       }
       case "run_end":
+        this.ended.add(runId);
         this.open.delete(runId);
         this.live.delete(runId);
         this.sessionId = e.sessionId;

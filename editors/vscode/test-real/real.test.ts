@@ -119,14 +119,15 @@ async function openWorkbench(i: Instance): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   await page.goto(i.url);
   await page.locator(".monaco-workbench").waitFor({ timeout: STEP_MS });
-  await page.locator(".statusbar").waitFor({ timeout: STEP_MS });
+  // The extension is up when its status bar items are (it activates on startup).
+  await page.locator(".statusbar-item", { hasText: "Kgent" }).first().waitFor({ timeout: STEP_MS });
   return page;
 }
 
 /** Run a command from the command palette (F1), as a person does. */
 async function palette(page: Page, title: string): Promise<void> {
   await page.keyboard.press("F1");
-  const box = page.locator(".quick-input-widget input");
+  const box = page.locator(".quick-input-widget .quick-input-box input");
   await box.waitFor({ timeout: STEP_MS });
   await box.fill(`>${title}`);
   await page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first().waitFor({ timeout: STEP_MS });
@@ -211,7 +212,7 @@ describe("Kgent in a real VS Code (code-server)", { timeout: 30 * 60_000 }, () =
       const diff = await card.locator("pre.diff").innerText();
       assert.match(diff, /-value = 1/);
       assert.match(diff, /\+value = 2/);
-      for (const name of ["Allow once", "Allow for session", "Reject", "Reject always"]) {
+      for (const name of ["Allow once", "Allow for this session", "Reject", "Reject always"]) {
         await card.locator("button.opt", { hasText: name }).first().waitFor({ timeout: STEP_MS });
       }
     });
@@ -219,10 +220,10 @@ describe("Kgent in a real VS Code (code-server)", { timeout: 30 * 60_000 }, () =
 
     await step(page, "palette-never-answers", async () => {
       await page.keyboard.press("F1");
-      await page.locator(".quick-input-widget input").waitFor({ timeout: STEP_MS });
+      await page.locator(".quick-input-widget .quick-input-box input").waitFor({ timeout: STEP_MS });
       await page.keyboard.press("Escape");
       await page.keyboard.press("Control+P");
-      await page.locator(".quick-input-widget input").waitFor({ timeout: STEP_MS });
+      await page.locator(".quick-input-widget .quick-input-box input").waitFor({ timeout: STEP_MS });
       await page.keyboard.press("Escape");
       await panel.locator(".card.approval.pending").first().waitFor({ timeout: STEP_MS });
     });

@@ -490,6 +490,28 @@ describe("Kgent extension in a fake VS Code", () => {
     assert.ok(sb.workspace);
   });
 
+  test("a server command that is not the daemon: the error names it, its exit status and its own words", AGAINST_DAEMON, async () => {
+    // `kgent` without `serve --stdio` prints its usage (to stderr) and exits 2.
+    const kgent = serverCommandLine().split(" ")[0];
+    const { ui } = open({ "kgent.serverCommand": kgent, "kgent.model": "hello" });
+    assert.equal(await runTask({ prompt: "x" }), undefined);
+    const err = await waitFor("the error", () => ui.messages.find((m) => m.severity === "error"));
+    assert.match(err.message, /^Kgent: could not start the daemon: '[^']*kgent' exited before answering initialize \(exit status 2\)\./);
+    assert.match(err.message, /It said: .*usage: kgent.*choose a subcommand/);
+    assert.match(err.message, /kgent serve --stdio/);
+    assert.equal(err.message.match(/could not start/g)?.length, 1, "no doubled prefix");
+    assert.match(daemonLog(), /usage: kgent/, "the usage is in the Kgent Daemon output");
+    assert.doesNotMatch(daemonLog(), /Sending (request|notification) failed/);
+  });
+
+  test("the happy path leaves nothing that looks like an error in the daemon log", AGAINST_DAEMON, async () => {
+    open({ "kgent.model": "hello" });
+    assert.equal(ended(await runTask({ prompt: "Say hello." })).status, "settled");
+    await exec("kgent.restartDaemon");
+    assert.equal(ended(await runTask({ prompt: "Say hello." })).status, "settled");
+    assert.doesNotMatch(daemonLog(), /\[kgent-client\]|failed|error/i);
+  });
+
   test("the daemon's stderr goes to the Kgent Daemon output channel", AGAINST_DAEMON, async () => {
     const { ui } = open({
       "kgent.serverCommand": `sh -c 'echo kgent-stderr-probe >&2; exec "$@"' sh ${serverCommandLine()}`,

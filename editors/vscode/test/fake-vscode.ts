@@ -579,7 +579,7 @@ export class FakeWebviewView {
     cspSource: "vscode-resource:",
     asWebviewUri: (u: Uri): Uri => u,
     postMessage: async (m: unknown): Promise<boolean> => {
-      this.posted.push(m);
+      this.posted.push(structuredClone(m)); // VS Code serializes a posted message when it is posted
       return true;
     },
     onDidReceiveMessage: (l: Listener<unknown>): Disposable => this.receive.event(l),

@@ -201,10 +201,9 @@ function render(s: PanelState): void {
       if (cur !== undefined) cur.el.replaceWith(node);
       rendered.set(item.id, { rev: item.rev, el: node });
     }
-    if (node !== undefined && node.previousElementSibling !== (prev ?? null)) {
-      if (prev === undefined) log.prepend(node);
-      else prev.after(node);
-    }
+    // Keep the page's order: each item right after the previous one (the first after the "empty" hint).
+    const before = prev ?? $("empty");
+    if (node !== undefined && (node.parentElement !== log || node.previousElementSibling !== before)) before.after(node);
     prev = node;
   }
   for (const [id, r] of rendered) {
