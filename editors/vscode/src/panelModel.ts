@@ -38,6 +38,7 @@ export interface ToolItem extends Base {
 export interface ApprovalItem extends Base {
   type: "approval";
   requestId: string;
+  toolCallId: string;
   title: string;
   reason: string;
   risk: string;
@@ -312,6 +313,7 @@ export class PanelModel {
       rev: 0,
       runId: params.runId,
       requestId: params.requestId,
+      toolCallId: tc.toolCallId,
       title: approvalTitle(params),
       reason: params.reason,
       risk: params.risk,
@@ -326,12 +328,23 @@ export class PanelModel {
     });
   }
 
+  /**
+   * An approval was answered (`answer`: the option's name) or withdrawn. Its card folds into the tool card it was
+   * about (one line saying how it was decided), so the conversation reads in order.
+   */
   approvalSettled(requestId: string, answer: string | undefined): void {
     const a = this.byId.get(`approval-${requestId}`);
     if (a === undefined || a.type !== "approval" || a.state !== "pending") return;
     a.state = answer === undefined ? "withdrawn" : "answered";
     a.answer = answer;
     this.touch(a);
+    const t = this.byId.get(`tool-${a.runId}-${a.toolCallId}`);
+    if (t !== undefined && t.type === "tool") {
+      t.decidedBy = answer !== undefined ? `Answered: ${answer}` : "Approval withdrawn (the run was cancelled or the approval timed out)";
+      this.touch(t);
+      this.items = this.items.filter((i) => i !== a);
+      this.byId.delete(a.id);
+    }
   }
 
   pendingApprovals(): ApprovalItem[] {

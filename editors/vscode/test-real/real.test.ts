@@ -298,8 +298,10 @@ describe("Kgent in a real VS Code (code-server)", { timeout: 30 * 60_000 }, () =
       await panel.locator("#live button.stop").first().click();
       await panel.locator(".end.status-cancelled").first().waitFor({ timeout: STEP_MS });
       const tool = panel.locator("details.tool", { hasText: "sleep 60" }).first();
-      assert.match(await tool.innerText(), /started/);
-      assert.doesNotMatch(await tool.innerText(), /finished/);
+      const output = await tool.locator("pre.output").innerText();
+      assert.match(output, /^started$/m);
+      assert.doesNotMatch(output, /^finished$/m);
+      assert.match(output, /cancelled/);
     });
   });
 

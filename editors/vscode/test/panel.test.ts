@@ -80,7 +80,11 @@ async function answer(w: World, card: ApprovalItem, kind: string): Promise<void>
   const opt = card.options.find((o) => o.kind === kind);
   assert.ok(opt, `option ${kind}`);
   w.view.send({ type: "answer", requestId: card.requestId, optionId: opt.optionId });
-  await waitFor("the card answered", () => items(w).some((i) => i.id === card.id && i.type === "approval" && i.state === "answered"));
+  // Answered, the card folds into its tool card: one line saying how it was decided.
+  await waitFor("the card answered", () =>
+    items(w).some((i) => i.type === "tool" && i.toolCallId === card.toolCallId && i.runId === card.runId && i.decidedBy === `Answered: ${opt.name}`),
+  );
+  assert.ok(!items(w).some((i) => i.id === card.id), "the card is gone");
 }
 
 describe("the Kgent panel (extension side)", () => {

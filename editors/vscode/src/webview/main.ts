@@ -54,9 +54,9 @@ function renderTool(t: ToolItem, wasOpen: boolean | undefined): HTMLElement {
   const d = el("details", `tool status-${t.status}${t.isError ? " error" : ""}`) as HTMLDetailsElement;
   d.open = wasOpen ?? (t.status === "in_progress" || t.status === "pending");
   const status = STATUS_TEXT[t.status] ?? t.status;
-  d.appendChild(el("summary", "", `<span class="badge">${escapeHtml(status)}</span> <span class="tool-title">${escapeHtml(t.title)}</span>`));
+  const decided = t.decidedBy ? ` <span class="decided">· ${escapeHtml(t.decidedBy)}</span>` : "";
+  d.appendChild(el("summary", "", `<span class="badge">${escapeHtml(status)}</span> <span class="tool-title">${escapeHtml(t.title)}</span>${decided}`));
   if (t.command) d.appendChild(el("pre", "command", `$ ${escapeHtml(t.command)}`));
-  if (t.decidedBy) d.appendChild(el("div", "decided", escapeHtml(t.decidedBy)));
   if (t.diff) d.appendChild(el("pre", "diff", diffHtml(t.diff)));
   if (t.output) d.appendChild(el("pre", "output", escapeHtml(t.output)));
   return d;
