@@ -76,7 +76,7 @@ async function startCodeServer(vsix: string, trusted: boolean): Promise<Instance
       2,
     ),
   );
-  const env = { ...process.env, KGENT_STATE_DIR: path.join(root, "state") };
+  const env: NodeJS.ProcessEnv = { ...process.env, KGENT_STATE_DIR: path.join(root, "state") };
   for (const k of Object.keys(env)) if (k.endsWith("_API_KEY") || k === "KGENT_PROVIDER" || k === "KGENT_MODEL") delete env[k];
   const common = ["--user-data-dir", userData, "--extensions-dir", extensions];
   execFileSync(process.execPath, [CODE_SERVER, ...common, "--install-extension", vsix], { env, stdio: "pipe", timeout: STEP_MS });
