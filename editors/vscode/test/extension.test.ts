@@ -151,7 +151,7 @@ describe("Kgent extension in a fake VS Code", () => {
     assert.equal(edit.title, "Kgent wants to edit sample.py");
     assert.ok(isBashPrompt(bash), bash.title);
     assert.match(bash.title ?? "", /python3 sample\.py/);
-    assert.match(edit.placeholder ?? "", /risk/);
+    assert.match(edit.placeholder ?? "", /^Escape rejects · medium risk · /, "the hint VS Code may cut comes last");
     assert.deepEqual(
       edit.labels(),
       ["$(diff) Show diff", "$(check) Allow once", "$(check-all) Allow for this session", "$(close) Reject", "$(circle-slash) Reject always"],
@@ -416,8 +416,8 @@ describe("Kgent extension in a fake VS Code", () => {
       assert.equal(end.status, "settled");
       assert.ok(transcript().includes(`${who}: ${text}`), transcript());
     }
-    assert.ok(transcript().includes("⏳ queued: 1 steering, 0 follow-up"));
-    assert.ok(transcript().includes("⏳ queued: 0 steering, 1 follow-up"));
+    assert.ok(transcript().includes("… queued: 1 steering, 0 follow-up"));
+    assert.ok(transcript().includes("… queued: 0 steering, 1 follow-up"));
     // With no task running, the commands say so instead of asking for text.
     const asked = ui.inputBoxes.length;
     await exec("kgent.steerRun");

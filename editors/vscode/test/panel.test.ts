@@ -155,6 +155,17 @@ describe("the Kgent panel (extension side)", () => {
     assert.equal(lastState(w)?.live.length, 0);
   });
 
+  test("with an approval timeout the card counts down, then is withdrawn", AGAINST_DAEMON, async () => {
+    const w = open({ "kgent.approvalTimeout": 2 });
+    w.view.send({ type: "send", text: "Change value to 2." });
+    const card = await waitFor("the card", () => pendingCards(w)[0]);
+    assert.equal(typeof card.deadline, "number", "a deadline for the countdown");
+    await waitFor("the withdrawal", () =>
+      items(w).find((i) => i.type === "tool" && i.toolCallId === card.toolCallId && /refused by timeout: the approval timed out/.test(i.decidedBy ?? "")),
+    );
+    assert.equal(fs.readFileSync(path.join(w.sb.workspace, "sample.py"), "utf8"), "value = 1\nprint(value)\n");
+  });
+
   test("Restricted Mode: the panel says why Kgent is off, and Run Task says so too", AGAINST_DAEMON, async () => {
     const w = open({}, false);
     await waitFor("the state", () => lastState(w));

@@ -205,3 +205,14 @@ describe("panel model", () => {
     assert.equal(s.sessionId, "s1");
   });
 });
+
+describe("transcript characters", () => {
+  test("the transcript uses no emoji that fonts render as an empty box", () => {
+    const lines: string[] = [];
+    const t = new TranscriptWriter({ append: (x: string) => lines.push(x) });
+    t.event({ runId: "r1", sessionId: "s1", seq: 0, event: { type: "queue_update", steering: ["a"], followUp: [] } });
+    assert.ok(lines.join("").includes("queued: 1 steering"));
+    assert.doesNotMatch(lines.join(""), /[\u{1F300}-\u{1FAFF}\u{231B}\u{23F3}]/u);
+  });
+});
+
