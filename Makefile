@@ -18,7 +18,8 @@ setup: $(STAMP)
 demo: $(STAMP)
 	$(PY) -m kgent.daemon.demo
 
-test: test-python test-vscode test-nvim
+# test-vscode-real fits: measured on 2 cores, the whole of `make test` stays well under 15 minutes (editors/vscode/README.md).
+test: test-python test-vscode test-vscode-real test-nvim
 
 test-python: $(STAMP)
 	$(PY) -m pytest
