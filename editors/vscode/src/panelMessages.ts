@@ -30,7 +30,7 @@ export type FromPage =
   | { type: "newConversation" }
   | { type: "history" }
   | { type: "resume"; sessionId: string; title: string }
-  | { type: "fork"; sessionId: string; entryId: string; title: string }
+  | { type: "fork"; sessionId: string; title: string }
   | { type: "attachSelection" };
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -87,8 +87,7 @@ export function parseFromPage(m: unknown): FromPage | undefined {
     }
     case "fork": {
       const sessionId = s("sessionId");
-      const entryId = s("entryId");
-      return sessionId !== undefined && entryId !== undefined ? { type: "fork", sessionId, entryId, title: s("title") ?? sessionId } : undefined;
+      return sessionId !== undefined ? { type: "fork", sessionId, title: s("title") ?? sessionId } : undefined;
     }
     default:
       return undefined;

@@ -7,10 +7,10 @@ import { createRequire } from "node:module";
 import * as path from "node:path";
 import { afterEach, describe, test } from "node:test";
 import type { KgentApi, RunSummary } from "../src/extension";
-import type { ToPage } from "../src/panelMessages";
+import type { SessionRow, ToPage } from "../src/panelMessages";
 import type { ApprovalItem, PanelItem, PanelState } from "../src/panelModel";
 import { fakeContext, installFakeVscode, openWebviewView, resetFake, state, type FakeContext, type FakeWebviewView } from "./fake-vscode";
-import { AGAINST_DAEMON, extensionRoot, isAlive, sandbox, serverCommandLine, waitFor, type Sandbox } from "./helpers";
+import { AGAINST_DAEMON, extensionRoot, gateScript, isAlive, sandbox, serverCommandLine, waitFor, type Sandbox } from "./helpers";
 
 installFakeVscode();
 const extension = createRequire(__filename)(path.join(extensionRoot(), "dist", "extension.js")) as {
@@ -164,6 +164,57 @@ describe("the Kgent panel (extension side)", () => {
       items(w).find((i) => i.type === "tool" && i.toolCallId === card.toolCallId && /refused by timeout: the approval timed out/.test(i.decidedBy ?? "")),
     );
     assert.equal(fs.readFileSync(path.join(w.sb.workspace, "sample.py"), "utf8"), "value = 1\nprint(value)\n");
+  });
+
+  test("History: the folder's sessions; Fork continues a copy, Resume the original; @file mentions go along", AGAINST_DAEMON, async () => {
+    const w = open({ "kgent.model": "hello" });
+    w.view.send({ type: "send", text: "Look at @sample.py please." });
+    await waitFor("the first run", () => items(w).find((i) => i.type === "end"));
+    const original = lastState(w)?.sessionId;
+    assert.ok(original);
+    w.view.send({ type: "history" });
+    const rows = await waitFor("the sessions", () => {
+      const m = w.view.posted.find((p) => (p as ToPage).type === "sessions") as { sessions: SessionRow[] } | undefined;
+      return m?.sessions;
+    });
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0].sessionId, original);
+    w.view.send({ type: "send", text: "Again." });
+    await waitFor("the second run", () => items(w).filter((i) => i.type === "end").length === 2);
+    w.view.send({ type: "fork", sessionId: original, title: rows[0].title });
+    await waitFor("the fork", () => items(w).find((i) => i.type === "note" && /^Forked .* before its last message/.test(i.text)));
+    assert.equal(lastState(w)?.sessionId, original, "a fork is a branch of the same session");
+    w.view.send({ type: "send", text: "Instead." });
+    await waitFor("the third run", () => items(w).filter((i) => i.type === "end").length === 3);
+    // The branch now reads: the first exchange, then "Instead." ("Again." stays on the old branch).
+    const file = fs.readdirSync(w.sb.stateDir, { recursive: true }).map(String).find((f) => f.includes(original) && f.endsWith(".jsonl"));
+    assert.ok(file, "the session file");
+    const entries = fs.readFileSync(path.join(w.sb.stateDir, file), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { id?: string; parentId?: string | null; message?: { role: string; text?: string } });
+    const instead = entries.find((e) => e.message?.role === "user" && e.message.text === "Instead.");
+    const again = entries.find((e) => e.message?.role === "user" && e.message.text === "Again.");
+    assert.ok(instead && again);
+    assert.equal(instead.parentId, again.parentId, "“Instead.” replaces “Again.” on a new branch");
+    const first = entries.find((e) => e.message?.role === "user" && e.message.text?.startsWith("Look at @sample.py"));
+    assert.match(JSON.stringify(first), /value = 1\\nprint\(value\)/, "the mentioned file went along with the message");
+    w.view.send({ type: "resume", sessionId: original, title: "first" });
+    await waitFor("resumed", () => lastState(w)?.sessionId === original);
+  });
+
+  test("while a run is live, a message is queued as a follow-up and shown under the run", AGAINST_DAEMON, async () => {
+    const w = open();
+    state.config["kgent.model"] = gateScript(path.dirname(w.sb.stateDir));
+    w.view.send({ type: "send", text: "Check first." });
+    const gate = await waitFor("the gate's card", () => pendingCards(w)[0]);
+    w.view.send({ type: "send", text: "then say done", as: "followUp" });
+    await waitFor("the queue", () => lastState(w)?.live[0]?.followUp.includes("then say done"));
+    await answer(w, gate, "allow_once");
+    for (;;) {
+      if (items(w).some((i) => i.type === "end")) break;
+      const next = pendingCards(w)[0];
+      if (next !== undefined) await answer(w, next, "allow_once");
+      else await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.ok(items(w).some((i) => i.type === "user" && i.source === "follow_up" && i.text === "then say done"));
   });
 
   test("Restricted Mode: the panel says why Kgent is off, and Run Task says so too", AGAINST_DAEMON, async () => {

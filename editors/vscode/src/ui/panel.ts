@@ -232,7 +232,7 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
         this.refresh();
         return;
       case "fork":
-        return this.fork(m.sessionId, m.entryId, m.title);
+        return this.fork(m.sessionId, m.title);
       case "attachSelection":
         return this.attachSelection();
     }
@@ -307,14 +307,22 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
     }
   }
 
-  private async fork(sessionId: string, entryId: string, title: string): Promise<void> {
+  /** Branch the session just before its last message (`agent/fork`): the next message replaces it; nothing is lost. */
+  private async fork(sessionId: string, title: string): Promise<void> {
     const client = await this.daemon.client();
     if (client === undefined) return;
     try {
-      const forked = await client.fork(sessionId, entryId);
+      const session = await client.session(sessionId, true);
+      const lastUser = [...session.entries].reverse().find((e) => e.message?.role === "user");
+      if (lastUser === undefined || lastUser.parentId === null) {
+        this.model.note(`“${title}” has no earlier point to branch from: use New instead.`, "error");
+        this.refresh();
+        return;
+      }
+      const forked = await client.fork(sessionId, lastUser.parentId);
       this.model.sessionId = forked.sessionId;
       this.model.sessionLabel = `fork of “${title}”`;
-      this.model.note(`Forked “${title}”: your next message continues the copy; the original is unchanged.`);
+      this.model.note(`Forked “${title}” before its last message: your next message starts a new branch; the old one is kept.`);
     } catch (e) {
       this.model.note(`Could not fork the session: ${errorOf(e).message}`, "error");
     }

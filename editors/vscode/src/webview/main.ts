@@ -236,13 +236,12 @@ function renderHistory(rows: SessionRow[]): void {
       historyBox.hidden = true;
       post({ type: "resume", sessionId: r.sessionId, title: r.title });
     }));
-    if (r.lastEntryId) {
-      const entry = r.lastEntryId;
-      row.appendChild(button("Fork", "secondary", () => {
+    row.appendChild(
+      button("Fork", "secondary", () => {
         historyBox.hidden = true;
-        post({ type: "fork", sessionId: r.sessionId, entryId: entry, title: r.title });
-      }));
-    }
+        post({ type: "fork", sessionId: r.sessionId, title: r.title });
+      }, "Continue from before its last message, on a new branch (the old branch is kept)"),
+    );
     historyBox.appendChild(row);
   }
 }
