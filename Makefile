@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-fast test-python test-vscode test-vscode-real test-nvim bench lint setup clean
+.PHONY: demo test test-fast test-python test-vscode test-vscode-real test-nvim bench lint setup clean system-tools
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -13,26 +13,37 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[dev,swebench]'
 	touch $(STAMP)
 
-setup: $(STAMP)
+setup: $(STAMP) system-tools
+
+# Shell commands run in a bubblewrap sandbox (git is needed by the escape tests). Installed when missing and we are
+# root on Debian/Ubuntu; otherwise a note: Kgent then asks before every shell command.
+system-tools:
+	@missing=""; for t in bwrap:bubblewrap git:git; do command -v $${t%%:*} >/dev/null 2>&1 || missing="$$missing $${t#*:}"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing$$missing"; apt-get update -q >/dev/null && apt-get install -y -q$$missing >/dev/null; \
+	  else echo "note: missing$$missing (apt-get install$$missing): without bubblewrap every shell command is asked"; fi; \
+	fi
 
 demo: $(STAMP)
-	$(PY) -m kgent.daemon.demo
+	$(PY) -m kgent.testing.daemon_demo
 
 # test-vscode-real fits: measured on 2 cores, the whole of `make test` stays well under 15 minutes (editors/vscode/README.md).
 test: test-python test-vscode test-vscode-real test-nvim
 
-test-python: $(STAMP)
+test-python: $(STAMP) system-tools
 	$(PY) -m pytest
 
 # Unit tests only: no daemon subprocess suites (tests/e2e) and no editors; well under a minute.
-test-fast: $(STAMP)
+test-fast: $(STAMP) system-tools
 	$(PY) -m pytest --ignore=tests/e2e
 
-bench: $(STAMP)
+bench: $(STAMP) system-tools
 	$(PY) bench/run.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check server tests bench
+	$(VENV)/bin/ruff format --check server tests bench
 	$(VENV)/bin/mypy
 
 clean:

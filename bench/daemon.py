@@ -34,8 +34,8 @@ from typing import Any
 
 import httpx
 
-from kgent.daemon.client import DaemonClient, daemon_command
 from kgent.daemon.framing import FrameParser, frame
+from kgent.testing.daemon_client import DaemonClient, daemon_command
 
 RESULTS = Path(__file__).parent / "results" / "daemon.json"
 GOALS = {"handshake_ms": 180, "ms_per_model_call": 3.0, "events_per_s": 100_000}

@@ -1,7 +1,8 @@
-"""Shared test helpers: collect a run's events while answering approvals."""
+"""Shared test helpers: collect a run's events while answering approvals; wait for something to become true."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -20,3 +21,35 @@ async def collect(run: Any, answer: str | Callable[[PermissionRequest], str] = "
 
 def types(events: list[Event]) -> list[str]:
     return [e.type for e in events]
+
+
+def conforms(wire_type: Any, value: Any) -> None:
+    """`value`, something the daemon sent, is exactly what its wire type (kgent.daemon.wire) describes: it validates,
+    and nothing in it is dropped or changed on the way back out."""
+    from pydantic import BaseModel, TypeAdapter
+
+    from kgent.daemon.wire import Payload
+
+    if wire_type is None:
+        assert value is None, value
+        return
+    checked = TypeAdapter(wire_type).validate_python(value)
+    if isinstance(checked, Payload):
+        assert checked.wire() == value, (wire_type, value)
+    else:
+        assert not isinstance(checked, BaseModel) or checked.model_dump(by_alias=True, exclude_unset=True) == value
+
+
+# How long a test waits for what should happen at once. Generous: on a loaded machine (CI, 3x oversubscribed) a
+# process can stall for seconds, and a passing test never waits this long anyway.
+PATIENCE = 30.0
+
+
+async def eventually(predicate: Callable[[], Any], what: str, within: float = PATIENCE) -> Any:
+    """Poll `predicate` until it is truthy (returned) or `within` seconds pass (AssertionError naming `what`)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while not (value := predicate()):
+        assert loop.time() < deadline, f"still waiting for {what} after {within} s"
+        await asyncio.sleep(0.01)
+    return value

@@ -13,12 +13,22 @@ from typing import Any, TypedDict
 from kgent.core.errors import ConfigError
 from kgent.providers.base import ProviderConfig
 from kgent.providers.keys import key_env_names
+from kgent.providers.pricing import PriceTable, builtin_prices, load_prices
 
 DEFAULTS = {
     "openai": ("https://api.deepseek.com", "deepseek-chat"),
     "anthropic": ("https://api.anthropic.com", "claude-sonnet-4-5"),
     "scripted": ("", "hello"),
 }
+
+
+_ALIASES = {"deepseek": "openai", "openai-compatible": "openai", "claude": "anthropic", "fake": "scripted"}
+
+
+def normalize_provider(raw: str) -> str:
+    """A provider name or alias (any case) as the registry names it."""
+    name = raw.strip().lower()
+    return _ALIASES.get(name, name)
 
 
 def provider_config(
@@ -29,21 +39,61 @@ def provider_config(
     base_url: str | None = None,
     api_key: str | None = None,
     script: str | None = None,
+    kgent_key: bool = True,
 ) -> ProviderConfig:
-    """Resolve a ProviderConfig: explicit arguments, then KGENT_* variables, then defaults."""
+    """Resolve a ProviderConfig: explicit arguments, then KGENT_* variables, then defaults.
+
+    KGENT_API_KEY is the key of the configured provider (the environment, flags, an editor's settings). A caller
+    that switches away from it for one run — a resumed session of another provider — passes `kgent_key=False`, so
+    that key never travels to another vendor's host; vendor variables (ANTHROPIC_API_KEY …) go only to their
+    vendor's host (kgent.providers.keys)."""
     env = os.environ if env is None else env
     name = (provider or env.get("KGENT_PROVIDER") or "openai").strip().lower()
-    name = {"deepseek": "openai", "openai-compatible": "openai", "claude": "anthropic", "fake": "scripted"}.get(name, name)
+    name = _ALIASES.get(name, name)
     default_url, default_model = DEFAULTS.get(name, ("", ""))
     url = (base_url or env.get("KGENT_BASE_URL") or default_url).rstrip("/")
     chosen_model = model or env.get("KGENT_MODEL") or default_model
     key = api_key
     if key is None:
         for var in key_env_names(name, url):
+            if var == "KGENT_API_KEY" and not kgent_key:
+                continue
             if env.get(var):
                 key = env[var]
                 break
-    return ProviderConfig(provider=name, model=chosen_model, base_url=url, api_key=key, script=script)
+    config = ProviderConfig(provider=name, model=chosen_model, base_url=url, api_key=key, script=script)
+    limits = timeouts(env)
+    return replace(
+        config,
+        connect_timeout=limits.get("connect_timeout", config.connect_timeout),
+        first_byte_timeout=limits.get("first_byte_timeout", config.first_byte_timeout),
+        read_timeout=limits.get("read_timeout", config.read_timeout),
+    )
+
+
+_TIMEOUT_ENV = {
+    "KGENT_CONNECT_TIMEOUT": "connect_timeout",
+    "KGENT_FIRST_BYTE_TIMEOUT": "first_byte_timeout",
+    "KGENT_READ_TIMEOUT": "read_timeout",
+}
+
+
+def timeouts(env: Mapping[str, str]) -> dict[str, float]:
+    """ProviderConfig timeouts from KGENT_CONNECT_TIMEOUT / KGENT_FIRST_BYTE_TIMEOUT / KGENT_READ_TIMEOUT (seconds
+    > 0; anything else is a ConfigError naming the variable)."""
+    out: dict[str, float] = {}
+    for var, key in _TIMEOUT_ENV.items():
+        raw = env.get(var)
+        if not raw:
+            continue
+        try:
+            value = float(raw)
+        except ValueError:
+            value = 0.0
+        if not 0 < value < 1e6:
+            raise ConfigError(f"{var} must be a number of seconds > 0, got {raw!r}")
+        out[key] = value
+    return out
 
 
 def with_overrides(config: ProviderConfig, **overrides: str | None) -> ProviderConfig:
@@ -104,3 +154,29 @@ def context_overrides(env: Mapping[str, str] | None = None) -> ContextOverrides:
             raise ConfigError(f"{var} must be a positive number of tokens, got {raw!r}")
         out[key] = value  # type: ignore[literal-required]  # key is one of _CONTEXT_ENV's values
     return out
+
+
+def prices(env: Mapping[str, str] | None = None) -> PriceTable:
+    """The model price table: the built-in one, updated from the JSON file KGENT_PRICES names (same shape as
+    kgent/providers/prices.json); ConfigError when that file cannot be read."""
+    env = os.environ if env is None else env
+    path = env.get("KGENT_PRICES")
+    return load_prices(path) if path else builtin_prices()
+
+
+def cost_limit(env: Mapping[str, str] | None = None, explicit: float | None = None) -> float | None:
+    """A run's cost limit in US dollars: `explicit`, else KGENT_COST_LIMIT, else None (ConfigError naming the
+    variable unless it is a positive number)."""
+    if explicit is not None:
+        return explicit
+    env = os.environ if env is None else env
+    raw = env.get("KGENT_COST_LIMIT")
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        raise ConfigError(f"KGENT_COST_LIMIT must be a positive number of US dollars, got {raw!r}")
+    return value

@@ -179,19 +179,19 @@ def test_ctrl_c_at_an_approval_prompt_cancels_the_run_at_once(ws: Path) -> None:
                     state=ws.parent / "state")
     term.read_until(b"allow? [y]es once")
     term.type(b"\x03")  # the terminal turns it into SIGINT; nobody presses Enter afterwards
-    assert term.exit_code(seconds=10) == 1
+    assert term.exit_code() == 1  # without Enter: waiting for it, it would never exit
     assert b"cancelled" in term.out
     assert (ws / "sample.py").read_text().startswith("value = 1")
 
 
 def test_markup_like_text_in_commands_and_answers_is_printed_as_is(ws: Path) -> None:
     script = ws.parent / "brackets.json"
-    command = "echo '[/x] [bold]not bold'\necho second line"
+    command = "echo '[/x] [bold]not bold'\ntouch second-line"
     script.write_text(json.dumps([[{"tool": "bash", "args": {"command": command}}], [{"text": "done [/y] :x:"}]]))
     out = kgent("run", "--provider", "scripted", "--script", str(script), "--mode", "ask", "go",
                 cwd=ws, state=ws.parent / "state")
     assert out.returncode == 0, out.stderr
-    assert "echo '[/x] [bold]not bold'\necho second line" in out.stdout  # the whole command, for the approval
+    assert "echo '[/x] [bold]not bold'\ntouch second-line" in out.stdout  # the whole command, for the approval
     assert "done [/y] :x:" in out.stdout
 
 
@@ -227,3 +227,112 @@ def test_debug_once_exit_code_follows_the_run(ws: Path) -> None:
     bad = kgent("debug", "--provider", "scripted", "--model", "provider-error", "--once", "hi", cwd=ws,
                 state=ws.parent / "s")
     assert (ok.returncode, bad.returncode) == (0, 1)
+
+
+def test_the_sandbox_is_named_at_start(ws: Path) -> None:
+    out = kgent("run", "--provider", "scripted", "--model", "hello", "--mode", "ask", "hi", cwd=ws,
+                state=ws.parent / "state")
+    assert out.returncode == 0, out.stderr
+    from kgent.tools.sandbox import detect
+
+    expected = "bwrap — reads run unasked" if detect().contains else "every shell command asks"
+    assert "sandbox:" in out.stdout and expected in out.stdout
+    off = kgent("run", "--provider", "scripted", "--model", "hello", "--json", "hi", cwd=ws,
+                state=ws.parent / "state", env={"KGENT_SANDBOX": "none"})
+    assert json.loads(off.stdout.splitlines()[-1])["result"]["sandbox"] == "none"
+
+
+def test_closing_the_terminal_cancels_the_run_and_its_command(ws: Path) -> None:
+    """SIGHUP (the terminal went away) cancels like Ctrl-C: run_end cancelled, the command's process group killed."""
+    import signal
+    import time
+
+    script = ws.parent / "ticks.json"
+    command = "echo $$ > shell.pid; while true; do echo tick >> ticks.txt; sleep 0.05; done"
+    script.write_text(json.dumps([[{"tool": "bash", "args": {"command": command}}], [{"text": "never"}]]))
+    term = Terminal("run", "--provider", "scripted", "--script", str(script), "--mode", "full", "go", cwd=ws,
+                    state=ws.parent / "state")
+    deadline = time.monotonic() + 30
+    while not (ws / "ticks.txt").exists():
+        assert time.monotonic() < deadline, term.out
+        time.sleep(0.05)
+    shell = int((ws / "shell.pid").read_text())
+    os.kill(term.pid, signal.SIGHUP)
+    assert term.exit_code(seconds=20) == 1
+    assert b"cancelled" in term.out
+    size = (ws / "ticks.txt").stat().st_size
+    time.sleep(0.3)
+    assert (ws / "ticks.txt").stat().st_size == size  # nothing is still writing
+    with pytest.raises(ProcessLookupError):
+        os.kill(shell, 0)
+
+
+async def test_resuming_another_providers_session_never_carries_kgent_api_key(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """KGENT_API_KEY belongs to the configured provider (DeepSeek here): a resumed Anthropic session gets
+    ANTHROPIC_API_KEY or no key at all, never it."""
+    import argparse
+
+    from kgent.cli.run import build_kernel, resume_defaults
+    from kgent.core.errors import ConfigError
+    from kgent.session.entries import new_entry
+    from kgent.session.jsonl import JsonlSessionStore
+
+    state = ws.parent / "state"
+    monkeypatch.setenv("KGENT_STATE_DIR", str(state))
+    monkeypatch.setenv("KGENT_API_KEY", "sk-kgent-for-deepseek-0001")
+    store = JsonlSessionStore(state / "sessions")
+    await store.create(workspace=str(ws), session_id="claude1")
+    await store.append("claude1", [new_entry("config", None, mode="ask", provider="anthropic", model="claude-x")])
+    await store.aclose()
+
+    def args() -> argparse.Namespace:
+        return argparse.Namespace(session="claude1", workspace=None, fork=None, provider=None, model=None,
+                                  base_url=None, mode=None, script=None, max_turns=None)
+
+    first = args()
+    await resume_defaults(first)
+    with pytest.raises(ConfigError) as missing:
+        build_kernel(first)
+    assert "ANTHROPIC_API_KEY" in missing.value.message
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-own-key-0002")
+    second = args()
+    await resume_defaults(second)
+    kernel = build_kernel(second)
+    assert kernel.provider.config.api_key == "sk-ant-own-key-0002"
+    await kernel.aclose()
+
+
+def test_the_end_of_a_run_shows_tokens_and_cost(ws: Path) -> None:
+    from kgent.testing import ModelServer
+
+    with ModelServer("tool-loop") as server:
+        out = kgent("run", "--provider", "anthropic", "--base-url", server.anthropic_base_url, "--model",
+                    "claude-sonnet-4-5", "--mode", "full", "set value", cwd=ws, state=ws.parent / "state")
+    assert out.returncode == 0, out.stderr
+    line = next(x for x in out.stdout.splitlines() if x.startswith("tokens: "))
+    assert " input (" in line and " from cache, " in line and " to cache) · " in line and " output · cost ≈ $0.0" in line, line
+    scripted = kgent("run", "--provider", "scripted", "--model", "hello", "hi", cwd=ws, state=ws.parent / "state")
+    assert "cost unknown: no price for this model (KGENT_PRICES)" in scripted.stdout
+    prices = ws.parent / "prices.json"
+    prices.write_text(json.dumps({"models": {"hello": {"input": 100, "output": 100}}}))
+    priced = kgent("run", "--provider", "scripted", "--model", "hello", "hi", cwd=ws, state=ws.parent / "state",
+                   env={"KGENT_PRICES": str(prices)})
+    assert "cost ≈ $0.00" in priced.stdout, priced.stdout
+
+
+def test_cost_limit_flag_stops_the_run(ws: Path) -> None:
+    from kgent.testing import ModelServer
+
+    with ModelServer("tool-loop") as server:
+        # The four calls of tool-loop on Claude Sonnet cost about $0.0062 (the first writes the cache), then
+        # about $0.001 each: the limit stops it after one or two.
+        out = kgent("run", "--provider", "anthropic", "--base-url", server.anthropic_base_url, "--model",
+                    "claude-sonnet-4-5", "--cost-limit", "0.008", "--mode", "full", "set value", cwd=ws,
+                    state=ws.parent / "state")
+    assert out.returncode == 1, out.stdout
+    assert "failed (cost_limit)" in out.stdout and "limit of $0.0080" in out.stdout, out.stdout
+    assert 1 <= len(server.requests) < 4  # it stopped between model calls
+    bad = kgent("run", "--provider", "scripted", "--cost-limit", "1", "x", cwd=ws, state=ws.parent / "state")
+    assert bad.returncode == 2 and "needs the price of model 'hello'" in bad.stdout

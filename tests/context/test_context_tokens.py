@@ -45,6 +45,16 @@ def test_reported_usage_plus_estimates_after_it() -> None:
     assert (est.source, est.reported, est.estimated, est.tokens) == ("usage+estimate", 1510, 100, 1610)
 
 
+def test_a_fully_cached_prompt_still_counts_as_reported_usage() -> None:
+    """Anthropic reports only the tokens after the last cache breakpoint as plain input: possibly none."""
+    msgs = [UserMessage(text="x" * 4000),
+            AssistantMessage(text="y", usage=Usage(input_tokens=0, output_tokens=10, cache_read_tokens=1200))]
+    est = estimate_context(msgs, overhead=99)
+    assert (est.source, est.tokens) == ("usage+estimate", 1210)
+    running = RunningEstimate(overhead=99)
+    assert running.update(msgs).tokens == 1210
+
+
 def test_usage_before_trusted_from_is_ignored() -> None:
     msgs = [SummaryMessage(text="s" * 40), AssistantMessage(text="a" * 40, usage=Usage(input_tokens=90_000)),
             UserMessage(text="u" * 40)]

@@ -32,7 +32,7 @@ def test_tables_match_the_kernel() -> None:
 def test_boot_path_imports_nothing_heavy() -> None:
     code = (
         "import sys, kgent.cli.serve, kgent.daemon.boot\n"
-        "heavy = [m for m in ('pygls', 'lsprotocol', 'asyncio', 'kgent.kernel', 'kgent.providers') if m in sys.modules]\n"
+        "heavy = [m for m in ('pygls', 'lsprotocol', 'pydantic', 'asyncio', 'kgent.kernel', 'kgent.providers') if m in sys.modules]\n"
         "print(heavy)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -63,3 +63,12 @@ def test_capabilities_follow_settings_and_env() -> None:
     caps = H.capabilities(H.Settings(model="gpt-x"), {"KGENT_PROVIDER": "deepseek", "KGENT_PERMISSION_MODE": "full"})
     assert caps["defaultProvider"] == "openai" and caps["defaultModel"] == "gpt-x" and caps["defaultMode"] == "full"
     assert caps["models"]["scripted"] == builtin_scripts()
+
+
+def test_capabilities_name_the_sandbox_shell_commands_run_in() -> None:
+    from kgent.tools.sandbox import detect
+
+    off = H.capabilities(H.Settings(), {"KGENT_SANDBOX": "none"})
+    assert off["sandbox"] == "none" and "KGENT_SANDBOX=none" in off["sandboxReason"]
+    here = H.capabilities(H.Settings(), {})
+    assert (here["sandbox"], here["sandboxReason"]) == (detect().name, detect().reason)

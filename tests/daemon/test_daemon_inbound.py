@@ -66,6 +66,7 @@ async def test_a_request_reusing_an_in_flight_id_is_refused(wired) -> None:
     assert proto._request_futures[7] is in_flight  # the first request is untouched
     del proto._request_futures[7]
     dispatcher.feed([body({"jsonrpc": "2.0", "id": 7, "method": "agent/sessions", "params": {"workspace": "/"}})])
-    await asyncio.sleep(0.1)
+    await asyncio.wait_for(proto._request_futures[7], 30)  # served (not refused): pygls holds its handler task
+    await asyncio.sleep(0)  # the reply is written from the task's done callback
     assert "result" in proto.frames.messages()[-1]  # once answered, an id may be used again
     await svc.close()

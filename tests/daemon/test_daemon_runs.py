@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kgent.daemon.runs import chosen_option
+from kgent.daemon.wire import chosen_option
 
 
 @pytest.mark.parametrize(

@@ -44,12 +44,12 @@ async def test_agent_run_defers_its_events_to_the_reply(tmp_path: Path, monkeypa
     proto.frames = Frames()
     proto._ctx_msg_id.set("run-request-1")
     result = await _run(svc, {"prompt": "hi", "workspace": str(tmp_path)})
-    handle = svc.runs[result["runId"]]
+    handle = svc.runs[result.run_id]
     await asyncio.sleep(0.2)  # the run goes on meanwhile...
     assert handle.task is None and proto.frames.bodies == []  # ...but nothing of it is sent before the reply
     proto._send_response("run-request-1", result)
     assert handle.task is not None
-    await asyncio.wait_for(handle.task, 5)
+    await asyncio.wait_for(handle.task, 30)
     assert b'"id":"run-request-1"' in proto.frames.bodies[0] and b'"seq":0,' in proto.frames.bodies[1]
     await svc.close()
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from kgent.daemon import params as P
+from kgent.daemon import wire as W
 from kgent.daemon.errors import DaemonError
 from kgent.daemon.handshake import Settings
 from kgent.daemon.service import Service
@@ -43,35 +43,49 @@ async def session(svc: Service, workspace: Path) -> list[str]:
 
 async def test_no_run_starts_while_a_fork_moves_the_leaf(svc: Service, tmp_path: Path) -> None:
     user, _ = await session(svc, tmp_path)
-    gate = asyncio.Event()
+    gate, moving = asyncio.Event(), asyncio.Event()
     real = svc.store.set_leaf
 
     async def slow_set_leaf(session_id: str, entry_id: str | None) -> None:
+        moving.set()
         await gate.wait()
         await real(session_id, entry_id)
 
     svc.store.set_leaf = slow_set_leaf  # type: ignore[method-assign]
     fork = asyncio.create_task(svc.fork("s1", user))
-    await asyncio.sleep(0.05)
+    await asyncio.wait_for(moving.wait(), 30)  # the fork is now moving the leaf
     try:
         with pytest.raises(DaemonError) as busy:
-            await svc.start_run(P.run_params({"prompt": "x", "sessionId": "s1"}))
+            await svc.start_run(W.RunParams.parse({"prompt": "x", "sessionId": "s1"}))
         assert busy.value.name == "session_busy" and "forked" in busy.value.message
     except BaseException:
         gate.set()
         await svc.close()  # a run that was let in must not hang the test
         raise
     gate.set()
-    assert await fork == {"sessionId": "s1", "leafId": user}
-    handle = await svc.start_run(P.run_params({"prompt": "x", "sessionId": "s1"}))  # free again
+    assert (await fork).wire() == {"sessionId": "s1", "leafId": user}
+    handle = await svc.start_run(W.RunParams.parse({"prompt": "x", "sessionId": "s1"}))  # free again
     handle.start()
-    await asyncio.wait_for(handle.task, 10)  # type: ignore[arg-type]
+    await asyncio.wait_for(handle.task, 30)  # type: ignore[arg-type]
     await svc.close()
 
 
 async def test_a_compaction_before_the_first_run_leaves_approval_timeout_open(svc: Service, tmp_path: Path) -> None:
     await session(svc, tmp_path)
-    assert (await svc.compact(P.compact({"sessionId": "s1"})))["compacted"] is False
+    assert (await svc.compact(W.CompactParams.parse({"sessionId": "s1"}))).compacted is False
     svc.initialize({"protocolVersion": 1, "settings": {"approvalTimeout": 0.5}})
     assert svc.kernel_config().approval_timeout == 0.5
     await svc.close()
+
+
+def test_a_run_on_another_provider_never_carries_the_connections_kgent_api_key() -> None:
+    from kgent.daemon.service import ProviderPool
+
+    env = {"KGENT_PROVIDER": "openai", "KGENT_API_KEY": "sk-connection-key", "ANTHROPIC_API_KEY": "sk-ant-own"}
+    pool = ProviderPool(env)
+    assert pool.config(Settings(), None, None).api_key == "sk-connection-key"  # the connection's own provider
+    other = pool.config(Settings(), "anthropic", None)
+    assert other.provider == "anthropic" and other.api_key == "sk-ant-own"  # that vendor's own key, not KGENT_API_KEY
+    local = ProviderPool({"KGENT_PROVIDER": "openai", "KGENT_API_KEY": "sk-connection-key"})
+    with pytest.raises(Exception, match="no API key"):  # nothing of its own: refused, never handed the other key
+        local.config(Settings(), "anthropic", None)

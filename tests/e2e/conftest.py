@@ -29,7 +29,7 @@ def workspace(tmp_path: Path) -> Path:
 async def finish(host: KgentHost) -> None:
     """Teardown: `exit`, the process is gone promptly with status 0, every stream kept its guarantees, and the
     daemon logged no traceback."""
-    code = await host.exit(within=5.0)
+    code = await host.exit()
     assert code == 0
     for run_id in host.events:
         check_stream(host, run_id, ended=False)

@@ -2,7 +2,8 @@
 
 It records every `agent/event` per run, every `agent/permission` request and every `$/cancelRequest` the daemon
 sends, keeps the order in which messages arrived (`wire`), and answers approvals with `policy` (a function of the
-request params, sync or async, returning the result object).
+request params, sync or async, returning the result object). Every result, event and permission request it gets is
+checked against the wire models (protocol.schema.json's source).
 """
 
 from __future__ import annotations
@@ -25,10 +26,18 @@ from pygls.protocol import (
     default_converter,
 )
 
+from helpers import conforms
+from kgent.daemon.wire.events import AgentEventParams, PermissionParams
+from kgent.daemon.wire.schema import METHODS
+
 # The e2e runs' shared state dir (removed at session end by conftest.py).
 STATE_DIR = tempfile.mkdtemp(prefix="kgent-e2e-state-")
 DAEMON = [sys.executable, "-m", "kgent.daemon", "--stdio"]
+# How long the host waits for what should come at once (a reply, an event, an exit). Generous: a loaded machine can
+# stall either process for seconds, and a passing test never waits this long.
+PATIENCE = 30.0
 OPTION_OF = {"allow_once": "allow_once", "allow_always": "allow_always", "reject": "reject_once"}
+RESULTS = {m.name: m.result for m in METHODS if m.kind == "request" and m.direction == "client → daemon"}
 
 
 def dict_converter() -> Any:
@@ -125,21 +134,24 @@ class KgentHost(JsonRPCClient):
         assert self._server is not None
         return self._server.pid
 
-    async def wait_exit(self, within: float = 5.0) -> int:
+    async def wait_exit(self, within: float = PATIENCE) -> int:
         assert self._server is not None
         code = await asyncio.wait_for(self._server.wait(), within)
         if self._drain is not None:
             await asyncio.wait_for(self._drain, within)
         return code
 
-    async def exit(self, within: float = 5.0) -> int:
+    async def exit(self, within: float = PATIENCE) -> int:
         if self._server is not None and self._server.returncode is None:
             self.protocol.notify("exit")
         return await self.wait_exit(within)
 
     # -- requests ---------------------------------------------------------------------------------------------------
-    async def call(self, method: str, params: Any = None, within: float = 10.0, msg_id: Any = None) -> Any:
-        return await asyncio.wait_for(self.protocol.send_request_async(method, params, msg_id=msg_id), within)
+    async def call(self, method: str, params: Any = None, within: float = PATIENCE, msg_id: Any = None) -> Any:
+        result = await asyncio.wait_for(self.protocol.send_request_async(method, params, msg_id=msg_id), within)
+        if method in RESULTS:
+            conforms(RESULTS[method], result)
+        return result
 
     async def initialize(self, **settings: Any) -> dict[str, Any]:
         params: dict[str, Any] = {"protocolVersion": 1, "clientInfo": {"name": "kgent-e2e"}, "capabilities": {}}
@@ -157,10 +169,10 @@ class KgentHost(JsonRPCClient):
             future = self._ended[run_id] = asyncio.get_running_loop().create_future()
         return future
 
-    async def wait_end(self, run_id: str, within: float = 15.0) -> dict[str, Any]:
+    async def wait_end(self, run_id: str, within: float = 2 * PATIENCE) -> dict[str, Any]:
         return await asyncio.wait_for(asyncio.shield(self._end_future(run_id)), within)
 
-    async def run_to_end(self, within: float = 15.0, **params: Any) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:
+    async def run_to_end(self, within: float = 2 * PATIENCE, **params: Any) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:
         """Start a run and wait for its run_end: (runId, run_end event, all its events)."""
         run_id, _ = await self.start_run(**params)
         end = await self.wait_end(run_id, within)
@@ -171,7 +183,7 @@ class KgentHost(JsonRPCClient):
         """The events of one run (optionally of one type), in arrival order."""
         return [p["event"] for p in self.events[run_id] if type is None or p["event"]["type"] == type]
 
-    async def wait_for(self, predicate: Callable[[], Any], within: float = 10.0, what: str = "condition") -> Any:
+    async def wait_for(self, predicate: Callable[[], Any], within: float = PATIENCE, what: str = "condition") -> Any:
         deadline = asyncio.get_running_loop().time() + within
         while True:
             value = predicate()
@@ -184,7 +196,12 @@ class KgentHost(JsonRPCClient):
 
 def check_stream(host: KgentHost, run_id: str, *, ended: bool = True) -> None:
     """protocol.md's per-run guarantees: seq 0, 1, 2, … without gaps; one run_end, and it is last; the
-    agent/run reply arrived before the run's first event."""
+    agent/run reply arrived before the run's first event. Every event and permission request fits its wire model."""
+    for params in host.events[run_id]:
+        conforms(AgentEventParams, params)
+    for params in host.permission_requests:
+        if params["runId"] == run_id:
+            conforms(PermissionParams, params)
     seqs = [p["seq"] for p in host.events[run_id]]
     assert seqs == list(range(len(seqs))), f"seq of {run_id} not gap-free: {seqs}"
     types = [p["event"]["type"] for p in host.events[run_id]]

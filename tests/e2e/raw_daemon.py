@@ -16,7 +16,7 @@ import threading
 import time
 from typing import Any
 
-from kgent_host import DAEMON
+from kgent_host import DAEMON, PATIENCE
 
 _HEADER = re.compile(rb"Content-Length: (\d+)\r\n\r\n")
 
@@ -38,6 +38,7 @@ class RawDaemon:
         self.bad_output: list[bytes] = []
         self.stderr = bytearray()
         self._ids = itertools.count(1)
+        self._given_up: set[str] = set()  # probes resync stopped waiting for: their late answers are dropped
         threading.Thread(target=self._read, daemon=True).start()
         threading.Thread(target=self._drain, daemon=True).start()
 
@@ -85,7 +86,7 @@ class RawDaemon:
         return f"probe-{next(self._ids)}"
 
     # -- receiving ----------------------------------------------------------------------------------------------------
-    def until(self, msg_id: Any, timeout: float = 5.0, into: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    def until(self, msg_id: Any, timeout: float = PATIENCE, into: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
         """Every message received up to and including the response to `msg_id` (appended to `into` as they come);
         TimeoutError if it never comes."""
         got: list[dict[str, Any]] = [] if into is None else into
@@ -94,15 +95,25 @@ class RawDaemon:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise TimeoutError(f"no response to {msg_id!r}; received {got[-5:]}")
-            try:
-                message = self.messages.get(timeout=remaining)
-            except queue.Empty:
+            message = self._next(remaining)
+            if message is None:
                 continue
             got.append(message)
             if message.get("id") == msg_id and "method" not in message:
                 return got
 
-    def request(self, method: str, params: Any = None, timeout: float = 5.0) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    def _next(self, timeout: float) -> dict[str, Any] | None:
+        """The next message within `timeout` (None if none came), skipping late answers to abandoned probes."""
+        try:
+            message = self.messages.get(timeout=max(0.0, timeout))
+        except queue.Empty:
+            return None
+        if message.get("id") in self._given_up and "method" not in message:
+            self._given_up.discard(message["id"])
+            return None
+        return message
+
+    def request(self, method: str, params: Any = None, timeout: float = PATIENCE) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """(the response, what came before it)."""
         msg_id = self.next_id()
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": msg_id, "method": method}
@@ -112,21 +123,35 @@ class RawDaemon:
         got = self.until(msg_id, timeout)
         return got[-1], got[:-1]
 
-    def resync(self, rounds: int = 4) -> list[dict[str, Any]]:
+    def resync(self, within: float = PATIENCE) -> list[dict[str, Any]]:
         """After arbitrary bytes: pad out any half-read frame, then probe until the daemon answers. Returns every
-        message received meanwhile (the probe's answer last)."""
-        got: list[dict[str, Any]] = []
-        for _ in range(rounds):
-            msg_id = self.next_id()
-            self.send_bytes(b"\r\n\r\n" + b" " * 8192 + b"\r\n\r\n")
-            self.send({"jsonrpc": "2.0", "id": msg_id, "method": "initialize", "params": {"protocolVersion": 1}})
-            try:
-                return self.until(msg_id, timeout=1.0, into=got)
-            except TimeoutError:
-                pass
-        raise TimeoutError("the daemon never answered a probe")
+        message received meanwhile (a probe's answer last).
 
-    def close(self, timeout: float = 5.0) -> int:
+        Should the garbage swallow a probe, another follows after 5 s, then 10 s; an answer to any of them will do,
+        and the others' late answers are dropped (a slow daemon answers a probe late, not never)."""
+        got: list[dict[str, Any]] = []
+        probes: set[str] = set()
+        deadline = next_probe = time.monotonic()
+        deadline += within
+        while True:
+            now = time.monotonic()
+            if now >= deadline:
+                raise TimeoutError(f"the daemon answered none of {len(probes)} probes in {within} s")
+            if now >= next_probe:
+                msg_id = self.next_id()
+                probes.add(msg_id)
+                self.send_bytes(b"\r\n\r\n" + b" " * 8192 + b"\r\n\r\n")
+                self.send({"jsonrpc": "2.0", "id": msg_id, "method": "initialize", "params": {"protocolVersion": 1}})
+                next_probe = now + 5.0 * len(probes)
+            message = self._next(min(next_probe, deadline) - now)
+            if message is None:
+                continue
+            got.append(message)
+            if message.get("id") in probes and "method" not in message:
+                self._given_up |= probes - {message["id"]}
+                return got
+
+    def close(self, timeout: float = PATIENCE) -> int:
         try:
             self.send({"jsonrpc": "2.0", "method": "exit"})
             assert self.proc.stdin is not None

@@ -11,14 +11,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kgent_host import KgentHost, check_stream
+from kgent_host import PATIENCE, KgentHost, check_stream
 from pygls.exceptions import JsonRpcException
+
+# Ending a run blocked in a command takes the daemon well under a few seconds (2 s of grace at most); the bound is
+# loose for a loaded machine, and still far from the command's 120 s.
+PROMPTLY = 20.0
 
 
 def long_bash_script(tmp_path: Path) -> str:
     path = tmp_path / "long-bash.json"
     turns = [
-        [{"text": "Running a long command."}, {"tool": "bash", "args": {"command": "echo $$ > bash.pid; sleep 30; echo finished"}}],
+        [{"text": "Running a long command."}, {"tool": "bash", "args": {"command": "echo $$ > bash.pid; sleep 120; echo finished"}}],
         [{"text": "The long command finished."}],
     ]
     path.write_text(json.dumps(turns))
@@ -26,7 +30,7 @@ def long_bash_script(tmp_path: Path) -> str:
 
 
 async def start_long_bash(host: KgentHost, workspace: Path, tmp_path: Path) -> tuple[str, str, int]:
-    """A run blocked in `sleep 30` (mode full: no prompt); (runId, sessionId, the command's process group)."""
+    """A run blocked in `sleep 120` (mode full: no prompt); (runId, sessionId, the command's process group)."""
     run_id, session_id = await host.start_run(
         prompt="Run it", workspace=str(workspace), model=long_bash_script(tmp_path), mode="full"
     )
@@ -35,7 +39,7 @@ async def start_long_bash(host: KgentHost, workspace: Path, tmp_path: Path) -> t
     return run_id, session_id, int(pid_file.read_text())
 
 
-async def group_gone(pgid: int, within: float = 3.0) -> bool:
+async def group_gone(pgid: int, within: float = PATIENCE) -> bool:
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         try:
@@ -50,8 +54,8 @@ async def test_cancel_during_a_long_bash(host: KgentHost, workspace: Path, tmp_p
     run_id, session_id, pgid = await start_long_bash(host, workspace, tmp_path)
     started = time.monotonic()
     assert await host.call("agent/cancel", {"runId": run_id}) == {"cancelled": True}
-    end = await host.wait_end(run_id, within=5)
-    assert time.monotonic() - started < 3
+    end = await host.wait_end(run_id)
+    assert time.monotonic() - started < PROMPTLY
     check_stream(host, run_id)
     assert end["status"] == "cancelled" and end["stopReason"] == "cancelled"
     assert await group_gone(pgid), "the bash process group outlived the cancel"
@@ -112,8 +116,8 @@ async def test_exit_mid_run_cancels_kills_and_persists(spawn: Any, workspace: Pa
     run_id, session_id, pgid = await start_long_bash(h, workspace, tmp_path)
     started = time.monotonic()
     h.protocol.notify("exit")
-    assert await h.wait_exit(within=5) == 0
-    assert time.monotonic() - started < 3
+    assert await h.wait_exit() == 0
+    assert time.monotonic() - started < PROMPTLY
     assert await group_gone(pgid)
     check_stream(h, run_id, ended=False)
     # A new daemon finds the session, with the cancelled call's result written.
@@ -130,8 +134,8 @@ async def test_stdin_eof_ends_everything(spawn: Any, workspace: Path, tmp_path: 
     started = time.monotonic()
     assert h._server is not None and h._server.stdin is not None
     h._server.stdin.close()
-    assert await h.wait_exit(within=5) == 0
-    assert time.monotonic() - started < 3
+    assert await h.wait_exit() == 0
+    assert time.monotonic() - started < PROMPTLY
     assert await group_gone(pgid)
 
 
@@ -154,7 +158,7 @@ async def test_sigterm_ends_everything(spawn: Any, workspace: Path, tmp_path: Pa
     h = await spawn()
     run_id, _, pgid = await start_long_bash(h, workspace, tmp_path)
     os.kill(h.pid, signal.SIGTERM)
-    assert await h.wait_exit(within=5) == 0
+    assert await h.wait_exit() == 0
     assert await group_gone(pgid)
     check_stream(h, run_id, ended=False)
 

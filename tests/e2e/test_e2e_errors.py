@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kgent_host import STATE_DIR, daemon_env
+from kgent_host import PATIENCE, STATE_DIR, daemon_env
 from raw_daemon import RawDaemon, assert_clean_error, encode, frame
 
 
@@ -172,7 +172,7 @@ def test_params_may_be_omitted(tmp_path: Path) -> None:
     d.send_bytes(frame(b'{"jsonrpc":"2.0","id":1,"method":"shutdown"}'))
     assert d.until(1)[-1] == {"jsonrpc": "2.0", "id": 1, "result": None}
     d.send_bytes(frame(b'{"jsonrpc":"2.0","method":"exit"}'))
-    assert d.proc.wait(5) == 0 and d.bad_output == []
+    assert d.proc.wait(PATIENCE) == 0 and d.bad_output == []
 
 
 def test_stdout_carries_frames_only(tmp_path: Path) -> None:
@@ -187,7 +187,7 @@ def test_stdout_carries_frames_only(tmp_path: Path) -> None:
     response, _ = d.request("agent/run", {"prompt": "go", "workspace": str(ws), "model": str(script), "mode": "full"})
     run_id = response["result"]["runId"]
     while True:
-        message = d.messages.get(timeout=10)
+        message = d.messages.get(timeout=PATIENCE)
         if message.get("method") == "agent/event" and message["params"]["event"]["type"] == "run_end":
             assert message["params"]["runId"] == run_id and message["params"]["event"]["status"] == "settled"
             break
@@ -213,7 +213,7 @@ def test_unicode_round_trips(raw: RawDaemon, tmp_path: Path) -> None:
                            "params": {"prompt": text, "workspace": str(tmp_path)}}))
     run_id = raw.until("u1")[-1]["result"]["runId"]
     while True:
-        message = raw.messages.get(timeout=10)
+        message = raw.messages.get(timeout=PATIENCE)
         event = message.get("params", {}).get("event", {})
         if event.get("type") == "run_start" and message["params"]["runId"] == run_id:
             assert event["prompt"] == text

@@ -12,10 +12,12 @@ import pytest
 from kgent_host import KgentHost
 from pygls.exceptions import JsonRpcException
 
+from helpers import conforms
 from kgent.core import events as kernel_events
 from kgent.daemon import handshake
-from kgent.daemon import params as P
 from kgent.daemon.server import NOTIFICATIONS, REQUESTS, SENT, build_server
+from kgent.daemon.wire import Params
+from kgent.daemon.wire.schema import METHODS
 
 DOC = (Path(__file__).resolve().parents[2] / "protocol.md").read_text(encoding="utf-8")
 
@@ -62,9 +64,10 @@ def test_method_index_matches_the_handler_table() -> None:
     # What pygls really has registered.
     server, _ = build_server({}, handshake.Settings(), lambda: None)
     assert set(server.protocol.fm.features) == set(REQUESTS) | {"exit"}
-    # Every method has its own section.
+    # Every method has its own section, and the schema's method list is the index.
     for method, _, _ in index:
         assert f"### `{method}`" in DOC, method
+    assert [(m.name, m.direction, m.kind) for m in METHODS] == index
 
 
 def test_event_index_matches_the_kernel() -> None:
@@ -78,33 +81,37 @@ def test_event_index_matches_the_kernel() -> None:
 
 
 def test_json_examples_parse_and_validate() -> None:
-    validators = {
-        "initialize": lambda p: handshake.parse_initialize(p, handshake.Settings()),
-        "agent/run": P.run_params,
-        "agent/cancel": P.run_id,
-        "agent/steer": P.run_text,
-        "agent/followUp": P.run_text,
-        "agent/sessions": P.workspace,
-        "agent/session": P.session,
-        "agent/fork": P.fork,
-        "agent/compact": P.compact,
-        "shutdown": P.obj,
-        "exit": P.obj,
-    }
+    """Every example is a valid message: params and results (paired with their request by id) fit the wire models,
+    exactly (what a client sends through the daemon's own validation)."""
+    methods = {m.name: m for m in METHODS}
+    asked: dict[Any, Any] = {}
     blocks = json_blocks()
     assert len(blocks) >= 25
     seen = set()
     for message in blocks:
         assert message["jsonrpc"] == "2.0"
         method = message.get("method")
-        if method in validators:
-            validators[method](message.get("params"))
+        if method is not None:
+            m = methods[method]
+            if m.params is None:
+                assert message.get("params") is None, message
+            elif issubclass(m.params, Params):
+                m.params.parse(message.get("params"))
+            else:
+                conforms(m.params, message["params"])
+            if method == "initialize":
+                handshake.parse_initialize(message["params"], handshake.Settings())
+            if "id" in message:
+                asked[message["id"]] = m
             seen.add(method)
-        if method == "agent/event":
-            assert message["params"]["event"]["type"] in kernel_events.EVENT_TYPES
+        elif "result" in message:
+            m = asked.pop(message["id"])
+            conforms(m.result, message["result"])
+            seen.add(f"{m.name} → result")
         if "error" in message:
             assert message["error"]["code"] in {-32700, -32600, -32601, -32602, -32603, -32800, -32001, -32002, -32003, -32004, -32005}
-    assert seen == set(validators)
+    requests = {m.name for m in METHODS if m.kind == "request" and m.direction == "client → daemon"}
+    assert seen >= set(methods) | {f"{name} → result" for name in requests | {"agent/permission"}}
 
 
 def test_documented_error_codes_are_the_daemons() -> None:

@@ -47,3 +47,34 @@ async def test_a_failed_summary_fails_the_compaction_cleanly(
     assert failed.value.code == -32005 and failed.value.data == {"code": "compaction_failed"}
     after = await h.call("agent/session", {"sessionId": sid})
     assert after["entries"] == before["entries"]  # nothing was written
+
+
+async def test_tokens_cache_and_cost_reach_the_editor(spawn: Any, workspace: Path, model_server: ModelServer) -> None:
+    model_server.script = "tool-loop"
+    h: KgentHost = await spawn(
+        KGENT_PROVIDER="anthropic", KGENT_BASE_URL=model_server.anthropic_base_url, KGENT_MODEL="claude-sonnet-4-5"
+    )
+    _, end, events = await h.run_to_end(prompt="Set value to 2", workspace=str(workspace))
+    usage = [e for e in events if e["type"] == "usage"]
+    assert len(usage) == end["turns"] and usage[-1]["total"] == end["usage"]
+    assert usage[0]["turn"]["cacheWriteTokens"] > 0 and usage[1]["turn"]["cacheReadTokens"] > 0
+    assert end["usage"]["cost"]["currency"] == "USD" and end["usage"]["cost"]["amount"] > 0
+    session = await h.call("agent/session", {"sessionId": end["sessionId"]})
+    assert session["usage"] == end["usage"]  # one run so far: the session's totals are the run's
+
+
+async def test_a_cost_limit_ends_the_run_failed(spawn: Any, workspace: Path, model_server: ModelServer) -> None:
+    model_server.script = "tool-loop"
+    h: KgentHost = await spawn(
+        KGENT_PROVIDER="anthropic", KGENT_BASE_URL=model_server.anthropic_base_url, KGENT_MODEL="claude-sonnet-4-5"
+    )
+    _, end, events = await h.run_to_end(prompt="Set value to 2", workspace=str(workspace), costLimit=0.0001)
+    assert (end["status"], end["stopReason"], end["error"]["code"], end["turns"]) == ("failed", "cost_limit", "cost_limit", 0)
+    assert "limit of $0.0001" in end["error"]["message"] and not [e for e in events if e["type"] == "usage"]
+    with pytest.raises(JsonRpcException) as bad:
+        await h.call("agent/run", {"prompt": "x", "workspace": str(workspace), "costLimit": -1})
+    assert bad.value.code == -32602
+    unpriced: KgentHost = await spawn(KGENT_PROVIDER="scripted", KGENT_MODEL="hello", KGENT_COST_LIMIT="1")
+    with pytest.raises(JsonRpcException) as no_price:
+        await unpriced.call("agent/run", {"prompt": "x", "workspace": str(workspace)})
+    assert no_price.value.code == -32001 and "needs the price of model 'hello'" in no_price.value.message

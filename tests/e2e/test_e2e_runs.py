@@ -18,6 +18,31 @@ def write_script(path: Path, turns: list[list[dict[str, Any]]]) -> str:
     return str(path)
 
 
+# A run that stays live until the test says so: its first turn asks to write a file (in ask mode), and the host
+# holds the answer until `release` is set. A run that only slept would end on its own on a slow machine.
+HELD = [[{"text": "Writing notes."}, {"tool": "write", "args": {"path": "notes.txt", "content": "notes\n"}}], [{"text": "Done."}]]
+
+
+def hold_approvals(host: KgentHost) -> asyncio.Event:
+    release = asyncio.Event()
+
+    async def held(params: dict[str, Any]) -> dict[str, Any]:
+        await release.wait()
+        return allow_once(params)
+
+    host.policy = held
+    return release
+
+
+async def start_held_run(host: KgentHost, workspace: Path) -> tuple[str, str, asyncio.Event]:
+    """(runId, sessionId, release): the run is waiting on its approval when this returns."""
+    release = hold_approvals(host)
+    script = write_script(workspace.parent / "held.json", HELD)
+    run_id, session_id = await host.start_run(prompt="Think slowly", workspace=str(workspace), model=script, mode="ask")
+    await host.wait_for(lambda: host.permission_requests, what="the run's approval request")
+    return run_id, session_id, release
+
+
 async def test_full_run_with_allow_once(host: KgentHost, workspace: Path) -> None:
     result = await host.call(
         "agent/run",
@@ -138,7 +163,7 @@ async def test_eight_concurrent_runs_with_approvals_answered_out_of_order(host: 
     for _ in range(2):  # the edits, then the bash calls
         await host.wait_for(lambda: sum(not f.done() for f in gates.values()) == n, what=f"{n} open prompts")
         # While every run waits on the editor, the daemon still answers requests at once.
-        assert "sessions" in await host.call("agent/sessions", {"workspace": str(workspaces[0])}, within=2)
+        assert "sessions" in await host.call("agent/sessions", {"workspace": str(workspaces[0])}, within=10)
         pending = [rid for rid, f in gates.items() if not f.done()]
         rng.shuffle(pending)
         for rid in pending:
@@ -158,12 +183,13 @@ async def test_eight_concurrent_runs_with_approvals_answered_out_of_order(host: 
 
 
 async def test_steer_reaches_the_model_mid_run(host: KgentHost, workspace: Path) -> None:
-    run_id, _ = await host.start_run(prompt="Think slowly", workspace=str(workspace), model="slow-answer")
-    await host.wait_for(lambda: host.of(run_id, "message_delta"), what="the first delta")
+    run_id, _, release = await start_held_run(host, workspace)
     assert await host.call("agent/steer", {"runId": run_id, "text": "Use value 3, not 2."}) == {}
+    release.set()
     end = await host.wait_end(run_id)
     check_stream(host, run_id)
-    assert end["status"] == "settled" and end["turns"] == 2
+    # The steer goes in after the write's batch; the script starts over for it (write, then answer): three turns.
+    assert end["status"] == "settled" and end["turns"] == 3
     users = host.of(run_id, "user_message")
     assert [(u["source"], u["text"]) for u in users] == [("prompt", "Think slowly"), ("steer", "Use value 3, not 2.")]
     queues = host.of(run_id, "queue_update")
@@ -175,12 +201,13 @@ async def test_steer_reaches_the_model_mid_run(host: KgentHost, workspace: Path)
 
 
 async def test_follow_up_extends_the_run(host: KgentHost, workspace: Path) -> None:
-    run_id, _ = await host.start_run(prompt="Think slowly", workspace=str(workspace), model="slow-answer")
-    await host.wait_for(lambda: host.of(run_id, "message_delta"), what="the first delta")
+    run_id, _, release = await start_held_run(host, workspace)
     assert await host.call("agent/followUp", {"runId": run_id, "text": "Then add a test."}) == {}
+    release.set()
     end = await host.wait_end(run_id)
     check_stream(host, run_id)
-    assert end["status"] == "settled" and end["turns"] == 2
+    # The follow-up comes once the run would settle (after the script's two turns), and the script plays again.
+    assert end["status"] == "settled" and end["turns"] == 4
     assert [u["source"] for u in host.of(run_id, "user_message")] == ["prompt", "follow_up"]
     # Steering or following up a run that has ended is refused; unknown runs are not found.
     with pytest.raises(JsonRpcException) as ended:
@@ -192,12 +219,13 @@ async def test_follow_up_extends_the_run(host: KgentHost, workspace: Path) -> No
 
 
 async def test_second_run_on_a_live_session_is_refused(host: KgentHost, workspace: Path) -> None:
-    run_id, session_id = await host.start_run(prompt="Think slowly", workspace=str(workspace), model="slow-answer")
+    run_id, session_id, release = await start_held_run(host, workspace)
     with pytest.raises(JsonRpcException) as busy:
         await host.call("agent/run", {"prompt": "again", "sessionId": session_id})
     assert busy.value.code == -32003
     assert busy.value.data == {"code": "session_busy", "runId": run_id}
     assert run_id in busy.value.message
+    release.set()
     end = await host.wait_end(run_id)
     assert end["status"] == "settled"
 
@@ -254,3 +282,16 @@ async def test_the_client_may_cancel_a_prompt(host: KgentHost, workspace: Path) 
         canceller.cancel()
     assert end["status"] == "settled"
     assert [(r["approved"], r["source"]) for r in host.of(run_id, "permission_resolved")] == [(False, "host")] * 2
+
+
+async def test_the_daemon_logs_its_life_and_each_run_at_info(spawn, workspace: Path, tmp_path: Path) -> None:
+    log_file = tmp_path / "kgent.log"
+    host = await spawn(KGENT_LOG_LEVEL="INFO", KGENT_LOG_FILE=str(log_file))
+    run_id, end, _ = await host.run_to_end(prompt="hi", workspace=str(workspace))
+    assert end["status"] == "settled"
+    assert await host.exit(within=30.0) == 0
+    text = log_file.read_text()
+    assert "serving on stdio (pid " in text
+    assert f"run {run_id} started" in text
+    assert f"run {run_id} ended settled (end) after 1 turn(s)" in text
+    assert "kgent daemon stopped" in text

@@ -163,7 +163,7 @@ async def test_max_turns_fails(make_kernel, workspace: Path) -> None:
 
 
 async def test_cancel_mid_model_stream(make_kernel, workspace: Path) -> None:
-    kernel = make_kernel("slow-answer")
+    kernel = make_kernel([[{"text": "Thinking slowly"}, {"sleep": 60}, {"text": " ... done."}]])
     run = kernel.create_run("go", workspace=workspace)
     events = []
     async for event in run:
@@ -192,7 +192,7 @@ async def test_cancel_mid_bash_kills_the_process_group(make_kernel, workspace: P
     assert result.status == "cancelled"
     assert pgid is not None
     # killed at once; init may take a moment to reap the orphaned background sleep (a zombie still "exists")
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
             os.killpg(pgid, 0)
@@ -275,30 +275,40 @@ async def test_parallel_read_only_batch_overlaps_and_keeps_call_order(workspace:
     from kgent.tools.base import CallDescription, ToolOutput
 
     log: list[str] = []
+    ended = {"first": asyncio.Event(), "second": asyncio.Event()}
 
     class Slow:
-        name, description, kind, read_only = "slow", "sleeps", "read", True
-        parameters = {"type": "object", "properties": {"s": {"type": "number"}}, "required": ["s"]}
+        name, description, kind, read_only = "slow", "waits", "read", True
+        parameters = {
+            "type": "object",
+            "properties": {"id": {"type": "string"}, "after": {"type": "string"}},
+            "required": ["id"],
+        }
 
         def describe(self, args, ctx):
-            return CallDescription(title=f"slow {args['s']}")
+            return CallDescription(title=f"slow {args['id']}")
 
         async def preview(self, args, ctx):
             return None
 
         async def run(self, args, ctx):
-            log.append(f"start {args['s']}")
-            await asyncio.sleep(args["s"])
-            log.append(f"end {args['s']}")
-            return ToolOutput(content=f"slept {args['s']}")
+            log.append(f"start {args['id']}")
+            if "after" in args:  # ends only once the other call has: run one after the other, it never would
+                await asyncio.wait_for(ended[args["after"]].wait(), 30)
+            log.append(f"end {args['id']}")
+            ended[args["id"]].set()
+            return ToolOutput(content=f"done {args['id']}")
 
-    script = [[{"tool": "slow", "args": {"s": 0.2}}, {"tool": "slow", "args": {"s": 0.05}}], [{"text": "ok"}]]
+    script = [
+        [{"tool": "slow", "args": {"id": "first", "after": "second"}}, {"tool": "slow", "args": {"id": "second"}}],
+        [{"text": "ok"}],
+    ]
     kernel = AgentKernel(ScriptedProvider(script), tools=[Slow()], config=KernelConfig(mode="full"))
     run = kernel.create_run("go", workspace=workspace)
     await collect(run)
-    assert log == ["start 0.2", "start 0.05", "end 0.05", "end 0.2"]  # overlapped
+    assert log == ["start first", "start second", "end second", "end first"]  # overlapped
     results = [m for m in kernel.provider.requests[-1].messages if isinstance(m, ToolResultMessage)]
-    assert [r.content for r in results] == ["slept 0.2", "slept 0.05"]  # call order
+    assert [r.content for r in results] == ["done first", "done second"]  # call order
 
 
 async def test_long_scripted_run_compacts_automatically(make_kernel, workspace: Path) -> None:
@@ -363,12 +373,12 @@ async def test_after_the_loop_finished_follow_ups_are_refused_and_cancel_keeps_t
     from kgent.providers.scripted import ScriptedProvider
     from kgent.tools.changes import ChangeTracker
 
-    finishing = asyncio.Event()
+    finishing, release = asyncio.Event(), asyncio.Event()
 
     class SlowTracker(ChangeTracker):
         async def finish(self):  # type: ignore[no-untyped-def]
             finishing.set()
-            await asyncio.sleep(0.2)
+            await release.wait()  # until the test has tried its messages
             return await super().finish()
 
     class Kernel(AgentKernel):
@@ -378,7 +388,7 @@ async def test_after_the_loop_finished_follow_ups_are_refused_and_cancel_keeps_t
     kernel = Kernel(ScriptedProvider("hello"), config=KernelConfig(mode="full"))
     run = kernel.create_run("hi", workspace=workspace)
     consumer = asyncio.create_task(collect(run))
-    await asyncio.wait_for(finishing.wait(), 5)
+    await asyncio.wait_for(finishing.wait(), 30)
     assert not run.done
     with pytest.raises(RunStateError) as refused:
         run.follow_up("too late")
@@ -386,6 +396,7 @@ async def test_after_the_loop_finished_follow_ups_are_refused_and_cancel_keeps_t
     with pytest.raises(RunStateError):
         run.steer("too late")
     run.cancel()  # too late as well: the run already settled; it must not turn into a failure or lose its report
+    release.set()
     events = await consumer
     result = await run.result()
     assert result.status == "settled" and result.error is None

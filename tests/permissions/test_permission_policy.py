@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import itertools
+import os
 from typing import get_args
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kgent.permissions import MODES, Intent, Mode, Operation, Scope, Verdict, decide
+from kgent.permissions import MODES, Intent, Mode, Operation, Scope, Verdict, decide, shell_grant
+from kgent.tools.sandbox import Grant
 
 # A change of policy must change this table. Columns: mode, operation, scope, protected, action, risk.
 MATRIX = """
@@ -173,3 +175,37 @@ def test_only_full_mode_allows_leaving_the_workspace_or_protected_files(
     if operation in ("shell", "network", "unknown"):
         assert verdict.risk == "high"
         assert verdict.action == "allow" if mode == "full" else verdict.action != "allow"
+
+
+# --- shell commands and the sandbox ---------------------------------------------------------------------------
+
+
+def _bash(operation: str, scope: str = "workspace", protected: bool = False, paths: tuple[str, ...] = (),
+          command: str = "cat a") -> Intent:
+    return Intent(tool="bash", operation=operation, scope=scope, protected=protected,  # type: ignore[arg-type]
+                  paths=paths, command=command, subject="command", reason="runs it")
+
+
+@pytest.mark.parametrize("mode", ["plan", "ask", "auto"])
+def test_a_shell_read_runs_unasked_only_inside_the_sandbox(mode: Mode) -> None:
+    assert decide(mode, _bash("read"), sandboxed=True).action == "allow"
+    unconfined = decide(mode, _bash("read"), sandboxed=False)
+    assert unconfined.action == "ask"
+    assert "no sandbox" in unconfined.reason
+    assert decide(mode, _intent("read", "workspace", False), sandboxed=False).action == "allow"  # file tools: no shell
+    assert decide("full", _bash("shell"), sandboxed=False).action == "allow"
+
+
+def test_the_grant_follows_the_mode_and_the_approval() -> None:
+    assert shell_grant("full", _bash("shell"), approved=True) is None  # full mode: no containment
+    unasked = shell_grant("ask", _bash("read", command="git status"), approved=False)
+    assert unasked == Grant(git=True)
+    assert shell_grant("auto", _bash("read"), approved=False) == Grant()
+    approved = shell_grant("ask", _bash("shell", command="make"), approved=True)
+    assert approved == Grant(write=True, git=True, approved=True)
+    plan = shell_grant("plan", _bash("read", protected=True, command="cat .env"), approved=True)
+    assert plan is not None and not plan.write and plan.secrets
+    net = shell_grant("auto", _bash("network", command="git push"), approved=True)
+    assert net is not None and net.network and net.git_config
+    out = shell_grant("ask", _bash("read", scope="outside", paths=("/etc/hosts", "~/x", "src")), approved=True)
+    assert out is not None and out.outside == ("/etc/hosts", os.path.expanduser("~/x"))

@@ -27,6 +27,7 @@ def test_public_api_is_pinned_and_sorted() -> None:
         "request_id",
         "risk_of",
         "rule_pattern",
+        "shell_grant",
     ]
     for name in permissions.__all__:
         assert getattr(permissions, name) is not None

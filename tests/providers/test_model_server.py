@@ -119,3 +119,38 @@ def test_kgent_run_completes_a_multi_tool_task_over_http(tmp_path: Path, wire: s
     calls = [e["name"] for e in events if e.get("type") == "tool_call"]
     assert calls == ["read", "edit", "bash"]
     assert [e["status"] for e in events if e.get("type") == "run_end"] == ["settled"]
+
+
+def test_emulated_anthropic_cache_looks_back_20_blocks_from_each_breakpoint():
+    from kgent.testing.cache import PromptCache
+
+    def body(n: int, *marked: int) -> dict:
+        blocks = [{"type": "text", "text": f"block {i} " + "x" * 40} for i in range(n)]
+        for i in marked:
+            blocks[i]["cache_control"] = {"type": "ephemeral"}
+        return {"messages": [{"role": "user", "content": blocks}]}
+
+    cache = PromptCache(min_tokens=100)
+    assert cache.account("anthropic", body(5, 4), 10_000).write == 0  # under the minimum: not cached
+    first = cache.account("anthropic", body(12, 11), 10_000)
+    assert (first.read, first.write > 100) == (0, True)
+    near = cache.account("anthropic", body(31, 30), 10_000)  # 19 blocks on: the lookback finds block 11
+    assert near.read == first.write and near.uncached == 10_000 - near.read - near.write
+    far = cache.account("anthropic", body(60, 59), 10_000)  # 29 blocks past the newest cached one: a miss
+    assert far.read == 0
+    pinned = cache.account("anthropic", body(90, 59, 89), 10_000)  # a breakpoint where the last one was: a hit
+    assert pinned.read == far.write
+
+
+def test_emulated_automatic_caches_count_whole_units_of_the_shared_prefix():
+    from kgent.testing.cache import PromptCache
+
+    cache = PromptCache()
+    messages = [{"role": "user", "content": "y" * 5000}]
+    first = cache.account("openai", {"model": "deepseek-chat", "messages": messages}, 2000)
+    again = cache.account("openai", {"model": "deepseek-chat", "messages": [*messages, {"role": "user"}]}, 2000)
+    assert (first.read, again.read) == (0, 5000 // 256 * 64)
+    assert again.openai_fields()["prompt_cache_miss_tokens"] == 2000 - again.read
+    small = [{"role": "user", "content": "z" * 3000}]  # OpenAI caches prompts from 1024 tokens on only
+    cache.account("openai", {"model": "gpt-4o", "messages": small}, 800)
+    assert cache.account("openai", {"model": "gpt-4o", "messages": small}, 800).read == 0

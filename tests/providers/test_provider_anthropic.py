@@ -111,13 +111,20 @@ async def test_request_wire_format():
     assert "authorization" not in req.headers
     body = json.loads(req.content)
     assert body["model"] == "claude-test" and body["max_tokens"] == 8192 and body["stream"] is True
-    assert body["system"] == "You are a test."
+    cache = {"type": "ephemeral"}  # breakpoints: the tools, the system prompt, the previous and the newest user message
+    assert body["system"] == [{"type": "text", "text": "You are a test.", "cache_control": cache}]
     assert body["tools"] == [
-        {"name": "read", "description": "Read a file", "input_schema": {"type": "object"}}
+        {"name": "read", "description": "Read a file", "input_schema": {"type": "object"}, "cache_control": cache}
     ]
     summary = "The conversation history before this point was compacted into the following summary:\n\n<summary>\nBefore.\n</summary>"
     assert body["messages"] == [
-        {"role": "user", "content": [{"type": "text", "text": summary}, {"type": "text", "text": "fix it"}]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": summary},
+                {"type": "text", "text": "fix it", "cache_control": cache},
+            ],
+        },
         {
             "role": "assistant",
             "content": [
@@ -137,7 +144,7 @@ async def test_request_wire_format():
                     "content": "permission_denied: no",
                     "is_error": True,
                 },
-                {"type": "text", "text": "steer: be careful"},
+                {"type": "text", "text": "steer: be careful", "cache_control": cache},
             ],
         },
     ]
@@ -269,3 +276,15 @@ async def test_prompt_too_long_error_event_is_context_overflow():
     )
     _, message = await collect(provider_for([START, error]).stream(request()))
     assert message.error_code == "context_overflow"
+
+
+def test_cache_breakpoints_mark_the_newest_and_the_previous_newest_user_message():
+    from kgent.providers.anthropic import cache_breakpoints
+
+    u, a = b'{"role":"user","content":[]}', b'{"role":"assistant","content":[]}'
+    assert cache_breakpoints([]) == []
+    assert cache_breakpoints([u]) == [0]
+    assert cache_breakpoints([u, a]) == [0]  # a history ending in an answer: its user message only
+    assert cache_breakpoints([u, a, u]) == [0, 2]
+    assert cache_breakpoints([u, a, u, a, u]) == [2, 4]
+    assert cache_breakpoints([u, a, u, a]) == [0, 2]

@@ -1,4 +1,5 @@
-"""Which key a provider gets from the environment: KGENT_API_KEY first, a vendor's variable only for its host."""
+"""Which key a provider gets from the environment: KGENT_API_KEY first but only for the provider and host it was
+configured for (KGENT_PROVIDER / KGENT_BASE_URL), a vendor's variable only for its host."""
 
 from __future__ import annotations
 
@@ -33,10 +34,26 @@ def test_vendor_keys_go_only_to_their_vendor(provider: str, base_url: str | None
     assert config.api_key == key
 
 
-def test_kgent_api_key_wins_everywhere() -> None:
+def test_kgent_api_key_wins_everywhere_it_is_configured_for() -> None:
     env = ALL_KEYS | {"KGENT_API_KEY": "sk-kgent"}
     for provider, url in [("openai", None), ("openai", "https://proxy.example/v1"), ("anthropic", None)]:
         assert provider_config(env, provider=provider, base_url=url).api_key == "sk-kgent"
+
+
+@pytest.mark.parametrize(
+    ("provider", "base_url", "key"),
+    [
+        ("anthropic", None, "sk-anthropic"),  # a run that switches vendor: that vendor's key, never KGENT_API_KEY
+        ("anthropic", "https://gateway.example", None),
+        ("openai", "https://api.openai.com/v1", "sk-openai"),
+        ("openai", None, "sk-deepseek"),
+    ],
+)
+def test_a_switch_never_carries_kgent_api_key(provider: str, base_url: str | None, key: str | None) -> None:
+    env = ALL_KEYS | {"KGENT_API_KEY": "sk-kgent"}
+    assert provider_config(env, provider=provider, base_url=base_url, kgent_key=False).api_key == key
+    only = {"KGENT_API_KEY": "sk-kgent"}
+    assert provider_config(only, provider=provider, base_url=base_url, kgent_key=False).api_key is None
 
 
 def test_env_selects_provider_model_and_url_and_flags_override() -> None:

@@ -364,3 +364,29 @@ async def test_a_lone_surrogate_in_tool_arguments_does_not_break_the_next_reques
     got = json.loads(sent["tool_calls"][0]["function"]["arguments"]) if wire == "openai" else sent["content"][0]["input"]
     assert got == {"path": "x\ud800y"}
     await provider.aclose()
+
+
+@pytest.mark.parametrize(
+    ("base_url", "sent"),
+    [
+        ("https://api.openai.com/v1", True),
+        ("https://api.deepseek.com", False),  # DeepSeek caches by prefix alone
+        ("http://127.0.0.1:8000/v1", False),  # vLLM, llama.cpp, Ollama …: a strict server refuses unknown fields
+    ],
+)
+async def test_prompt_cache_key_goes_only_to_hosts_that_take_it(base_url, sent):
+    seen: list[httpx.Request] = []
+    provider = provider_for([chunk({"content": "ok"}, "stop"), DONE], seen, base_url=base_url)
+    await collect(provider.stream(request(cache_key="sess-1")))
+    await collect(provider.stream(request()))  # no key (a compaction's summary request has none)
+    bodies = [json.loads(r.content) for r in seen]
+    assert [b.get("prompt_cache_key") for b in bodies] == (["sess-1", None] if sent else [None, None])
+
+
+def test_usage_reads_openai_and_deepseek_cache_reports():
+    from kgent.providers.openai import usage_from_wire
+
+    openai = {"prompt_tokens": 2006, "completion_tokens": 300, "prompt_tokens_details": {"cached_tokens": 1920}}
+    deepseek = {"prompt_tokens": 300, "completion_tokens": 9, "prompt_cache_hit_tokens": 256, "prompt_cache_miss_tokens": 44}
+    assert usage_from_wire(openai) == Usage(input_tokens=86, output_tokens=300, cache_read_tokens=1920)
+    assert usage_from_wire(deepseek) == Usage(input_tokens=44, output_tokens=9, cache_read_tokens=256)

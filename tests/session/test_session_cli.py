@@ -45,6 +45,7 @@ def test_run_resume_fork_list_show_label(capsys, workspace) -> None:
     tree = json.loads(out)
     first_answer = [e for e in tree["entries"] if e["type"] == "message"][1]
     assert first_answer["message"]["role"] == "assistant"
+    assert tree["usage"]["outputTokens"] == 2 * first_answer["message"]["usage"]["outputTokens"]  # both runs
 
     code, out = kgent(capsys, *run_args(workspace, "hello", "--session", sid, "--fork", first_answer["id"], "third"))
     assert code == 0
@@ -58,6 +59,7 @@ def test_run_resume_fork_list_show_label(capsys, workspace) -> None:
     third = next(line for line in lines if "user: third" in line)
     assert second.startswith(" ") and third.startswith("*")  # the old branch is shown, not active
     assert lines[-1].rstrip().endswith("<- leaf")
+    assert lines[2].startswith("tokens: ") and "cost unknown" in lines[2]  # all three runs, on a scripted model
 
 
 def test_fork_command_moves_the_leaf_durably(capsys, workspace) -> None:

@@ -98,7 +98,7 @@ def texts_of(entry) -> str:
 async def test_permission_entries_keep_a_hash_not_the_arguments(tmp_path, workspace) -> None:
     root = tmp_path / "sessions"
     secret = "sk-do-not-store-me"
-    script = [[{"tool": "bash", "args": {"command": f"echo {secret} > /dev/null"}}], [{"text": "ok"}]]
+    script = [[{"tool": "bash", "args": {"command": f"echo {secret} > out.txt"}}], [{"text": "ok"}]]
     k, _ = kernel(root, script, mode="ask")
     result = await settle(k.create_run("run it", workspace=workspace), answer="reject_once")
     tree = await JsonlSessionStore(root).load(result.session_id)
@@ -124,3 +124,21 @@ async def test_resume_after_a_kill_between_a_tool_call_and_its_result(tmp_path, 
     sent = provider.requests[0].messages
     assert isinstance(sent[2], ToolResultMessage) and sent[2].tool_call_id == "c1" and sent[2].is_error
     assert isinstance(sent[3], UserMessage) and sent[3].text == "continue"
+
+
+async def test_a_resumed_session_keeps_its_system_prompt_byte_for_byte(tmp_path, workspace, monkeypatch) -> None:
+    """The prompt carries the session's creation day, not today's: a resume on a later day sends the same bytes, so
+    the provider's prompt cache still hits."""
+    import kgent.session.jsonl as jsonl
+
+    root = tmp_path / "sessions"
+    monkeypatch.setattr(jsonl, "now_iso", lambda: "2025-03-01T23:59:59.000Z")  # the clock, at the session's edge
+    k1, p1 = kernel(root, [[{"text": "Hi."}]])
+    first = await settle(k1.create_run("hello", workspace=workspace))
+    await k1.aclose()
+    monkeypatch.setattr(jsonl, "now_iso", lambda: "2025-03-09T08:00:00.000Z")  # a week later
+    k2, p2 = kernel(root, [[{"text": "Again."}]])
+    await settle(k2.create_run("again", workspace=workspace, session_id=first.session_id))
+    await k2.aclose()
+    assert "Session started on: 2025-03-01\n" in p1.requests[0].system_prompt
+    assert p2.requests[0].system_prompt == p1.requests[0].system_prompt

@@ -112,6 +112,14 @@ async def test_the_cost_limit_ends_a_run_once_its_tokens_cost_more(fixture: Fixt
     assert "+    return a + b" in predictions(tmp_path / "out")["acme__calc-1"]
 
 
+def test_records_keep_token_counts_only() -> None:
+    from kgent.swebench.runner import token_counts
+
+    usage = {"inputTokens": 1, "outputTokens": 2, "cacheReadTokens": 3, "cacheWriteTokens": 4,
+             "cost": {"amount": 0.25, "currency": "USD"}}  # a run_end usage for a model the kernel prices
+    assert token_counts(usage) == {"inputTokens": 1, "outputTokens": 2, "cacheReadTokens": 3, "cacheWriteTokens": 4}
+
+
 async def test_max_turns_ends_a_run_and_keeps_its_patch(fixture: Fixture, tmp_path: Path) -> None:
     record = await one(fixture, tmp_path / "out", "acme__text-1", max_turns=2)  # read, edit; no turn to test
     assert record["status"] == "max_turns" and record["turns"] == 2

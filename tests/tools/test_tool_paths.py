@@ -93,3 +93,34 @@ async def test_tools_turn_escapes_into_error_results(ws: Path, tmp_path: Path, m
     assert not allowed.is_error and allowed.content == "secret\n"
     wrote = await WriteTool().run({"path": "../new.txt", "content": "x"}, make_ctx())
     assert wrote.is_error and not (tmp_path / "new.txt").exists()
+
+
+def test_physical_resolution_follows_a_symlink_before_dotdot(tmp_path: Path) -> None:
+    """A shell resolves `link/..` to the parent of the link's target; the file tools normalize it away."""
+    ws = tmp_path / "ws"
+    (ws / "sub").mkdir(parents=True)
+    (tmp_path / "far" / "away").mkdir(parents=True)
+    (tmp_path / "far" / "x").write_text("outside\n")
+    (ws / "x").write_text("inside\n")
+    (ws / "linkdir").symlink_to(tmp_path / "far" / "away", target_is_directory=True)
+    lexical = classify_path(ws, "linkdir/../x")
+    physical = classify_path(ws, "linkdir/../x", physical=True)
+    assert (lexical.inside, lexical.rel) == (True, "x")
+    assert (physical.inside, physical.rel) == (False, str(tmp_path / "far" / "x"))
+    assert classify_path(ws, "sub/../x", physical=True).rel == "x"
+    assert classify_path(ws, "@x", physical=True).rel == "@x"  # a shell word is taken literally
+
+
+def test_a_file_with_several_hard_links_counts_as_protected(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / ".git" / "objects").mkdir(parents=True)
+    (tmp_path / "secret").write_text("s\n")
+    os.link(tmp_path / "secret", ws / "notes.txt")
+    (tmp_path / "obj").write_text("o\n")
+    os.link(tmp_path / "obj", ws / ".git" / "objects" / "pack")  # git's own hard links (clone --local) are fine
+    (ws / "plain.txt").write_text("p\n")
+    notes = classify_path(ws, "notes.txt")
+    assert notes.inside and notes.protected and notes.hardlinked
+    assert classify_path(ws, "notes.txt", physical=True).hardlinked
+    assert not classify_path(ws, ".git/objects/pack").hardlinked
+    assert not classify_path(ws, "plain.txt").protected

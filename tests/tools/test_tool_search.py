@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -159,3 +161,14 @@ async def test_find_star_does_not_list_git_internals(secrets_tree: Path, ctx: To
     names = out.content.splitlines()
     assert ".env" in names and "app.py" in names
     assert not any(n.startswith(".git/") for n in names) and "link.txt" not in names
+
+
+@pytest.mark.parametrize("fallback", [False, True])
+async def test_a_directory_search_skips_files_with_several_hard_links(
+    ws: Path, make_ctx: Any, tmp_path: Path, fallback: bool
+) -> None:
+    (tmp_path / "outside.txt").write_text("HARDLINK_MARKER outside\n")
+    os.link(tmp_path / "outside.txt", ws / "notes.txt")
+    (ws / "mine.txt").write_text("HARDLINK_MARKER inside\n")
+    out = await GrepTool(force_fallback=fallback).run({"pattern": "HARDLINK_MARKER"}, make_ctx())
+    assert "mine.txt" in out.content and "outside" not in out.content

@@ -93,6 +93,7 @@ local approval = require('kgent.approval')
 H.events = {} -- agent/event params of the current test, in order
 H.timeline = {} -- {what, data}: events, permission decisions and run ends, in order
 H.notes = {} -- vim.notify messages
+H.levels = {} -- {msg, level} of each vim.notify
 H.prompts = {} -- {items, opts} of each vim.ui.select call
 
 local group = vim.api.nvim_create_augroup('kgent-tests', { clear = true })
@@ -110,6 +111,7 @@ vim.api.nvim_create_autocmd('User', {
 local real_notify = vim.notify
 vim.notify = function(msg, level, o)
   H.notes[#H.notes + 1] = msg
+  H.levels[#H.levels + 1] = { msg = msg, level = level or vim.log.levels.INFO }
   if os.getenv('KGENT_TEST_VERBOSE') then
     real_notify(msg, level, o)
   end
@@ -139,7 +141,7 @@ function H.fresh(opts)
   approval.pending, approval.queue, approval.active, approval.blocking = {}, {}, nil, nil
   kgent.state.session_id, kgent.state.session_workspace, kgent.state.run_id = nil, nil, nil
   kgent.state.runs = {}
-  H.events, H.timeline, H.notes, H.prompts = {}, {}, {}, {}
+  H.events, H.timeline, H.notes, H.prompts, H.levels = {}, {}, {}, {}, {}
   vim.ui.select = real_select
 
   local root = vim.fn.tempname()
@@ -158,6 +160,8 @@ function H.fresh(opts)
     provider = 'scripted',
     model = 'hello',
     mode = 'ask',
+    -- Most tests answer through a stubbed vim.ui.select; the inline approvals (the default) have their own tests.
+    approval = 'select',
     workspace = ws,
     log_file = root .. '/kgent.log',
     transcript = { layout = 'vsplit' },
@@ -211,13 +215,13 @@ function H.wait_run_end(ms)
 end
 
 --- A scripted-provider script (its path, usable as the model) that stops at an approval before it answers: turn 0
---- asks to run `true`, turn 1 answers. A test holds that prompt while it queues a steering or follow-up message, so
+--- asks to run `touch gate` (a write, so it asks; `true` would run unasked in the sandbox), turn 1 answers. A test holds that prompt while it queues a steering or follow-up message, so
 --- the message always reaches a live run. The script restarts at turn 0 after each delivered message: answer the
 --- prompts after the first at once.
 function H.gate_script()
   local path = vim.fn.tempname() .. '-gate.json'
   H.write_file(path, vim.json.encode({
-    { { text = 'Checking first.' }, { tool = 'bash', args = { command = 'true' } } },
+    { { text = 'Checking first.' }, { tool = 'bash', args = { command = 'touch gate' } } },
     { { text = 'Done.' } },
   }))
   return path
@@ -225,6 +229,31 @@ end
 
 function H.transcript()
   return ui.lines()
+end
+
+--- The notifications at `level` (vim.log.levels.*).
+function H.notes_at(level)
+  local out = {}
+  for _, n in ipairs(H.levels) do
+    if n.level == level then
+      out[#out + 1] = n.msg
+    end
+  end
+  return out
+end
+
+--- Write a scripted-provider script (a list of turns) and return its path (usable as the model).
+function H.script(turns)
+  local path = vim.fn.tempname() .. '-script.json'
+  H.write_file(path, vim.json.encode(turns))
+  return path
+end
+
+--- Press `keys` in window `win` (as typed: mappings apply), then let scheduled callbacks run.
+function H.press(win, keys)
+  vim.api.nvim_set_current_win(win)
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), 'mx', false)
+  H.flush()
 end
 
 function H.run_all()

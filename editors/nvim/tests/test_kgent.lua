@@ -62,6 +62,7 @@ test('approve: tool-loop edits and runs, the open buffer is reloaded, the transc
   contains(tr, '- ' .. ws .. '/sample.py', 'transcript changed file')
   contains(tr, '+value = 2', 'transcript patch')
   truthy(not H.has_line(tr, 'awaiting approval'), 'no tool left awaiting approval')
+  truthy(not H.has_line(tr, '**Approve?**'), 'approval = "select": no inline block')
 
   -- <CR> on the changed-file line opens it.
   local tbuf = require('kgent.ui').buf()
@@ -503,7 +504,7 @@ test('steer and follow-up reach the live run', function()
   contains(H.notes, 'no live run', 'notification')
 end)
 
-test('two runs at once: each tool line follows its own run (tool call ids repeat across runs)', function()
+test('two runs at once: two transcripts kgent://session/<id>, each run labelled, nothing interleaved', function()
   H.fresh({ files = { ['sample.py'] = SAMPLE }, setup = { model = 'tool-loop' } })
   local held = {}
   H.stub_select(function(items, _, on_choice)
@@ -528,22 +529,54 @@ test('two runs at once: each tool line follows its own run (tool call ids repeat
   H.wait_for(function()
     return #H.of_type('run_end') == 2
   end, 'both run_ends')
-  local tr = H.transcript()
-  local function count(needle)
-    local n = 0
-    for _, l in ipairs(tr) do
-      if l:find(needle, 1, true) then
-        n = n + 1
-      end
+  local starts = H.of_type('run_start')
+  eq(2, #starts, 'run_starts')
+  local tr = require('kgent.transcript')
+  local by_prompt = {}
+  for _, p in ipairs(H.events) do
+    if p.event.type == 'run_start' then
+      by_prompt[p.event.prompt] = { run = p.runId, session = p.sessionId }
     end
-    return n
   end
-  eq(2, count('✓ Read sample.py · completed'), 'read lines')
-  eq(2, count('✗ Edit sample.py · failed · rejected'), 'edit lines')
-  eq(2, count('sample.py` · failed · rejected'), 'bash lines')
-  for _, bad in ipairs({ 'awaiting approval', '· pending', '· in progress', '· unfinished' }) do
-    truthy(not H.has_line(tr, bad), 'no tool line left ' .. bad .. ' in:\n' .. table.concat(tr, '\n'))
+  local a, b = by_prompt.first, by_prompt.second
+  truthy(a and b and a.session ~= b.session, 'two sessions')
+  for _, case in ipairs({ { a, b, 'first' }, { b, a, 'second' } }) do
+    local mine, other, prompt = case[1], case[2], case[3]
+    local buf = tr.buf(mine.session)
+    eq('kgent://session/' .. mine.session, vim.api.nvim_buf_get_name(buf), prompt .. ': buffer name')
+    local lines = tr.lines(mine.session)
+    local function count(needle)
+      local n = 0
+      for _, l in ipairs(lines) do
+        if l:find(needle, 1, true) then
+          n = n + 1
+        end
+      end
+      return n
+    end
+    eq(1, count('## Run ' .. mine.run), prompt .. ': its run labelled')
+    eq(0, count(other.run), prompt .. ': nothing of the other run')
+    eq(1, count('**You:** ' .. prompt), prompt .. ': its prompt')
+    eq(1, count('✓ Read sample.py · completed'), prompt .. ': read line')
+    eq(1, count('✗ Edit sample.py · failed · rejected'), prompt .. ': edit line')
+    eq(1, count('sample.py` · failed · rejected'), prompt .. ': bash line')
+    eq(1, count('**Run settled**'), prompt .. ': its summary')
+    for _, bad in ipairs({ 'awaiting approval', '· pending', '· in progress', '· unfinished' }) do
+      truthy(not H.has_line(lines, bad), 'no tool line left ' .. bad .. ' in:\n' .. table.concat(lines, '\n'))
+    end
   end
+  -- The picker over transcripts offers both sessions.
+  local labels
+  H.stub_select(function(items, o, on_choice)
+    labels = vim.tbl_map(o.format_item, items)
+    on_choice(nil)
+  end)
+  vim.cmd('Kgent transcripts')
+  H.wait_for(function()
+    return labels
+  end, 'the transcript picker')
+  contains(labels, a.session, 'picker')
+  contains(labels, b.session, 'picker')
 end)
 
 test('errors are reported, not thrown: an unknown script', function()
@@ -604,6 +637,7 @@ test(':checkhealth kgent reports the daemon, protocol version and provider', fun
   contains(lines, 'OK protocol version 1', 'checkhealth')
   contains(lines, 'OK provider scripted, model hello', 'checkhealth')
   contains(lines, 'OK the scripted provider needs no API key', 'checkhealth')
+  truthy(text:find('OK bubblewrap', 1, true) or text:find('WARNING no sandbox', 1, true), 'a sandbox line in:\n' .. text)
   truthy(not text:find('ERROR', 1, true), 'no ERROR in:\n' .. text)
 end)
 
@@ -665,7 +699,7 @@ test(':Kgent completes its subcommands; :Kgent log opens the daemon log', functi
   for _, s in ipairs({ 'cancel', 'followup', 'log', 'new', 'resume', 'run', 'sessions', 'steer' }) do
     truthy(vim.tbl_contains(all, s), 'completes ' .. s)
   end
-  eq({ 'resume', 'run' }, vim.fn.getcompletion('Kgent r', 'cmdline'), 'prefix')
+  eq({ 'restart', 'resume', 'run' }, vim.fn.getcompletion('Kgent r', 'cmdline'), 'prefix')
   eq({ 'run' }, vim.fn.getcompletion("'<,'>Kgent ru", 'cmdline'), 'with a range')
   vim.cmd('Kgent log')
   eq(H.root .. '/kgent.log', vim.api.nvim_buf_get_name(0), 'log buffer')
@@ -697,6 +731,378 @@ test(':help kgent: doc/kgent.txt has clean tags that resolve', function()
       end
     end
   end
+end)
+
+-- Inline approvals, chat, lifecycle, conventions ----------------------------------------------------------------------
+
+local tr_mod = require('kgent.transcript')
+
+--- The session transcript's window and lines of the (only) pending approval's session.
+local function pending_session()
+  local p = approval.list()[1]
+  return p and p.params.sessionId
+end
+
+test('inline approval: shown in the transcript, answered by keys while the transcript is scrolled', function()
+  local ws = H.fresh({ files = { ['sample.py'] = SAMPLE }, setup = { model = 'tool-loop', approval = 'inline' } })
+  local calls = 0
+  vim.ui.select = function()
+    calls = calls + 1
+  end
+  eq('', kgent.statusline() == '' and '' or 'started', 'statusline before the daemon (prewarm may start it)')
+  kgent.run('Change value to 2')
+  H.wait_for(function()
+    return #approval.list() == 1
+  end, 'the edit approval')
+  local sid = pending_session()
+  local buf = tr_mod.buf(sid)
+  local lines = tr_mod.lines(sid)
+  contains(lines, '**Approve?** Edit sample.py  [', 'approval header')
+  contains(lines, '  why: ', 'reason')
+  contains(lines, '    +value = 2', 'inline diff')
+  contains(lines, '[a] Allow once', 'keys')
+  contains(lines, '[R] Reject always', 'keys')
+  contains(lines, '[d] diff', 'preview key')
+  contains(lines, 'Edit sample.py · pending · awaiting approval', 'the tool line says it waits')
+  local tool_row, block_row
+  for i, l in ipairs(lines) do
+    if l:find('Edit sample.py · pending', 1, true) then
+      tool_row = i
+    elseif l:find('**Approve?**', 1, true) then
+      block_row = i
+    end
+  end
+  local tl = {}
+  for _, t in ipairs(H.timeline) do
+    tl[#tl + 1] = t[1] .. ':' .. (t[1] == 'KgentEvent' and t[2].event.type or '')
+  end
+  truthy(tool_row < block_row, 'the approval under its tool line:\n' .. table.concat(lines, '\n') .. table.concat(tl, ' '))
+  eq('kgent: waiting for you', kgent.statusline(), 'statusline')
+  -- Nothing modal: the event loop and the editor go on; the transcript can be scrolled and read.
+  local win = vim.fn.bufwinid(buf)
+  truthy(win ~= -1, 'the transcript is on screen')
+  vim.api.nvim_set_current_win(win)
+  vim.cmd('normal! gg')
+  eq(1, vim.api.nvim_win_get_cursor(win)[1], 'scrolled to the top')
+  eq('n', vim.api.nvim_get_mode().mode, 'Normal mode, no prompt')
+  -- d opens the diff tab (nothing written), then back to the transcript.
+  H.press(win, 'd')
+  truthy(vim.api.nvim_buf_get_name(0):find('sample.py (', 1, true), 'diff tab: ' .. vim.api.nvim_buf_get_name(0))
+  eq(SAMPLE, H.read_file(ws .. '/sample.py'), 'nothing written while previewing')
+  vim.cmd('tabprevious')
+  -- a (cursor outside any block: the oldest pending call) allows the edit; the diff tab closes.
+  H.press(win, 'a')
+  H.wait_for(function()
+    return #approval.list() == 1 and approval.list()[1].params.toolCall.name == 'bash'
+  end, 'the bash approval')
+  eq(1, #vim.api.nvim_list_tabpages(), 'diff tab closed')
+  eq('value = 2\nprint(value)\n', H.read_file(ws .. '/sample.py'), 'the edit went through')
+  -- The window stayed where the reader left it while the transcript grew.
+  eq(1, vim.api.nvim_win_get_cursor(win)[1], 'the scrolled window did not jump to the end')
+  -- r with the cursor on the bash block rejects it.
+  local first = tr_mod.block_rows(approval.list()[1].inline.block)
+  vim.api.nvim_win_set_cursor(win, { first + 1, 0 })
+  H.press(win, 'r')
+  local e = H.wait_run_end()
+  eq('settled', e.status, 'status')
+  eq(0, calls, 'vim.ui.select never called')
+  lines = tr_mod.lines(sid)
+  truthy(not H.has_line(lines, '**Approve?**'), 'approval blocks removed')
+  -- No approval highlight is left behind on the lines that followed a removed block.
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, -1, 0, -1, { details = true })) do
+    local d = m[4]
+    if d.line_hl_group == 'KgentApproval' or d.line_hl_group == 'KgentApprovalKey' then
+      truthy(d.invalid, 'a stale approval highlight: ' .. vim.inspect(m) .. ' of ' .. #lines .. ' lines')
+    end
+  end
+  eq('KgentTool', vim.api.nvim_get_hl(0, { name = 'KgentTool' }).link and 'KgentTool', 'groups defined')
+  contains(lines, '✓ Edit sample.py · completed · approved once', 'edit line')
+  contains(lines, 'sample.py` · failed · rejected', 'bash line')
+  eq('kgent: idle', kgent.statusline(), 'statusline after the run')
+end)
+
+test('inline approval: :Kgent cancel works while it is pending; the block goes', function()
+  local ws = H.fresh({ files = { ['sample.py'] = SAMPLE }, setup = { model = 'tool-loop', approval = 'inline' } })
+  kgent.run('Change value to 2')
+  H.wait_for(function()
+    return #approval.list() == 1
+  end, 'the approval')
+  local sid = pending_session()
+  vim.cmd('Kgent cancel')
+  local e = H.wait_run_end()
+  eq('cancelled', e.status, 'status')
+  eq(0, #approval.list(), 'no pending approval')
+  local lines = tr_mod.lines(sid)
+  truthy(not H.has_line(lines, '**Approve?**'), 'block removed')
+  contains(lines, '✗ Edit sample.py · cancelled · prompt withdrawn', 'tool line')
+  eq(SAMPLE, H.read_file(ws .. '/sample.py'), 'file on disk')
+end)
+
+test('inline approvals: several pending at once (two runs), a countdown, each answered in its own transcript',
+  function()
+  H.fresh({ files = { ['sample.py'] = SAMPLE }, setup = { model = 'tool-loop', approval = 'inline',
+    approval_timeout = 600 } })
+  kgent.run('first', { new_session = true })
+  H.wait_for(function()
+    return #approval.list() == 1
+  end, 'the first approval')
+  kgent.run('second', { new_session = true })
+  H.wait_for(function()
+    return #approval.list() == 2
+  end, 'two approvals pending')
+  eq('kgent: waiting for you (2)', kgent.statusline(), 'statusline')
+  local p1, p2 = approval.list()[1], approval.list()[2]
+  truthy(p1.params.sessionId ~= p2.params.sessionId, 'two sessions')
+  local l2 = tr_mod.lines(p2.params.sessionId)
+  contains(l2, 'rejected in 600 s if unanswered', 'countdown line')
+  H.wait_for(function()
+    return H.has_line(tr_mod.lines(p2.params.sessionId), 'rejected in 59')
+  end, 'the countdown ticking')
+  truthy(not H.has_line(tr_mod.lines(p1.params.sessionId), p2.params.runId), 'nothing of run 2 in run 1')
+  -- The second transcript's keys answer the second run's call only.
+  local b2 = tr_mod.buf(p2.params.sessionId)
+  local w2 = require('kgent.ui').open(false, p2.params.sessionId)
+  eq(b2, vim.api.nvim_win_get_buf(w2), 'window shows the second transcript')
+  H.press(w2, 'R')
+  H.wait_for(function()
+    return not approval.pending[p2.id]
+  end, 'the second answered')
+  truthy(approval.pending[p1.id] ~= nil, 'the first still pending')
+  kgent.approve('reject_once') -- the Lua API / <Plug>(kgent-reject): the oldest pending
+  H.wait_for(function()
+    return not approval.pending[p1.id]
+  end, 'the first answered')
+  -- Both runs go on to their bash calls; reject those too.
+  H.wait_for(function()
+    local l = approval.list()
+    if #l > 0 then
+      kgent.approve('reject_once')
+    end
+    return #H.of_type('run_end') == 2
+  end, 'both run_ends')
+  local res = H.of_type('permission_resolved')
+  local kinds = {}
+  for _, r in ipairs(res) do
+    kinds[r.decision] = (kinds[r.decision] or 0) + 1
+  end
+  eq(1, kinds.reject_always, 'one reject always')
+end)
+
+test('inline approval timeout: the countdown ends in a reject, the block goes', function()
+  H.fresh({ files = { ['sample.py'] = SAMPLE }, setup = { model = 'tool-loop', approval = 'inline',
+    approval_timeout = 1.5 } })
+  kgent.run('Change value to 2')
+  H.wait_for(function()
+    return #approval.list() == 1
+  end, 'the approval')
+  local sid = pending_session()
+  contains(tr_mod.lines(sid), 'rejected in 2 s if unanswered', 'countdown')
+  local e = H.wait_run_end()
+  eq('settled', e.status, 'status')
+  local lines = tr_mod.lines(sid)
+  truthy(not H.has_line(lines, '**Approve?**'), 'blocks removed')
+  contains(lines, 'rejected (timeout)', 'tool line')
+end)
+
+test('kill -9 of the daemon: announced at ERROR with the signal, tools marked lost, edited buffer reloaded', function()
+  local ws = H.fresh({ files = { ['notes.txt'] = 'original\n' }, setup = {
+    model = H.script({
+      { { text = 'Writing.' }, { tool = 'write', args = { path = 'notes.txt', content = 'changed\n' } } },
+      { { text = 'Waiting.' }, { tool = 'bash', args = { command = 'sleep 61.25; echo never' } } },
+      { { text = 'Done.' } },
+    }),
+  } })
+  vim.cmd.edit(ws .. '/notes.txt')
+  local src = vim.api.nvim_get_current_buf()
+  H.answer_all('allow_once')
+  kgent.run('write then wait')
+  H.wait_for(function()
+    for _, u in ipairs(H.of_type('tool_update')) do
+      if u.status == 'in_progress' and u.toolCallId and #H.of_type('tool_call') == 2 then
+        return true
+      end
+    end
+  end, 'bash in progress')
+  eq('changed\n', H.read_file(ws .. '/notes.txt'), 'written on disk')
+  local run_id = kgent.state.run_id
+  local sid = kgent.state.session_id
+  local pid = kgent.state.conn.pid
+  truthy(pid, 'the daemon pid is known')
+  eq('kgent: running 1', kgent.statusline(), 'statusline while running')
+  H.wait_for(function()
+    return vim.fn.system({ 'pgrep', '-f', 'sleep 61.25' }) ~= ''
+  end, 'the command running')
+  vim.uv.kill(pid, 'sigkill')
+  H.wait_for(function()
+    return #H.notes_at(vim.log.levels.ERROR) > 0
+  end, 'the ERROR notification')
+  local errs = H.notes_at(vim.log.levels.ERROR)
+  eq(1, #errs, 'one ERROR notification: ' .. vim.inspect(errs))
+  contains(errs, 'the daemon was killed by signal 9 (SIGKILL): 1 run lost', 'notification')
+  contains(errs, ':Kgent restart', 'restart offered')
+  eq(false, kgent.state.runs[run_id].live, 'the run ended')
+  local lines = tr_mod.lines(sid)
+  contains(lines, 'sleep 61.25; echo never` · lost', 'the bash tool marked lost')
+  contains(lines, '**Run ' .. run_id .. ' lost** · the daemon was killed by signal 9 (SIGKILL)', 'transcript')
+  eq({ 'changed' }, vim.api.nvim_buf_get_lines(src, 0, -1, false), 'the edited buffer reloaded')
+  eq('kgent: daemon died', kgent.statusline(), 'statusline')
+  contains(vim.split(H.read_file(H.root .. '/kgent.log'), '\n'), 'ERROR kgent.nvim: the daemon (pid ' .. pid
+    .. ') was killed by signal 9 (SIGKILL)', 'the log says it')
+  -- What the daemon was running went with it (its process group).
+  H.wait_for(function()
+    return vim.fn.system({ 'pgrep', '-f', 'sleep 61.25' }) == ''
+  end, 'the command killed too')
+  -- :Kgent restart brings it back.
+  vim.cmd('Kgent restart')
+  H.wait_for(function()
+    return kgent.state.conn and kgent.state.conn.ready
+  end, 'the restarted daemon')
+  eq('kgent: idle', kgent.statusline(), 'statusline after the restart')
+end)
+
+test('prewarm: setup() starts the daemon in the background; the log has the INFO lines', function()
+  H.fresh({ setup = { log_level = 'INFO' } })
+  eq(nil, kgent.state.conn, 'not started synchronously by setup()')
+  H.wait_for(function()
+    return kgent.state.conn and kgent.state.conn.ready
+  end, 'the prewarmed daemon')
+  eq('kgent: idle', kgent.statusline(), 'statusline')
+  local log = vim.split(H.read_file(H.root .. '/kgent.log'), '\n')
+  contains(log, 'INFO kgent.nvim: started the daemon (pid ', 'log')
+  contains(log, ') is ready: kgent ', 'log')
+  -- The first run uses it: no "starting" note.
+  local conn = kgent.state.conn
+  kgent.run('Say hello.')
+  eq('settled', H.wait_run_end().status, 'status')
+  eq(conn, kgent.state.conn, 'the same daemon')
+  truthy(not H.has_line(H.transcript(), 'starting the daemon'), 'no starting note')
+  -- prewarm = false: nothing until the first command, which says it is starting.
+  H.fresh({ setup = { prewarm = false } })
+  H.flush()
+  eq(nil, kgent.state.conn, 'no daemon')
+  eq('', kgent.statusline(), 'statusline: nothing')
+  kgent.run('Say hello.')
+  contains(H.transcript(), '_starting the daemon…_', 'starting note')
+  eq('kgent: starting…', kgent.statusline(), 'statusline while starting')
+  eq('settled', H.wait_run_end().status, 'status')
+end)
+
+test('the chat: <CR> runs with #buffer, while live <CR> steers, <C-f> queues a follow-up, clearable', function()
+  local ws = H.fresh({ files = { ['util.py'] = 'def f(x):\n    return x * 2\n' }, setup = { model = H.gate_script(),
+    prewarm = false } })
+  vim.cmd.edit(ws .. '/util.py')
+  local held
+  H.stub_select(function(items, _, on_choice)
+    local reject = function()
+      on_choice(H.item(items, 'reject_once'))
+    end
+    if held then
+      return reject()
+    end
+    held = reject
+  end)
+  vim.cmd('Kgent chat')
+  local cw = vim.api.nvim_get_current_win()
+  local cbuf = vim.api.nvim_get_current_buf()
+  eq('kgent://chat', vim.api.nvim_buf_get_name(cbuf), 'chat buffer')
+  vim.api.nvim_buf_set_lines(cbuf, 0, -1, false, { 'Explain #buffer', 'in two lines.' })
+  H.press(cw, '<CR>')
+  H.wait_for(function()
+    return #H.of_type('run_start') == 1 and held
+  end, 'the run from the chat')
+  local start = H.of_type('run_start')[1]
+  contains({ start.prompt }, 'Explain #buffer\nin two lines.', 'multi-line prompt')
+  contains({ start.prompt }, '<resource uri="' .. vim.uri_from_fname(ws .. '/util.py') .. '">', '#buffer sent')
+  eq({ '' }, vim.api.nvim_buf_get_lines(cbuf, 0, -1, false), 'chat cleared')
+  -- While the run is live: <C-f> in Insert mode queues a follow-up (shown, clearable), <C-s> steers.
+  vim.api.nvim_buf_set_lines(cbuf, 0, -1, false, { 'Then add a test.' })
+  H.press(cw, 'A<C-f><Esc>')
+  eq(1, #require('kgent.chat').state.queue, 'queued follow-up')
+  contains(H.notes, 'follow-up queued (1 waiting)', 'acknowledged')
+  local virt = vim.api.nvim_buf_get_extmarks(cbuf, -1, 0, -1, { details = true })
+  local shown = vim.inspect(virt)
+  truthy(shown:find('follow-up 1, starts when the run ends: Then add a test.', 1, true), 'queue shown: ' .. shown)
+  vim.cmd('Kgent queue clear')
+  eq(0, #require('kgent.chat').state.queue, 'queue cleared')
+  vim.api.nvim_buf_set_lines(cbuf, 0, -1, false, { 'Then say bye.' })
+  H.press(cw, '<C-f>')
+  vim.api.nvim_buf_set_lines(cbuf, 0, -1, false, { 'Use three.' })
+  H.press(cw, 'A<C-s><Esc>')
+  H.wait_for(function()
+    return H.has_line(H.notes, 'steering message queued')
+  end, 'the steer acknowledged')
+  held()
+  -- The run ends; the queued follow-up starts the next run of the same session.
+  H.wait_for(function()
+    return #H.of_type('run_start') == 2
+  end, 'the follow-up run')
+  local second = H.of_type('run_start')[2]
+  eq('Then say bye.', second.prompt, 'follow-up prompt')
+  eq(start.sessionId, second.sessionId, 'same session')
+  H.wait_for(function()
+    return #H.of_type('run_end') == 2
+  end, 'both ends')
+  local steered = false
+  for _, u in ipairs(H.of_type('user_message')) do
+    steered = steered or (u.source == 'steer' and u.text == 'Use three.')
+  end
+  truthy(steered, 'the steering message was delivered')
+end)
+
+test('errors in plugin words: a missing daemon, a daemon that exits at once (one message)', function()
+  H.fresh({ setup = { cmd = { '/nonexistent/kgent', 'serve', '--stdio' } } })
+  kgent.run('hi')
+  local errs = H.notes_at(vim.log.levels.ERROR)
+  eq(1, #errs, 'one error: ' .. vim.inspect(errs))
+  contains(errs, 'cannot start the daemon: `/nonexistent/kgent` is not an executable', 'message')
+  for _, m in ipairs(errs) do
+    truthy(not m:find('language server', 1, true) and not m:find('.lua:', 1, true), 'no LSP internals: ' .. m)
+  end
+  H.fresh({ setup = { cmd = { '/bin/false' }, prewarm = false } })
+  kgent.run('hi')
+  H.wait_for(function()
+    return #H.notes_at(vim.log.levels.ERROR) > 0 and H.has_line(H.transcript(), 'could not start the run')
+  end, 'the failure')
+  H.flush()
+  errs = H.notes_at(vim.log.levels.ERROR)
+  eq(1, #errs, 'one error: ' .. vim.inspect(errs))
+  contains(errs, 'the daemon exited with code 1 before it answered initialize', 'message')
+end)
+
+test('conventions: highlight groups, <Plug> mappings, :checkhealth sandbox and version', function()
+  H.fresh({})
+  for name, link in pairs({ KgentUser = 'Identifier', KgentTool = 'Function', KgentApproval = 'DiagnosticWarn',
+    KgentHeader = 'Title', KgentNote = 'Comment', KgentLost = 'DiagnosticError' }) do
+    eq(link, vim.api.nvim_get_hl(0, { name = name }).link, name)
+  end
+  for _, plug in ipairs({ '<Plug>(kgent-chat)', '<Plug>(kgent-cancel)', '<Plug>(kgent-open)', '<Plug>(kgent-allow)',
+    '<Plug>(kgent-reject)', '<Plug>(kgent-transcripts)' }) do
+    truthy(vim.fn.maparg(plug, 'n') ~= '', 'mapping ' .. plug)
+  end
+  truthy(vim.fn.maparg('<Plug>(kgent-chat)', 'x') ~= '', 'visual chat mapping')
+  local lines = health_lines()
+  truthy(vim.tbl_contains(lines, 'kgent: shell sandbox') or table.concat(lines, '\n'):find('kgent: shell sandbox', 1, true), 'checkhealth sandbox section')
+  contains(lines, 'OK daemon answers initialize: kgent ', 'checkhealth version')
+end)
+
+test('run summary: all input tokens, the cached share and the cost when the model has a price', function()
+  local prices = vim.fn.tempname() .. '.json'
+  H.write_file(prices, vim.json.encode({
+    currency = 'USD',
+    models = { hello = { input = 1000000, output = 2000000, cacheRead = 100000, cacheWrite = 1250000 } },
+  }))
+  H.fresh({ setup = { env = { KGENT_PRICES = prices } } })
+  vim.cmd('Kgent run say hello')
+  local e = H.wait_run_end()
+  eq('settled', e.status, 'status')
+  local u = e.usage
+  truthy(type(u.cost) == 'table' and u.cost.currency == 'USD' and u.cost.amount > 0, 'run_end carries a cost')
+  local input = u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens
+  local line = ('%d in / %d out tokens · ≈ $%.4f'):format(input, u.outputTokens, u.cost.amount)
+  if u.cacheReadTokens > 0 then
+    line = ('%d in (%d cached) / %d out tokens · ≈ $%.4f'):format(input, u.cacheReadTokens, u.outputTokens, u.cost.amount)
+  end
+  contains(H.transcript(), line, 'transcript summary')
 end)
 
 H.run_all()

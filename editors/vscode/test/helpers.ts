@@ -101,14 +101,15 @@ export function isAlive(pid: number): boolean {
 }
 
 /**
- * A scripted-provider script that stops at an approval before it answers: turn 0 asks to run `true`, turn 1 answers.
+ * A scripted-provider script that stops at an approval before it answers: turn 0 asks to run `touch gate` (a write,
+ * so it asks; `true` would run unasked in the sandbox), turn 1 answers.
  * A test holds that prompt open while it queues a steering or follow-up message, so the message always reaches a
  * live run (the built-in `slow-answer` leaves a fraction of a second for it). The script restarts at turn 0 after
  * each delivered message, so later prompts come too: answer them at once. Returns the path, usable as the model.
  */
 export function gateScript(dir: string): string {
   const file = path.join(dir, "gate.json");
-  const turns = [[{ text: "Checking first." }, { tool: "bash", args: { command: "true" } }], [{ text: "Done." }]];
+  const turns = [[{ text: "Checking first." }, { tool: "bash", args: { command: "touch gate" } }], [{ text: "Done." }]];
   fs.writeFileSync(file, JSON.stringify(turns));
   return file;
 }

@@ -37,6 +37,19 @@ def _clip(text: str, lines: int = 8) -> str:
     return "\n".join(parts[:lines]) + f"\n… ({len(parts) - lines} more lines)"
 
 
+def usage_line(usage: dict[str, Any]) -> str:
+    """A run's tokens and estimated cost on one line (the `usage` wire form in)."""
+    read, write = usage.get("cacheReadTokens", 0), usage.get("cacheWriteTokens", 0)
+    total_in = usage.get("inputTokens", 0) + read + write
+    parts = [f"{read:,} from cache" if read else "", f"{write:,} to cache" if write else ""]
+    cache = f" ({', '.join(p for p in parts if p)})" if read or write else ""
+    cost = usage.get("cost")
+    money = (
+        f"cost ≈ ${cost['amount']:.4f}" if cost else "cost unknown: no price for this model (KGENT_PRICES)"
+    )
+    return f"tokens: {total_in:,} input{cache} · {usage.get('outputTokens', 0):,} output · {money}"
+
+
 class JsonRenderer:
     """One JSON object per event, one per line."""
 
@@ -134,6 +147,8 @@ class HumanRenderer:
                 c.print(f"[bold {style}]{end.status}[/] ({end.stop_reason}) after {end.turns} turn(s)")
                 if end.error:
                     c.print(f"[red]error:[/] {escape(str(end.error.get('message')))}")
+                if end.usage:
+                    c.print(usage_line(end.usage), style="dim", markup=False)
                 if end.changed_paths:
                     c.print("changed: " + ", ".join(end.changed_paths), markup=False)
                 if end.patch:

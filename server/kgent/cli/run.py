@@ -21,6 +21,14 @@ def add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--script", help="scripted provider: a built-in script name or a JSON file")
     p.add_argument("--workspace", default=None, help="workspace directory (default: the current directory)")
     p.add_argument("--max-turns", dest="max_turns", type=int, default=None, help="model turns before giving up")
+    p.add_argument(
+        "--cost-limit",
+        dest="cost_limit",
+        type=float,
+        metavar="USD",
+        help="stop the run (failed: cost_limit) before a model call would take its estimated cost past this many "
+        "US dollars (env KGENT_COST_LIMIT; needs the model's price)",
+    )
 
 
 def add_parser(sub: Any) -> None:
@@ -35,16 +43,37 @@ def add_parser(sub: Any) -> None:
 
 def build_kernel(args: argparse.Namespace, mode: str | None = None) -> Any:
     """Assemble an AgentKernel from flags + environment; raises ConfigError with what to fix."""
-    from kgent.config import context_overrides, permission_mode, provider_config, require_key
+    from kgent.config import (
+        context_overrides,
+        cost_limit,
+        permission_mode,
+        prices,
+        provider_config,
+        require_key,
+    )
     from kgent.kernel import AgentKernel, KernelConfig
     from kgent.providers import create_provider
 
+    env: dict[str, str] | None = None
+    if getattr(args, "switched_provider", False):
+        # A resumed session of another provider than the configured one: that provider's own defaults and vendor
+        # key; KGENT_API_KEY (and KGENT_BASE_URL) belong to the configured provider and never travel with the switch.
+        env = {k: v for k, v in os.environ.items() if k not in ("KGENT_PROVIDER", "KGENT_MODEL", "KGENT_BASE_URL")}
     config = provider_config(
-        provider=args.provider, model=args.model, base_url=args.base_url, script=getattr(args, "script", None)
+        env,
+        provider=args.provider,
+        model=args.model,
+        base_url=args.base_url,
+        script=getattr(args, "script", None),
+        kgent_key=env is None,
     )
     require_key(config)
     kernel_config = KernelConfig(
-        mode=permission_mode(explicit=mode), max_turns=args.max_turns or 50, **context_overrides()
+        mode=permission_mode(explicit=mode),
+        max_turns=args.max_turns or 50,
+        prices=prices(),
+        cost_limit=cost_limit(explicit=getattr(args, "cost_limit", None)),
+        **context_overrides(),
     )
     return AgentKernel(create_provider(config), store=open_store(), config=kernel_config)
 
@@ -76,7 +105,11 @@ async def resume_defaults(args: argparse.Namespace) -> None:
         raise KgentError(f"no entry {args.fork!r} in session {args.session}", code="entry_not_found")
     config: dict[str, Any] = next((e.data for e in reversed(tree.branch(args.fork)) if e.type == "config"), {})
     if args.provider is None and args.model is None and config.get("provider"):
+        from kgent.config import normalize_provider
+
         args.provider, args.model = config["provider"], config.get("model")
+        configured = normalize_provider(os.environ.get("KGENT_PROVIDER") or "openai")
+        args.switched_provider = normalize_provider(args.provider) != configured
     if args.mode is None and config.get("mode") and not os.environ.get("KGENT_PERMISSION_MODE"):
         args.mode = config["mode"] if config["mode"] != "full" else None  # never resume into full silently
 
@@ -169,19 +202,36 @@ async def _main(args: argparse.Namespace) -> int:
     except KgentError as exc:
         renderer.note({"error": exc.message, "code": exc.code})
         return 2
+    sandbox = sandbox_note(kernel)
+    if not args.json:
+        renderer.note({"sandbox": sandbox})
     interactive = sys.stdin.isatty() and not args.json
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):  # Ctrl-C cancels the run cleanly (tools killed, session kept)
+    # Ctrl-C, a kill, or the terminal closing (SIGHUP) cancel the run cleanly: tools killed, session kept.
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         loop.add_signal_handler(sig, run.cancel)
     try:
         result = await drive(run, renderer, interactive=interactive)
     finally:
         await kernel.aclose()
     if args.json:
-        renderer.note({"result": {"status": result.status, "sessionId": result.session_id, "runId": result.run_id}})
+        renderer.note({"result": {"status": result.status, "sessionId": result.session_id, "runId": result.run_id,
+                                  "sandbox": kernel.sandbox.name}})
     else:
         renderer.note({"session": f"{result.session_id}  (resume: kgent run --session {result.session_id} ...)"})
     return 0 if result.status == "settled" else 1
+
+
+def sandbox_note(kernel: Any) -> str:
+    """What shell commands run in, for the line printed at start."""
+    from kgent.permissions import normalize_mode
+
+    sandbox = kernel.sandbox
+    if normalize_mode(kernel.config.mode) == "full":
+        return f"{sandbox.name} — but full mode runs shell commands unconfined"
+    if sandbox.contains:
+        return f"{sandbox.name} — reads run unasked inside it; other shell commands ask"
+    return f"none — {sandbox.reason}: every shell command asks"
 
 
 def run(args: argparse.Namespace) -> int:

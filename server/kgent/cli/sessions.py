@@ -1,4 +1,4 @@
-"""`kgent sessions`: list a workspace's sessions, show one as a tree, compact, fork (move the leaf) and label.
+"""`kgent sessions`: list a workspace's sessions, show one as a tree, compact, fork (move the leaf), label and repair.
 
 Exposes `add_parser(subparsers)` and `run(args) -> int` for kgent.cli.main.
 """
@@ -15,10 +15,10 @@ from typing import Any
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
-    p: argparse.ArgumentParser = sub.add_parser("sessions", help="list, show, compact, fork and label sessions")
+    p: argparse.ArgumentParser = sub.add_parser("sessions", help="list, show, compact, fork, label and repair sessions")
     p.add_argument("--workspace", default=None, help="workspace directory (default: the current directory)")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
-    cmds = p.add_subparsers(dest="sessions_command", metavar="{show,compact,fork,label}")
+    cmds = p.add_subparsers(dest="sessions_command", metavar="{show,compact,fork,label,repair}")
     show = cmds.add_parser("show", help="print a session's tree (the active branch is marked *)")
     show.add_argument("session_id", metavar="ID")
     show.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print the whole tree as JSON")
@@ -37,6 +37,11 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     label.add_argument("session_id", metavar="ID")
     label.add_argument("entry_id", metavar="ENTRY")
     label.add_argument("text", nargs="?", default=None, metavar="TEXT")
+    repair = cmds.add_parser(
+        "repair", help="rewrite a damaged session keeping every valid entry (the original is kept as .damaged)"
+    )
+    repair.add_argument("session_id", metavar="ID")
+    repair.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print the report as JSON")
     return p
 
 
@@ -62,6 +67,8 @@ async def _main(args: argparse.Namespace) -> int:
             await store.set_leaf(args.session_id, args.entry_id)
             print(f"session {args.session_id}: active leaf is now {args.entry_id}")
             return 0
+        if command == "repair":
+            return await _repair(store, args)
         if command == "label":
             await store.label(args.session_id, args.entry_id, args.text)
             print(f"session {args.session_id}: {'labelled' if args.text else 'unlabelled'} {args.entry_id}")
@@ -75,6 +82,23 @@ async def _main(args: argparse.Namespace) -> int:
         return 2
     finally:
         await store.aclose()
+
+
+async def _repair(store: Any, args: argparse.Namespace) -> int:
+    report = await store.repair(args.session_id)
+    if args.json:
+        print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
+        return 0
+    if not report.changed:
+        print(f"session {args.session_id}: nothing to repair ({report.kept} entries, all readable)")
+        return 0
+    print(f"session {args.session_id}: kept {report.kept} entries, dropped {len(report.dropped)} line(s)")
+    for d in report.dropped:
+        print(f"  dropped line {d.line} (byte {d.offset}): {d.reason}")
+    for r in report.reparented:
+        print(f"  entry {r.entry_id}: its parent {r.old_parent} was dropped; now under {r.new_parent or '(root)'}")
+    print(f"the damaged original is kept as {report.backup}")
+    return 0
 
 
 async def _list(store: Any, args: argparse.Namespace) -> int:
@@ -94,15 +118,20 @@ async def _list(store: Any, args: argparse.Namespace) -> int:
 
 
 async def _show(store: Any, args: argparse.Namespace) -> int:
+    from kgent.cli.render import usage_line
+    from kgent.config import prices
+    from kgent.kernel.cost import session_usage
     from kgent.session.entries import tree_to_dict
 
     tree = await store.load(args.session_id)
+    usage = session_usage(tree.entries.values(), prices())
     if args.json:
-        print(json.dumps(tree_to_dict(tree), ensure_ascii=False, indent=2))
+        print(json.dumps({**tree_to_dict(tree), "usage": usage}, ensure_ascii=False, indent=2))
         return 0
     info = tree.info
     print(f"session {info.id}  workspace {info.workspace}")
     print(f"created {info.created}  entries {len(tree.entries)}  leaf {tree.leaf_id}")
+    print(usage_line(usage))
     for warning in tree.warnings:
         print(f"warning: {warning}")
     for line in render_tree(tree):

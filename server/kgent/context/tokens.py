@@ -8,7 +8,14 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kgent.core.messages import AssistantMessage, Message, SummaryMessage, ToolResultMessage, UserMessage
+from kgent.core.messages import (
+    AssistantMessage,
+    Message,
+    SummaryMessage,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
 from kgent.providers.base import ToolSchema
 
 # Context windows in tokens, by model name (exact, then the longest matching prefix), then by provider.
@@ -35,6 +42,11 @@ def context_window(provider: str, model: str) -> int:
     if prefixes:
         return MODEL_WINDOWS[max(prefixes, key=len)]
     return PROVIDER_WINDOWS.get(provider, DEFAULT_WINDOW)
+
+
+def prompt_tokens(usage: Usage) -> int:
+    """All input tokens of a call, however they were billed: a fully cached prompt reports no plain input tokens."""
+    return usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
 
 
 def estimate_text(text: str) -> int:
@@ -85,9 +97,8 @@ def estimate_context(messages: Sequence[Message], *, trusted_from: int = 0, over
     """
     for i in range(len(messages) - 1, trusted_from - 1, -1):
         m = messages[i]
-        if isinstance(m, AssistantMessage) and m.usage is not None and m.usage.input_tokens > 0:
-            u = m.usage
-            reported = u.input_tokens + u.cache_read_tokens + u.cache_write_tokens + u.output_tokens
+        if isinstance(m, AssistantMessage) and m.usage is not None and prompt_tokens(m.usage) > 0:
+            reported = prompt_tokens(m.usage) + m.usage.output_tokens
             estimated = sum(estimate_message(x) for x in messages[i + 1 :])
             return ContextEstimate(tokens=reported + estimated, reported=reported, estimated=estimated,
                                    source="usage+estimate")
@@ -119,9 +130,8 @@ class RunningEstimate:
         for i in range(self._seen, len(messages)):
             m = messages[i]
             if i >= self.trusted_from and isinstance(m, AssistantMessage) and m.usage is not None \
-                    and m.usage.input_tokens > 0:
-                u = m.usage
-                self._reported = u.input_tokens + u.cache_read_tokens + u.cache_write_tokens + u.output_tokens
+                    and prompt_tokens(m.usage) > 0:
+                self._reported = prompt_tokens(m.usage) + m.usage.output_tokens
                 self._after = 0
             else:
                 self._after += estimate_message(m)

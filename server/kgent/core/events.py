@@ -123,9 +123,11 @@ class QueueUpdate:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UsageEvent:
+    """Tokens (and their estimated cost, when the model has a price) of one model call and of the run so far."""
+
     type: ClassVar[str] = "usage"
-    turn: dict[str, int]
-    total: dict[str, int]
+    turn: dict[str, Any]
+    total: dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -160,7 +162,7 @@ class RunResult:
     error: dict[str, str] | None = None
     changed_paths: tuple[str, ...] = ()
     patch: str = ""
-    usage: dict[str, int] = field(default_factory=dict)
+    usage: dict[str, Any] = field(default_factory=dict)
     turns: int = 0
 
     def to_event(self) -> RunEnd:

@@ -1,8 +1,9 @@
 """Process entry of `kgent serve --stdio`: guard stdio, answer `initialize` while pygls and the kernel load.
 
-Importing pygls costs ~0.25–0.4 s (lsprotocol), more than the whole start-up budget. So a thread imports the server
-while this module (stdlib only) reads the first frame; if it is `initialize`, it is answered from the static
-handshake tables at once. Everything after it waits for the import and is served by kgent.daemon.server.
+Importing pygls costs ~0.25–0.4 s (lsprotocol), more than the whole start-up budget, and the server then loads
+pydantic and the wire models (kgent.daemon.wire: ~0.1 s more). So a thread imports the server while this module
+(stdlib only) reads the first frame; if it is `initialize`, it is answered from the static handshake tables at once.
+Everything after it waits for the import and is served by kgent.daemon.server.
 """
 
 from __future__ import annotations

@@ -1,7 +1,10 @@
 """The `initialize` exchange: protocol version, connection settings and the capabilities the daemon announces.
 
-Stdlib only and free of kernel imports, so the boot path can answer `initialize` before pygls and the kernel are
-loaded. The static tables here mirror the kernel's registries; tests/daemon/test_handshake.py pins them to it.
+Stdlib only and free of kernel imports (the sandbox probe, kgent.tools.sandbox, is stdlib only too), so the boot path
+can answer `initialize` before pygls, pydantic and the kernel are loaded. The static tables here mirror the kernel's
+registries; tests/daemon/test_daemon_handshake.py pins them to it. `parse_initialize` is the one validator of
+`initialize` params; the wire model InitializeParams describes the same shape for protocol.schema.json, and
+tests/daemon/test_daemon_wire_params.py keeps the two in agreement.
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+from kgent.tools.sandbox import detect as detect_sandbox
 
 PROTOCOL_VERSION = 1
 SUPPORTED_VERSIONS = (1,)
@@ -172,6 +177,7 @@ def capabilities(settings: Settings, env: Mapping[str, str]) -> dict[str, Any]:
     model = settings.model or env.get("KGENT_MODEL") or DEFAULT_MODELS.get(provider, "")
     models = {name: [DEFAULT_MODELS[name]] for name in PROVIDERS}
     models["scripted"] = script_names()
+    sandbox = detect_sandbox(env)
     return {
         "modes": list(MODES),
         "defaultMode": default_mode(settings, env),
@@ -181,6 +187,8 @@ def capabilities(settings: Settings, env: Mapping[str, str]) -> dict[str, Any]:
         "defaultModel": model,
         "tools": [{"name": n, "kind": k, "readOnly": ro} for n, k, ro in TOOLS],
         "events": list(EVENT_TYPES),
+        "sandbox": sandbox.name,
+        "sandboxReason": sandbox.reason,
         "features": {
             "steer": True,
             "followUp": True,

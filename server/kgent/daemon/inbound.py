@@ -81,7 +81,8 @@ class Dispatcher:
                 log.debug("ignoring notification %r: only exit and $/cancelRequest are notifications", method[:80])
                 return None
             self.stopped = True
-            return self.proto.handle_message(JsonRPCNotification(method=method, jsonrpc="2.0", params=params))
+            self.proto.handle_message(JsonRPCNotification(method=method, jsonrpc="2.0", params=params))
+            return None
         if msg_id in self.proto._request_futures:  # pygls would overwrite the in-flight one (a run would never stream)
             shown = str(msg_id)[:80]
             return self.error(
@@ -91,7 +92,9 @@ class Dispatcher:
             return self.error(
                 msg_id, INVALID_PARAMS, "invalid params: params must be an object (named parameters)", "invalid_params"
             )
-        return self.proto.handle_message(JsonRPCRequestMessage(id=msg_id, method=method, jsonrpc="2.0", params=params))
+        assert isinstance(msg_id, int | str)  # id_ok
+        self.proto.handle_message(JsonRPCRequestMessage(id=msg_id, method=method, jsonrpc="2.0", params=params))
+        return None
 
     def cancel(self, target: Any) -> None:
         """The client's `$/cancelRequest`: for one of its requests, pygls cancels the handler (-32800); for one of

@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from kgent.core.events import MessageDelta, PermissionResolved, RunEnd, event_to_dict
+from kgent.daemon.wire import chosen_option
 from kgent.kernel.run import AgentRun
 
 log = logging.getLogger("kgent.daemon")
@@ -26,18 +27,6 @@ class Outbox(Protocol):
     def request(self, method: str, params: dict[str, Any], msg_id: str) -> asyncio.Future[Any]: ...
 
     def withdraw(self, msg_id: str) -> None: ...
-
-
-def chosen_option(result: Any) -> str:
-    """The optionId an `agent/permission` answer selects; anything but a clear selection is a reject."""
-    if isinstance(result, dict):
-        outcome = result.get("outcome")
-        if isinstance(outcome, dict):  # ACP's nesting: {"outcome": {"outcome": "selected", "optionId": ...}}
-            result, outcome = outcome, outcome.get("outcome")
-        option = result.get("optionId")
-        if outcome == "selected" and isinstance(option, str):
-            return option
-    return "reject_once"
 
 
 class RunHandle:
@@ -67,6 +56,7 @@ class RunHandle:
 
     def start(self) -> None:
         if self.task is None:
+            log.info("run %s started (session %s)", self.run_id, self.session_id)
             self.task = asyncio.get_running_loop().create_task(self._forward(), name=f"kgent-forward-{self.run_id}")
 
     @property
@@ -98,6 +88,11 @@ class RunHandle:
                     self.opened.set()
                 if isinstance(event, RunEnd):
                     self.status = event.result.status
+                    end = event.result
+                    log.info(
+                        "run %s ended %s (%s) after %d turn(s), %d file(s) changed",
+                        self.run_id, end.status, end.stop_reason, end.turns, len(end.changed_paths),
+                    )
                     self.withdraw_all()  # before run_end (protocol.md, ordering 4)
                     if not self.opened.is_set() and self.keep_session is not None:
                         await self.keep_session()  # before run_end: the client may resume at once

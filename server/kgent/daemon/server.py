@@ -20,10 +20,10 @@ from typing import Any
 from pygls.protocol import JsonRPCProtocol, default_converter
 from pygls.server import JsonRPCServer
 
-from kgent.daemon import params as P
+from kgent.daemon import wire as W
 from kgent.daemon.errors import INVALID_REQUEST, DaemonError, to_jsonrpc
 from kgent.daemon.framing import FrameError, FrameParser, FrameWriter
-from kgent.daemon.handshake import Settings
+from kgent.daemon.handshake import SERVER_VERSION, Settings
 from kgent.daemon.inbound import Dispatcher, PipeReader, connect
 from kgent.daemon.service import Service
 
@@ -73,52 +73,56 @@ class KgentProtocol(JsonRPCProtocol):
         self.send_message({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": msg_id}})
 
 
-Handler = Callable[[Service, Any], Awaitable[Any]]
+Handler = Callable[[Service, Any], Awaitable[W.Payload | None]]
 
 
-async def _initialize(svc: Service, params: Any) -> Any:
-    return svc.initialize(params)
+async def _initialize(svc: Service, params: Any) -> W.InitializeResult:
+    return W.InitializeResult.model_validate(svc.initialize(params))
 
 
 async def _shutdown(svc: Service, params: Any) -> None:
     await svc.shutdown()
 
 
-async def _run(svc: Service, params: Any) -> dict[str, str]:
-    handle = await svc.start_run(P.run_params(params))
+async def _run(svc: Service, params: Any) -> W.RunResult:
+    handle = await svc.start_run(W.RunParams.parse(params))
     proto: KgentProtocol = svc.out  # type: ignore[assignment]
     proto.after_response[proto.msg_id] = handle.start
-    return {"runId": handle.run_id, "sessionId": handle.session_id}
+    return W.RunResult(run_id=handle.run_id, session_id=handle.session_id)
 
 
-async def _cancel(svc: Service, params: Any) -> dict[str, bool]:
-    return {"cancelled": svc.cancel(P.run_id(params))}
+async def _cancel(svc: Service, params: Any) -> W.CancelResult:
+    return W.CancelResult(cancelled=svc.cancel(W.RunIdParams.parse(params).run_id))
 
 
-async def _steer(svc: Service, params: Any) -> dict[str, Any]:
-    svc.queue(*P.run_text(params), steer=True)
-    return {}
+async def _steer(svc: Service, params: Any) -> W.EmptyResult:
+    p = W.RunTextParams.parse(params)
+    svc.queue(p.run_id, p.text, steer=True)
+    return W.EmptyResult()
 
 
-async def _follow_up(svc: Service, params: Any) -> dict[str, Any]:
-    svc.queue(*P.run_text(params), steer=False)
-    return {}
+async def _follow_up(svc: Service, params: Any) -> W.EmptyResult:
+    p = W.RunTextParams.parse(params)
+    svc.queue(p.run_id, p.text, steer=False)
+    return W.EmptyResult()
 
 
-async def _sessions(svc: Service, params: Any) -> dict[str, Any]:
-    return await svc.sessions(P.workspace(params))
+async def _sessions(svc: Service, params: Any) -> W.SessionsResult:
+    return await svc.sessions(W.SessionsParams.parse(params).workspace)
 
 
-async def _session(svc: Service, params: Any) -> dict[str, Any]:
-    return await svc.session(*P.session(params))
+async def _session(svc: Service, params: Any) -> W.SessionResult:
+    p = W.SessionParams.parse(params)
+    return await svc.session(p.session_id, bool(p.branch_only))
 
 
-async def _fork(svc: Service, params: Any) -> dict[str, Any]:
-    return await svc.fork(*P.fork(params))
+async def _fork(svc: Service, params: Any) -> W.ForkResult:
+    p = W.ForkParams.parse(params)
+    return await svc.fork(p.session_id, p.entry_id)
 
 
-async def _compact(svc: Service, params: Any) -> dict[str, Any]:
-    return await svc.compact(P.compact(params))
+async def _compact(svc: Service, params: Any) -> W.CompactResult:
+    return await svc.compact(W.CompactParams.parse(params))
 
 
 # The handler table: every request the daemon serves (protocol.md § Method index).
@@ -143,11 +147,12 @@ def _wrap(svc: Service, method: str, handler: Handler) -> Callable[[Any], Awaita
         if svc.shut_down:
             raise to_jsonrpc(DaemonError(INVALID_REQUEST, "the daemon is shutting down: send exit", "shutting_down"))
         try:
-            return await handler(svc, params)
+            result = await handler(svc, params)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
             raise to_jsonrpc(exc) from None
+        return None if result is None else result.wire()
 
     serve_request.__name__ = serve_request.__qualname__ = f"handle_{method.replace('/', '_')}"
     return serve_request
@@ -210,6 +215,7 @@ async def _main(
                 loop.add_signal_handler(sig, stop.set)
             except (NotImplementedError, RuntimeError, ValueError):  # Windows, or not the main thread
                 pass
+    log.info("kgent %s serving on stdio (pid %d)", SERVER_VERSION, os.getpid())
     dispatcher.feed(pending)
     transport = None
     if eof:
@@ -225,11 +231,15 @@ async def _main(
     await svc.cancel_all(grace=2.0)
     # Let requests already being served finish (briefly), so a client that closed stdin still gets its answers;
     # then cancel whatever they started, close the providers and flush the sessions.
-    serving = [f for f in proto._request_futures.values() if isinstance(f, asyncio.Task) and not f.done()]
+    serving: list[asyncio.Task[Any]] = []
+    for future in proto._request_futures.values():
+        if isinstance(future, asyncio.Task) and not future.done():
+            serving.append(future)
     if serving:
         await asyncio.wait(serving, timeout=0.5)
     await svc.close(grace=1.0)
     writer.flush()
+    log.info("kgent daemon stopped")
     return 0
 
 

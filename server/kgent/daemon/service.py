@@ -16,9 +16,9 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kgent.config import context_overrides, provider_config, require_key
+from kgent.config import context_overrides, cost_limit, prices, provider_config, require_key
 from kgent.core.errors import SessionError
-from kgent.daemon import params as P
+from kgent.daemon import wire as W
 from kgent.daemon.errors import CONFIG, CONFLICT, NOT_FOUND, DaemonError
 from kgent.daemon.handshake import (
     Settings,
@@ -31,8 +31,10 @@ from kgent.daemon.handshake import (
 )
 from kgent.daemon.runs import Outbox, RunHandle
 from kgent.kernel import AgentKernel, KernelConfig
+from kgent.kernel.cost import session_usage
 from kgent.providers import create_provider
 from kgent.providers.base import Provider, ProviderConfig
+from kgent.providers.pricing import PriceTable
 from kgent.session.entries import tree_to_dict
 from kgent.session.paths import normalize_workspace
 from kgent.session.store import SessionStore
@@ -69,7 +71,7 @@ class ProviderPool:
         if provider is not None and normalize_provider(provider) != base:
             # Another provider than the connection's: its own defaults, only the keys come from the environment.
             env = {k: v for k, v in self.env.items() if k not in ("KGENT_PROVIDER", "KGENT_MODEL", "KGENT_BASE_URL")}
-            config = provider_config(env, provider=provider, model=model)
+            config = provider_config(env, provider=provider, model=model, kgent_key=False)
         else:
             config = provider_config(
                 self.env, provider=base, model=model or settings.model, base_url=settings.base_url,
@@ -95,7 +97,8 @@ class ProviderPool:
 
     async def aget(self, config: ProviderConfig) -> Provider:
         """`get` without blocking the event loop when the provider is new."""
-        return self.cached(config) or await asyncio.to_thread(self.get, config)
+        provider = self.cached(config)
+        return provider if provider is not None else await asyncio.to_thread(self.get, config)
 
     async def aclose(self) -> None:
         providers, self._cache = list(self._cache.values()), {}
@@ -119,6 +122,7 @@ class Service:
         self.shut_down = False
         self._kernel: AgentKernel | None = None
         self._kernel_config: KernelConfig | None = None
+        self._prices: PriceTable | None = None
 
     # -- handshake ------------------------------------------------------------------------------------------------
     def initialize(self, params: Any) -> dict[str, Any]:
@@ -128,10 +132,20 @@ class Service:
     # -- runs -------------------------------------------------------------------------------------------------------
     def kernel_config(self) -> KernelConfig:
         if self._kernel_config is None:
-            self._kernel_config = KernelConfig(
-                approval_timeout=effective_approval_timeout(self.settings, self.env), **context_overrides(self.env)
+            fields: dict[str, Any] = dict(context_overrides(self.env))  # KernelConfig's context sizes, by name
+            fields.update(
+                approval_timeout=effective_approval_timeout(self.settings, self.env),
+                prices=self.prices(),
+                cost_limit=cost_limit(self.env),
             )
+            self._kernel_config = KernelConfig(**fields)
         return self._kernel_config
+
+    def prices(self) -> PriceTable:
+        """The model price table (built in, updated from KGENT_PRICES), read once."""
+        if self._prices is None:
+            self._prices = prices(self.env)
+        return self._prices
 
     def kernel(self, provider: Provider) -> AgentKernel:
         if self._kernel is None:
@@ -155,7 +169,7 @@ class Service:
         if doing is not None:
             raise DaemonError(CONFLICT, f"session {session_id} is being {doing}", "session_busy")
 
-    async def start_run(self, p: P.RunParams) -> RunHandle:
+    async def start_run(self, p: W.RunParams) -> RunHandle:
         """Create the run (it starts at once); the caller starts forwarding after the reply is written."""
         workspace = p.workspace
         if p.session_id is not None:
@@ -176,12 +190,13 @@ class Service:
         if p.session_id is not None:
             self._check_idle(p.session_id)  # again: another request may have started one while we loaded
         run = kernel.create_run(
-            p.prompt,
+            p.text,
             workspace=workspace,  # type: ignore[arg-type]
             session_id=p.session_id,
             parent_entry_id=p.parent_entry_id,
             mode=p.mode or default_mode(self.settings, self.env),
             provider=provider,
+            cost_limit=p.cost_limit,
         )
         handle = RunHandle(run, self.out, self._ended)
         if p.session_id is None:  # a new session: written by the run, or by us if it ends before it does
@@ -240,13 +255,15 @@ class Service:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.gather(*waits), OPEN_WAIT)
 
-    async def sessions(self, workspace: str) -> dict[str, Any]:
+    async def sessions(self, workspace: str) -> W.SessionsResult:
         ws = normalize_workspace(workspace)
         await self._opened(workspace=ws)
         infos = await self.store.list(ws)
-        return {"sessions": [{**info.to_dict(), "liveRunId": self.live_run_id(info.id)} for info in infos]}
+        return W.SessionsResult.model_validate(
+            {"sessions": [{**info.to_dict(), "liveRunId": self.live_run_id(info.id)} for info in infos]}
+        )
 
-    async def session(self, session_id: str, branch_only: bool) -> dict[str, Any]:
+    async def session(self, session_id: str, branch_only: bool) -> W.SessionResult:
         await self._opened(session_id=session_id)
         tree = await self.store.load(session_id)
         branch = tree.branch()
@@ -255,9 +272,10 @@ class Service:
             data["entries"] = [e.to_dict() for e in branch]
         data["branch"] = [e.id for e in branch]
         data["liveRunId"] = self.live_run_id(session_id)
-        return data
+        data["usage"] = session_usage(tree.entries.values(), self.prices())
+        return W.SessionResult.model_validate(data)
 
-    async def fork(self, session_id: str, entry_id: str) -> dict[str, Any]:
+    async def fork(self, session_id: str, entry_id: str) -> W.ForkResult:
         self._check_idle(session_id)
         tree = await self.store.load(session_id)
         if entry_id not in tree.entries:
@@ -268,9 +286,9 @@ class Service:
             await self.store.set_leaf(session_id, entry_id)
         finally:
             self.busy.pop(session_id, None)
-        return {"sessionId": session_id, "leafId": entry_id}
+        return W.ForkResult(session_id=session_id, leaf_id=entry_id)
 
-    async def compact(self, p: P.CompactParams) -> dict[str, Any]:
+    async def compact(self, p: W.CompactParams) -> W.CompactResult:
         try:
             from kgent.context.compaction import compact_session
         except ImportError:  # pragma: no cover - a build without compaction
@@ -284,18 +302,15 @@ class Service:
             # The runs' KernelConfig only if it exists: building it here would freeze settings.approvalTimeout
             # before the first run (protocol.md: it applies when given before the first run).
             result = await compact_session(
-                self.store, provider, p.session_id, config=self._kernel_config, focus=p.instructions
+                self.store, provider, p.session_id, config=self._kernel_config, focus=p.instructions or None
             )
         finally:
             self.busy.pop(p.session_id, None)
         if result is None:
-            return {"compacted": False, "entryId": None, "tokensBefore": None, "tokensAfter": None}
-        return {
-            "compacted": True,
-            "entryId": result.entry.id,
-            "tokensBefore": result.tokens_before,
-            "tokensAfter": result.tokens_after,
-        }
+            return W.CompactResult(compacted=False, entry_id=None, tokens_before=None, tokens_after=None)
+        return W.CompactResult(
+            compacted=True, entry_id=result.entry.id, tokens_before=result.tokens_before, tokens_after=result.tokens_after
+        )
 
     # -- lifecycle --------------------------------------------------------------------------------------------------
     def warm_up(self) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from kgent.providers.pricing import PriceTable
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class KernelConfig:
@@ -21,3 +23,5 @@ class KernelConfig:
     auto_compact: bool = True  # False: compact only on demand or after a provider context_overflow error
     # Per model (exact name or prefix, e.g. "deepseek"): any of context_window / reserve_tokens / keep_recent_tokens.
     model_context: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    prices: PriceTable | None = None  # None: the built-in table (kgent/providers/prices.json)
+    cost_limit: float | None = None  # US dollars a run may spend (estimated; needs the model's price); None: no limit

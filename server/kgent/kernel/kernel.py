@@ -18,13 +18,15 @@ from kgent.kernel.loop import Loop, RunSpec
 from kgent.kernel.run import AgentRun
 from kgent.permissions import SessionRules, normalize_mode
 from kgent.providers.base import Provider
+from kgent.providers.pricing import builtin_prices
 from kgent.session.entries import SessionEntry, new_id
 from kgent.session.memory import InMemorySessionStore
 from kgent.session.store import SessionStore
-from kgent.tools import CODING_TOOLS
+from kgent.tools import CODING_TOOLS, spill
 from kgent.tools.base import ChangeTracking, Tool
 from kgent.tools.changes import ChangeTracker
 from kgent.tools.ops import FileOps, LocalFileOps
+from kgent.tools.sandbox import Sandbox, detect
 
 
 class AgentKernel:
@@ -38,12 +40,17 @@ class AgentKernel:
         store: SessionStore | None = None,
         config: KernelConfig | None = None,
         fs: FileOps | None = None,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.provider = provider
         self.tools: tuple[Tool, ...] = tuple(tools) if tools is not None else tuple(CODING_TOOLS())
         self.store: SessionStore = store if store is not None else InMemorySessionStore()
         self.config = config or KernelConfig()
         self.fs: FileOps = fs or LocalFileOps()
+        # Where shell commands run: bubblewrap when it works here (probed once per process), else NoSandbox, under
+        # which every shell command is asked.
+        self.sandbox: Sandbox = sandbox if sandbox is not None else detect()
+        spill.sweep()  # spill files of runs whose process died
         self.project: Callable[[Sequence[SessionEntry]], list[Message]] = project
         # Context compaction (kgent.context): a policy the loop asks before each request; None turns it off.
         self.compactor: CompactionPolicy | None = Compactor()
@@ -60,15 +67,20 @@ class AgentKernel:
         parent_entry_id: str | None = None,
         mode: str | None = None,
         provider: Provider | None = None,
+        cost_limit: float | None = None,
     ) -> AgentRun:
         """Start a run now (inside a running event loop). `session_id` resumes that session at its active leaf
-        or at `parent_entry_id` (a fork); without it a new session is created."""
+        or at `parent_entry_id` (a fork); without it a new session is created. `cost_limit` (US dollars; default
+        `KernelConfig.cost_limit`) ends the run `failed` (`cost_limit`) before a model call would pass it; it needs
+        the model's price (ConfigError otherwise)."""
         ws = Path(workspace)
         if not ws.is_absolute():
             raise ConfigError(f"workspace must be an absolute path, got {str(workspace)!r}")
         if not ws.is_dir():
             raise ConfigError(f"workspace {str(ws)!r} is not a directory")
         run_mode = normalize_mode(mode or self.config.mode)
+        run_provider = provider or self.provider
+        limit = self._cost_limit(cost_limit, run_provider)
         sid = session_id or new_id()
         live = self._live.get(sid)
         if live is not None and not live.done:
@@ -78,14 +90,38 @@ class AgentKernel:
             prompt=prompt,
             workspace=ws.resolve(),
             mode=run_mode,
-            provider=provider or self.provider,
+            provider=run_provider,
             session_id=sid,
             resume=session_id is not None,
             parent_entry_id=parent_entry_id,
+            cost_limit=limit,
         )
         self._live[sid] = run
+        hold, release = getattr(self.store, "hold", None), getattr(self.store, "release", None)
+        if hold is not None:  # a durable store keeps the session's file locked while the run is live
+            hold(sid)
         run._start(Loop(self, spec))
+        run.add_done_callback(lambda _: self._ended(run, release))
         return run
+
+    @staticmethod
+    def _ended(run: AgentRun, release: Callable[[str], None] | None) -> None:
+        spill.release(run.run_id)  # spill files live as long as their run
+        if release is not None:
+            release(run.session_id)
+
+    def _cost_limit(self, explicit: float | None, provider: Provider) -> float | None:
+        limit = explicit if explicit is not None else self.config.cost_limit
+        if limit is None:
+            return None
+        if not limit > 0:
+            raise ConfigError(f"a cost limit must be a positive number of US dollars, got {limit!r}")
+        if (self.config.prices or builtin_prices()).price(provider.model) is None:
+            raise ConfigError(
+                f"a cost limit needs the price of model {provider.model!r}, which the price table does not know: "
+                "add it in a KGENT_PRICES file (see README, Configuration)"
+            )
+        return limit
 
     def live_run(self, session_id: str) -> AgentRun | None:
         run = self._live.get(session_id)

@@ -6,36 +6,29 @@ Pure orchestration: I/O happens in the provider, the tools and the store it is g
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kgent.context.compaction import Compaction, CompactionSettings, RunCompaction, RunContext
 from kgent.context.tokens import estimate_overhead
 from kgent.core.errors import KgentError
-from kgent.core.events import MessageDelta, MessageEnd, RetryEvent, RunResult, RunStart, UsageEvent, UserInput
+from kgent.core.events import MessageEnd, RunResult, RunStart, UserInput
 from kgent.core.messages import (
     AssistantMessage,
     Message,
     ToolResultMessage,
-    Usage,
     UserMessage,
     message_to_dict,
 )
+from kgent.kernel.cost import RunCost
 from kgent.kernel.prompt import system_prompt
 from kgent.kernel.run import AgentRun
 from kgent.kernel.toolexec import ToolBatch
-from kgent.providers.base import (
-    CONTEXT_OVERFLOW,
-    Provider,
-    ProviderRequest,
-    StreamDone,
-    StreamRetry,
-    TextDelta,
-    ThinkingDelta,
-    ToolSchema,
-)
-from kgent.session.entries import SessionEntry, new_entry
+from kgent.kernel.turn import stream_turn
+from kgent.providers.base import CONTEXT_OVERFLOW, Provider, ProviderRequest, ToolSchema
+from kgent.providers.pricing import builtin_prices
+from kgent.session.entries import SessionEntry, SessionInfo, new_entry
 from kgent.tools.base import ChangeTracking
 
 if TYPE_CHECKING:
@@ -53,13 +46,13 @@ class RunSpec:
     session_id: str
     resume: bool
     parent_entry_id: str | None = None
+    cost_limit: float | None = None  # US dollars; the run fails (cost_limit) before a model call would pass it
 
 
 @dataclass(slots=True)
 class LoopState:
     history: list[Message] = field(default_factory=list)
     leaf_id: str | None = None
-    usage: Usage = field(default_factory=Usage)
     turns: int = 0
     last_text: str = ""
     stop_reason: str = "end"
@@ -77,8 +70,19 @@ class Loop:
         self.schemas = tuple(
             ToolSchema(name=t.name, description=t.description, parameters=t.parameters) for t in kernel.tools
         )
-        self.system_prompt = kernel.config.system_prompt or system_prompt(str(spec.workspace), self.schemas)
+        self.system_prompt = ""  # set when the session is open: it carries the session's date
+        self.overhead = 0  # estimated tokens of the system prompt and the tool schemas
         self.compaction: RunCompaction | None = None
+        prices = kernel.config.prices or builtin_prices()
+        self.cost = RunCost(prices.price(spec.provider.model), spec.cost_limit)
+
+    def _start_context(self, info: SessionInfo) -> None:
+        """The session's system prompt and this run's compaction. The prompt's date is the session's creation day,
+        so every request of the session, resumed or not, starts with the same bytes (prompt caches hit)."""
+        kernel, spec = self.kernel, self.spec
+        day = info.created[:10]
+        self.system_prompt = kernel.config.system_prompt or system_prompt(str(spec.workspace), self.schemas, day=day)
+        self.overhead = estimate_overhead(self.system_prompt, self.schemas)
         if kernel.compactor is not None:
             self.compaction = kernel.compactor.for_run(
                 RunContext(
@@ -87,7 +91,7 @@ class Loop:
                     provider=spec.provider,
                     settings=CompactionSettings.resolve(kernel.config, spec.provider.name, spec.provider.model),
                     auto=kernel.config.auto_compact,
-                    overhead=estimate_overhead(self.system_prompt, self.schemas),
+                    overhead=self.overhead,
                     project=kernel.project,
                 )
             )
@@ -125,7 +129,7 @@ class Loop:
             error=error,
             changed_paths=changed,
             patch=patch,
-            usage=self.state.usage.to_dict(),
+            usage=self.cost.wire(),
             turns=self.state.turns,
         )
 
@@ -133,6 +137,7 @@ class Loop:
         spec, store = self.spec, self.kernel.store
         if spec.resume:
             tree = await store.load(spec.session_id)
+            info = tree.info
             leaf = spec.parent_entry_id if spec.parent_entry_id is not None else tree.leaf_id
             if leaf is not None and leaf not in tree.entries:
                 raise KgentError(f"no entry {leaf!r} in session {spec.session_id}", code="entry_not_found")
@@ -148,10 +153,11 @@ class Loop:
             # Shielded: once the host has the session id, a cancel must not leave it without a session.
             creating = asyncio.ensure_future(self._create_session())
             try:
-                await asyncio.shield(creating)
+                info = await asyncio.shield(creating)
             except asyncio.CancelledError:
                 await creating
                 raise
+        self._start_context(info)
         run.emit(
             RunStart(
                 run_id=run.run_id,
@@ -169,9 +175,10 @@ class Loop:
         spec = self.spec
         return {"mode": spec.mode, "provider": spec.provider.name, "model": spec.provider.model}
 
-    async def _create_session(self) -> None:
-        await self.kernel.store.create(workspace=str(self.spec.workspace), session_id=self.spec.session_id)
+    async def _create_session(self) -> SessionInfo:
+        info = await self.kernel.store.create(workspace=str(self.spec.workspace), session_id=self.spec.session_id)
         await self.persist([new_entry("config", None, **self._config())])
+        return info
 
     async def persist(self, entries: list[SessionEntry]) -> None:
         """Append entries (already chained from the current leaf) as one durable batch."""
@@ -194,6 +201,13 @@ class Loop:
     async def _turns(self, run: AgentRun, tracker: ChangeTracking) -> tuple[str, dict[str, str] | None]:
         max_turns = self.kernel.config.max_turns
         while self.state.turns < max_turns:
+            if self.compaction is not None:  # first: a compacted context costs less
+                history, leaf = self.state.history, self.state.leaf_id
+                await self._apply(run, await self.compaction.before_request(history, leaf, run.emit))
+            over_budget = self.cost.check(self.state.history, self.overhead)
+            if over_budget is not None:
+                self.state.stop_reason = "cost_limit"
+                return "failed", over_budget
             self.state.turns += 1
             message = await self._model_turn(run)
             if message.stop_reason in ("error", "aborted"):
@@ -225,8 +239,6 @@ class Loop:
 
     async def _model_turn(self, run: AgentRun) -> AssistantMessage:
         compaction = self.compaction
-        if compaction is not None:
-            await self._apply(run, await compaction.before_request(self.state.history, self.state.leaf_id, run.emit))
         message = await self._stream_turn(run)
         if message.error_code == CONTEXT_OVERFLOW and compaction is not None:
             checkpoint = await compaction.on_overflow(self.state.history, self.state.leaf_id, run.emit)
@@ -256,33 +268,11 @@ class Loop:
             tools=self.schemas,
             model=self.spec.provider.model,
             max_tokens=self.kernel.config.max_tokens,
+            cache_key=self.spec.session_id,
         )
-        message: AssistantMessage | None = None
-        emit = run.emit
-        async for event in self.spec.provider.stream(request):
-            if type(event) is TextDelta:
-                emit(MessageDelta(kind="text", delta=event.text))
-            elif type(event) is ThinkingDelta:
-                emit(MessageDelta(kind="thinking", delta=event.text))
-            elif type(event) is StreamDone:
-                message = event.message
-            elif type(event) is StreamRetry:
-                emit(
-                    RetryEvent(
-                        attempt=event.attempt,
-                        max_attempts=event.max_attempts,
-                        delay_seconds=event.delay_seconds,
-                        error=event.error,
-                    )
-                )
-        if message is None:
-            message = AssistantMessage(
-                stop_reason="error", error="the provider stream ended without a message", error_code="provider_error"
-            )
-        return message
+        return await stream_turn(self.spec.provider, request, run.emit)
 
     async def _finish_turn(self, run: AgentRun, message: AssistantMessage) -> AssistantMessage:
-        message = _unique_call_ids(message)
         if message.stop_reason not in ("error", "aborted"):  # a failed turn stays out of the history
             self.state.history.append(message)
             entry = self.entry("message", message=message_to_dict(message))
@@ -292,23 +282,9 @@ class Loop:
         self.state.last_text = message.text or self.state.last_text
         run.emit(MessageEnd(message=message_to_dict(message), entry_id=entry.id if entry else None))
         if message.usage is not None:
-            self.state.usage = self.state.usage + message.usage
-            run.emit(UsageEvent(turn=message.usage.to_dict(), total=self.state.usage.to_dict()))
+            run.emit(self.cost.add(message.usage))
         return message
 
     def tool_result_entries(self, results: list[ToolResultMessage]) -> list[SessionEntry]:
         return [self.entry("message", message=message_to_dict(r)) for r in results]
 
-
-def _unique_call_ids(message: AssistantMessage) -> AssistantMessage:
-    """A model that repeats a tool-call id in one turn still gets one result per call: later twins are renamed."""
-    ids = [c.id for c in message.tool_calls]
-    if len(set(ids)) == len(ids):
-        return message
-    seen: set[str] = set()
-    calls = []
-    for n, call in enumerate(message.tool_calls):
-        new_id = call.id if call.id not in seen else f"{call.id}-{n}"
-        seen.add(new_id)
-        calls.append(replace(call, id=new_id))
-    return replace(message, tool_calls=tuple(calls))

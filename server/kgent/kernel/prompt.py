@@ -1,9 +1,12 @@
-"""The system prompt the loop sends: who the agent is, its tools, the workspace."""
+"""The system prompt the loop sends: who the agent is, its tools, the workspace, the session's date.
+
+It must be the same bytes on every request of a session, resumes included, or no provider can reuse its prompt
+cache: so the date in it is the day the session was created, not today.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import date
 
 from kgent.providers.base import ToolSchema
 
@@ -16,11 +19,12 @@ _GUIDELINES = """\
 - Be concise. When the task is done, say what you changed and how you verified it."""
 
 
-def system_prompt(workspace: str, tools: Iterable[ToolSchema]) -> str:
+def system_prompt(workspace: str, tools: Iterable[ToolSchema], *, day: str) -> str:
+    """The built-in prompt; `day` is the session's creation date (YYYY-MM-DD, UTC), fixed for its lifetime."""
     names = ", ".join(t.name for t in tools)
     return (
         "You are Kgent, a coding agent working in the user's workspace through tools. "
         "The user watches in their editor and approves every action that writes, runs or leaves the workspace.\n\n"
         f"Available tools: {names}.\n\nGuidelines:\n{_GUIDELINES}\n\n"
-        f"Current date: {date.today().isoformat()}\nWorkspace (current working directory): {workspace}"
+        f"Session started on: {day}\nWorkspace (current working directory): {workspace}"
     )

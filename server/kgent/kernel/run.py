@@ -149,6 +149,10 @@ class AgentRun:
     async def result(self) -> RunResult:
         return await asyncio.shield(self._result)
 
+    def add_done_callback(self, fn: Callable[[RunResult], None]) -> None:
+        """Call `fn(result)` on the run's event loop once the run has ended (at once if it already has)."""
+        self._result.add_done_callback(lambda fut: fn(fut.result()))
+
     def _check_accepting(self) -> None:
         if self.done or not self._accepting:
             raise RunStateError(

@@ -13,9 +13,11 @@ from typing import TYPE_CHECKING, Any
 from kgent.core.events import PermissionRequest, PermissionResolved, ToolCallEvent, ToolUpdate
 from kgent.core.messages import ToolCall, ToolResultMessage
 from kgent.kernel.validate import validate_arguments
-from kgent.permissions import Intent, binding_hash, classify, decide, request_id
+from kgent.permissions import Intent, binding_hash, classify, decide, request_id, shell_grant
 from kgent.session.entries import SessionEntry
+from kgent.tools import spill
 from kgent.tools.base import ChangeTracking, Tool, ToolContext, ToolOutput
+from kgent.tools.sandbox import Grant
 
 if TYPE_CHECKING:
     from kgent.kernel.loop import Loop
@@ -31,6 +33,7 @@ class _Ready:
     tool: Tool
     allow_outside: bool
     binding: str | None = None  # the hash a person's approval was given for; checked again just before running
+    grant: Grant | None = None  # a shell call's sandbox allowance (None: unconfined, full mode)
 
 
 class ToolBatch:
@@ -73,7 +76,7 @@ class ToolBatch:
         decisions, self.decisions = self.decisions, []
         await self.loop.persist(decisions + self.loop.tool_result_entries(ordered))
 
-    def _context(self, allow_outside: bool, call_id: str = "") -> ToolContext:
+    def _context(self, allow_outside: bool, call_id: str = "", grant: Grant | None = None) -> ToolContext:
         emit = self.run.emit
 
         def on_update(text: str) -> None:
@@ -86,6 +89,9 @@ class ToolBatch:
             allow_outside=allow_outside,
             on_update=on_update if call_id else None,
             bash_timeout=self.loop.kernel.config.bash_timeout,
+            output_dir=spill.run_dir(self.run.run_id),
+            sandbox=self.loop.kernel.sandbox if grant is not None else None,
+            grant=grant,
         )
 
     async def _prepare(self, call: ToolCall) -> _Ready | None:
@@ -113,29 +119,34 @@ class ToolBatch:
             self._fail(call, f"invalid_arguments: {problem}")
             return None
         intent = classify(tool, call.arguments, self.loop.spec.workspace)
-        approved, reason, binding = await self._authorize(call, tool, intent, desc.title, desc.path, desc.command)
+        approved, reason, binding, asked = await self._authorize(
+            call, tool, intent, desc.title, desc.path, desc.command
+        )
         if not approved:
             self._fail(call, f"permission_denied: {reason}")
             return None
-        return _Ready(call, tool, allow_outside=intent.scope == "outside", binding=binding)
+        mode = self.loop.spec.mode
+        grant = shell_grant(mode, intent, approved=asked) if intent.subject == "command" else None  # type: ignore[arg-type]
+        return _Ready(call, tool, allow_outside=intent.scope == "outside", binding=binding, grant=grant)
 
     async def _authorize(
         self, call: ToolCall, tool: Tool, intent: Intent, title: str, path: str | None, command: str | None
-    ) -> tuple[bool, str, str | None]:
-        """(approved, reason, the binding hash when a person answered)."""
+    ) -> tuple[bool, str, str | None, bool]:
+        """(approved, reason, the binding hash when a person answered, whether a person or their remembered answer
+        approved it rather than the mode)."""
         loop, run = self.loop, self.run
         rules = loop.kernel.rules_for(loop.spec.session_id)
         remembered = rules.match(intent)
-        verdict = decide(loop.spec.mode, intent)  # type: ignore[arg-type]
+        verdict = decide(loop.spec.mode, intent, sandboxed=loop.kernel.sandbox.contains)  # type: ignore[arg-type]
         if verdict.action == "allow" and remembered is not False:
-            return True, "", None
+            return True, "", None, False
         if remembered is False or verdict.action == "deny":
             reason = "rejected by an earlier 'reject always' answer" if remembered is False else verdict.reason
             self._record(call, intent, None, "reject_once", False, "session_rule" if remembered is False else "policy", reason)
-            return False, reason, None
+            return False, reason, None, False
         if remembered is True:
             self._record(call, intent, None, "allow_always", True, "session_rule", "allowed by an earlier 'allow always'")
-            return True, "", None
+            return True, "", None, True
         preview = None
         if tool.kind == "edit":
             try:
@@ -188,7 +199,7 @@ class ToolBatch:
             "timeout": "the approval timed out",
         }[source]
         self._record(call, intent, rid, kind, approved, source, reason, binding)
-        return approved, reason, binding
+        return approved, reason, binding, True
 
     def _record(
         self,
@@ -234,7 +245,7 @@ class ToolBatch:
             return
         emit(ToolUpdate(tool_call_id=call.id, status="in_progress"))
         try:
-            out = await ready.tool.run(call.arguments, self._context(ready.allow_outside, call.id))
+            out = await ready.tool.run(call.arguments, self._context(ready.allow_outside, call.id, ready.grant))
         except asyncio.CancelledError:
             self.results[call.id] = _error(call, _CANCELLED)
             emit(ToolUpdate(tool_call_id=call.id, status="failed", output=_CANCELLED, is_error=True))

@@ -4,7 +4,7 @@
 from kgent.permissions.binding import binding_hash, canonical_json, request_id
 from kgent.permissions.intent import Intent, Operation, Scope, classify
 from kgent.permissions.modes import MODE_ALIASES, MODES, Mode, normalize_mode
-from kgent.permissions.policy import Action, Risk, Verdict, decide, risk_of
+from kgent.permissions.policy import Action, Risk, Verdict, decide, risk_of, shell_grant
 from kgent.permissions.rules import Rule, SessionRules, rule_pattern
 
 __all__ = [
@@ -27,4 +27,5 @@ __all__ = [
     "request_id",
     "risk_of",
     "rule_pattern",
+    "shell_grant",
 ]

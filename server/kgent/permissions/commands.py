@@ -1,18 +1,26 @@
-# Reading a bash command as text: words, simple-command segments, network use, read-only shape.
-# Pure string functions; whether an argument leads outside the workspace is decided in intent.py.
+# The command classifier: whether a bash command only reads (deny by default: every word must be understood), which
+# words name files, and whether it uses the network. Pure string functions; paths are resolved in intent.py.
 
 from __future__ import annotations
 
 import re
 import shlex
-from itertools import pairwise
+from dataclasses import dataclass
 from typing import Final
+
+from kgent.permissions import gitcommands, shellwords
+from kgent.permissions.options import Parsed, parse
+from kgent.permissions.programs import (
+    FIND_DENIED,
+    FIND_OPTIONS,
+    FIND_PATH_PRIMARIES,
+    FIND_PRIMARIES,
+    PROGRAMS,
+    Program,
+)
 
 # `| & ; < > $ ` ( )` and newline: anything that chains, redirects or substitutes.
 METACHARACTERS: Final = frozenset("|&;<>$`()\n\r")
-
-# Characters the shell expands when unquoted (globs, braces): an expansion may name a protected file.
-_EXPANSIONS: Final = frozenset("*?[{")
 
 _CONTROL: Final = frozenset("|&;()")
 _REDIRECT: Final = frozenset("<>")
@@ -28,23 +36,6 @@ _NETWORK_RE: Final = re.compile(
     r"|(?<![\w.-])(?:cargo|gem|go)\s+(?:install|get)(?![\w.-])"
     r"|(?<![\w.-])docker\s+(?:pull|push|login)(?![\w.-])"
 )
-
-# First words whose plain use only reads; `git` counts only with one of _GIT_READS right after it.
-# `rg` and `grep -r` never count (see is_recursive_search): they would read protected files below a directory.
-READ_ONLY_COMMANDS: Final = frozenset(
-    {"cat", "ls", "head", "tail", "wc", "grep", "rg", "find", "pwd", "echo", "git", "stat", "file", "tree"}
-)
-_GIT_READS: Final = frozenset({"status", "diff", "log", "show"})
-
-# Options that make an otherwise read-only command run, delete or write something.
-_FORBIDDEN_OPTIONS: Final[dict[str, frozenset[str]]] = {
-    "find": frozenset(
-        {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
-    ),
-    "tree": frozenset({"-o", "-R", "--output"}),
-    "git": frozenset({"--output", "--ext-diff"}),
-    "file": frozenset({"-C", "--compile"}),
-}
 
 _SUBCOMMAND_RE: Final = re.compile(r"[a-z][a-z0-9_-]{0,23}")
 _ASSIGNMENT_RE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
@@ -97,27 +88,6 @@ def has_metacharacter(command: str) -> bool:
     return any(ch in METACHARACTERS for ch in command)
 
 
-def has_unquoted_expansion(command: str) -> bool:
-    """True when a glob or brace character (`* ? [ {`) stands outside quotes, so the shell would expand it."""
-    quote: str | None = None
-    escaped = False
-    for ch in command:
-        if escaped:
-            escaped = False
-        elif quote is not None:
-            if ch == quote:
-                quote = None
-            elif ch == "\\" and quote == '"':
-                escaped = True
-        elif ch == "\\":
-            escaped = True
-        elif ch in "'\"":
-            quote = ch
-        elif ch in _EXPANSIONS:
-            return True
-    return False
-
-
 def network_use(command: str) -> str | None:
     """The part of the command that reaches the network (`curl`, `git push`, `pip install` …), or None."""
     found = _NETWORK_RE.search(command)
@@ -143,45 +113,6 @@ def arguments(words: tuple[str, ...]) -> tuple[str, ...]:
         elif "=" in word:
             out.append(word.partition("=")[2])
     return tuple(w for w in out if w not in ("", "-"))
-
-
-def is_recursive_search(words: tuple[str, ...]) -> bool:
-    """True for `rg` and for `grep -r`/`-R`/`--recursive`: they read every file below a directory."""
-    if not words:
-        return False
-    if words[0] == "rg":
-        return True
-    if words[0] != "grep":
-        return False
-    for before, word in pairwise(words):
-        if word in ("--recursive", "--dereference-recursive", "--directories=recurse"):
-            return True
-        if before in ("-d", "--directories") and word == "recurse":
-            return True
-        if re.fullmatch(r"-[A-Za-z]+", word) and ("r" in word or "R" in word):
-            return True
-    return False
-
-
-def is_read_only(words: tuple[str, ...]) -> bool:
-    """True when one simple command, as words, is a plain read from READ_ONLY_COMMANDS (paths not checked here)."""
-    if not words or words[0] not in READ_ONLY_COMMANDS:
-        return False
-    name = words[0]
-    if name == "git" and (len(words) < 2 or words[1] not in _GIT_READS):
-        return False
-    forbidden = _FORBIDDEN_OPTIONS.get(name, frozenset())
-    for word in words[1:]:
-        if word == "--":
-            break
-        if not word.startswith("-"):
-            continue
-        flag = word.partition("=")[0]
-        if flag in forbidden:
-            return False
-        if "=" not in word and any(part in word for part in ("/", "\\", "~", "..")):
-            return False  # an option with a glued-on path (`-f/etc/x`): too clever to check, not plain
-    return not is_recursive_search(words)
 
 
 def strip_assignments(words: tuple[str, ...]) -> tuple[str, ...]:
@@ -213,3 +144,196 @@ def rule_words(command: str) -> tuple[str, ...] | None:
     if len(words) > 1 and _SUBCOMMAND_RE.fullmatch(words[1]):
         return words[:2]
     return words[:1]
+
+
+# -- deny by default: is every word of the command understood as a read? -------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PathWord:
+    """A word the command reads as a file. `pattern`: a glob the shell expands; `tilde`: a home directory;
+    `maybe_revision`: git takes it as a revision when no such file exists (then `revisions_ok` says if that is fine);
+    `files_only`: a directory here would be asked; `glob_only`: an option word with a glob in it (`--include=*.py`),
+    fine as long as the glob matches no file (then bash passes it on as it is)."""
+
+    text: str
+    pattern: str | None = None
+    tilde: bool = False
+    maybe_revision: bool = False
+    revisions_ok: bool = True
+    files_only: bool = False
+    glob_only: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """The classifier's view of a command: `problem` is None when every word is understood as a read; `paths` are
+    the words to resolve (each must lead to a non-protected file in the workspace); `programs` the commands run."""
+
+    problem: str | None
+    paths: tuple[PathWord, ...] = ()
+    programs: tuple[str, ...] = ()
+
+
+def programs(command: str) -> tuple[str, ...]:
+    """The first word of each simple command of a command line (as bash splits it)."""
+    return tuple(words[0].text for words in shellwords.lex(command).commands if words)
+
+
+def read_only(command: str) -> Reading:
+    """Classify a command line: a read (problem None) only if every simple command is an allowlisted program with
+    allowlisted options, no redirection to a file, no substitution, no subshell, no environment assignment."""
+    if not command.strip():
+        return Reading(problem="an empty command")
+    line = shellwords.lex(command)
+    progs = tuple(words[0].text for words in line.commands if words)
+    if line.problem:
+        return Reading(problem=line.problem, programs=progs)
+    paths: list[PathWord] = []
+    for words in line.commands:
+        problem = _simple(words, paths)
+        if problem:
+            return Reading(problem=problem, programs=progs)
+    return Reading(problem=None, paths=tuple(paths), programs=progs)
+
+
+def _lookup(words: tuple[shellwords.Word, ...]) -> dict[str, shellwords.Word]:
+    by_text: dict[str, shellwords.Word] = {}
+    for word in words:
+        known = by_text.get(word.text)
+        if known is None or word.pattern is not None or word.tilde:
+            by_text[word.text] = word
+    return by_text
+
+
+def _path(
+    text: str,
+    by_text: dict[str, shellwords.Word],
+    *,
+    maybe_revision: bool = False,
+    revisions_ok: bool = True,
+    files_only: bool = False,
+) -> PathWord:
+    word = by_text.get(text)
+    pattern, tilde = (
+        (word.pattern, word.tilde) if word is not None else (None, text.startswith("~") or "=~" in text)
+    )
+    # (part of a word — `--file=x`, `-fx` — has no glob of its own; bash may still expand `~` after `=`)
+    return PathWord(
+        text=text,
+        pattern=pattern,
+        tilde=tilde,
+        maybe_revision=maybe_revision,
+        revisions_ok=revisions_ok,
+        files_only=files_only,
+    )
+
+
+def _simple(words: tuple[shellwords.Word, ...], out: list[PathWord]) -> str | None:
+    first = words[0]
+    name = first.text
+    if first.pattern is not None or first.tilde:
+        return f"a program named by a pattern: {name}"
+    if _ASSIGNMENT_RE.match(name):
+        return f"an environment assignment: {name.partition('=')[0]}=…"
+    if "/" in name:
+        return f"a program named by its path: {name}"
+    args = words[1:]
+    out.extend(
+        PathWord(text=w.text, pattern=w.pattern, glob_only=True)
+        for w in args
+        if w.pattern is not None and w.text.startswith("-")
+    )
+    texts = [w.text for w in args]
+    by_text = _lookup(args)
+    if name == "git":
+        return _git(texts, by_text, out)
+    if name == "find":
+        return _find(texts, by_text, out)
+    program = PROGRAMS.get(name)
+    if program is None:
+        return f"{name}: not a program known to only read"
+    if name in _INTERPRETERS and texts not in (["--version"], ["-V"]):
+        return f"{name} runs code"
+    return _program(name, program, texts, by_text, out)
+
+
+def _program(
+    name: str, program: Program, texts: list[str], by_text: dict[str, shellwords.Word], out: list[PathWord]
+) -> str | None:
+    tbl = program.table
+    if program.operands == "text" and not tbl.short and not tbl.long:
+        return None  # echo, printf, true, false: every word is text
+    parsed: Parsed = parse(texts, tbl)
+    if parsed.problem:
+        return f"{name} with {parsed.problem}"
+    if program.check is not None:
+        problem = program.check(parsed)
+        if problem:
+            return problem
+    operands = list(parsed.operands)
+    pattern_given = False
+    for option, value in parsed.options:
+        if option.role in ("pattern", "patternfile"):
+            pattern_given = True
+        if option.role in ("path", "patternfile") and value is not None:
+            out.append(_path(value, by_text))
+    kind = program.operands
+    if kind == "pattern" and not pattern_given:
+        operands = operands[1:]
+    elif kind == "program":
+        operands = [o for o in operands[1:] if not _ASSIGNMENT_RE.match(o)]
+    elif kind == "one-path" and len(operands) > 1:
+        return f"{name} with a second operand, which it writes to"
+    elif kind == "none" and operands:
+        return f"{name} with operands it does not take"
+    elif kind == "text":
+        operands = []
+    out.extend(_path(o, by_text) for o in operands)
+    return None
+
+
+def _git(texts: list[str], by_text: dict[str, shellwords.Word], out: list[PathWord]) -> str | None:
+    reading = gitcommands.read_git(texts)
+    if reading.problem:
+        return reading.problem
+    out.extend(_path(t, by_text, files_only=reading.files_only) for t in reading.paths)
+    out.extend(
+        _path(
+            t, by_text, maybe_revision=True, revisions_ok=reading.revisions_ok, files_only=reading.files_only
+        )
+        for t in reading.maybe_paths
+    )
+    return None
+
+
+_NEWER_RE: Final = re.compile(r"-newer[amcB][amcBt]")
+_INTERPRETERS: Final = frozenset({"python", "python3"})
+
+
+def _find(texts: list[str], by_text: dict[str, shellwords.Word], out: list[PathWord]) -> str | None:
+    i = 0
+    while i < len(texts) and texts[i] in FIND_OPTIONS:
+        i += 1
+    while i < len(texts) and not texts[i].startswith("-") and texts[i] not in ("(", "!", ")", ","):
+        out.append(_path(texts[i], by_text))
+        i += 1
+    while i < len(texts):
+        token = texts[i]
+        i += 1
+        if token in FIND_DENIED:
+            return f"find with {token}, which runs, writes, deletes or follows links"
+        if token in FIND_PATH_PRIMARIES or _NEWER_RE.fullmatch(token):
+            if i >= len(texts):
+                return f"find with {token} without its argument"
+            if not token.endswith("t"):
+                out.append(_path(texts[i], by_text))
+            i += 1
+            continue
+        count = FIND_PRIMARIES.get(token)
+        if count is None:
+            return f"find with an expression it does not know: {token}"
+        if i + count > len(texts):
+            return f"find with {token} without its argument"
+        i += count
+    return None

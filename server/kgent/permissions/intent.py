@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import fnmatch
+import glob
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,9 +41,9 @@ class _Target:
     protected: bool
 
 
-def _resolve(workspace: Path, raw: str) -> _Target | None:
+def _resolve(workspace: Path, raw: str, *, physical: bool = False) -> _Target | None:
     try:
-        resolved = classify_path(workspace, raw)
+        resolved = classify_path(workspace, raw, physical=physical)
     except ValueError:  # a NUL byte, for a classify_path that raises on it rather than calling it outside
         return None
     return _Target(shown=resolved.rel, inside=resolved.inside, protected=resolved.protected)
@@ -48,9 +51,45 @@ def _resolve(workspace: Path, raw: str) -> _Target | None:
 
 def _resolve_word(workspace: Path, word: str) -> _Target | None:
     if word.startswith("~"):  # the shell expands it to a home directory: treat as outside, whatever HOME is
-        literal = _resolve(workspace, word)
+        literal = _resolve(workspace, word, physical=True)
         return _Target(shown=word, inside=False, protected=literal is not None and literal.protected)
-    return _resolve(workspace, word)
+    return _resolve(workspace, word, physical=True)
+
+
+_MAX_GLOB_MATCHES = 1000
+
+
+def _resolve_path_word(workspace: Path, word: commands.PathWord) -> list[_Target] | str:
+    """The files a path word of a read-only command names (a glob: every match, and the word itself); or why the
+    command is not a plain read after all."""
+    if word.tilde:
+        target = _resolve_word(workspace, "~" + word.text.removeprefix("~"))
+        return [target] if target is not None else "a path with a NUL byte"
+    if word.glob_only:
+        if word.pattern is not None and glob.glob(word.pattern, root_dir=workspace):
+            return f"a glob in an option that matches files: {word.text}"
+        return []
+    texts = [word.text]
+    if word.pattern is not None:
+        if any(fnmatch.fnmatchcase("..", part) for part in word.pattern.split("/") if part.startswith(".")):
+            return f"a glob that bash expands to `..` as well: {word.text}"
+        matches = glob.glob(word.pattern, root_dir=workspace)
+        if len(matches) > _MAX_GLOB_MATCHES:
+            return f"a glob matching more than {_MAX_GLOB_MATCHES} files: {word.text}"
+        texts += matches
+    targets: list[_Target] = []
+    for text in texts:
+        if word.maybe_revision and not os.path.lexists(os.path.join(workspace, text)):
+            if not word.revisions_ok:
+                return f"git reads file contents from history (revision {text})"
+            continue
+        if word.files_only and os.path.isdir(os.path.join(workspace, text)):
+            return f"git diff of a directory may show protected files' changes: {text}"
+        target = _resolve(workspace, text, physical=True)
+        if target is None:
+            return "a path with a NUL byte"
+        targets.append(target)
+    return targets
 
 
 def _unknown(tool: str, reason: str, subject: Subject = "tool") -> Intent:
@@ -85,30 +124,23 @@ def _classify_file_tool(tool: str, declared: ToolIntent, args: Mapping[str, Any]
     )
 
 
-def _bash_operation(command: str, segments: tuple[tuple[str, ...], ...], resolvable: bool) -> Operation:
-    if commands.network_use(command):
-        return "network"
-    if (
-        resolvable
-        and commands.parses(command)
-        and len(segments) == 1
-        and not commands.has_metacharacter(command)
-        and not commands.has_unquoted_expansion(command)
-        and commands.is_read_only(segments[0])
-    ):
-        return "read"
-    return "shell"
-
-
-def _bash_reason(operation: Operation, command: str, segments: tuple[tuple[str, ...], ...]) -> str:
+def _bash_reason(operation: Operation, command: str, reading: commands.Reading) -> str:
     if operation == "network":
         return f"runs a command that uses the network: {commands.network_use(command)}"
     if operation == "read":
-        words = segments[0]
-        return f"runs a read-only command: {' '.join(words[:2] if words[0] == 'git' else words[:1])}"
-    if len(segments) == 1 and commands.is_recursive_search(commands.strip_assignments(segments[0])):
-        return "runs a recursive search, which may read protected files"
-    return "runs a shell command" if segments else "runs an empty shell command"
+        return f"runs a read-only command: {' '.join(dict.fromkeys(reading.programs))}"
+    return f"runs a shell command ({reading.problem})" if command.strip() else "runs an empty shell command"
+
+
+def _fallback_targets(command: str, workspace: Path) -> list[_Target]:
+    """For a command that is not a plain read: every word that may name a file, to judge its scope and secrets."""
+    targets: list[_Target] = []
+    for segment in commands.split_segments(command):
+        for word in commands.arguments(commands.strip_assignments(segment)):
+            target = _resolve_word(workspace, word)
+            if target is not None and target not in targets:
+                targets.append(target)
+    return targets
 
 
 def _classify_bash(
@@ -117,17 +149,20 @@ def _classify_bash(
     command = args.get(command_arg)
     if not isinstance(command, str):
         return _unknown(tool, f"calls {tool} without a command", "command")
-    segments = commands.split_segments(command)
+    reading = commands.read_only(command)
     targets: list[_Target] = []
-    resolvable = True
-    for segment in segments:
-        for word in commands.arguments(commands.strip_assignments(segment)):
-            target = _resolve_word(workspace, word)
-            if target is None:
-                resolvable = False
-            elif target not in targets:
-                targets.append(target)
-    operation = _bash_operation(command, segments, resolvable)
+    if reading.problem is None:
+        for word in reading.paths:
+            resolved = _resolve_path_word(workspace, word)
+            if isinstance(resolved, str):
+                reading = commands.Reading(problem=resolved, programs=reading.programs)
+                break
+            targets += [t for t in resolved if t not in targets]
+    if reading.problem is not None:
+        targets = _fallback_targets(command, workspace)
+    operation: Operation = (
+        "network" if commands.network_use(command) else "read" if reading.problem is None else "shell"
+    )
     protected = [t.shown for t in targets if t.protected]
     outside = [t.shown for t in targets if not t.inside]
     if protected:
@@ -138,7 +173,7 @@ def _classify_bash(
         kind = "network command" if operation == "network" else "shell command"
         reason = f"runs a {kind} that reaches outside the workspace: {outside[0]}"
     else:
-        reason = _bash_reason(operation, command, segments)
+        reason = _bash_reason(operation, command, reading)
     return Intent(
         tool=tool,
         operation=operation,

@@ -3,16 +3,20 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Literal
 
+from kgent.permissions import commands
 from kgent.permissions.intent import Intent
 from kgent.permissions.modes import MODES, Mode
+from kgent.tools.sandbox import Grant
 
 Action = Literal["allow", "deny", "ask"]
 Risk = Literal["low", "medium", "high"]
 
 _PROTECTED = "protected files need your approval"
+_NO_SANDBOX = "there is no sandbox here (bubblewrap), so every shell command is asked"
 _READS_WORKSPACE = "reading the workspace is allowed"
 
 
@@ -70,10 +74,11 @@ def _auto(intent: Intent) -> tuple[Action, str]:
     return "ask", "auto mode asks before calls it cannot classify"
 
 
-def decide(mode: Mode, intent: Intent) -> Verdict:
+def decide(mode: Mode, intent: Intent, *, sandboxed: bool = False) -> Verdict:
     """Apply the matrix: full allows all; plan reads only; ask allows workspace reads; auto adds workspace writes.
 
-    Protected files ask in every mode but full (plan still denies what it would deny anyway).
+    Protected files ask in every mode but full (plan still denies what it would deny anyway). A shell command runs
+    unasked only when it is a plain read and `sandboxed` (it will run inside the OS sandbox); otherwise it asks.
     """
     action: Action
     why: str
@@ -87,4 +92,33 @@ def decide(mode: Mode, intent: Intent) -> Verdict:
         action, why = _auto(intent)
     else:  # a str that escaped normalize_mode: a bug, not a reason to allow anything
         raise ValueError(f"unknown permission mode {mode!r}; expected one of {', '.join(MODES)}")
+    if action == "allow" and mode != "full" and intent.subject == "command" and not sandboxed:
+        action, why = "ask", _NO_SANDBOX
     return Verdict(action=action, risk=risk_of(intent), reason=f"{intent.reason}; {why}")
+
+
+def shell_grant(mode: Mode, intent: Intent, *, approved: bool) -> Grant | None:
+    """What a shell call may touch inside the sandbox; None in full mode (no containment).
+
+    A call the mode allowed unasked is a plain read: the workspace read-only, protected files hidden, no network.
+    An approved call (a person, or their remembered answer) may also write the workspace (not in plan), reach the
+    outside paths it names, use the network when it was asked as a network call, and see the protected files it
+    names.
+    """
+    if mode == "full":
+        return None
+    runs_git = "git" in commands.programs(intent.command or "")
+    if not approved:
+        return Grant(git=runs_git)
+    outside: tuple[str, ...] = ()
+    if intent.scope == "outside":
+        outside = tuple(os.path.expanduser(p) for p in intent.paths if p.startswith(("/", "~")))
+    return Grant(
+        write=mode != "plan",
+        network=intent.operation == "network",
+        outside=outside,
+        secrets=intent.protected,
+        git=True,
+        git_config=runs_git,
+        approved=True,
+    )

@@ -2,11 +2,13 @@
 
 Tool results go back as `tool_result` blocks, consecutive ones grouped into one user message; thinking blocks
 come back with their signatures (kept in `AssistantMessage.vendor["thinking_blocks"]`), as the API requires.
+Every request marks prompt-cache breakpoints (see `cache_breakpoints`).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from kgent.core.errors import ProviderError
@@ -44,6 +46,17 @@ _STOP = {
     "model_context_window_exceeded": "max_tokens",
 }
 _RETRYABLE = {"overloaded_error", "api_error", "rate_limit_error", "timeout_error"}
+
+# Prompt caching. The API caches the request up to a block marked `cache_control` and bills a later request's
+# longest cached prefix at the cache-read rate. At most four marks per request (the API's limit), placed so that
+# each turn reuses the previous one: the last tool definition and the system prompt (the same for a whole session),
+# the newest user message (the conversation so far: written now, read next turn) and the user message that was the
+# newest one in the previous request (read now, even when this turn added more blocks than the API looks back over
+# for an earlier breakpoint, about 20). A compaction replaces the start of the history: the next request writes a
+# new prefix the same way.
+EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
+_MARK = b',"cache_control":{"type":"ephemeral"}'
+_USER = b'{"role":"user",'
 
 
 # -- kernel → wire -------------------------------------------------------------------------------------------
@@ -88,6 +101,27 @@ def _wrap(role: str, parts: list[bytes]) -> bytes:
     if not parts:  # the API rejects empty content
         parts = [b'{"type":"text","text":"(empty)"}']
     return b'{"role":"' + role.encode() + b'","content":[' + b",".join(parts) + b"]}"
+
+
+def cache_breakpoints(parts: Sequence[bytes]) -> list[int]:
+    """Which wire messages get a breakpoint on their last block: the newest user message and the user message before
+    the newest assistant message (the previous request's newest), oldest first; fewer when there are none."""
+    newest: int | None = None
+    for i in range(len(parts) - 1, -1, -1):
+        if not parts[i].startswith(_USER):
+            continue
+        if newest is None:
+            newest = i
+        elif i < newest - 1:  # an assistant message lies between them
+            return [i, newest]
+    return [] if newest is None else [newest]
+
+
+def _marked(part: bytes) -> bytes:
+    """A wire message with a breakpoint on its last block (`{"role":…,"content":[…,{…}]}`; never a thinking block:
+    only user messages are marked)."""
+    assert part.endswith(b"}]}"), part[-40:]
+    return part[:-3] + _MARK + b"}]}"
 
 
 # -- wire → kernel -------------------------------------------------------------------------------------------
@@ -292,12 +326,18 @@ class AnthropicProvider(HTTPProvider):
             "stream": True,
         }
         if request.system_prompt:
-            head["system"] = request.system_prompt
+            head["system"] = [{"type": "text", "text": request.system_prompt, "cache_control": EPHEMERAL}]
         if request.tools is not self._tools_key:
             self._tools_key = request.tools
-            self._tools_json = dumps([tool_to_wire(t) for t in request.tools]) if request.tools else b""
+            wire = [tool_to_wire(t) for t in request.tools]
+            if wire:
+                wire[-1]["cache_control"] = EPHEMERAL
+            self._tools_json = dumps(wire) if wire else b""
         tools = b',"tools":' + self._tools_json if self._tools_json else b""
-        return dumps(head)[:-1] + tools + b',"messages":[' + self._history.encode(request.messages) + b"]}"
+        parts = self._history.encode_parts(request.messages)
+        for i in cache_breakpoints(parts):
+            parts[i] = _marked(parts[i])
+        return dumps(head)[:-1] + tools + b',"messages":[' + b",".join(parts) + b"]}"
 
     def _decoder(self) -> MessagesDecoder:
         return MessagesDecoder(self.name, self.model)

@@ -45,9 +45,13 @@ class HistoryEncoder:
         self._states: OrderedDict[int, _State] = OrderedDict()
 
     def encode(self, messages: Sequence[Message]) -> bytes:
+        return b",".join(self.encode_parts(messages))
+
+    def encode_parts(self, messages: Sequence[Message]) -> list[bytes]:
+        """The wire messages, one JSON object each, in a new list (the caller may change its items)."""
         messages = tuple(messages)
         if not messages:
-            return b""
+            return []
         key = id(messages[0])
         state = self._states.get(key)
         n = len(state.prefix) if state is not None else 0
@@ -69,9 +73,9 @@ class HistoryEncoder:
                 state.closed.extend(parts)
         state.prefix = messages
         if state.role is None:
-            return b",".join(state.closed)
+            return list(state.closed)
         assert self._wrap is not None
-        return b",".join([*state.closed, self._wrap(state.role, state.parts)])
+        return [*state.closed, self._wrap(state.role, state.parts)]
 
     def _close(self, state: _State) -> None:
         if state.role is not None:

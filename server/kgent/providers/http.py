@@ -3,8 +3,8 @@ act on.
 
 Foreign failures are translated here, where they enter: an HTTP status or an httpx exception becomes a
 `ProviderError` whose `retryable` decides whether `HTTPProvider.stream` tries again. The key is never put into
-a message: status errors name the environment variable to set and the URL, and any echo of the key is
-redacted.
+a message: status errors name the environment variable to set and the URL (without its userinfo), and every
+ProviderError text — streamed or not — is redacted where it is created (kgent.core.redact, via KgentError).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 
 from kgent.core.errors import ProviderError
+from kgent.core.redact import redact, redact_url
 from kgent.providers.base import CONTEXT_OVERFLOW, ProviderConfig
 from kgent.providers.keys import key_env_names
 
@@ -86,12 +87,6 @@ def parse_retry_after(headers: httpx.Headers) -> float | None:
         return None
 
 
-def redact(text: str, secret: str | None) -> str:
-    if secret and len(secret) >= 4:
-        text = text.replace(secret, "[redacted]")
-    return text
-
-
 def server_message(body: bytes) -> str:
     """The human part of an error body: OpenAI/Anthropic `{"error": {"message"}}`, Ollama `{"error": "..."}`, text."""
     text = body.decode("utf-8", "replace").strip()
@@ -119,12 +114,15 @@ def server_message(body: bytes) -> str:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Endpoint:
-    """What an error message may say about where a request went (never the key itself)."""
+    """What an error message may say about where a request went (never the key, nor the URL's userinfo)."""
 
     provider: str
     url: str
     model: str
     has_key: bool
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "url", redact_url(self.url))
 
     def key_hint(self) -> str:
         names = key_env_names(self.provider, self.url) or ("KGENT_API_KEY",)

@@ -2,6 +2,8 @@
 
 `POST {base_url}/chat/completions`, streamed. One converter per direction: kernel messages → wire JSON
 (encoded incrementally, see history.py), wire chunks → stream events and the finished `AssistantMessage`.
+These APIs cache prompt prefixes by themselves: what keeps them hitting is a request that starts with the same bytes
+as the last one (a fixed field order, the history encoded once, a system prompt fixed for the session).
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from typing import Any
+from urllib.parse import urlsplit
 
 from kgent.core.errors import ProviderError
 from kgent.core.messages import (
@@ -35,6 +38,10 @@ from kgent.providers.streaming import HTTPProvider
 from kgent.providers.wire import dumps, parse_arguments, summary_text
 
 _FINISH = {"stop": "end", "tool_calls": "tool_use", "function_call": "tool_use", "length": "max_tokens"}
+# Hosts whose API takes `prompt_cache_key` (requests with one key and one prefix go to the same cache). Other
+# OpenAI-compatible servers need not know the field, and a strict one refuses a request with an unknown field: they
+# get none.
+PROMPT_CACHE_KEY_HOSTS = frozenset({"api.openai.com"})
 
 
 # -- kernel → wire -------------------------------------------------------------------------------------------
@@ -278,6 +285,7 @@ class OpenAIProvider(HTTPProvider):
         self._history = HistoryEncoder(_convert)
         self._tools_key: tuple[ToolSchema, ...] | None = None
         self._tools_json = b""
+        self._sends_cache_key = urlsplit(self.base_url).hostname in PROMPT_CACHE_KEY_HOSTS
 
     def _body(self, request: ProviderRequest) -> bytes:
         head: dict[str, Any] = {
@@ -288,6 +296,8 @@ class OpenAIProvider(HTTPProvider):
         max_tokens = request.max_tokens or self.config.max_tokens
         if max_tokens:
             head["max_tokens"] = max_tokens
+        if request.cache_key and self._sends_cache_key:
+            head["prompt_cache_key"] = request.cache_key
         if request.tools is not self._tools_key:
             self._tools_key = request.tools
             self._tools_json = dumps([tool_to_wire(t) for t in request.tools]) if request.tools else b""

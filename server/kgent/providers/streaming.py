@@ -10,6 +10,7 @@ propagates.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from typing import Protocol
@@ -98,9 +99,8 @@ class HTTPProvider(ABC):
             decoder = self._decoder()
             emitted = False
             try:
-                async with self._client.stream(
-                    "POST", self.url, content=body, headers=self._headers
-                ) as response:
+                async with contextlib.AsyncExitStack() as stack:
+                    response = await self._open(stack, body)
                     if response.status_code != 200:
                         raise status_error(
                             response.status_code,
@@ -131,7 +131,7 @@ class HTTPProvider(ABC):
                 error = transport_error(exc, self._where)
                 if emitted:
                     error = ProviderError(
-                        f"The stream from {self.url} broke after output began: {error.message}",
+                        f"The stream from {self._where.url} broke after output began: {error.message}",
                         code="stream_error",
                     )
             else:
@@ -149,6 +149,22 @@ class HTTPProvider(ABC):
                 error = ProviderError(f"{error.message} (gave up after {attempt} attempts)", code=error.code)
             yield StreamDone(decoder.partial(error))
             return
+
+    async def _open(self, stack: contextlib.AsyncExitStack, body: bytes) -> httpx.Response:
+        """Send the request and wait for the response headers, at most the first-byte timeout."""
+        limit = self.config.time_to_first_byte()
+        try:
+            async with asyncio.timeout(limit):
+                return await stack.enter_async_context(
+                    self._client.stream("POST", self.url, content=body, headers=self._headers)
+                )
+        except TimeoutError:
+            raise ProviderError(
+                f"The model server at {self._where.url} sent no response within {limit:g} s "
+                "(first-byte timeout)",
+                code="provider_timeout",
+                retryable=True,
+            ) from None
 
     async def aclose(self) -> None:
         if self._owns_client:

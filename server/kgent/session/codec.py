@@ -11,8 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kgent.core.errors import SessionError
+from kgent.core.errors import SessionCorrupt, SessionError
 from kgent.session.entries import SessionEntry, title_of
+from kgent.session.shape import line_problem
 
 FORMAT = "kgent-session"
 VERSION = 1
@@ -62,7 +63,7 @@ class Parsed:
 def check_header(obj: Any, name: str) -> dict[str, Any]:
     """The header, migrated to VERSION; SessionError for a foreign file or one written by a newer kgent."""
     if not isinstance(obj, dict) or obj.get("format") != FORMAT or not isinstance(obj.get("version"), int):
-        raise SessionError(f"{name} is not a kgent session file (bad header)", code="session_corrupt")
+        raise SessionCorrupt(f"{name} is not a kgent session file (bad header)", line=1, offset=0)
     version = obj["version"]
     if version > VERSION:
         raise SessionError(
@@ -84,11 +85,11 @@ def parse(data: bytes, name: str = "session file") -> Parsed:
     """Parse a whole file. Raises SessionError for a bad header, a newer version or damage before the last line."""
     first = data.find(b"\n")
     if first < 0:
-        raise SessionError(f"{name} has no complete header line", code="session_corrupt")
+        raise SessionCorrupt(f"{name} has no complete header line", line=1, offset=0)
     try:
         head = json.loads(data[:first])
     except ValueError:
-        raise SessionError(f"{name} has an unreadable header line", code="session_corrupt") from None
+        raise SessionCorrupt(f"{name} has an unreadable header line", line=1, offset=0) from None
     head = check_header(head, name)
     parsed = Parsed(header=head, end=first + 1, updated=str(head.get("created", "")))
     parse_into(parsed, data, first + 1, name, int(head["version"]))
@@ -98,8 +99,11 @@ def parse(data: bytes, name: str = "session file") -> Parsed:
 _decode = json.JSONDecoder().decode
 
 
-def parse_into(parsed: Parsed, data: bytes, start: int, name: str, version: int = VERSION) -> None:
-    """Add the records of `data[start:]` to `parsed` (used for whole files and for appended tails)."""
+def parse_into(parsed: Parsed, data: bytes, start: int, name: str, version: int = VERSION, first_line: int = 2) -> None:
+    """Add the records of `data[start:]` to `parsed` (used for whole files and for appended tails).
+
+    A last line that is not JSON (a torn write) is dropped with a warning; anything else wrong — a line of the wrong
+    shape anywhere, damage before the last line — raises SessionCorrupt naming the line and its byte offset."""
     last_nl = data.rfind(b"\n", start)
     complete = data[start : last_nl + 1] if last_nl >= 0 else b""
     if len(data) > start + len(complete):  # no newline at the end: the last write never completed
@@ -117,17 +121,21 @@ def parse_into(parsed: Parsed, data: bytes, start: int, name: str, version: int 
     pos = start
     for i, line in enumerate(lines):
         size = len(line.encode("utf-8", "surrogateescape")) + 1 if not line.isascii() else len(line) + 1
-        try:
-            if line.strip():
+        where = f"{name} is damaged at line {first_line + i} (byte {pos})"
+        if line.strip():
+            try:
                 obj = _decode(line)
                 if version < VERSION:
                     obj = _migrate(obj, version)
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                if any(rest.strip() for rest in lines[i + 1 :]):
+                    raise SessionCorrupt(f"{where}: {exc}", line=first_line + i, offset=pos) from None
+                parsed.warnings.append(f"{name}: dropped an unreadable last line ({size} bytes)")
+                return
+            try:
                 _apply(parsed, entries, obj)
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            if any(rest.strip() for rest in lines[i + 1 :]):
-                raise SessionError(f"{name} is damaged at byte {pos}: {exc}", code="session_corrupt") from None
-            parsed.warnings.append(f"{name}: dropped an unreadable last line ({size} bytes)")
-            return
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                raise SessionCorrupt(f"{where}: {exc}", line=first_line + i, offset=pos) from None
         pos += size
         parsed.end = pos
 
@@ -148,6 +156,9 @@ def _parse_fast(parsed: Parsed, lines: list[str]) -> bool:
 
 
 def _apply(parsed: Parsed, entries: dict[str, SessionEntry], obj: dict[str, Any]) -> None:
+    problem = line_problem(obj)
+    if problem:
+        raise ValueError(problem)
     if "id" in obj:
         entry_id, parent = obj.pop("id"), obj.pop("parentId", None)
         entry = SessionEntry(id=entry_id, parent_id=parent, type=obj.pop("type"), timestamp=obj.pop("timestamp"),

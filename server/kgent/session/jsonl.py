@@ -3,6 +3,10 @@
 Files live at `root/<workspace-key>/<id>.jsonl` (format: docs/session-format.md). Each `append` is one `write` of
 whole lines followed by `fsync`, so a kill can tear at most the last line; loading drops such a line with a warning
 and the next append cuts it off before writing. File I/O runs in worker threads; writes to one session are serialized.
+
+A writer holds an exclusive flock on the file while it writes — and, between writes, for as long as the session is
+`hold`-ed (the kernel holds it for a run's lifetime). A second process that tries to write gets SessionError
+`session_busy` naming the holder, instead of silently forking the session.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
+import fcntl
 import logging
 import os
 import threading
@@ -19,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from kgent.core.errors import SessionError, SessionNotFound
-from kgent.session import codec
+from kgent.core.errors import SessionCorrupt, SessionError, SessionNotFound
+from kgent.session import codec, repair
 from kgent.session.entries import (
     SessionEntry,
     SessionInfo,
@@ -34,6 +39,7 @@ from kgent.session.entries import (
 )
 from kgent.session.index import list_sessions
 from kgent.session.paths import normalize_workspace, workspace_key
+from kgent.session.repair import RepairReport
 
 log = logging.getLogger("kgent.session")
 T = TypeVar("T")
@@ -56,6 +62,7 @@ class _Handle:
     ino: int
     fd: int | None = None
     closed: bool = False
+    locked: bool = False  # this handle's fd holds the file's flock
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
@@ -87,10 +94,33 @@ class _Handle:
     def open_fd(self) -> int:
         if self.fd is None:
             self.fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+            self.locked = False
         return self.fd
+
+    def flock(self) -> None:
+        """Take the file's exclusive lock (once); SessionError `session_busy` if another writer has it."""
+        fd = self.open_fd()
+        if self.locked:
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise SessionError(
+                f"session {self.session_id} is being written by another process ({lock_holder(self.path)}): "
+                "wait for its run to end, or cancel it",
+                code="session_busy",
+            ) from None
+        self.locked = True
+
+    def unlock(self) -> None:
+        if self.fd is not None and self.locked:
+            with contextlib.suppress(OSError):
+                fcntl.flock(self.fd, fcntl.LOCK_UN)
+        self.locked = False
 
     def close(self) -> None:
         self.closed = True
+        self.locked = False
         if self.fd is not None:
             with contextlib.suppress(OSError):
                 os.close(self.fd)
@@ -108,7 +138,8 @@ class JsonlSessionStore:
         self.max_open = max(1, max_open)
         self._handles: OrderedDict[str, _Handle] = OrderedDict()
         self._paths: dict[str, Path] = {}
-        self._lock = threading.Lock()  # guards the two maps, never held during I/O
+        self._held: set[str] = set()  # sessions whose flock stays taken between writes
+        self._lock = threading.Lock()  # guards the maps and the set, never held during I/O
 
     # -- the SessionStore contract -----------------------------------------------------------------------------
     async def create(self, *, workspace: str, session_id: str | None = None) -> SessionInfo:
@@ -139,6 +170,27 @@ class JsonlSessionStore:
         for h in handles:
             with h.lock:
                 h.close()
+
+    def hold(self, session_id: str) -> None:
+        """Keep the session's file locked between writes (a run is live on it here) until `release`."""
+        with self._lock:
+            self._held.add(session_id)
+
+    def release(self, session_id: str) -> None:
+        """Stop holding the session: its lock is dropped now, or by the write in progress when it ends."""
+        with self._lock:
+            self._held.discard(session_id)
+            h = self._handles.get(session_id)
+        if h is not None and h.lock.acquire(blocking=False):
+            try:
+                h.unlock()
+            finally:
+                h.lock.release()
+
+    async def repair(self, session_id: str) -> RepairReport:
+        """Rewrite a damaged session keeping every valid entry (see kgent.session.repair); the original is kept
+        beside it as `<id>.jsonl.damaged`. SessionError `session_busy` if another process is writing it."""
+        return await _durably(self._repair, session_id)
 
     def locate(self, session_id: str) -> Path:
         """The file of `session_id`, whatever its workspace; SessionNotFound if there is none."""
@@ -201,7 +253,7 @@ class JsonlSessionStore:
         with writing.lock if writing is not None else contextlib.nullcontext(), path.open("rb") as f:
             ino = os.fstat(f.fileno()).st_ino
             data = f.read()
-        parsed = codec.parse(data, f"session {sid}")
+        parsed = _parse(sid, path, data)
         for warning in parsed.warnings:
             log.warning(warning)
         with self._lock:
@@ -285,11 +337,12 @@ class JsonlSessionStore:
         with path.open("rb") as f:
             ino = os.fstat(f.fileno()).st_ino
             data = f.read()
-        return self._adopt(_Handle.from_parsed(sid, path, codec.parse(data, f"session {sid}"), len(data), ino))
+        return self._adopt(_Handle.from_parsed(sid, path, _parse(sid, path, data), len(data), ino))
 
     @contextlib.contextmanager
     def _locked(self, session_id: str) -> Iterator[_Handle]:
-        """The session's handle, locked and in step with the file (another process may have appended)."""
+        """The session's handle: its thread lock and the file's flock taken, in step with the file (another process
+        may have appended, or a repair replaced it)."""
         sid = check_session_id(session_id)
         while True:
             h = self._handle(sid)
@@ -298,9 +351,14 @@ class JsonlSessionStore:
                 break
             h.lock.release()
         try:
+            h.flock()
             self._sync(h)
             yield h
         finally:
+            with self._lock:
+                held = sid in self._held
+            if not held:
+                h.unlock()
             h.lock.release()
 
     def _sync(self, h: _Handle) -> None:
@@ -312,16 +370,53 @@ class JsonlSessionStore:
                 self._handles.pop(h.session_id, None)
                 self._paths.pop(h.session_id, None)
             raise SessionNotFound(f"no session {h.session_id!r}") from None
+        if h.fd is not None and os.fstat(h.fd).st_ino != st.st_ino:  # replaced (repaired): lock the new file
+            h.unlock()
+            os.close(h.fd)
+            h.fd = None
+            h.flock()
         if st.st_size != h.size or st.st_ino != h.ino:
-            if st.st_ino != h.ino and h.fd is not None:
-                os.close(h.fd)
-                h.fd = None
             data = h.path.read_bytes()
-            h.reset(codec.parse(data, f"session {h.session_id}"), len(data), st.st_ino)
+            h.reset(_parse(h.session_id, h.path, data), len(data), st.st_ino)
         if h.end < h.size:  # a torn last line: cut it off so the next line does not glue onto it
             log.warning("session %s: cutting %d torn bytes off the end", h.session_id, h.size - h.end)
             os.truncate(h.path, h.end)
             h.size = h.end
+
+    def _repair(self, session_id: str) -> RepairReport:
+        sid = check_session_id(session_id)
+        path = self.locate(sid)
+        with self._lock:
+            h = self._handles.get(sid)
+        with h.lock if h is not None else contextlib.nullcontext():
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    if h is None or not h.locked:
+                        raise SessionError(
+                            f"session {sid} is being written by another process ({lock_holder(path)}): "
+                            "repair it when that run has ended",
+                            code="session_busy",
+                        ) from None
+                data = path.read_bytes()
+                fixed, report = repair.repair(data, sid, path)
+                if report.changed:
+                    backup = path.with_name(path.name + ".damaged")
+                    _write_new(backup, data)
+                    tmp = path.with_name(path.name + ".repairing")
+                    _write_new(tmp, fixed)
+                    os.replace(tmp, path)
+                    report.backup = str(backup)
+            finally:
+                os.close(fd)
+            if h is not None:
+                h.close()
+                with self._lock:
+                    if self._handles.get(sid) is h:
+                        del self._handles[sid]
+        return report
 
     def _write(self, h: _Handle, data: bytes) -> None:
         fd = h.open_fd()
@@ -337,6 +432,15 @@ class JsonlSessionStore:
         h.end = h.size = h.end + len(data)
 
 
+def _parse(sid: str, path: Path, data: bytes) -> codec.Parsed:
+    """Parse a session file; a damaged one is refused with where it is and what to do about it."""
+    try:
+        return codec.parse(data, f"session {sid} ({path})")
+    except SessionCorrupt as exc:
+        hint = f"; `kgent sessions repair {sid}` keeps every valid entry" if exc.line != 1 else ""
+        raise SessionCorrupt(exc.message + hint, line=exc.line, offset=exc.offset) from None
+
+
 async def _durably(fn: Callable[..., T], *args: Any) -> T:
     """Run a write in a worker thread; a cancellation waits for it to finish (it is short) before propagating, so
     when the coroutine ends the batch is on disk or was refused, never still in flight behind the next write."""
@@ -346,6 +450,38 @@ async def _durably(fn: Callable[..., T], *args: Any) -> T:
     except asyncio.CancelledError:
         await asyncio.wait([task])
         raise
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    """Write a whole new 0600 file durably (replacing any file of that name)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        _write_all(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def lock_holder(path: Path) -> str:
+    """Who holds the flock on `path`, from /proc/locks: `pid N: <command line>` (or "another process")."""
+    try:
+        st = os.stat(path)
+        with open("/proc/locks", encoding="ascii", errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return "another process"
+    for line in lines:
+        fields = line.split()
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5].rsplit(":", 1)[-1] == str(st.st_ino):
+            pid = fields[4]
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    argv = [a.decode("utf-8", "replace") for a in f.read().split(b"\0") if a]
+            except OSError:
+                argv = []
+            command = " ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(argv[:6]))
+            return f"pid {pid}: {command}" if command else f"pid {pid}"
+    return "another process"
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -237,7 +237,7 @@ class Evaluator:
                 timer = loop.call_later(cfg.timeout, _cancel, live, "timeout")
             async for event in run:
                 if isinstance(event, UsageEvent):
-                    live.usage = dict(event.total)
+                    live.usage = token_counts(event.total)
                     if cfg.cost_limit is not None and cfg.price is not None:
                         if cfg.price.cost(live.usage) > cfg.cost_limit:
                             _cancel(live, "cost_limit")
@@ -255,7 +255,7 @@ class Evaluator:
             if timer is not None:
                 timer.cancel()
             await kernel.aclose()
-        record.update(turns=result.turns, tokens=dict(result.usage) or live.usage,
+        record.update(turns=result.turns, tokens=token_counts(result.usage) or live.usage,
                       cost=round(cfg.price.cost(result.usage), 6) if cfg.price is not None else None)
         if live.reason == "interrupted":
             return result  # its session stays in .sessions, cleared by the next run
@@ -277,6 +277,11 @@ def _cancel(live: _Live, reason: str) -> None:
         live.reason = reason
     if live.run is not None:
         live.run.cancel()
+
+
+def token_counts(usage: Mapping[str, Any]) -> dict[str, int]:
+    """The token counts of a kernel usage object (without its `cost` estimate, present for a priced model)."""
+    return {k: int(v) for k, v in usage.items() if k.endswith("Tokens")}
 
 
 def _tokens(usage: dict[str, int]) -> int:

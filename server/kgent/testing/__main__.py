@@ -1,4 +1,5 @@
-"""`python -m kgent.testing [--port N] [--script NAME|FILE]`: run the local model server in the foreground."""
+"""`python -m kgent.testing [--port N] [--script NAME|FILE] [--no-cache]`: run the local model server in the
+foreground."""
 
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m kgent.testing")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--script", default="hello")
+    parser.add_argument("--no-cache", action="store_true", help="report no prompt-cache reads or writes")
     args = parser.parse_args(argv)
 
     async def run() -> None:
-        server = ModelServer(args.script)
+        server = ModelServer(args.script, cache=not args.no_cache)
         srv = await server.serve(args.port)
         print(server.url, flush=True)
         async with srv:

@@ -7,7 +7,7 @@ Scripts use ScriptedProvider's step vocabulary (a list of turns, each a list of 
 `{"text": s, "chunks": n?}`, `{"tool": name, "args": {...}, "id"?: s, "raw_args"?: "verbatim JSON text"}`,
 `{"sleep": seconds}`, `{"error": message, "type"?: s}`, `{"usage": {"input": n, "output": n}}`. The turn
 played is the number of assistant messages since the last user text in the request; past the end, the last
-turn repeats.
+turn repeats. Usage reports the vendor's prompt-cache reads and writes as kgent.testing.cache emulates them.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgent.providers.scripted import Script, load_script
+from kgent.testing.cache import PromptCache
 from kgent.testing.faults import Fault
 from kgent.testing.render_anthropic import ANTHROPIC
 from kgent.testing.render_openai import OPENAI
@@ -65,9 +66,13 @@ class ModelServer:
     `disconnects` clients that went away mid-response. Control endpoints, for a server in another process:
     `POST /_kgent/script`, `POST /_kgent/fault`, `GET /_kgent/requests`, `POST /_kgent/reset`."""
 
-    def __init__(self, script: Script | str = "hello", *, model: str = "test-model") -> None:
+    def __init__(
+        self, script: Script | str = "hello", *, model: str = "test-model", cache: bool = True
+    ) -> None:
         self.script = script
         self.model = model
+        # The vendors' prompt-cache accounting (kgent.testing.cache); None: usage reports no cache use.
+        self.cache = PromptCache() if cache else None
         self.faults: list[Fault] = []
         self.requests: list[RecordedRequest] = []
         self.disconnects = 0
@@ -107,6 +112,8 @@ class ModelServer:
         self.faults.extend(faults)
 
     def reset(self) -> None:
+        if self.cache is not None:
+            self.cache.clear()
         self.faults.clear()
         self.requests.clear()
         self.disconnects = 0
@@ -293,7 +300,8 @@ class ModelServer:
         messages = body.get("messages") or []
         turn = self.script[min(_turn_index(wire, messages), len(self.script) - 1)]
         vendor = VENDORS[wire]
-        items = vendor.render(turn, body.get("model") or self.model, len(messages), len(raw) // 4)
+        cache = self.cache.account(wire, body, len(raw) // 4) if self.cache is not None else None
+        items = vendor.render(turn, body.get("model") or self.model, len(messages), len(raw) // 4, cache)
         if fault is not None:
             items = fault.inject(vendor, items)
         writer.write(

@@ -6,12 +6,21 @@ from __future__ import annotations
 from typing import Any
 
 from kgent.providers.scripted import text_chunks
+from kgent.testing.cache import CacheUsage
 from kgent.testing.wire import Rendered, Turn, Vendor, arg_pieces, sse
 
 
-def render(turn: Turn, model: str, n_messages: int, input_tokens: int) -> Rendered:
-    """A Messages stream for one turn."""
-    usage = next((s["usage"] for s in turn if "usage" in s), None) or {"input": input_tokens}
+def render(
+    turn: Turn, model: str, n_messages: int, input_tokens: int, cache: CacheUsage | None = None
+) -> Rendered:
+    """A Messages stream for one turn (its input usage from `cache` unless the script says otherwise)."""
+    scripted = next((s["usage"] for s in turn if "usage" in s), None)
+    usage = scripted or {"input": input_tokens}
+    prompt = (
+        cache.anthropic_fields()
+        if cache is not None and scripted is None
+        else {"input_tokens": usage.get("input", 0)}
+    )
     start: dict[str, Any] = {
         "id": f"msg_{n_messages}",
         "type": "message",
@@ -20,7 +29,7 @@ def render(turn: Turn, model: str, n_messages: int, input_tokens: int) -> Render
         "content": [],
         "stop_reason": None,
         "stop_sequence": None,
-        "usage": {"input_tokens": usage.get("input", 0), "output_tokens": 1},
+        "usage": {**prompt, "output_tokens": 1},
     }
     out: Rendered = [
         sse({"type": "message_start", "message": start}, "message_start"),

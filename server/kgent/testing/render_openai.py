@@ -6,11 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from kgent.providers.scripted import text_chunks
+from kgent.testing.cache import CacheUsage
 from kgent.testing.wire import Rendered, Turn, Vendor, arg_pieces, sse
 
 
-def render(turn: Turn, model: str, n_messages: int, input_tokens: int) -> Rendered:
-    """A Chat Completions stream for one turn."""
+def render(
+    turn: Turn, model: str, n_messages: int, input_tokens: int, cache: CacheUsage | None = None
+) -> Rendered:
+    """A Chat Completions stream for one turn (its prompt usage from `cache` unless the script says otherwise)."""
     head = {"id": f"chatcmpl-{n_messages}", "object": "chat.completion.chunk", "created": 0, "model": model}
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
@@ -49,8 +52,11 @@ def render(turn: Turn, model: str, n_messages: int, input_tokens: int) -> Render
             return out
     out.append(chunk({}, "tool_calls" if tools else "stop"))
     u = usage or {"input": input_tokens, "output": max(1, output)}
+    prompt = (
+        cache.openai_fields() if cache is not None and usage is None else {"prompt_tokens": u.get("input", 0)}
+    )
     counts = {
-        "prompt_tokens": u.get("input", 0),
+        **prompt,
         "completion_tokens": u.get("output", 0),
         "total_tokens": u.get("input", 0) + u.get("output", 0),
     }

@@ -8,6 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from kgent.testing.cache import CacheUsage
+
 Turn = list[dict[str, Any]]
 # A rendered response: SSE events as bytes, a float meaning "sleep this long here" (a negative one: cut the body).
 Rendered = list[bytes | float]
@@ -30,8 +32,9 @@ REASONS = {
 class Vendor:
     """One vendor's wire format as the server speaks it."""
 
-    render: Callable[[Turn, str, int, int], Rendered]
-    """(turn, model, number of messages in the request, input tokens) → the response stream."""
+    render: Callable[[Turn, str, int, int, CacheUsage | None], Rendered]
+    """(turn, model, number of messages in the request, input tokens, the emulated prompt-cache accounting or None)
+    → the response stream."""
     error_body: Callable[[str, str, str | None], dict[str, Any]]
     """(message, error type, code) → the JSON body of an HTTP error response."""
     error_event: Callable[[dict[str, str]], bytes]

@@ -14,6 +14,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from kgent.core.events import ToolKind
 from kgent.tools.ops import FileOps
+from kgent.tools.sandbox import Grant, Sandbox
 
 Effect = Literal["read", "write", "execute", "network", "think"]
 
@@ -79,7 +80,10 @@ class ChangeTracking(Protocol):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolContext:
-    """Per-call environment. `allow_outside` is True only when policy or the person approved leaving the workspace."""
+    """Per-call environment. `allow_outside` is True only when policy or the person approved leaving the workspace.
+
+    `sandbox` and `grant`: where a shell command runs and what it may touch there; without them (full mode, or a
+    caller running a tool directly) a command runs unconfined."""
 
     workspace: Path
     fs: FileOps
@@ -88,6 +92,8 @@ class ToolContext:
     on_update: Callable[[str], None] | None = None
     bash_timeout: float = 120.0
     output_dir: Path | None = None
+    sandbox: Sandbox | None = None
+    grant: Grant | None = None
 
 
 @runtime_checkable

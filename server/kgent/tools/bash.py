@@ -8,14 +8,14 @@ import os
 import re
 import secrets
 import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from kgent.core.events import ToolKind
+from kgent.tools import spill
 from kgent.tools.args import ToolArgError, error_output, num_arg, req_str
 from kgent.tools.base import CallDescription, FileChangePreview, ToolContext, ToolIntent, ToolOutput
 from kgent.tools.procgroup import become_subreaper, kill_group, note_lingering, sweep_lingering
@@ -37,7 +37,8 @@ def _shell() -> str:
 
 
 class _Output:
-    """Collects merged output: the whole of it in memory until it exceeds the limits, then spilled to a log file."""
+    """Collects merged output: the whole of it in memory until it exceeds the limits, then spilled to a private
+    file that keeps the first spill.HEAD_BYTES and the last spill.TAIL_BYTES (what lies between is counted)."""
 
     def __init__(self, out_dir: Path | None, on_update: Callable[[str], None] | None) -> None:
         self.out_dir = out_dir
@@ -47,8 +48,11 @@ class _Output:
         self.newlines = 0
         self.cur_line = 0  # bytes since the last newline
         self.prev_line = 0  # length of the line the last newline ended
-        self.file: IO[bytes] | None = None
+        self.fd: int | None = None
         self.path: Path | None = None
+        self.written = 0  # bytes of the head in the file
+        self.tail = bytearray()  # past the head: the newest bytes, up to spill.TAIL_BYTES
+        self.dropped = 0
         self._last_update = 0.0
 
     def feed(self, chunk: bytes) -> None:
@@ -63,14 +67,13 @@ class _Output:
         else:
             self.cur_line += len(chunk)
         self.buf += chunk
-        if self.file is None and (self.total > DEFAULT_MAX_BYTES or self.newlines >= DEFAULT_MAX_LINES):
-            directory = self.out_dir or Path(tempfile.gettempdir())
-            directory.mkdir(parents=True, exist_ok=True)
+        if self.fd is None and (self.total > DEFAULT_MAX_BYTES or self.newlines >= DEFAULT_MAX_LINES):
+            directory = self.out_dir or spill.root()
             self.path = directory / f"kgent-bash-{secrets.token_hex(8)}.log"
-            self.file = open(self.path, "wb")  # noqa: SIM115 - closed in close()
-            self.file.write(self.buf)
-        elif self.file is not None:
-            self.file.write(chunk)
+            self.fd = spill.open_private(directory, self.path.name)
+            self._spill(bytes(self.buf))
+        elif self.fd is not None:
+            self._spill(chunk)
         if len(self.buf) > 4 * DEFAULT_MAX_BYTES:
             del self.buf[: len(self.buf) - 2 * DEFAULT_MAX_BYTES]
         now = time.monotonic()
@@ -81,19 +84,43 @@ class _Output:
             except Exception:  # a failing observer must not break the command
                 self.on_update = None
 
+    def _spill(self, data: bytes) -> None:
+        assert self.fd is not None
+        room = spill.HEAD_BYTES - self.written
+        if room > 0:
+            head = data[:room]
+            _write_all(self.fd, head)
+            self.written += len(head)
+            data = data[len(head) :]
+        if data:
+            self.tail += data
+            if len(self.tail) > spill.TAIL_BYTES:
+                cut = len(self.tail) - spill.TAIL_BYTES
+                self.dropped += cut
+                del self.tail[:cut]
+
     def close(self) -> None:
-        if self.file is not None:
-            self.file.close()
+        if self.fd is None:
+            return
+        fd, self.fd = self.fd, None
+        try:
+            if self.dropped:
+                _write_all(fd, f"\n[... {format_size(self.dropped)} ({self.dropped} bytes) dropped ...]\n".encode())
+            _write_all(fd, bytes(self.tail))
+            self.tail.clear()
+        finally:
+            os.close(fd)
 
     def render(self) -> tuple[str, dict[str, Any]]:
         """Tail-truncated text with Pi's notices, and details (truncation, full_output_path)."""
+        spilled = self.path is not None
         self.close()
         text = self.buf.decode("utf-8", "replace")
         total, newlines, last_line = self.total, self.newlines, self.cur_line
         if text.endswith("\n"):
             text, total, newlines, last_line = text[:-1], total - 1, newlines - 1, self.prev_line
         tr = truncate_tail(text)
-        if self.file is not None:
+        if spilled:
             tr = replace(tr, total_lines=newlines + 1, total_bytes=total)
         details: dict[str, Any] = {}
         out = tr.content or "(no output)"
@@ -104,20 +131,30 @@ class _Output:
             return out, details
         details["truncation"] = tr.as_dict()
         details["fullOutputPath"] = str(self.path)
+        where = f"Full output: {self.path}"
+        if self.dropped:
+            details["outputDroppedBytes"] = self.dropped
+            where = (
+                f"Output saved to {self.path}: its first {format_size(spill.HEAD_BYTES)} and last "
+                f"{format_size(spill.TAIL_BYTES)}, {format_size(self.dropped)} between them dropped"
+            )
         start, end = tr.total_lines - tr.output_lines + 1, tr.total_lines
         if tr.last_line_partial:
             out += (
                 f"\n\n[Showing last {format_size(tr.output_bytes)} of line {end} (line is {format_size(last_line)}). "
-                f"Full output: {self.path}]"
+                f"{where}]"
             )
         elif tr.truncated_by == "lines":
-            out += f"\n\n[Showing lines {start}-{end} of {tr.total_lines}. Full output: {self.path}]"
+            out += f"\n\n[Showing lines {start}-{end} of {tr.total_lines}. {where}]"
         else:
-            out += (
-                f"\n\n[Showing lines {start}-{end} of {tr.total_lines} ({format_size(DEFAULT_MAX_BYTES)} limit). "
-                f"Full output: {self.path}]"
-            )
+            out += f"\n\n[Showing lines {start}-{end} of {tr.total_lines} ({format_size(DEFAULT_MAX_BYTES)} limit). {where}]"
         return out, details
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 async def _pump(stream: asyncio.StreamReader, sink: _Output) -> None:
@@ -127,17 +164,45 @@ async def _pump(stream: asyncio.StreamReader, sink: _Output) -> None:
 
 async def _exited(proc: asyncio.subprocess.Process) -> None:
     # Not proc.wait(): since 3.11.x it also waits for the pipes to close, which a background grandchild can delay.
-    delay = 0.002
+    # A pidfd says the moment the shell exits (Linux 5.3+); then asyncio's child watcher sets the return code.
+    await _pidfd_exit(proc)
+    delay = 0.0005
     while proc.returncode is None:
         await asyncio.sleep(delay)
         delay = min(delay * 2, 0.05)
 
 
-async def _spawn(command: str, cwd: Path) -> asyncio.subprocess.Process:
-    """Start the shell in its own session; a cancel that lands mid-spawn still kills the whole group."""
+async def _pidfd_exit(proc: asyncio.subprocess.Process) -> None:
+    if proc.returncode is not None or not hasattr(os, "pidfd_open"):
+        return
+    try:
+        fd = os.pidfd_open(proc.pid)
+    except OSError:  # already reaped, or a kernel without pidfds: the polling loop does it
+        return
+    loop = asyncio.get_running_loop()
+    readable: asyncio.Future[None] = loop.create_future()
+
+    def exited() -> None:
+        if not readable.done():
+            readable.set_result(None)
+
+    loop.add_reader(fd, exited)
+    try:
+        await readable
+    finally:
+        loop.remove_reader(fd)
+        os.close(fd)
+
+
+async def _spawn(command: str, ctx: ToolContext) -> asyncio.subprocess.Process:
+    """Start the shell (inside the sandbox when the context has one) in its own session; a cancel that lands
+    mid-spawn still kills the whole group."""
+    argv, env = [_shell(), "-c", command], child_env()
+    if ctx.sandbox is not None and ctx.grant is not None:
+        argv, env = await asyncio.to_thread(ctx.sandbox.wrap, argv, workspace=ctx.workspace, grant=ctx.grant, env=env)
     spawn = asyncio.ensure_future(
         asyncio.create_subprocess_exec(
-            _shell(), "-c", command, cwd=cwd, env=child_env(),
+            *argv, cwd=ctx.workspace, env=env,
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
         )
@@ -163,7 +228,8 @@ class BashTool:
     description = (
         "Execute a bash command in the workspace directory (stdin is closed; stdout and stderr are merged). "
         f"Output is truncated to the last {DEFAULT_MAX_LINES} lines or {DEFAULT_MAX_BYTES // 1024}KB; when "
-        "truncated, the full output is saved to a file whose path is given. A non-zero exit code is reported as "
+        "truncated, the full output (its first and last 2MB if longer) is saved, for this run only, to a file whose "
+        "path is given. A non-zero exit code is reported as "
         "an error. Commands time out (default 120 seconds; set timeout in seconds to change it). Background "
         "processes that still hold the output open when the command ends are stopped; redirect their output "
         "(cmd > log 2>&1 &) to keep them running. Prefer the read, grep, find and ls tools for inspecting files."
@@ -202,7 +268,7 @@ class BashTool:
         sweep_lingering()
         sink = _Output(ctx.output_dir, ctx.on_update)
         try:
-            proc = await _spawn(command, ctx.workspace)
+            proc = await _spawn(command, ctx)
         except OSError as e:
             return error_output(f"Failed to start command: {e}")
         try:
@@ -210,6 +276,8 @@ class BashTool:
         finally:
             sink.close()
         out, details = sink.render()
+        if ctx.sandbox is not None and ctx.sandbox.contains and ctx.grant is not None:
+            details["sandbox"] = f"{ctx.sandbox.name}: {ctx.grant.describe()}"
         code = proc.returncode
         details["exitCode"] = None if timed_out else code
         if timed_out:

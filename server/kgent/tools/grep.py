@@ -15,7 +15,7 @@ from kgent.core.events import ToolKind
 from kgent.tools.args import ToolArgError, bool_arg, error_output, int_arg, req_str, str_arg
 from kgent.tools.base import CallDescription, FileChangePreview, ToolContext, ToolIntent, ToolOutput
 from kgent.tools.ignore import glob_match, walk_files
-from kgent.tools.paths import PathError, classify_path, is_protected_name
+from kgent.tools.paths import PathError, classify_path, is_hardlinked, is_protected_name
 from kgent.tools.rg import BASE_FLAGS, exclusions, find_rg, run_rg
 from kgent.tools.search import SearchRoot, finish, search_root
 from kgent.tools.truncate import GREP_MAX_LINE_LENGTH, truncate_line
@@ -129,6 +129,7 @@ class GrepTool:
         argv += ["--", pattern, root.target]
         hits: list[Hit] = []
         state = {"matches": 0, "reached": False}
+        linked = _LinkCheck(root)
 
         def on_line(raw: bytes) -> bool:
             try:
@@ -137,6 +138,8 @@ class GrepTool:
                 return True
             kind = msg.get("type")
             if kind not in ("match", "context"):
+                return True
+            if linked.skips(_text(msg["data"]["path"])):
                 return True
             if kind == "match":
                 if state["matches"] >= limit:
@@ -154,16 +157,37 @@ class GrepTool:
         return hits, bool(state["reached"])
 
 
+class _LinkCheck:
+    """A directory search skips files with several hard links (their other names may be outside the workspace, so
+    they count as protected); searching such a file by name was asked for, so it is not filtered."""
+
+    def __init__(self, root: SearchRoot) -> None:
+        self.root = root
+        self.seen: dict[str, bool] = {}
+
+    def skips(self, rel: str) -> bool:
+        if self.root.path.protected:
+            return False
+        known = self.seen.get(rel)
+        if known is None:
+            parts = rel.removeprefix("./").split("/")
+            known = self.seen[rel] = ".git" not in parts and is_hardlinked(str(self.root.cwd / rel))
+        return known
+
+
 def _py_search(
     root: SearchRoot, regex: re.Pattern[str], glob: str | None, context: int, limit: int, ignore_from: Path | None
 ) -> tuple[list[Hit], bool]:
     hits: list[Hit] = []
     matches = 0
+    linked = _LinkCheck(root)
     for rel in walk_files(root.path.abs, ignore_from=ignore_from):
         if glob and not root.is_file and not glob_match(glob, rel):
             continue
         if not root.path.protected and is_protected_name(tuple(rel.split("/"))):
             continue  # as with rg: a directory search skips protected files
+        if linked.skips(rel):
+            continue
         try:
             data = (root.cwd / rel).read_bytes()
         except OSError:

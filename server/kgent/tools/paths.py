@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -32,12 +33,16 @@ class PathOutsideWorkspace(PathError):
 
 @dataclass(frozen=True, slots=True)
 class ResolvedPath:
-    """A classified path: `rel` is posix and workspace-relative when inside, else the absolute path."""
+    """A classified path: `rel` is posix and workspace-relative when inside, else the absolute path.
+
+    `hardlinked`: a regular file with more than one hard link (outside `.git`): its other names may be anywhere, so
+    it counts as protected — reading it without approval could read a file outside the workspace."""
 
     abs: Path
     rel: str
     inside: bool
     protected: bool
+    hardlinked: bool = False
 
 
 def is_protected_name(parts: tuple[str, ...]) -> bool:
@@ -80,22 +85,42 @@ def _realpath_of_root(ws: str) -> str:
     return os.path.realpath(ws)
 
 
-def classify_path(workspace: Path, raw_path: str) -> ResolvedPath:
-    """Resolve and classify without raising; a path with a NUL byte classifies as outside and protected."""
+def is_hardlinked(real: str) -> bool:
+    """A regular file with more than one hard link (False for anything that cannot be stat'ed)."""
+    try:
+        st = os.stat(real)
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_nlink > 1
+
+
+def classify_path(workspace: Path, raw_path: str, *, physical: bool = False) -> ResolvedPath:
+    """Resolve and classify without raising; a path with a NUL byte classifies as outside and protected.
+
+    The file tools open the lexically normalized path (`a/link/../b` is `a/b`); with `physical`, the path is
+    resolved the way a shell resolves it — each prefix through its symlinks, so `link/..` is the link target's
+    parent — and `@` and `~` are taken literally (the shell expands `~` before the classifier sees a word)."""
     ws = os.path.abspath(os.path.expanduser(str(workspace)))
     if "\x00" in raw_path:
         return ResolvedPath(Path(ws), raw_path.replace("\x00", "\\0"), inside=False, protected=True)
-    cleaned = _clean(raw_path) or "."
-    lexical = os.path.normpath(os.path.join(ws, cleaned))
+    cleaned = (raw_path if physical else _clean(raw_path)) or "."
+    joined = os.path.join(ws, cleaned)
+    lexical = os.path.normpath(joined)
     ws_real = _realpath_of_root(ws)
-    real = os.path.realpath(lexical)  # resolves through the nearest existing parent, dangling links included
+    real = os.path.realpath(joined if physical else lexical)  # through the nearest existing parent, dangling links too
     rel_real = _under(real, ws_real)
     if rel_real is None:
         return ResolvedPath(Path(real), Path(real).as_posix(), inside=False, protected=is_protected_name(Path(real).parts))
-    rel = _under(lexical, ws) or _under(lexical, ws_real) or rel_real
+    rel = rel_real if physical else (_under(lexical, ws) or _under(lexical, ws_real) or rel_real)
     parts = PurePosixPath(rel).parts if rel != "." else ()
-    protected = is_protected_name(parts) or is_protected_name(PurePosixPath(rel_real).parts if rel_real != "." else ())
-    return ResolvedPath(Path(lexical), rel, inside=True, protected=protected)
+    real_parts = PurePosixPath(rel_real).parts if rel_real != "." else ()
+    lexical_rel = _under(lexical, ws) or _under(lexical, ws_real)
+    lexical_parts = PurePosixPath(lexical_rel).parts if lexical_rel not in (None, ".") else ()
+    protected = is_protected_name(parts) or is_protected_name(real_parts) or is_protected_name(lexical_parts)
+    hardlinked = ".git" not in real_parts and is_hardlinked(real)
+    return ResolvedPath(
+        Path(real if physical else lexical), rel, inside=True, protected=protected or hardlinked, hardlinked=hardlinked
+    )
 
 
 def resolve(workspace: Path, raw_path: str, *, allow_outside: bool) -> ResolvedPath:

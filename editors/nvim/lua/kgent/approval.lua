@@ -1,16 +1,13 @@
--- Approvals: one `agent/permission` request at a time through vim.ui.select (so telescope, snacks, dressing or
--- fzf-lua take over when installed), a "Show diff" choice for edits (current vs proposed content in a diff tab of
--- scratch buffers: nothing is written) or a "Show details" choice for other calls, and withdrawal
--- ($/cancelRequest) that closes the prompt.
+-- Approvals: every `agent/permission` request is a kgent.Prompt here until it is answered, dismissed or withdrawn
+-- ($/cancelRequest, a daemon that exits). How it is asked depends on setup{ approval }: "inline" (the default,
+-- kgent.approval_inline: in the session's transcript, answered with buffer-local keys, several at once, never
+-- modal) or "select" (kgent.approval_select: vim.ui.select, one at a time). The previews are kgent.preview.
 --
--- Nothing is approved by default: the first item (the one pickers preselect, so <CR> picks it) only previews;
--- closing the picker, an error, or a withdrawal answers {outcome = "cancelled"}, which the daemon treats as a
--- reject.
---
--- Pickers come in two kinds. Asynchronous ones (telescope, snacks, fzf-lua, dressing) return from vim.ui.select at
--- once and call back later: a withdrawal closes the windows they opened. The built-in one blocks inside
--- vim.ui.select (inputlist()) while the event loop keeps running: a withdrawal ends it with <Esc>, and the next
--- prompt waits until it has returned (never a picker nested in a dead one).
+-- Nothing is approved by default: a dismissal, an error or a withdrawal answers {outcome = "cancelled"}, which the
+-- daemon treats as a reject.
+local config = require('kgent.config')
+local preview = require('kgent.preview')
+
 local M = {}
 
 ---@class kgent.Prompt
@@ -22,35 +19,32 @@ local M = {}
 ---@field wins integer[]  windows the picker opened (closed on withdrawal)
 ---@field diff {tab: integer?, bufs: integer[]}?
 ---@field owner any  the connection that asked
+---@field seq integer  arrival order
+---@field how "inline"|"select"
+---@field inline table?  kgent.approval_inline's state (block, timer)
 
 ---@type table<string, kgent.Prompt>
 M.pending = {}
----@type kgent.Prompt[]
+---@type kgent.Prompt[]  prompts waiting for the picker (select)
 M.queue = {}
----@type kgent.Prompt?
+---@type kgent.Prompt?  the prompt the picker shows (select)
 M.active = nil
 --- The prompt whose vim.ui.select call has not returned yet: a blocking picker (the built-in inputlist()) is
 --- waiting for a key.
 ---@type kgent.Prompt?
 M.blocking = nil
-local show_deferred = false
-local diff_seq = 0
+local seq = 0
 
 --- A listener told about every decision: fun(prompt, result, how) where how is "answered", "dismissed",
 --- "withdrawn". Set by kgent.daemon (transcript, User autocmds).
 M.on_done = nil
 
-local function split_text(text)
-  if text == nil or text == '' then
-    return {}
-  end
-  local lines = vim.split(text, '\n', { plain = true })
-  if lines[#lines] == '' then
-    table.remove(lines)
-  end
-  return lines
-end
-M.split_text = split_text
+M.split_text = preview.split_text
+M.has_diff = preview.has_diff
+M.open_diff = preview.open_diff
+M.open_details = preview.open_details
+M.close_diff = preview.close_diff
+M.details_lines = preview.details_lines
 
 --- The one-line question put to the user.
 ---@param p table  agent/permission params
@@ -79,13 +73,6 @@ function M.prompt_text(p)
   return s
 end
 
----@param p table
----@return boolean
-function M.has_diff(p)
-  local tc = p.toolCall or {}
-  return tc.newText ~= nil or (tc.diff ~= nil and tc.diff ~= '')
-end
-
 --- Items for vim.ui.select: a preview first ("Show diff" for edits and writes, "Show details" otherwise), so <CR>
 --- on the item a picker preselects never approves anything; then the daemon's options in its order.
 ---@param p table
@@ -105,156 +92,35 @@ function M.items(p)
   return items
 end
 
--- Diff preview --------------------------------------------------------------------------------------------------
-
-local function scratch(name, lines, ft)
-  local buf = vim.api.nvim_create_buf(false, true)
-  vim.bo[buf].buftype = 'nofile'
-  vim.bo[buf].bufhidden = 'wipe'
-  vim.bo[buf].swapfile = false
-  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
-  vim.bo[buf].modifiable = false
-  vim.bo[buf].modified = false
-  pcall(vim.api.nvim_buf_set_name, buf, name)
-  if ft then
-    vim.bo[buf].filetype = ft
-  end
-  return buf
-end
-
---- Go back to the prompt's preview tab if it is still open; true when it was.
+--- Open the prompt's preview: the diff when it has one, the details otherwise.
 ---@param prompt kgent.Prompt
-local function show_open_tab(prompt)
-  if prompt.diff and prompt.diff.tab and vim.api.nvim_tabpage_is_valid(prompt.diff.tab) then
-    vim.api.nvim_set_current_tabpage(prompt.diff.tab)
-    return true
-  end
-  return false
-end
-
---- Open the proposed change in a new tab: current content (left) and proposed content (right) in diff mode, or
---- the unified diff when the daemon gave no full texts. Scratch buffers only: nothing is written.
----@param prompt kgent.Prompt
-function M.open_diff(prompt)
-  if show_open_tab(prompt) then
-    return
-  end
-  local tc = prompt.params.toolCall or {}
-  local path = tc.path or tc.name or 'change'
-  diff_seq = diff_seq + 1
-  local base = ('kgent://%d/%s'):format(diff_seq, path)
-  local ft = vim.filetype.match({ filename = path }) or nil
-  require('kgent.ui').leave_float()
-  vim.cmd('tab split')
-  local tab = vim.api.nvim_get_current_tabpage()
-  local bufs = {}
-  if tc.newText ~= nil then
-    local cur = scratch(base .. ' (current)', split_text(tc.oldText), ft)
-    local new = scratch(base .. ' (proposed)', split_text(tc.newText), ft)
-    bufs = { cur, new }
-    vim.api.nvim_win_set_buf(0, cur)
-    vim.cmd('diffthis')
-    vim.cmd('rightbelow vsplit')
-    vim.api.nvim_win_set_buf(0, new)
-    vim.cmd('diffthis')
+function M.preview(prompt)
+  if M.has_diff(prompt.params) then
+    preview.open_diff(prompt)
   else
-    local d = scratch(base .. ' (diff)', split_text(tc.diff), 'diff')
-    bufs = { d }
-    vim.api.nvim_win_set_buf(0, d)
+    preview.open_details(prompt)
   end
-  for _, win in ipairs(vim.api.nvim_tabpage_list_wins(tab)) do
-    vim.wo[win].foldenable = false
-  end
-  prompt.diff = { tab = tab, bufs = bufs }
 end
 
---- The lines of the "Show details" preview: what the call is, why it asks, the command and the arguments.
----@param p table  agent/permission params
----@return string[]
-function M.details_lines(p)
-  local tc = p.toolCall or {}
-  local lines = {
-    ('Kgent asks to call %s (%s): %s'):format(tc.name or '?', tc.kind or '?', tc.title or ''),
-    '',
-    'Reason:    ' .. tostring(p.reason or ''),
-    ('Risk:      %s · %s · %s'):format(p.risk or '?', p.operation or '?', p.scope or '?'),
-  }
-  if tc.path then
-    lines[#lines + 1] = 'Path:      ' .. tc.path
-  end
-  if tc.command then
-    lines[#lines + 1] = ''
-    lines[#lines + 1] = 'Command:'
-    for _, l in ipairs(split_text(tc.command)) do
-      lines[#lines + 1] = '    ' .. l
-    end
-  end
-  if type(tc.args) == 'table' then
-    lines[#lines + 1] = ''
-    lines[#lines + 1] = 'Arguments:'
-    for _, l in ipairs(vim.split(vim.inspect(tc.args), '\n', { plain = true })) do
-      lines[#lines + 1] = '    ' .. l
-    end
-  end
-  return lines
-end
-
---- Open the call's details (command, path, arguments) in a new tab: one scratch buffer, nothing written.
+--- Close a prompt: answer the daemon once, close its preview and UI, tell the listener.
 ---@param prompt kgent.Prompt
-function M.open_details(prompt)
-  if show_open_tab(prompt) then
-    return
-  end
-  diff_seq = diff_seq + 1
-  local buf = scratch(('kgent://%d/%s (details)'):format(diff_seq, (prompt.params.toolCall or {}).name or 'call'),
-    M.details_lines(prompt.params), nil)
-  if vim.api.nvim_win_get_config(0).relative ~= '' then
-    for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
-      if vim.api.nvim_win_get_config(w).relative == '' then
-        vim.api.nvim_set_current_win(w)
-        break
-      end
-    end
-  end
-  vim.cmd('tab split')
-  vim.api.nvim_win_set_buf(0, buf)
-  vim.wo.wrap = true
-  prompt.diff = { tab = vim.api.nvim_get_current_tabpage(), bufs = { buf } }
-end
-
----@param prompt kgent.Prompt
-function M.close_diff(prompt)
-  local d = prompt.diff
-  if not d then
-    return
-  end
-  prompt.diff = nil
-  if d.tab and vim.api.nvim_tabpage_is_valid(d.tab) and #vim.api.nvim_list_tabpages() > 1 then
-    pcall(vim.cmd, 'tabclose ' .. vim.api.nvim_tabpage_get_number(d.tab))
-  end
-  for _, b in ipairs(d.bufs) do
-    if vim.api.nvim_buf_is_valid(b) then
-      pcall(vim.api.nvim_buf_delete, b, { force = true })
-    end
-  end
-end
-
--- Prompt flow ---------------------------------------------------------------------------------------------------
-
-local show_next
-
-local function finish(prompt, result, how)
+---@param result table
+---@param how string  "answered" | "dismissed" | "withdrawn"
+function M.finish(prompt, result, how)
   if prompt.done then
     return
   end
   prompt.done = true
   M.pending[prompt.id] = nil
-  M.close_diff(prompt)
+  preview.close_diff(prompt)
   for i, q in ipairs(M.queue) do
     if q == prompt then
       table.remove(M.queue, i)
       break
     end
+  end
+  if prompt.how == 'inline' then
+    require('kgent.approval_inline').close(prompt)
   end
   prompt.respond(result)
   if M.on_done then
@@ -262,108 +128,47 @@ local function finish(prompt, result, how)
   end
   if M.active == prompt then
     M.active = nil
-    vim.schedule(show_next)
+    vim.schedule(require('kgent.approval_select').show_next)
   end
 end
 
-local function close_picker(prompt)
-  local cur = vim.api.nvim_get_current_win()
-  local closed_current = false
-  for _, win in ipairs(prompt.wins or {}) do
-    if vim.api.nvim_win_is_valid(win) then
-      if win == cur then
-        closed_current = true
-      end
-      pcall(vim.api.nvim_win_close, win, true)
+--- The option of `prompt` whose kind (or id) is `which`.
+---@return table?
+function M.option(prompt, which)
+  for _, opt in ipairs(prompt.params.options or {}) do
+    if opt.kind == which or opt.optionId == which then
+      return opt
     end
-  end
-  prompt.wins = {}
-  if closed_current and vim.fn.mode():sub(1, 1) == 'i' then
-    vim.cmd('stopinsert')
   end
 end
 
-local function select(prompt)
-  local before = {}
-  for _, w in ipairs(vim.api.nvim_list_wins()) do
-    before[w] = true
+--- Answer `prompt` with its option of kind (or id) `which`; false if it has no such option.
+---@param prompt kgent.Prompt
+---@param which string  "allow_once" | "allow_always" | "reject_once" | "reject_always" | an optionId
+---@return boolean
+function M.answer(prompt, which)
+  local opt = M.option(prompt, which)
+  if not opt or prompt.done then
+    return false
   end
-  local items = M.items(prompt.params)
-  local answered = false
-  -- Show what is on screen now (the transcript, a diff tab just opened) before a blocking picker takes over.
-  pcall(vim.cmd.redraw)
-  local outer = M.blocking
-  M.blocking = prompt
-  local ok, err = pcall(vim.ui.select, items, {
-    prompt = M.prompt_text(prompt.params),
-    kind = 'kgent.permission',
-    format_item = function(item)
-      return item.label
-    end,
-  }, function(item)
-    if answered then
-      return
+  M.finish(prompt, { outcome = 'selected', optionId = opt.optionId }, 'answered')
+  return true
+end
+
+--- The pending prompts in the order they arrived (of the session `session_id` only, if given).
+---@param session_id string?
+---@return kgent.Prompt[]
+function M.list(session_id)
+  local out = {}
+  for _, p in pairs(M.pending) do
+    if session_id == nil or p.params.sessionId == session_id then
+      out[#out + 1] = p
     end
-    answered = true
-    -- Pickers call back from their own contexts; decide on the main loop.
-    vim.schedule(function()
-      if prompt.done then
-        return -- withdrawn meanwhile: any late answer is ignored
-      end
-      prompt.wins = {}
-      if item == nil then
-        finish(prompt, { outcome = 'cancelled' }, 'dismissed')
-      elseif item.action == 'diff' or item.action == 'details' then
-        if item.action == 'diff' then
-          M.open_diff(prompt)
-        else
-          M.open_details(prompt)
-        end
-        select(prompt) -- ask again, with the preview on screen
-      else
-        finish(prompt, { outcome = 'selected', optionId = item.option.optionId }, 'answered')
-      end
-    end)
+  end
+  table.sort(out, function(a, b)
+    return a.seq < b.seq
   end)
-  M.blocking = outer
-  if show_deferred and M.blocking == nil then
-    show_deferred = false
-    vim.schedule(show_next)
-  end
-  if not ok then
-    vim.notify('kgent: vim.ui.select failed: ' .. tostring(err), vim.log.levels.ERROR)
-    finish(prompt, { outcome = 'cancelled' }, 'dismissed')
-    return
-  end
-  -- Windows a (floating) picker opened: closed if the daemon withdraws the prompt.
-  if not answered then
-    local wins = {}
-    for _, w in ipairs(vim.api.nvim_list_wins()) do
-      if not before[w] then
-        wins[#wins + 1] = w
-      end
-    end
-    prompt.wins = wins
-  end
-end
-
-show_next = function()
-  if M.active and not M.active.done then
-    return
-  end
-  if M.blocking then
-    -- A blocking picker is still on the stack (withdrawn, ending with <Esc>): ask once it has returned.
-    show_deferred = true
-    return
-  end
-  M.active = nil
-  local prompt = table.remove(M.queue, 1)
-  if not prompt then
-    return
-  end
-  M.active = prompt
-  prompt.shown = true
-  select(prompt)
+  return out
 end
 
 --- Ask the user about one agent/permission request. `respond` is called exactly once.
@@ -372,16 +177,25 @@ end
 ---@param owner any?  the connection asking (see withdraw_all)
 function M.ask(params, respond, owner)
   local id = tostring(params.requestId)
-  local prompt = { id = id, params = params, respond = respond, done = false, shown = false, wins = {}, owner = owner }
+  seq = seq + 1
+  local how = config.options.approval == 'select' and 'select' or 'inline'
+  local prompt = { id = id, params = params, respond = respond, done = false, shown = false, wins = {},
+    owner = owner, seq = seq, how = how }
   M.pending[id] = prompt
-  table.insert(M.queue, prompt)
-  if not M.active then
-    show_next()
+  if how == 'select' then
+    require('kgent.approval_select').enqueue(M, prompt)
+  else
+    local ok, err = pcall(require('kgent.approval_inline').show, M, prompt)
+    if not ok then
+      -- A broken UI must not approve anything: reject.
+      vim.notify('kgent: showing the approval failed: ' .. tostring(err), vim.log.levels.ERROR)
+      M.finish(prompt, { outcome = 'cancelled' }, 'dismissed')
+    end
   end
 end
 
---- The daemon withdrew a request ($/cancelRequest): close its picker and diff, answer nothing (a late answer would
---- be ignored; "cancelled" is harmless and frees the coroutine).
+--- The daemon withdrew a request ($/cancelRequest): close its picker or block and diff, answer nothing (a late
+--- answer would be ignored; "cancelled" is harmless and frees the coroutine).
 ---@param id string
 ---@return boolean  whether it was pending
 function M.withdraw(id)
@@ -389,12 +203,10 @@ function M.withdraw(id)
   if not prompt then
     return false
   end
-  close_picker(prompt)
-  if M.blocking == prompt and not prompt.done then
-    -- The picker blocks inside vim.ui.select (the built-in inputlist()): end it as <Esc> would.
-    vim.api.nvim_input('<Esc>')
+  if prompt.how == 'select' then
+    require('kgent.approval_select').withdraw(M, prompt)
   end
-  finish(prompt, { outcome = 'cancelled' }, 'withdrawn')
+  M.finish(prompt, { outcome = 'cancelled' }, 'withdrawn')
   return true
 end
 

@@ -84,6 +84,46 @@ M.subcommands = {
       end)
     end,
   },
+  chat = {
+    desc = 'open the chat under the transcript (with a range: the lines go with the next message)',
+    run = function(_, o)
+      local opts = {}
+      if o.range > 0 then
+        opts.selection = { buf = vim.api.nvim_get_current_buf(), line1 = o.line1, line2 = o.line2 }
+      end
+      kgent().chat(opts)
+    end,
+  },
+  transcripts = {
+    desc = "pick a session's transcript (this Neovim's and the workspace's past sessions)",
+    run = function()
+      kgent().transcripts()
+    end,
+  },
+  queue = {
+    args = '[clear]',
+    desc = "show the chat's queued follow-ups, or drop them (clear)",
+    run = function(args)
+      if args == 'clear' then
+        return kgent().clear_queue()
+      end
+      local q = require('kgent.chat').state.queue
+      if #q == 0 then
+        return vim.notify('kgent: no follow-up is queued')
+      end
+      local lines = { 'kgent: queued follow-ups (:Kgent queue clear drops them):' }
+      for i, m in ipairs(q) do
+        lines[#lines + 1] = ('  %d. %s'):format(i, m.text:match('^[^\n]*'))
+      end
+      vim.notify(table.concat(lines, '\n'))
+    end,
+  },
+  restart = {
+    desc = 'start the daemon again (after it died, or to apply new settings)',
+    run = function()
+      kgent().restart()
+    end,
+  },
   log = {
     desc = "open the daemon's log",
     run = function()

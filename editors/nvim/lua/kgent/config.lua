@@ -23,7 +23,16 @@ local M = {}
 ---@field log_file string|false  the daemon's log file; false: its stderr (ends up in lsp.log)
 ---@field log_level string?  daemon log level (DEBUG, INFO, WARNING, ERROR); nil: WARNING
 ---@field reload_changed boolean  :checktime buffers of files a run changed, when it ends
+---@field prewarm boolean  start the daemon in the background on setup()
+---@field approval "inline"|"select"  approvals in the transcript (keys), or through vim.ui.select
+---@field approval_keys table<string, string|false>  inline approval keys: allow_once, allow_always, reject_once, reject_always, preview
+---@field approval_diff_lines integer  lines of the proposed diff shown inline (0: none)
+---@field chat kgent.ChatConfig
 ---@field transcript kgent.TranscriptConfig
+
+---@class kgent.ChatConfig
+---@field height integer  lines of the chat window
+---@field busy "steer"|"follow_up"  what sending does while a run is live (the other has its own key)
 
 ---@return kgent.Config
 function M.defaults()
@@ -40,6 +49,20 @@ function M.defaults()
     log_file = vim.fn.stdpath('log') .. '/kgent.log',
     log_level = nil,
     reload_changed = true,
+    prewarm = true,
+    approval = 'inline',
+    approval_keys = {
+      allow_once = 'a',
+      allow_always = 'A',
+      reject_once = 'r',
+      reject_always = 'R',
+      preview = 'd',
+    },
+    approval_diff_lines = 20,
+    chat = {
+      height = 6,
+      busy = 'steer',
+    },
     transcript = {
       layout = 'vsplit',
       size = 0.4,
@@ -90,6 +113,16 @@ function M.setup(opts)
   check('log_level', o.log_level, 'string', true)
   check('reload_changed', o.reload_changed, 'boolean')
   check('transcript', o.transcript, 'table')
+  check('prewarm', o.prewarm, 'boolean')
+  check('approval_keys', o.approval_keys, 'table')
+  check('approval_diff_lines', o.approval_diff_lines, 'number')
+  check('chat', o.chat, 'table')
+  if o.approval ~= 'inline' and o.approval ~= 'select' then
+    error(('kgent: approval must be "inline" or "select", not %s'):format(vim.inspect(o.approval)))
+  end
+  if o.chat.busy ~= 'steer' and o.chat.busy ~= 'follow_up' then
+    error(('kgent: chat.busy must be "steer" or "follow_up", not %s'):format(vim.inspect(o.chat.busy)))
+  end
   if #o.cmd == 0 then
     error('kgent: cmd must name the daemon, e.g. { "kgent", "serve", "--stdio" }')
   end

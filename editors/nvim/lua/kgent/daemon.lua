@@ -28,6 +28,13 @@ end
 ---@param run kgent.Run
 ---@param ev table
 function M.reload_changed(run, ev)
+  M.reload_paths(run.workspace, ev.changedPaths)
+end
+
+--- :checktime the loaded buffers of `paths` (absolute, or relative to `workspace`).
+---@param workspace string
+---@param paths string[]?
+function M.reload_paths(workspace, paths)
   if not config.options.reload_changed then
     return
   end
@@ -36,8 +43,8 @@ function M.reload_changed(run, ev)
     return vim.uv.fs_realpath(p) or vim.fs.normalize(p)
   end
   local wanted = {}
-  for _, p in ipairs(ev.changedPaths or {}) do
-    wanted[real(abs_path(run.workspace, p))] = true
+  for _, p in ipairs(paths or {}) do
+    wanted[real(abs_path(workspace, p))] = true
   end
   if next(wanted) == nil then
     return
@@ -73,10 +80,15 @@ function handlers.on_event(params, conn)
       live = true, conn = conn }
     state.runs[params.runId] = run
   end
+  run.session_id = params.sessionId or run.session_id
   if ev.type == 'run_start' and ev.workspace then
     run.workspace = ev.workspace
   end
   render.on_event(run, ev)
+  if ev.type == 'tool_update' and ev.status == 'in_progress' and conn then
+    M.snapshot_children(conn)
+    M.watch_children(conn)
+  end
   emit('KgentEvent', params)
   if ev.type == 'run_end' then
     run.live = false
@@ -95,6 +107,9 @@ function handlers.on_event(params, conn)
     end
     notify(msg, level)
     emit('KgentRunEnd', { runId = run.id, sessionId = run.session_id, event = ev })
+    pcall(vim.cmd.redrawstatus, { bang = true })
+  elseif ev.type == 'run_start' then
+    pcall(vim.cmd.redrawstatus, { bang = true })
   end
 end
 
@@ -111,12 +126,63 @@ approval.on_done = function(prompt, result, how)
   emit('KgentPermissionDone', { requestId = prompt.id, result = result, how = how })
 end
 
+M.describe_exit = rpc.describe_exit
+
+--- Remember the daemon's child processes (the commands its tools run, each the leader of its own process group) so
+--- that they can be ended if the daemon is killed: they would otherwise run on, reparented to PID 1.
+---@param conn kgent.Conn
+function M.snapshot_children(conn)
+  if not conn.pid then
+    return
+  end
+  local ok, kids = pcall(vim.api.nvim_get_proc_children, conn.pid)
+  conn.children = conn.children or {}
+  for _, pid in ipairs(ok and kids or {}) do
+    conn.children[pid] = true
+  end
+end
+
+function M.watch_children(conn)
+  if conn.child_timer or not conn.pid then
+    return
+  end
+  local timer = vim.uv.new_timer()
+  conn.child_timer = timer
+  timer:start(0, 1000, vim.schedule_wrap(function()
+    if conn.closed then
+      if not timer:is_closing() then
+        timer:stop()
+        timer:close()
+      end
+      return
+    end
+    M.snapshot_children(conn)
+  end))
+end
+
+local function end_children(conn)
+  for pid in pairs(conn.children or {}) do
+    -- Only a process still there and reparented (its parent, the daemon, is gone).
+    local ok, info = pcall(vim.api.nvim_get_proc, pid)
+    if ok and info and info.ppid ~= conn.pid then
+      pcall(vim.uv.kill, -pid, 'sigterm')
+      pcall(vim.uv.kill, pid, 'sigterm')
+    end
+  end
+end
+
 local function on_exit(conn, code, signal)
+  local expected = conn.stopping
+  local how = M.describe_exit(code, signal)
+  M.log(expected and 'INFO' or 'ERROR', ('the daemon (pid %s) %s%s'):format(conn.pid or '?', how,
+    expected and ' after :Kgent stop' or ''))
   approval.withdraw_all(conn)
+  local lost = {}
   for _, run in pairs(state.runs) do
     if run.live and run.conn == conn then
       run.live = false
-      transcript.note(('run %s: the daemon exited before it ended'):format(run.id))
+      run.lost = true
+      lost[#lost + 1] = run
     end
   end
   if state.run_id and not (state.runs[state.run_id] or {}).live then
@@ -125,8 +191,48 @@ local function on_exit(conn, code, signal)
   if state.conn == conn then
     state.conn = nil
   end
-  if not conn.stopping and code ~= 0 then
-    notify(('the daemon exited (code %d, signal %d); see :Kgent log'):format(code, signal or 0), vim.log.levels.ERROR)
+  local reason = expected and 'the daemon was stopped' or ('the daemon ' .. how)
+  for _, run in ipairs(lost) do
+    local paths = render.lost(run, reason)
+    M.reload_paths(run.workspace, paths)
+    emit('KgentRunEnd', { runId = run.id, sessionId = run.session_id, event = { type = 'run_end', status = 'lost' } })
+  end
+  if not expected and conn.pid then
+    -- The daemon leads its process group (vim.system detaches it), its commands lead their own: end what it left
+    -- running.
+    pcall(vim.uv.kill, -conn.pid, 'sigterm')
+    end_children(conn)
+  end
+  if not expected then
+    state.died = { code = code, signal = signal, how = how }
+    local msg = ('the daemon %s'):format(how)
+    if not conn.ready then
+      msg = msg .. ' before it answered initialize'
+    end
+    if #lost > 0 then
+      msg = msg .. (': %d run%s lost'):format(#lost, #lost == 1 and '' or 's')
+    end
+    notify(msg .. '. :Kgent restart starts it again; :Kgent log shows its log', vim.log.levels.ERROR)
+  end
+  pcall(vim.cmd.redrawstatus, { bang = true })
+end
+
+--- Append a line to the log file (setup{log_file}) in the daemon's format, so that :Kgent log tells the daemon's
+--- life (started, ready, exited) even when the daemon itself logs nothing at the level asked for.
+---@param level string
+---@param msg string
+function M.log(level, msg)
+  local path = config.options.log_file
+  local want = vim.log.levels[(config.options.log_level or 'WARNING'):upper():gsub('WARNING', 'WARN')]
+    or vim.log.levels.WARN
+  local have = vim.log.levels[level:gsub('WARNING', 'WARN')] or vim.log.levels.INFO
+  if not path or have < want then
+    return
+  end
+  local f = io.open(path, 'a')
+  if f then
+    f:write(('%s %s kgent.nvim: %s\n'):format(os.date('!%Y-%m-%d %H:%M:%S'), level, msg))
+    f:close()
   end
 end
 
@@ -153,16 +259,55 @@ function M.connection()
     end,
   })
   local err
+  local t0 = vim.uv.hrtime()
   conn, err = rpc.start({
     cmd = config.options.cmd,
     env = config.env(),
     settings = config.settings(),
     handlers = h,
+    on_ready = function(c)
+      local si = c.init_result and c.init_result.serverInfo or {}
+      M.log('INFO', ('the daemon (pid %s) is ready: %s %s, protocol %s, %.0f ms after the start'):format(
+        c.pid or '?', si.name or '?', si.version or '?', tostring(c.init_result and c.init_result.protocolVersion),
+        (vim.uv.hrtime() - t0) / 1e6))
+      pcall(vim.cmd.redrawstatus, { bang = true })
+    end,
   })
   if not conn then
+    M.log('ERROR', err)
     return nil, err
   end
+  M.log('INFO', ('started the daemon (pid %s): %s'):format(conn.pid or '?', table.concat(config.options.cmd, ' ')))
   state.conn = conn
+  state.died = nil
+  return conn
+end
+
+--- Start the daemon in the background if it is not running (setup{ prewarm }); errors are reported when a command
+--- needs it.
+function M.prewarm()
+  local c = state.conn
+  if c and c:is_alive() then
+    return c
+  end
+  local conn = M.connection()
+  return conn
+end
+
+--- Stop the daemon if it runs and start it again (after a crash: the offered way back).
+function M.restart()
+  M.stop(5000)
+  local conn, err = M.connection()
+  if not conn then
+    notify(err or 'cannot start the daemon', vim.log.levels.ERROR)
+    return nil
+  end
+  notify('restarting the daemon…')
+  conn:request('agent/sessions', { workspace = config.workspace() }, function(e)
+    if not e then
+      notify('the daemon is running again')
+    end
+  end)
   return conn
 end
 

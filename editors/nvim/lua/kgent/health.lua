@@ -1,5 +1,5 @@
--- :checkhealth kgent — Neovim version, the daemon found and answering `initialize`, its protocol version, and the
--- provider (and its key) configured.
+-- :checkhealth kgent — Neovim version, the daemon found and answering `initialize`, its protocol version, the shell
+-- sandbox, and the provider (and its key) configured.
 local M = {}
 
 -- As the daemon looks them up (kgent/config.py): a vendor's key goes only to that vendor's host.
@@ -62,6 +62,10 @@ function M.check()
   local ms = (vim.uv.hrtime() - t0) / 1e6
   local si = info.serverInfo or {}
   health.ok(('daemon answers initialize: %s %s (%.0f ms)'):format(si.name or '?', si.version or '?', ms))
+  local conn = kgent.state.conn
+  if conn and conn.pid then
+    health.info(('daemon pid %d; plugin kgent.nvim %s'):format(conn.pid, rpc.plugin_version()))
+  end
   if info.protocolVersion == rpc.PROTOCOL_VERSION then
     health.ok(('protocol version %d'):format(info.protocolVersion))
   else
@@ -69,8 +73,18 @@ function M.check()
       rpc.PROTOCOL_VERSION), { 'Update the plugin or the daemon so that they match' })
   end
 
-  health.start('kgent: provider')
   local caps = info.capabilities or {}
+  health.start('kgent: shell sandbox')
+  if caps.sandbox == 'bwrap' then
+    health.ok('bubblewrap: read-only shell commands run unasked inside it; other commands ask')
+  elseif caps.sandbox == 'none' then
+    health.warn(('no sandbox (%s): every shell command asks'):format(caps.sandboxReason or '?'),
+      { 'Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) and restart the daemon' })
+  else
+    health.info('the daemon does not report a sandbox (older Kgent)')
+  end
+
+  health.start('kgent: provider')
   local provider = o.provider or caps.defaultProvider
   if not provider then
     health.warn('the daemon names no default provider')

@@ -7,6 +7,9 @@ local approval = require('kgent.approval')
 local daemon = require('kgent.daemon')
 local runs = require('kgent.runs')
 local sessions = require('kgent.sessions')
+local transcript = require('kgent.transcript')
+require('kgent.highlights')
+require('kgent.approval_inline') -- gives transcript buffers the approval keys
 
 local M = {}
 
@@ -53,16 +56,89 @@ function M.stop(wait_ms)
   daemon.stop(wait_ms)
 end
 
+--- Restart the daemon (after it died: the way back the error message offers).
+M.restart = daemon.restart
+
+--- Open the chat under the transcript (kgent.chat); `opts.selection` goes with the next message.
+function M.chat(opts)
+  return require('kgent.chat').open(opts)
+end
+
+--- Send `text` as the chat would (a run, or while one is live a steering message or follow-up: `kind`).
+function M.send(text, kind)
+  return require('kgent.chat').send(text, kind)
+end
+
+--- Drop the chat's queued follow-ups.
+function M.clear_queue()
+  require('kgent.chat').clear_queue()
+end
+
+--- Answer the oldest pending approval (the one of the current transcript first) with the option of kind `which`
+--- ("allow_once", "allow_always", "reject_once", "reject_always") or open its preview ("preview").
+function M.approve(which)
+  local inline = require('kgent.approval_inline')
+  local buf = transcript.buf()
+  if not inline.target(buf) then
+    local first = vim.tbl_filter(function(p)
+      return p.how == 'inline'
+    end, approval.list())[1]
+    if not first then
+      return vim.notify('kgent: no approval is waiting', vim.log.levels.INFO)
+    end
+    buf = transcript.buf(first.params.sessionId)
+  end
+  inline.act(buf, which or 'allow_once')
+end
+
+--- Pick a transcript: the sessions of this Neovim (live first) and the workspace's past ones; a past one is resumed.
+function M.transcripts()
+  require('kgent.sessions').pick_transcript()
+end
+
 --- A summary of the plugin state.
 function M.status()
   local conn = M.state.conn
+  local live = 0
+  for _, r in pairs(M.state.runs) do
+    if r.live then
+      live = live + 1
+    end
+  end
   return {
     running = conn ~= nil and conn:is_alive(),
+    ready = conn ~= nil and conn.ready == true,
     session_id = M.state.session_id,
     run_id = M.state.run_id,
+    live_runs = live,
     workspace = config.workspace(),
     pending_approvals = vim.tbl_count(approval.pending),
+    died = M.state.died,
   }
+end
+
+--- For 'statusline' / 'winbar' / lualine: "kgent: idle", "kgent: starting…", "kgent: running N",
+--- "kgent: waiting for you" (N approvals), "kgent: daemon died", or "" before the daemon was ever started.
+---@return string
+function M.statusline()
+  local st = M.status()
+  if st.pending_approvals > 0 then
+    return st.pending_approvals == 1 and 'kgent: waiting for you'
+      or ('kgent: waiting for you (%d)'):format(st.pending_approvals)
+  end
+  if st.died and not st.running then
+    return 'kgent: daemon died'
+  end
+  if st.running and not st.ready then
+    return 'kgent: starting…'
+  end
+  if st.live_runs > 0 then
+    return ('kgent: running %d'):format(st.live_runs)
+  end
+  if st.running then
+    return 'kgent: idle'
+  end
+  return ''
 end
 
 local augroup
@@ -83,6 +159,12 @@ function M.setup(opts)
     end,
   })
   M._setup_done = true
+  if config.options.prewarm then
+    -- In the background: the daemon's Python start-up (1-5 s) happens while you edit, not on your first run.
+    vim.schedule(function()
+      daemon.prewarm()
+    end)
+  end
 end
 
 return M

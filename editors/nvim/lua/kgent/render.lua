@@ -23,11 +23,24 @@ local DECISION = {
   reject_always = 'rejected always',
 }
 
+--- "1200 in (900 cached) / 40 out tokens · ≈ $0.0012": input counts every input token (plain, read from and
+--- written to the prompt cache); the cost shows only when the daemon knows the model's price.
 local function fmt_tokens(u)
   if type(u) ~= 'table' then
     return nil
   end
-  return ('%s in / %s out tokens'):format(u.inputTokens or 0, u.outputTokens or 0)
+  local cached = u.cacheReadTokens or 0
+  local input = (u.inputTokens or 0) + cached + (u.cacheWriteTokens or 0)
+  local text = ('%d in%s / %d out tokens'):format(
+    input,
+    cached > 0 and (' (%d cached)'):format(cached) or '',
+    u.outputTokens or 0
+  )
+  if type(u.cost) == 'table' and type(u.cost.amount) == 'number' then
+    local sign = u.cost.currency == 'USD' and '$' or ((u.cost.currency or '') .. ' ')
+    text = text .. (' · ≈ %s%.4f'):format(sign, u.cost.amount)
+  end
+  return text
 end
 
 ---@param run {id: string, session_id: string, workspace: string?}
@@ -35,6 +48,8 @@ end
 function M.on_event(run, ev)
   local ty = ev.type
   local tr = config.options.transcript
+  transcript.use(run.session_id or run.key)
+  transcript.add_run(run.id)
   if ty == 'run_start' then
     local head = ('## Run %s · %s/%s · %s'):format(run.id, ev.provider or '?', ev.model or '?', ev.mode or '?')
     local lines = { head, ('_session %s · %s_'):format(ev.sessionId or run.session_id or '?', ev.workspace or '') }
@@ -71,7 +86,10 @@ function M.on_event(run, ev)
     if ev.command and not title:find(ev.command, 1, true) then
       title = title .. ': `' .. first_line(ev.command) .. '`'
     end
-    transcript.add_tool(tool_key(run.id, ev.toolCallId), { title = title, status = 'pending', run = run.id })
+    local path = ev.path or (type(ev.args) == 'table' and type(ev.args.path) == 'string' and ev.args.path) or nil
+    transcript.add_tool(tool_key(run.id, ev.toolCallId), { title = title, status = 'pending', run = run.id,
+      path = path, kind = ev.kind })
+    require('kgent.approval_inline').tool_added(tool_key(run.id, ev.toolCallId))
   elseif ty == 'tool_update' then
     local key = tool_key(run.id, ev.toolCallId)
     local t = transcript.tool(key)
@@ -132,6 +150,9 @@ end
 ---@param params table  the agent/permission params
 ---@param how string  "answered" | "dismissed" | "withdrawn"
 function M.permission_done(params, how)
+  if params.sessionId then
+    transcript.use(params.sessionId)
+  end
   local key = tool_key(params.runId, (params.toolCall or {}).toolCallId)
   local t = transcript.tool(key)
   if t and how == 'withdrawn' and t.approval == 'awaiting approval' then
@@ -192,10 +213,37 @@ function M.run_end(run, ev)
   end
 end
 
+--- The daemon died under `run`: its pending and running tool calls are lost. Returns the paths those calls (and
+--- the run's finished edits) touched, for reloading.
+---@param run {id: string, session_id: string?, key: string?}
+---@param why string
+---@return string[]
+function M.lost(run, why)
+  transcript.use(run.session_id or run.key)
+  local paths, seen = {}, {}
+  for key, t in pairs(transcript.tools()) do
+    if t.run == run.id then
+      if t.status == 'pending' or t.status == 'in_progress' then
+        t.status = 'lost'
+        t.approval = nil
+        transcript.update_tool(key)
+      end
+      if t.path and t.kind ~= 'read' and t.kind ~= 'search' and not seen[t.path] then
+        seen[t.path] = true
+        paths[#paths + 1] = t.path
+      end
+    end
+  end
+  transcript.append_lines({ ('**Run %s lost** · %s'):format(run.id, why),
+    '_:Kgent restart starts the daemon again; :Kgent run continues the session_' }, 'lost')
+  return paths
+end
+
 --- Show a resumed session's conversation (agent/session, branch only) in the transcript.
 ---@param s table  the agent/session result
 function M.render_session(s)
   local icon = transcript.ICON
+  transcript.use(s.sessionId)
   local lines = {}
   lines[#lines + 1] = ('## Resumed session %s · %s'):format(s.sessionId or '?', first_line(s.title or ''))
   lines[#lines + 1] = ('_%s · %d entries_'):format(s.workspace or '', #(s.entries or {}))

@@ -29,6 +29,21 @@ M.PROTOCOL_VERSION = PROTOCOL_VERSION
 local Conn = {}
 Conn.__index = Conn
 
+local SIGNALS = { [1] = 'SIGHUP', [2] = 'SIGINT', [6] = 'SIGABRT', [9] = 'SIGKILL', [11] = 'SIGSEGV',
+  [13] = 'SIGPIPE', [15] = 'SIGTERM' }
+
+--- How a process ended, in words: "was killed by signal 9 (SIGKILL)" or "exited with code 1". (vim.system reports
+--- a death by signal as code 0 plus the signal.)
+---@param code integer?
+---@param signal integer?
+---@return string
+function M.describe_exit(code, signal)
+  if signal and signal ~= 0 then
+    return ('was killed by signal %d%s'):format(signal, SIGNALS[signal] and (' (' .. SIGNALS[signal] .. ')') or '')
+  end
+  return ('exited with code %d'):format(code or 0)
+end
+
 --- Format a JSON-RPC error object for people: "message (data.code)".
 ---@param err table|string|nil
 ---@return string
@@ -44,11 +59,12 @@ function M.format_error(err)
 end
 
 local function plugin_version()
-  return '0.1.0'
+  return '0.2.0'
 end
+M.plugin_version = plugin_version
 
 --- Spawn the daemon and send `initialize`. Requests made before its answer are queued and sent after it.
----@param opts {cmd: string[], env: table, cwd: string?, settings: table, handlers: kgent.Handlers}
+---@param opts {cmd: string[], env: table, cwd: string?, settings: table, handlers: kgent.Handlers, on_ready: fun(c: kgent.Conn)?}
 ---@return kgent.Conn?, string?  the connection, or nil and why it could not start
 function M.start(opts)
   local self = setmetatable({ ready = false, queue = {}, closed = false }, Conn)
@@ -104,7 +120,9 @@ function M.start(opts)
       vim.schedule(function()
         self.closed = true
         self.exit_code = code
-        self:_fail_queue({ code = -32099, message = ('the kgent daemon exited (code %d)'):format(code) })
+        self.exit_signal = signal
+        self:_fail_queue({ code = -32099, message = 'the kgent daemon ' .. M.describe_exit(code, signal),
+          data = { code = 'daemon_exited' } })
         h.on_exit(code, signal)
       end)
     end,
@@ -118,11 +136,29 @@ function M.start(opts)
   }
 
   local env = vim.tbl_extend('force', {}, opts.env or {})
+  local exe = opts.cmd[1]
+  if vim.fn.executable(exe) ~= 1 then
+    return nil, ('cannot start the daemon: `%s` is not an executable%s (setup{ cmd }; see :checkhealth kgent)'):format(
+      exe, exe:find('/', 1, true) and '' or ' on PATH')
+  end
+  local before = {}
+  for _, pid in ipairs(vim.api.nvim_get_proc_children(vim.fn.getpid())) do
+    before[pid] = true
+  end
   local ok, client = pcall(vim.lsp.rpc.start, opts.cmd, dispatchers, { cwd = opts.cwd, env = env })
   if not ok then
-    return nil, ('cannot start the kgent daemon `%s`: %s'):format(table.concat(opts.cmd, ' '), tostring(client))
+    -- vim.lsp.rpc words its errors for language servers: say it in ours, without its file and line.
+    local why = tostring(client):match('ENOENT') and 'not found' or tostring(client):gsub('^.-:%d+: ', '')
+    return nil, ('cannot start the daemon `%s`: %s'):format(table.concat(opts.cmd, ' '), why)
   end
   self.client = client
+  -- The daemon's pid (vim.lsp.rpc does not tell it): the child that was not there before. For the log and the
+  -- clean-up of what a killed daemon leaves behind.
+  for _, pid in ipairs(vim.api.nvim_get_proc_children(vim.fn.getpid())) do
+    if not before[pid] then
+      self.pid = pid
+    end
+  end
 
   self:_send('initialize', {
     protocolVersion = PROTOCOL_VERSION,
@@ -149,6 +185,9 @@ function M.start(opts)
     end
     self.init_result = result
     self.ready = true
+    if opts.on_ready then
+      pcall(opts.on_ready, self)
+    end
     local queue = self.queue
     self.queue = {}
     for _, q in ipairs(queue) do

@@ -82,22 +82,38 @@ function M.run(prompt, opts, cb)
     params.mode = opts.mode
     params.provider = opts.provider
     params.model = opts.model
+    -- The transcript of the session, or a new one named after the session once the daemon names it.
+    local key = sid or transcript.claim_new()
+    transcript.use(key)
     if config.options.transcript.open_on_run then
-      ui.open()
+      ui.open(nil, key)
+    end
+    state.starting = (state.starting or 0) + 1
+    if not conn.ready then
+      transcript.use(key)
+      transcript.note('starting the daemon…')
+      pcall(vim.cmd.redrawstatus, { bang = true })
     end
     conn:request('agent/run', params, function(err, res)
+      state.starting = math.max(0, (state.starting or 1) - 1)
       if err then
         local data = type(err.data) == 'table' and err.data or {}
         local msg = rpc.format_error(err)
         if data.code == 'session_busy' then
           msg = msg .. ' — use :Kgent steer / :Kgent followup, or :Kgent cancel'
         end
-        notify(msg, vim.log.levels.ERROR)
+        -- A daemon that died is announced once, by its exit (kgent.daemon), not again by each request.
+        if data.code ~= 'daemon_exited' then
+          notify(msg, vim.log.levels.ERROR)
+        end
+        transcript.use(key)
         transcript.note('could not start the run: ' .. msg)
         return cb(err)
       end
+      transcript.adopt(key, res.sessionId)
       local run = state.runs[res.runId] or { id = res.runId, live = true, conn = conn }
       run.session_id = res.sessionId
+      run.key = res.sessionId
       run.workspace = run.workspace or params.workspace or state.session_workspace or ws
       state.runs[res.runId] = run
       if run.live then
@@ -114,7 +130,11 @@ end
 function M.new_session()
   state.session_id = nil
   state.session_workspace = nil
+  transcript.use(transcript.new_key())
   transcript.note('new session: the next run starts a new conversation')
+  if config.options.transcript.open_on_run then
+    ui.open()
+  end
 end
 
 local function live_run(run_id)
@@ -162,6 +182,9 @@ local function queue_message(method, text, cb)
     conn:request(method, { runId = id, text = text }, function(err, res)
       if err then
         notify(rpc.format_error(err), vim.log.levels.ERROR)
+      else
+        notify(('%s queued for run %s: %s'):format(method == 'agent/steer' and 'steering message' or 'follow-up',
+          id, (text:match('^[^\n]*'))))
       end
       cb(err, res)
     end)

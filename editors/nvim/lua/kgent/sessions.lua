@@ -101,4 +101,62 @@ function M.resume(opts, cb)
   end)
 end
 
+--- Pick a transcript: this Neovim's sessions (live ones first, marked) and the workspace's past sessions. A
+--- session with a transcript is shown (and becomes the current one); a past one is resumed.
+---@param cb fun(choice: table?)?
+function M.pick_transcript(cb)
+  cb = cb or function() end
+  local transcript = require('kgent.transcript')
+  local items, seen = {}, {}
+  for _, t in ipairs(transcript.list()) do
+    if not t.key:match('^new%-') and t.buf then
+      local live = false
+      for _, r in ipairs(t.runs) do
+        live = live or (state.runs[r] and state.runs[r].live) or false
+      end
+      items[#items + 1] = { key = t.key, live = live, label = ('%s  %s%d run%s'):format(t.key,
+        live and '[running] ' or '', #t.runs, #t.runs == 1 and '' or 's') }
+      seen[t.key] = true
+    end
+  end
+  table.sort(items, function(a, b)
+    if a.live ~= b.live then
+      return a.live
+    end
+    return a.key < b.key
+  end)
+  local function pick()
+    vim.ui.select(items, { prompt = 'Kgent transcripts', kind = 'kgent.transcript', format_item = function(it)
+      return it.label
+    end }, function(choice)
+      vim.schedule(function()
+        if not choice then
+          return cb(nil)
+        end
+        if choice.past then
+          M.resume_session(choice.key, function()
+            cb(choice)
+          end)
+        else
+          state.session_id = choice.key
+          ui.open(true, choice.key)
+          cb(choice)
+        end
+      end)
+    end)
+  end
+  M.sessions(function(err, sessions)
+    for _, s in ipairs(err and {} or sessions or {}) do
+      if not seen[s.sessionId] then
+        items[#items + 1] = { key = s.sessionId, past = true, label = M.format_session(s) }
+      end
+    end
+    if #items == 0 then
+      notify('no sessions yet: :Kgent run {prompt} starts one')
+      return cb(nil)
+    end
+    pick()
+  end)
+end
+
 return M

@@ -1,12 +1,15 @@
--- The transcript buffer (kgent://transcript, markdown): its state, and the primitives that write to it — whole
--- lines, streamed text, notes, one line per tool call (kept by an extmark, rewritten as its status changes) and
--- links to changed files. What each event writes is kgent.render; the window is kgent.ui.
-local config = require('kgent.config')
+-- The transcript buffers, one per session (kgent://session/<id>, markdown; a run whose session is not known yet
+-- writes into kgent://session/new-<n> until the daemon names it): their state, and the primitives that write to the
+-- current one (M.use) — whole lines, streamed text, notes, one line per tool call (kept by an extmark, rewritten as
+-- its status changes), blocks that can be removed again (approvals) and links to changed files. What each event
+-- writes is kgent.render; the window is kgent.ui.
+local hl = require('kgent.highlights')
 
 local M = {}
 
 local ns_tools = vim.api.nvim_create_namespace('kgent.transcript.tools')
 local ns_files = vim.api.nvim_create_namespace('kgent.transcript.files')
+local ns_hl = vim.api.nvim_create_namespace('kgent.transcript.hl')
 
 ---@class kgent.ToolLine
 ---@field mark integer  extmark of its line
@@ -14,64 +17,190 @@ local ns_files = vim.api.nvim_create_namespace('kgent.transcript.files')
 ---@field status string
 ---@field approval string?
 ---@field run string  the run id
+---@field path string?  the file it touches
 
-local T = {
-  buf = nil, ---@type integer?
-  tail = nil, ---@type string?  what the last line holds: "text" | "thinking" | "block" | nil (empty buffer)
-  tools = {}, ---@type table<string, kgent.ToolLine>
-  files = {}, ---@type table<integer, string>  changed-file extmark id -> absolute path
-}
+---@class kgent.Transcript
+---@field key string  the session id, or "new-<n>" until it is known
+---@field buf integer?
+---@field tail string?  what the last line holds: "text" | "thinking" | "block" | nil (empty buffer)
+---@field tools table<string, kgent.ToolLine>
+---@field files table<integer, string>  changed-file extmark id -> absolute path
+---@field runs string[]  run ids written here, in order
 
-local NAME = 'kgent://transcript'
+---@type table<string, kgent.Transcript>
+local all = {}
+---@type kgent.Transcript
+local T
+local new_seq = 0
 
-M.ICON = { pending = '○', in_progress = '◐', completed = '✓', failed = '✗', cancelled = '✗', unfinished = '✗' }
+M.ICON = { pending = '○', in_progress = '◐', completed = '✓', failed = '✗', cancelled = '✗', unfinished = '✗',
+  lost = '?' }
+
+local function name_of(key)
+  return 'kgent://session/' .. key
+end
 
 -- Buffer ----------------------------------------------------------------------------------------------------------
 
-local function setup_buffer(buf)
+local function setup_buffer(buf, key)
   vim.bo[buf].buftype = 'nofile'
   vim.bo[buf].bufhidden = 'hide'
   vim.bo[buf].swapfile = false
   vim.bo[buf].buflisted = false
-  pcall(vim.api.nvim_buf_set_name, buf, NAME)
+  pcall(vim.api.nvim_buf_set_name, buf, name_of(key))
   vim.bo[buf].filetype = 'markdown'
   vim.bo[buf].modifiable = false
+  vim.b[buf].kgent_transcript = key
   vim.keymap.set('n', '<CR>', function()
     require('kgent.ui').open_file_under_cursor()
   end, { buffer = buf, desc = 'Kgent: open the changed file on this line' })
   vim.keymap.set('n', 'q', '<cmd>close<cr>', { buffer = buf, desc = 'Kgent: close the transcript' })
+  if M.on_buffer then
+    M.on_buffer(buf)
+  end
 end
 
---- The transcript buffer (created on first use, and again if it was wiped).
----@return integer
-function M.buf()
-  if T.buf and vim.api.nvim_buf_is_valid(T.buf) then
-    return T.buf
+--- Called with each new transcript buffer (kgent.approval adds its keymaps).
+---@type fun(buf: integer)?
+M.on_buffer = nil
+
+local function get(key)
+  local t = all[key]
+  if not t then
+    t = { key = key, tools = {}, files = {}, runs = {} }
+    all[key] = t
   end
-  local existing = vim.fn.bufnr(NAME)
+  return t
+end
+
+--- Make `key` (a session id, or one from M.new_key) the transcript the writing functions write to.
+---@param key string?  nil: keep the current one (or make one for a new session)
+---@return string  the key
+function M.use(key)
+  if key then
+    T = get(key)
+  elseif not T then
+    T = get(M.new_key())
+  end
+  return T.key
+end
+
+--- A key for a run whose session the daemon has not named yet.
+---@return string
+function M.new_key()
+  new_seq = new_seq + 1
+  return 'new-' .. new_seq
+end
+
+--- A transcript a run may take for a new session: the current one if no run has written or claimed it yet (the one
+--- :Kgent new made), else a new one. Claimed for that run.
+---@return string
+function M.claim_new()
+  local t = T
+  if not (t and t.key:match('^new%-') and #t.runs == 0 and not t.claimed) then
+    t = get(M.new_key())
+  end
+  t.claimed = true
+  return t.key
+end
+
+--- The key of the current transcript.
+function M.current()
+  return M.use()
+end
+
+--- The daemon named the session of the transcript `key`: it becomes kgent://session/<session_id>. If that session
+--- has a transcript already, `key`'s lines are left behind and its windows show the session's transcript.
+---@param key string
+---@param session_id string
+function M.adopt(key, session_id)
+  local t = all[key]
+  if key == session_id or not t then
+    return
+  end
+  all[key] = nil
+  local target = all[session_id]
+  if not target then
+    t.key = session_id
+    all[session_id] = t
+    if t.buf and vim.api.nvim_buf_is_valid(t.buf) then
+      pcall(vim.api.nvim_buf_set_name, t.buf, name_of(session_id))
+      vim.b[t.buf].kgent_transcript = session_id
+    end
+  else
+    local tb = M.buf(session_id)
+    if t.buf and vim.api.nvim_buf_is_valid(t.buf) then
+      for _, w in ipairs(vim.api.nvim_list_wins()) do
+        if vim.api.nvim_win_get_buf(w) == t.buf then
+          vim.api.nvim_win_set_buf(w, tb)
+        end
+      end
+      pcall(vim.api.nvim_buf_delete, t.buf, { force = true })
+    end
+  end
+  if T == t then
+    T = all[session_id]
+  end
+end
+
+--- The buffer of transcript `key` (default: the current one), created on first use and again if it was wiped.
+---@param key string?
+---@return integer
+function M.buf(key)
+  local t = key and get(key) or all[M.use()]
+  if t.buf and vim.api.nvim_buf_is_valid(t.buf) then
+    return t.buf
+  end
+  local existing = vim.fn.bufnr(name_of(t.key))
   if existing > 0 then
     pcall(vim.api.nvim_buf_delete, existing, { force = true })
   end
-  T.buf = vim.api.nvim_create_buf(false, true)
-  T.tail = nil
-  T.tools = {}
-  T.files = {}
-  setup_buffer(T.buf)
-  return T.buf
+  t.buf = vim.api.nvim_create_buf(false, true)
+  t.tail, t.tools, t.files = nil, {}, {}
+  setup_buffer(t.buf, t.key)
+  return t.buf
 end
 
---- All lines of the transcript (for tests and the Lua API).
----@return string[]
-function M.lines()
-  return vim.api.nvim_buf_get_lines(M.buf(), 0, -1, false)
-end
-
---- Reset the transcript state (tests; a wiped buffer resets itself).
-function M.reset()
-  if T.buf and vim.api.nvim_buf_is_valid(T.buf) then
-    pcall(vim.api.nvim_buf_delete, T.buf, { force = true })
+--- The transcripts: {key, buf, runs} of each, sorted by key.
+---@return {key: string, buf: integer?, runs: string[]}[]
+function M.list()
+  local out = {}
+  for k, t in pairs(all) do
+    out[#out + 1] = { key = k, buf = t.buf and vim.api.nvim_buf_is_valid(t.buf) and t.buf or nil, runs = t.runs }
   end
-  T.buf, T.tail, T.tools, T.files = nil, nil, {}, {}
+  table.sort(out, function(a, b)
+    return a.key < b.key
+  end)
+  return out
+end
+
+--- Whether `key` has a transcript.
+function M.has(key)
+  return all[key] ~= nil
+end
+
+--- Record that run `run_id` writes into the current transcript.
+function M.add_run(run_id)
+  if not vim.tbl_contains(T.runs, run_id) then
+    T.runs[#T.runs + 1] = run_id
+  end
+end
+
+--- All lines of transcript `key` (default: the current one).
+---@param key string?
+---@return string[]
+function M.lines(key)
+  return vim.api.nvim_buf_get_lines(M.buf(key), 0, -1, false)
+end
+
+--- Forget every transcript and wipe their buffers (tests).
+function M.reset()
+  for _, t in pairs(all) do
+    if t.buf and vim.api.nvim_buf_is_valid(t.buf) then
+      pcall(vim.api.nvim_buf_delete, t.buf, { force = true })
+    end
+  end
+  all, T = {}, nil
 end
 
 local function wins_showing(buf)
@@ -88,10 +217,10 @@ end
 local function edit(fn)
   local buf = M.buf()
   local before = vim.api.nvim_buf_line_count(buf)
-  local cur = vim.api.nvim_get_current_win()
   local follow = {}
   for _, w in ipairs(wins_showing(buf)) do
-    follow[w] = w ~= cur or vim.api.nvim_win_get_cursor(w)[1] >= before
+    -- A window whose cursor is on the last line follows the end; one scrolled up (reading) stays where it is.
+    follow[w] = vim.api.nvim_win_get_cursor(w)[1] >= before
   end
   vim.bo[buf].modifiable = true
   local ok, err = pcall(fn, buf)
@@ -126,6 +255,7 @@ end
 ---@param kind string
 ---@return integer  the 0-based row of the first appended line
 function M.append_lines(lines, kind)
+  local n = #lines
   local row
   edit(function(buf)
     if is_empty(buf) then
@@ -143,6 +273,7 @@ function M.append_lines(lines, kind)
     end
   end)
   T.tail = kind
+  hl.mark(M.buf(), ns_hl, row, n, kind)
   return row
 end
 
@@ -177,81 +308,45 @@ function M.note(text)
   end, vim.split(text, '\n', { plain = true, trimempty = true })), 'note')
 end
 
--- Tool lines ------------------------------------------------------------------------------------------------------
-
-local function tool_line(t)
-  local s = ('- %s %s'):format(M.ICON[t.status] or '·', t.title)
-  s = s .. ' · ' .. t.status:gsub('_', ' ')
-  if t.approval then
-    s = s .. ' · ' .. t.approval
+-- Tool lines (kgent.tools): one line per tool call, rewritten as its status changes.
+for _, name in ipairs({ 'add_tool', 'tool', 'tools', 'update_tool', 'tool_output' }) do
+  M[name] = function(...)
+    return require('kgent.tools')[name](...)
   end
-  return s
 end
 
---- Append the line of a new tool call, known as `key` from then on.
----@param key string
----@param t {title: string, status: string, run: string}
-function M.add_tool(key, t)
-  local row = M.append_lines({ tool_line(t) }, 'tool')
-  t.mark = vim.api.nvim_buf_set_extmark(M.buf(), ns_tools, row, 0, {})
-  T.tools[key] = t
+-- Blocks (kgent.blocks): text that can be rewritten or removed later, e.g. a pending approval.
+M.add_block = function(...)
+  return require('kgent.blocks').add(...)
+end
+M.block_rows = function(...)
+  return require('kgent.blocks').rows(...)
+end
+M.set_block_line = function(...)
+  return require('kgent.blocks').set_line(...)
+end
+M.remove_block = function(...)
+  return require('kgent.blocks').remove(...)
 end
 
---- The tool line known as `key` (change its fields, then `update_tool(key)`).
----@return kgent.ToolLine?
-function M.tool(key)
-  return T.tools[key]
-end
-
---- All tool lines by key.
----@return table<string, kgent.ToolLine>
-function M.tools()
-  return T.tools
-end
-
---- Rewrite the line of tool `key` from its fields.
-function M.update_tool(key)
-  local t = T.tools[key]
-  if not t then
-    return
-  end
-  local buf = M.buf()
-  local pos = vim.api.nvim_buf_get_extmark_by_id(buf, ns_tools, t.mark, {})
-  if not pos or not pos[1] then
-    return
-  end
-  edit(function(b)
-    vim.api.nvim_buf_set_lines(b, pos[1], pos[1] + 1, false, { tool_line(t) })
-    vim.api.nvim_buf_set_extmark(b, ns_tools, pos[1], 0, { id = t.mark })
-  end)
-end
-
---- Insert the first `transcript.tool_output_lines` lines of a tool's output under its line.
-function M.tool_output(key, output)
-  local t = T.tools[key]
-  local n = config.options.transcript.tool_output_lines
-  if not t or n <= 0 or output == nil or output == '' then
-    return
-  end
-  local lines = vim.split(output, '\n', { plain = true })
-  while #lines > 0 and lines[#lines] == '' do
-    table.remove(lines)
-  end
-  local out = {}
-  for i = 1, math.min(n, #lines) do
-    out[#out + 1] = '    ' .. lines[i]
-  end
-  if #lines > n then
-    out[#out + 1] = ('    … (%d more lines)'):format(#lines - n)
-  end
-  local buf = M.buf()
-  local pos = vim.api.nvim_buf_get_extmark_by_id(buf, ns_tools, t.mark, {})
-  if not pos or not pos[1] then
-    return
-  end
-  edit(function(b)
-    vim.api.nvim_buf_set_lines(b, pos[1] + 1, pos[1] + 1, false, out)
-  end)
+--- For kgent.blocks: the current transcript, one by key, the edit wrapper, and a way to switch temporarily.
+function M._internals()
+  return {
+    current = function()
+      return T
+    end,
+    get = function(key)
+      return all[key]
+    end,
+    set_current = function(t)
+      T = t
+    end,
+    edit = edit,
+    ns_tools = ns_tools,
+    hl = function(buf, row, n, kind)
+      hl.mark(buf, ns_hl, row, n, kind)
+    end,
+  }
 end
 
 -- Changed files ---------------------------------------------------------------------------------------------------

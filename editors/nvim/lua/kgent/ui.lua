@@ -11,6 +11,8 @@ M.lines = transcript.lines
 M.note = transcript.note
 M.reset = transcript.reset
 
+M.use = transcript.use
+
 local function dim(size, total)
   if size < 1 then
     return math.max(20, math.floor(total * size))
@@ -31,22 +33,45 @@ function M.leave_float()
   end
 end
 
---- Show the transcript per `transcript.layout` (no-op if a window of this tab shows it already).
+--- The window of the current tab that shows a transcript (any session's), if any; `buf`'s first.
+local function transcript_win(buf)
+  local any
+  for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    local b = vim.api.nvim_win_get_buf(w)
+    if b == buf then
+      return w
+    end
+    if not any and vim.b[b].kgent_transcript and vim.api.nvim_win_get_config(w).relative == '' then
+      any = w
+    end
+  end
+  return any
+end
+
+--- Show the transcript of session `key` (default: the current one) per `transcript.layout`: a window of this tab
+--- that shows a transcript shows this one (the other sessions' buffers stay as they are).
 ---@param focus boolean?  move the cursor there (default: transcript.focus)
+---@param key string?
 ---@return integer?  the window
-function M.open(focus)
+function M.open(focus, key)
   local o = config.options.transcript
   if focus == nil then
     focus = o.focus
   end
+  if key then
+    transcript.use(key)
+  end
   local buf = M.buf()
-  for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
-    if vim.api.nvim_win_get_buf(w) == buf then
-      if focus then
-        vim.api.nvim_set_current_win(w)
-      end
-      return w
+  local w = transcript_win(buf)
+  if w then
+    if vim.api.nvim_win_get_buf(w) ~= buf then
+      vim.api.nvim_win_set_buf(w, buf)
+      pcall(vim.api.nvim_win_set_cursor, w, { vim.api.nvim_buf_line_count(buf), 0 })
     end
+    if focus then
+      vim.api.nvim_set_current_win(w)
+    end
+    return w
   end
   local layout = o.layout
   if layout == 'none' then
@@ -102,6 +127,14 @@ function M.open(focus)
     end
   end
   return win
+end
+
+--- Show session `key`'s transcript without taking the cursor, unless `transcript.layout` is "none" or the option
+--- `transcript.open_on_run` is off.
+function M.show(key)
+  if config.options.transcript.open_on_run then
+    return M.open(false, key)
+  end
 end
 
 --- Close the transcript windows of the current tab, or open one if there is none.

@@ -1,6 +1,6 @@
 """`make demo`: drive `kgent serve --stdio` the way an editor does — spawn it, `initialize`, `agent/run` the scripted
 tool-loop in a temp workspace, show the streamed events and the approvals (answered on screen), end with the patch.
-No key, no network. `python -m kgent.daemon.demo`.
+No key, no network. `python -m kgent.testing.daemon_demo`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.text import Text
 
-from kgent.daemon.client import DaemonClient, daemon_command
+from kgent.testing.daemon_client import DaemonClient, daemon_command
 
 SAMPLE = "value = 1\nprint(value)\n"
 PROMPT = "Change value to 2 in sample.py and check that it runs."

@@ -1,0 +1,87 @@
+-- The tool lines of a transcript (kgent.transcript): one line per tool call, kept by an extmark and rewritten as its
+-- status and approval change, with the first lines of its output under it.
+local config = require('kgent.config')
+local transcript = require('kgent.transcript')
+
+local M = {}
+
+local I = transcript._internals()
+local ns_tools = I.ns_tools
+
+
+local function tool_line(t)
+  local s = ('- %s %s'):format(transcript.ICON[t.status] or '·', t.title)
+  s = s .. ' · ' .. t.status:gsub('_', ' ')
+  if t.approval then
+    s = s .. ' · ' .. t.approval
+  end
+  return s
+end
+
+--- Append the line of a new tool call, known as `key` from then on.
+---@param key string
+---@param t {title: string, status: string, run: string}
+function M.add_tool(key, t)
+  local row = transcript.append_lines({ tool_line(t) }, 'tool')
+  t.mark = vim.api.nvim_buf_set_extmark(transcript.buf(), ns_tools, row, 0, {})
+  I.current().tools[key] = t
+end
+
+--- The tool line known as `key` (change its fields, then `update_tool(key)`).
+---@return kgent.ToolLine?
+function M.tool(key)
+  return I.current().tools[key]
+end
+
+--- All tool lines by key.
+---@return table<string, kgent.ToolLine>
+function M.tools()
+  return I.current().tools
+end
+
+--- Rewrite the line of tool `key` from its fields.
+function M.update_tool(key)
+  local t = I.current().tools[key]
+  if not t then
+    return
+  end
+  local buf = transcript.buf()
+  local pos = vim.api.nvim_buf_get_extmark_by_id(buf, ns_tools, t.mark, {})
+  if not pos or not pos[1] then
+    return
+  end
+  I.edit(function(b)
+    vim.api.nvim_buf_set_lines(b, pos[1], pos[1] + 1, false, { tool_line(t) })
+    vim.api.nvim_buf_set_extmark(b, ns_tools, pos[1], 0, { id = t.mark })
+  end)
+end
+
+--- Insert the first `transcript.tool_output_lines` lines of a tool's output under its line.
+function M.tool_output(key, output)
+  local t = I.current().tools[key]
+  local n = config.options.transcript.tool_output_lines
+  if not t or n <= 0 or output == nil or output == '' then
+    return
+  end
+  local lines = vim.split(output, '\n', { plain = true })
+  while #lines > 0 and lines[#lines] == '' do
+    table.remove(lines)
+  end
+  local out = {}
+  for i = 1, math.min(n, #lines) do
+    out[#out + 1] = '    ' .. lines[i]
+  end
+  if #lines > n then
+    out[#out + 1] = ('    … (%d more lines)'):format(#lines - n)
+  end
+  local buf = transcript.buf()
+  local pos = vim.api.nvim_buf_get_extmark_by_id(buf, ns_tools, t.mark, {})
+  if not pos or not pos[1] then
+    return
+  end
+  I.edit(function(b)
+    vim.api.nvim_buf_set_lines(b, pos[1] + 1, pos[1] + 1, false, out)
+  end)
+end
+
+return M

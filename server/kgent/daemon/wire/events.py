@@ -1,0 +1,238 @@
+"""What a run sends: the `agent/event` payloads (the dicts `kgent.core.events.event_to_dict` makes, one model per
+kernel event) and the `agent/permission` request.
+
+Events are not validated on their way out (they are the hot path, made from typed dataclasses); the e2e tests
+validate every one they see against these models.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+from typing_extensions import TypeAliasType
+
+from kgent.daemon.wire.base import (
+    Payload,
+    PermissionOptionKind,
+    RunStatus,
+    ToolKind,
+    ToolStatus,
+    Usage,
+)
+from kgent.daemon.wire.results import AssistantMessage
+
+Risk = Literal["low", "medium", "high"]
+Operation = Literal["read", "write", "shell", "network", "unknown"]
+Scope = Literal["workspace", "outside"]
+RunStopReason = Literal["end", "max_tokens", "cancelled", "error", "aborted", "max_turns", "cost_limit"]
+
+
+class PermissionOption(Payload):
+    option_id: str
+    kind: PermissionOptionKind
+    name: str = Field(description="A label for the button.")
+
+
+class PermissionToolCall(Payload):
+    """The call to decide, in a form a person can judge."""
+
+    tool_call_id: str
+    name: str
+    kind: ToolKind
+    title: str
+    args: dict[str, Any]
+    path: str | None = Field(
+        default=None, description="The file it touches (workspace-relative or absolute)."
+    )
+    command: str | None = Field(default=None, description="The shell command.")
+    diff: str | None = Field(default=None, description="Edits: a unified diff of the proposed change.")
+    old_text: str | None = Field(default=None, description="Edits: the file before (null for a new file).")
+    new_text: str | None = Field(default=None, description="Edits: the whole file after the change.")
+
+
+class PermissionFields(Payload):
+    request_id: str = Field(description="Unique per connection; also the agent/permission request's id.")
+    tool_call: PermissionToolCall
+    risk: Risk
+    reason: str = Field(description="Why the daemon asks (one sentence).")
+    operation: Operation
+    scope: Scope
+    options: list[PermissionOption]
+
+
+# -- events ----------------------------------------------------------------------------------------------------------
+
+
+class RunStartEvent(Payload):
+    type: Literal["run_start"]
+    run_id: str
+    session_id: str
+    workspace: str
+    mode: str
+    provider: str
+    model: str
+    prompt: str
+
+
+class UserMessageEvent(Payload):
+    type: Literal["user_message"]
+    text: str
+    source: Literal["prompt", "steer", "follow_up"]
+
+
+class MessageDeltaEvent(Payload):
+    type: Literal["message_delta"]
+    kind: Literal["text", "thinking"]
+    delta: str = Field(description="The new text only (never cumulative).")
+
+
+class MessageEndEvent(Payload):
+    type: Literal["message_end"]
+    message: AssistantMessage
+    entry_id: str | None = Field(
+        default=None, description="Its session entry (absent if the turn was not stored)."
+    )
+
+
+class ToolCallEvent(Payload):
+    type: Literal["tool_call"]
+    tool_call_id: str
+    name: str
+    kind: ToolKind
+    title: str
+    args: dict[str, Any]
+    path: str | None = None
+    command: str | None = None
+
+
+class ToolUpdateEvent(Payload):
+    type: Literal["tool_update"]
+    tool_call_id: str
+    status: ToolStatus
+    output: str | None = Field(
+        default=None,
+        description="in_progress: a snapshot of the output so far; completed/failed: the result text.",
+    )
+    diff: str | None = None
+    is_error: bool
+    details: dict[str, Any] = Field(description="Structured extras the tool reports (informative).")
+
+
+class PermissionRequestEvent(PermissionFields):
+    type: Literal["permission_request"]
+
+
+class PermissionResolvedEvent(Payload):
+    type: Literal["permission_resolved"]
+    request_id: str | None = Field(default=None, description="Absent (null) when no prompt was shown.")
+    tool_call_id: str
+    decision: PermissionOptionKind
+    approved: bool
+    source: Literal["host", "policy", "session_rule", "timeout"]
+    reason: str
+
+
+class QueueUpdateEvent(Payload):
+    type: Literal["queue_update"]
+    steering: list[str]
+    follow_up: list[str]
+
+
+class UsageEvent(Payload):
+    type: Literal["usage"]
+    turn: Usage
+    total: Usage
+
+
+class RetryEvent(Payload):
+    type: Literal["retry"]
+    attempt: int
+    max_attempts: int
+    delay_seconds: float
+    error: str
+
+
+class CompactionEvent(Payload):
+    type: Literal["compaction"]
+    status: Literal["started", "completed", "failed"]
+    trigger: Literal["automatic", "manual", "overflow"]
+    entry_id: str | None = None
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+    error: str | None = None
+
+
+class RunError(Payload):
+    code: str
+    message: str
+
+
+class RunEndEvent(Payload):
+    """The run's terminal event: exactly one, always last."""
+
+    type: Literal["run_end"]
+    status: RunStatus
+    stop_reason: RunStopReason
+    text: str = Field(description="The final assistant text.")
+    error: RunError | None = None
+    changed_paths: list[str] = Field(
+        description="Workspace-relative paths the run created, changed or deleted."
+    )
+    patch: str = Field(description="A unified diff of the run's workspace changes; empty if none.")
+    usage: Usage
+    session_id: str
+    turns: int
+
+
+EVENTS: tuple[type[Payload], ...] = (
+    RunStartEvent,
+    UserMessageEvent,
+    MessageDeltaEvent,
+    MessageEndEvent,
+    ToolCallEvent,
+    ToolUpdateEvent,
+    PermissionRequestEvent,
+    PermissionResolvedEvent,
+    QueueUpdateEvent,
+    UsageEvent,
+    RetryEvent,
+    CompactionEvent,
+    RunEndEvent,
+)
+
+KnownEvent = TypeAliasType(
+    "KnownEvent",
+    Annotated[
+        RunStartEvent
+        | UserMessageEvent
+        | MessageDeltaEvent
+        | MessageEndEvent
+        | ToolCallEvent
+        | ToolUpdateEvent
+        | PermissionRequestEvent
+        | PermissionResolvedEvent
+        | QueueUpdateEvent
+        | UsageEvent
+        | RetryEvent
+        | CompactionEvent
+        | RunEndEvent,
+        Field(discriminator="type"),
+    ],
+)
+
+
+class AgentEventParams(Payload):
+    """`agent/event`: one event of one run."""
+
+    run_id: str
+    session_id: str
+    seq: int = Field(description="0, 1, 2, … per run, without gaps.")
+    event: KnownEvent
+
+
+class PermissionParams(PermissionFields):
+    """`agent/permission`: decide one tool call (the permission_request event's fields, plus the run asking)."""
+
+    run_id: str
+    session_id: str

@@ -1,0 +1,287 @@
+"""What clients send: the params of every request (and notification) the daemon serves, how a prompt's content
+blocks become the one text the kernel takes, and the answer to an `agent/permission` request.
+
+`initialize` is validated on the boot path by kgent.daemon.handshake (stdlib only: it is answered before pydantic is
+loaded); InitializeParams describes the same shape for the schema, and a test keeps the two in agreement.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BeforeValidator,
+    Discriminator,
+    Field,
+    Tag,
+    TypeAdapter,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+from typing_extensions import TypeAliasType
+
+from kgent.daemon.wire.base import AbsolutePath, Mode, NonBlankStr, NonEmptyStr, Params, PositiveNumber
+
+# -- initialize ----------------------------------------------------------------------------------------------------
+
+
+class ClientInfo(Params):
+    """Who the client is (for logs)."""
+
+    name: str = ""
+    version: Any = Field(default=None, description="Not checked.")
+
+
+class InitializeSettings(Params):
+    """Connection-wide overrides of the environment; they apply to runs started afterwards."""
+
+    provider: NonBlankStr | None = None
+    model: NonBlankStr | None = None
+    base_url: NonBlankStr | None = None
+    api_key: NonBlankStr | None = None
+    mode: Mode | None = None
+    approval_timeout: Annotated[float, Field(gt=0, lt=1e9)] | None = Field(
+        default=None, description="Seconds an approval may take before it counts as a reject; null: no limit."
+    )
+
+
+class InitializeParams(Params):
+    protocol_version: Annotated[int, Field(ge=1)] = Field(
+        description="The latest protocol version the client speaks."
+    )
+    client_info: ClientInfo | None = None
+    capabilities: dict[str, Any] | None = Field(default=None, description="Reserved: send {}.")
+    settings: InitializeSettings | None = None
+
+
+# -- agent/run: the prompt -------------------------------------------------------------------------------------------
+
+
+class TextBlock(Params):
+    type: Literal["text"]
+    text: str
+
+
+class ResourceLinkBlock(Params):
+    type: Literal["resource_link"]
+    uri: str
+    name: str
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+
+
+class TextResource(Params):
+    uri: str
+    text: str
+    mime_type: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _text_only(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "blob" in data and "text" not in data:
+            raise PydanticCustomError("invalid_params", "must be a text resource ('blob' is not supported)")
+        return data
+
+
+class ResourceBlock(Params):
+    type: Literal["resource"]
+    resource: TextResource
+
+
+BLOCK_TYPES = ("text", "resource_link", "resource")
+
+
+def _supported_block(value: Any) -> Any:
+    if isinstance(value, dict) and value.get("type") not in BLOCK_TYPES:
+        kind, supported = value.get("type"), ", ".join(BLOCK_TYPES)
+        if kind is None:
+            raise PydanticCustomError(
+                "invalid_params", "needs a 'type' (one of {supported})", {"supported": supported}
+            )
+        raise PydanticCustomError(
+            "invalid_params",
+            "has an unsupported content type {kind} (supported: {supported})",
+            {"kind": repr(kind)[:40], "supported": supported},
+        )
+    return value
+
+
+def _block_tag(value: Any) -> str | None:
+    return f"{value['type']} block" if isinstance(value, dict) else None
+
+
+ContentBlock = TypeAliasType(
+    "ContentBlock",
+    Annotated[
+        Annotated[TextBlock, Tag("text block")]
+        | Annotated[ResourceLinkBlock, Tag("resource_link block")]
+        | Annotated[ResourceBlock, Tag("resource block")],
+        Discriminator(
+            _block_tag,
+            custom_error_type="invalid_params",
+            custom_error_message="must be a content block object",
+        ),
+        BeforeValidator(_supported_block),
+    ],
+)
+
+
+def _prompt_tag(value: Any) -> str | None:
+    return "string prompt" if isinstance(value, str) else "block prompt" if isinstance(value, list) else None
+
+
+Prompt = Annotated[
+    Annotated[NonBlankStr, Tag("string prompt")]
+    | Annotated[list[ContentBlock], Field(min_length=1), Tag("block prompt")],
+    Discriminator(
+        _prompt_tag,
+        custom_error_type="invalid_params",
+        custom_error_message="must be a string or a non-empty array of content blocks",
+    ),
+]
+
+
+def block_text(block: TextBlock | ResourceLinkBlock | ResourceBlock) -> str:
+    match block:
+        case TextBlock(text=text):
+            return text
+        case ResourceLinkBlock(uri=uri, name=name):
+            return f"[{name}]({uri})"
+        case ResourceBlock(resource=res):
+            return f'<resource uri="{res.uri}">\n{res.text}\n</resource>'
+
+
+def prompt_text(prompt: str | list[TextBlock | ResourceLinkBlock | ResourceBlock]) -> str:
+    """A prompt as the one text the kernel takes: blocks joined by a blank line."""
+    return prompt if isinstance(prompt, str) else "\n\n".join(block_text(b) for b in prompt)
+
+
+class RunParams(Params):
+    """Start a run (a new session, or a turn of an existing one)."""
+
+    prompt: Prompt
+    session_id: NonEmptyStr | None = Field(
+        default=None, description="Continue this session; absent: a new one."
+    )
+    parent_entry_id: NonEmptyStr | None = Field(
+        default=None, description="With sessionId: continue from this entry instead of the active leaf."
+    )
+    workspace: AbsolutePath | None = Field(
+        default=None,
+        validate_default=True,
+        description="Where tools run; required unless sessionId is given.",
+    )
+    mode: Mode | None = None
+    provider: NonEmptyStr | None = None
+    model: NonEmptyStr | None = None
+    cost_limit: PositiveNumber | None = Field(
+        default=None,
+        description="US dollars this run may spend (needs a priced model); default: KGENT_COST_LIMIT.",
+    )
+
+    @field_validator("prompt")
+    @classmethod
+    def _not_empty(cls, value: str | list[Any]) -> str | list[Any]:
+        if not prompt_text(value).strip():
+            raise PydanticCustomError("invalid_params", "must not be empty")
+        return value
+
+    @field_validator("parent_entry_id")
+    @classmethod
+    def _needs_session(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is not None and info.data.get("session_id") is None:
+            raise PydanticCustomError("invalid_params", "needs a 'sessionId'")
+        return value
+
+    @field_validator("workspace")
+    @classmethod
+    def _workspace_or_session(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None and info.data.get("session_id") is None and "session_id" in info.data:
+            raise PydanticCustomError("invalid_params", "is required (unless sessionId is given)")
+        return value
+
+    @property
+    def text(self) -> str:
+        """The prompt as the kernel takes it."""
+        return prompt_text(self.prompt)
+
+
+# -- the other requests ------------------------------------------------------------------------------------------------
+
+
+class RunIdParams(Params):
+    run_id: NonEmptyStr
+
+
+class RunTextParams(Params):
+    run_id: NonEmptyStr
+    text: NonBlankStr
+
+
+class SessionsParams(Params):
+    workspace: AbsolutePath
+
+
+class SessionParams(Params):
+    session_id: NonEmptyStr
+    branch_only: bool | None = Field(default=False, description="Only the entries on the active branch.")
+
+
+class ForkParams(Params):
+    session_id: NonEmptyStr
+    entry_id: NonEmptyStr
+
+
+class CompactParams(Params):
+    session_id: NonEmptyStr
+    instructions: str | None = Field(default=None, description="What the summary should focus on.")
+    provider: NonEmptyStr | None = None
+    model: NonEmptyStr | None = None
+
+
+class CancelRequestParams(Params):
+    """`$/cancelRequest`, both ways: the id of a request that is no longer wanted."""
+
+    id: int | str
+
+
+# -- the answer ------------------------------------------------------------------------------------------------------
+
+
+class PermissionSelected(Params):
+    outcome: Literal["selected"]
+    option_id: str = Field(description="The optionId of an offered option.")
+
+
+class PermissionCancelled(Params):
+    outcome: Literal["cancelled"]
+
+
+class AcpPermissionResult(Params):
+    """ACP's form of the answer, the outcome nested one level deeper."""
+
+    outcome: PermissionSelected | PermissionCancelled
+
+
+# The answer to `agent/permission`. Anything but a selected, offered option is a reject.
+PermissionResult = TypeAliasType(
+    "PermissionResult", PermissionSelected | PermissionCancelled | AcpPermissionResult
+)
+_ANSWER: TypeAdapter[PermissionSelected | PermissionCancelled | AcpPermissionResult] = TypeAdapter(
+    PermissionResult
+)
+
+
+def chosen_option(answer: Any) -> str:
+    """The optionId an `agent/permission` answer selects; anything but a clear selection is `reject_once`."""
+    try:
+        outcome = _ANSWER.validate_python(answer)
+    except ValidationError:
+        return "reject_once"
+    if isinstance(outcome, AcpPermissionResult):
+        outcome = outcome.outcome
+    return outcome.option_id if isinstance(outcome, PermissionSelected) else "reject_once"

@@ -1,0 +1,192 @@
+"""What the daemon answers: the result of every request, and the session shapes (entries, messages) they carry."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+from typing_extensions import TypeAliasType
+
+from kgent.daemon.wire.base import (
+    OpenPayload,
+    Payload,
+    PermissionMode,
+    PermissionOptionKind,
+    StopReason,
+    ToolKind,
+    Usage,
+)
+
+# -- initialize ----------------------------------------------------------------------------------------------------
+
+
+class ServerInfo(Payload):
+    name: str
+    version: str
+
+
+class ToolInfo(Payload):
+    name: str
+    kind: ToolKind
+    read_only: bool
+
+
+class SessionFeatures(Payload):
+    persistent: bool = Field(description="False: sessions live only as long as the process.")
+    fork: bool
+    compact: bool
+
+
+class ServerFeatures(Payload):
+    steer: bool
+    follow_up: bool
+    concurrent_runs: bool
+    sessions: SessionFeatures
+    prompt_content: list[str] = Field(description="The content block types a prompt may hold.")
+    permission_option_kinds: list[PermissionOptionKind]
+    approval_timeout: float | None = Field(description="Seconds an approval may take; null: no limit.")
+
+
+class ServerCapabilities(Payload):
+    modes: list[PermissionMode]
+    default_mode: str
+    providers: list[str]
+    default_provider: str
+    models: dict[str, list[str]] = Field(
+        description="Known model ids per provider (any id the provider takes works)."
+    )
+    default_model: str
+    tools: list[ToolInfo]
+    events: list[str] = Field(description="The event types this daemon may send.")
+    sandbox: Literal["bwrap", "none"] = Field(
+        description="What shell commands run in: bubblewrap (read-only commands run unasked inside it), or none "
+        "(every shell command asks)."
+    )
+    sandbox_reason: str = Field(description="Why, for people (e.g. why there is no sandbox).")
+    features: ServerFeatures
+
+
+class InitializeResult(Payload):
+    server_info: ServerInfo
+    protocol_version: int = Field(description="The version spoken on this connection.")
+    capabilities: ServerCapabilities
+
+
+# -- runs ------------------------------------------------------------------------------------------------------------
+
+
+class RunResult(Payload):
+    run_id: str
+    session_id: str = Field(description="The run's session (a new one when the request named none).")
+
+
+class CancelResult(Payload):
+    cancelled: bool = Field(description="False if the run had already ended.")
+
+
+class EmptyResult(Payload):
+    """`{}`."""
+
+
+# -- sessions --------------------------------------------------------------------------------------------------------
+
+
+class SessionInfo(Payload):
+    session_id: str
+    workspace: str
+    created: str = Field(description="ISO 8601, UTC.")
+    updated: str = Field(description="ISO 8601, UTC.")
+    title: str = Field(description="The first line of the first prompt.")
+    entry_count: int
+    leaf_id: str | None
+    live_run_id: str | None
+
+
+class SessionsResult(Payload):
+    sessions: list[SessionInfo] = Field(description="Most recently updated first.")
+
+
+class ToolCallRef(OpenPayload):
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    arguments_error: str | None = None
+
+
+class UserMessage(OpenPayload):
+    role: Literal["user"]
+    text: str
+
+
+class AssistantMessage(OpenPayload):
+    """One model turn, as stored in the session."""
+
+    role: Literal["assistant"]
+    text: str
+    stop_reason: StopReason
+    thinking: str | None = None
+    tool_calls: list[ToolCallRef] | None = None
+    usage: Usage | None = None
+    error: str | None = None
+    error_code: str | None = None
+    provider: str | None = None
+    model: str | None = None
+
+
+class ToolResultMessage(OpenPayload):
+    role: Literal["tool"]
+    tool_call_id: str
+    name: str
+    content: str
+    is_error: bool
+    details: dict[str, Any] | None = None
+
+
+class SummaryMessage(OpenPayload):
+    role: Literal["summary"]
+    text: str
+
+
+SessionMessage = TypeAliasType(
+    "SessionMessage",
+    Annotated[
+        UserMessage | AssistantMessage | ToolResultMessage | SummaryMessage, Field(discriminator="role")
+    ],
+)
+
+
+class SessionEntry(OpenPayload):
+    """One entry of a session's tree; its other fields depend on `type` (config, message, permission, compaction,
+    label, …: ignore the types you do not know)."""
+
+    id: str
+    parent_id: str | None
+    type: str
+    timestamp: str
+    message: SessionMessage | None = None
+
+
+class SessionResult(Payload):
+    session_id: str
+    workspace: str
+    title: str
+    created: str
+    leaf_id: str | None = Field(description="The active leaf; null for an empty session.")
+    branch: list[str] = Field(description="Entry ids from the root to leafId.")
+    entries: list[SessionEntry] = Field(description="In append order; the tree is given by parentId.")
+    labels: dict[str, str]
+    warnings: list[str] = Field(description="What loading had to repair (e.g. a torn last line).")
+    live_run_id: str | None
+    usage: Usage = Field(description="Totals over every model turn stored in the session, on every branch.")
+
+
+class ForkResult(Payload):
+    session_id: str
+    leaf_id: str
+
+
+class CompactResult(Payload):
+    compacted: bool = Field(description="False (and entryId null) when there was too little history.")
+    entry_id: str | None
+    tokens_before: int | None
+    tokens_after: int | None

@@ -1,0 +1,104 @@
+"""What a run costs: its token totals priced from the model's entry in the price table (kgent.providers.pricing),
+the wire form of usage, the cost limit checked before each model call, and the totals of a stored session.
+
+Costs are estimates in US dollars; a model without a price shows tokens only (no `cost` on the wire).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from kgent.context.tokens import estimate_context, estimate_message, prompt_tokens
+from kgent.core.events import UsageEvent
+from kgent.core.messages import Message, Usage
+from kgent.providers.pricing import Price, PriceTable
+from kgent.session.entries import SessionEntry
+
+CURRENCY = "USD"
+
+
+def usage_to_wire(usage: Usage, cost: float | None) -> dict[str, Any]:
+    """`{inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, cost?: {amount, currency}}`."""
+    wire: dict[str, Any] = usage.to_dict()
+    if cost is not None:
+        wire["cost"] = {"amount": round(cost, 6), "currency": CURRENCY}
+    return wire
+
+
+class RunCost:
+    """One run's spending, and its limit: `check` before each model call, `add` after it."""
+
+    def __init__(self, price: Price | None, limit: float | None = None) -> None:
+        self.price = price
+        self.limit = limit
+        self.usage = Usage()
+        self.spent = 0.0
+        # The last call that reported usage: what it carried (history length, last message) and its usage.
+        self._last: tuple[int, Message | None, Usage] | None = None
+        self._sending: tuple[int, Message | None] = (0, None)
+
+    def wire(self) -> dict[str, Any]:
+        """The run's total usage (and cost) in wire form."""
+        return usage_to_wire(self.usage, self.spent if self.price is not None else None)
+
+    def add(self, usage: Usage) -> UsageEvent:
+        """Count the usage of the call last checked; the `usage` event to emit."""
+        turn = self.price.cost(usage) if self.price is not None else None
+        self.usage = self.usage + usage
+        self.spent += turn or 0.0
+        self._last = (*self._sending, usage)
+        return UsageEvent(turn=usage_to_wire(usage, turn), total=self.wire())
+
+    def check(self, history: Sequence[Message], overhead: int) -> dict[str, str] | None:
+        """Before a model call carrying `history`: the run's error (code `cost_limit`) when the call would likely
+        take the spending past the limit, else None (always None without a limit or a price)."""
+        self._sending = (len(history), history[-1] if history else None)
+        if self.limit is None or self.price is None:
+            return None
+        estimate = self.next_call(history, overhead)
+        if self.spent + estimate <= self.limit:
+            return None
+        return {
+            "code": "cost_limit",
+            "message": (
+                f"Stopped before the next model call: with it (about ${estimate:.4f}) the run's estimated cost "
+                f"would pass its limit of ${self.limit:.4f} (spent so far: ${self.spent:.4f})."
+            ),
+        }
+
+    def next_call(self, history: Sequence[Message], overhead: int) -> float:
+        """The estimated cost of a call carrying `history`: the last call's input plus chars/4 of the messages since
+        (chars/4 of everything when there was no call yet, or a compaction replaced the history), of which what the
+        last call sent counts at the cache-read price when the provider reported cache use and the rest at the
+        higher of the input and cache-write prices; then as many output tokens as the last call produced."""
+        assert self.price is not None
+        tokens, cached, output = 0, 0, 0
+        if self._last is not None:
+            n, tail, usage = self._last
+            output = usage.output_tokens
+            if n <= len(history) and (n == 0 or history[n - 1] is tail):
+                tokens = prompt_tokens(usage) + sum(estimate_message(m) for m in history[n:])
+                cached = prompt_tokens(usage) if usage.cache_read_tokens + usage.cache_write_tokens else 0
+        if not tokens:
+            tokens = estimate_context(history, trusted_from=len(history), overhead=overhead).tokens
+        p = self.price
+        return (cached * p.cache_read + (tokens - cached) * max(p.input, p.cache_write) + output * p.output) / 1e6
+
+
+def session_usage(entries: Iterable[SessionEntry], prices: PriceTable) -> dict[str, Any]:
+    """The token totals of every model turn stored in a session (all branches: all that was paid for), with their
+    cost when every priced turn's model has a price."""
+    total, cost, priced = Usage(), 0.0, True
+    for entry in entries:
+        message = entry.data.get("message") if entry.type == "message" else None
+        if not isinstance(message, dict) or message.get("role") != "assistant" or "usage" not in message:
+            continue
+        usage = Usage.from_dict(message["usage"])
+        total = total + usage
+        price = prices.price(str(message.get("model") or ""))
+        if price is None:
+            priced = False
+        else:
+            cost += price.cost(usage)
+    return usage_to_wire(total, cost if priced else None)
