@@ -163,6 +163,14 @@ def test_help_lists_every_subcommand(tmp_path: Path) -> None:
         assert name in out.stdout
 
 
+def test_no_subcommand_is_a_usage_error_on_stderr(tmp_path: Path) -> None:
+    # An editor that spawned plain `kgent` reads JSON-RPC on stdout and shows stderr: the usage must go there.
+    out = kgent(cwd=tmp_path, state=tmp_path)
+    assert out.returncode == 2
+    assert out.stdout == ""
+    assert "usage: kgent" in out.stderr
+
+
 class Terminal:
     """`kgent` on a pseudo-terminal, as a person at a shell runs it."""
 

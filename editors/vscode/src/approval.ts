@@ -66,7 +66,8 @@ export function approvalPrompt(params: PermissionParams): ApprovalPrompt {
   else what = tc.title || tc.name;
   const outside = params.scope === "outside" ? " (outside the workspace)" : "";
   const title = `Kgent wants to ${what}${outside}`;
-  const placeholder = `${params.reason} — ${params.risk} risk. Choose an answer (Escape rejects).`;
+  // "Escape rejects" first: VS Code cuts a long placeholder at the prompt's width.
+  const placeholder = `Escape rejects · ${params.risk} risk · ${params.reason}`;
 
   const preview = diffPreview(params);
   const choices: ApprovalChoice[] = [];

@@ -35,6 +35,8 @@ export interface ExitInfo {
   expected: boolean;
   /** Set when the process could not be started at all (e.g. ENOENT). */
   spawnError?: Error;
+  /** The end of what the process wrote to stderr (its own words on why it stopped). */
+  stderrTail?: string;
 }
 
 export interface ClientHooks {
@@ -196,6 +198,7 @@ export class KgentClient {
   private readonly exitPromise: Promise<ExitInfo>;
   private resolveExit!: (info: ExitInfo) => void;
   private initResult: P.InitializeResult | undefined;
+  private stderrTail = "";
 
   private constructor(
     private readonly child: ChildProcess,
@@ -216,16 +219,30 @@ export class KgentClient {
       windowsHide: true,
     });
     const log = (text: string): void => hooks.log?.(text);
-    // Always drain stderr, or the daemon blocks on a full pipe.
+    const ref: { client?: KgentClient } = {};
+    // Always drain stderr, or the daemon blocks on a full pipe; keep its end for start-failure messages.
     child.stderr?.setEncoding("utf8");
-    child.stderr?.on("data", (chunk: string) => log(chunk));
+    child.stderr?.on("data", (chunk: string) => {
+      log(chunk);
+      ref.client?.keepStderr(chunk);
+    });
     child.stdin?.on("error", () => undefined); // EPIPE after a crash: reported through 'exit'
+    // A write to a daemon that is exiting fails ("Sending request failed."); its exit is reported on its own, so such
+    // a failure is not worth an error-looking line in the log.
+    const writeFailed = (m: string): boolean => /^Sending (request|notification|response) failed/.test(m);
+    const quiet = (m: string): boolean => writeFailed(m) && (child.stdin?.destroyed === true || child.exitCode !== null || ref.client?.ending === true);
     const conn = createMessageConnection(
       new StreamMessageReader(child.stdout!),
       new StreamMessageWriter(child.stdin!),
-      { error: (m) => log(`[kgent-client] ${m}\n`), warn: (m) => log(`[kgent-client] ${m}\n`), info: () => undefined, log: () => undefined },
+      {
+        error: (m) => (quiet(m) ? undefined : log(`[kgent-client] ${m}\n`)),
+        warn: (m) => log(`[kgent-client] ${m}\n`),
+        info: () => undefined,
+        log: () => undefined,
+      },
     );
     const client = new KgentClient(child, conn, hooks);
+    ref.client = client;
     child.on("error", (err) => client.onProcessEnd(null, null, err));
     child.on("exit", (code, signal) => client.onProcessEnd(code, signal));
     conn.onNotification(P.AgentEvent, (params) => client.onAgentEvent(params));
@@ -270,6 +287,16 @@ export class KgentClient {
     } finally {
       if (timer !== undefined) clearTimeout(timer);
     }
+  }
+
+  /** Remember the last few KB of stderr. */
+  keepStderr(chunk: string): void {
+    this.stderrTail = (this.stderrTail + chunk).slice(-4000);
+  }
+
+  /** The process is stopping or has ended: write failures are expected. */
+  get ending(): boolean {
+    return this.stopping || this.exitInfo !== undefined;
   }
 
   get initializeResult(): P.InitializeResult {
@@ -447,7 +474,7 @@ export class KgentClient {
 
   private onProcessEnd(code: number | null, signal: NodeJS.Signals | null, spawnError?: Error): void {
     if (this.exitInfo !== undefined) return;
-    const info: ExitInfo = { code, signal, expected: this.stopping, spawnError };
+    const info: ExitInfo = { code, signal, expected: this.stopping, spawnError, stderrTail: this.stderrTail };
     this.exitInfo = info;
     const reason = `the Kgent daemon exited (${describeExit(info)})`;
     for (const source of this.openPrompts) source.cancel();
@@ -478,13 +505,34 @@ export function describeExit(info: ExitInfo | undefined): string {
   return `exit status ${info.code ?? "unknown"}`;
 }
 
-function describeStartFailure(cmd: DaemonCommand, info: ExitInfo): string {
+/**
+ * Why the daemon did not start, as one message naming the command, the exit status and the daemon's own last words.
+ * It reads after "could not start the daemon: " (callers add that prefix, so it is not repeated here).
+ */
+export function describeStartFailure(cmd: DaemonCommand, info: ExitInfo): string {
   const line = [cmd.command, ...cmd.args].join(" ");
   const err = info.spawnError as NodeJS.ErrnoException | undefined;
   if (err?.code === "ENOENT") {
-    return `could not start the Kgent daemon: '${cmd.command}' was not found (command: ${line}). Install Kgent or set kgent.serverCommand.`;
+    return `'${cmd.command}' was not found (command: ${line}). Install Kgent or set kgent.serverCommand.`;
   }
-  return `the Kgent daemon exited before answering initialize (${describeExit(info)}; command: ${line}). See the Kgent Daemon output for its log.`;
+  if (err !== undefined) return `${err.message} (command: ${line}).`;
+  const said = lastWords(info.stderrTail ?? "");
+  const words = said === "" ? " It wrote nothing to stderr." : ` It said: ${said}`;
+  const hint = /\bserve\b/.test(line) ? "" : " The command must start the daemon (`kgent serve --stdio`).";
+  return `'${line}' exited before answering initialize (${describeExit(info)}).${words}${hint}`;
+}
+
+/** The last non-empty lines of a process's stderr, joined on one line (at most ~600 characters). */
+function lastWords(stderr: string): string {
+  const lines = stderr.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== "");
+  let out = "";
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const next = out === "" ? lines[i] : `${lines[i]} ⏎ ${out}`;
+    if (next.length > 600) break;
+    out = next;
+  }
+  if (out === "" && lines.length > 0) out = `…${lines[lines.length - 1].slice(-600)}`;
+  return out;
 }
 
 function delay(ms: number): Promise<void> {

@@ -3,14 +3,16 @@
 // the editor-agnostic modules (client, daemon, transcript, approval, prompt).
 
 import * as vscode from "vscode";
+import type * as P from "./protocol";
 import { Approvals } from "./ui/approvals";
 import { registerCommands } from "./ui/commands";
 import { DaemonControl } from "./ui/daemonControl";
 import { SCHEME, VirtualDocuments } from "./ui/documents";
 import { Output } from "./ui/output";
+import { Panel } from "./ui/panel";
 import { Runs } from "./ui/runs";
-import { daemonConfig, setApiKey } from "./ui/settings";
-import { StatusBar } from "./ui/status";
+import { approvalUi, chooseMode, chooseModel, daemonConfig, setApiKey } from "./ui/settings";
+import { ChoicesStatus, StatusBar } from "./ui/status";
 import { Tasks } from "./ui/tasks";
 
 export { SCHEME } from "./ui/documents";
@@ -22,6 +24,8 @@ export type { ResumeArgs, RunTaskArgs } from "./ui/tasks";
 export interface KgentApi {
   daemonPid(): number | undefined;
   liveRunIds(): string[];
+  /** The request ids of the approval cards waiting in the panel. */
+  pendingApprovals(): string[];
 }
 
 class KgentExtension implements vscode.Disposable {
@@ -34,28 +38,36 @@ class KgentExtension implements vscode.Disposable {
     const docs = new VirtualDocuments();
     // The parts report changes through `changed`; the status bar reads them back (all are built before it is used).
     const status = new StatusBar(() => ({
-      waitingApprovals: approvals.waiting,
+      waitingApprovals: approvals.waiting + panel.waiting,
       liveRuns: runs.size,
       daemonStopped: daemon.crashed,
     }));
     const changed = (): void => status.update();
     this.disposables.push(output, status, vscode.workspace.registerTextDocumentContentProvider(SCHEME, docs));
     const approvals = new Approvals(docs, output, changed);
-    const daemon = new DaemonControl({
+    const daemon: DaemonControl = new DaemonControl({
       config: () => daemonConfig(context.secrets),
       output,
-      decide: (params, token) => approvals.decide(params, token),
+      // Approvals are cards in the panel, unless the person prefers the QuickPick (kgent.approvalUi).
+      decide: (params, token): Promise<P.PermissionResult> =>
+        approvalUi() === "quickPick" ? approvals.decide(params, token) : panel.decide(params, token),
       changed,
+      onEvent: (e) => panel.onEvent(e),
     });
     const runs = new Runs(daemon, output, docs, changed);
     const tasks = new Tasks(runs, daemon, output);
+    const panel: Panel = new Panel(context.extensionUri, daemon, runs, approvals, changed);
+    const choices = new ChoicesStatus();
+    this.disposables.push(panel, choices);
     this.daemon = daemon;
     this.api = {
       daemonPid: () => daemon.current?.pid,
       liveRunIds: () => runs.liveRunIds(),
+      pendingApprovals: () => panel.model.pendingApprovals().map((a) => a.requestId),
     };
     status.update();
     status.show();
+    choices.update();
 
     this.disposables.push(
       ...registerCommands({
@@ -66,6 +78,13 @@ class KgentExtension implements vscode.Disposable {
         showTranscript: () => output.showTranscript(),
         setApiKey: () => setApiKey(context.secrets, () => daemon.stopIfIdle()),
         restartDaemon: () => daemon.restart(runs.size),
+        focusPanel: () => panel.reveal(true),
+        runOnSelection: () => panel.runOnSelection(),
+        chooseMode: () => chooseMode(),
+        chooseModel: () => chooseModel(daemon.current?.initializeResult.capabilities),
+      }),
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration("kgent")) choices.update();
       }),
     );
   }

@@ -167,7 +167,7 @@ export class TranscriptWriter {
       }
       case "queue_update":
         if (e.steering.length + e.followUp.length > 0) {
-          this.line(runId, `  ⏳ queued: ${e.steering.length} steering, ${e.followUp.length} follow-up`);
+          this.line(runId, `  … queued: ${e.steering.length} steering, ${e.followUp.length} follow-up`);
         }
         return;
       case "usage":

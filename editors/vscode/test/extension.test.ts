@@ -63,6 +63,8 @@ function open(config: Record<string, unknown> = {}): World {
       "kgent.provider": "scripted",
       "kgent.model": "tool-loop",
       "kgent.permissionMode": "ask",
+      // These tests answer through the QuickPick flow; the panel's cards have their own tests (panel.test.ts).
+      "kgent.approvalUi": "quickPick",
       ...config,
     },
   });
@@ -149,7 +151,7 @@ describe("Kgent extension in a fake VS Code", () => {
     assert.equal(edit.title, "Kgent wants to edit sample.py");
     assert.ok(isBashPrompt(bash), bash.title);
     assert.match(bash.title ?? "", /python3 sample\.py/);
-    assert.match(edit.placeholder ?? "", /risk/);
+    assert.match(edit.placeholder ?? "", /^Escape rejects · medium risk · /, "the hint VS Code may cut comes last");
     assert.deepEqual(
       edit.labels(),
       ["$(diff) Show diff", "$(check) Allow once", "$(check-all) Allow for this session", "$(close) Reject", "$(circle-slash) Reject always"],
@@ -414,8 +416,8 @@ describe("Kgent extension in a fake VS Code", () => {
       assert.equal(end.status, "settled");
       assert.ok(transcript().includes(`${who}: ${text}`), transcript());
     }
-    assert.ok(transcript().includes("⏳ queued: 1 steering, 0 follow-up"));
-    assert.ok(transcript().includes("⏳ queued: 0 steering, 1 follow-up"));
+    assert.ok(transcript().includes("… queued: 1 steering, 0 follow-up"));
+    assert.ok(transcript().includes("… queued: 0 steering, 1 follow-up"));
     // With no task running, the commands say so instead of asking for text.
     const asked = ui.inputBoxes.length;
     await exec("kgent.steerRun");
@@ -480,11 +482,34 @@ describe("Kgent extension in a fake VS Code", () => {
     const { ui, sb } = open({ "kgent.serverCommand": "/nonexistent/kgent serve --stdio", "kgent.model": "hello" });
     assert.equal(await runTask({ prompt: "x" }), undefined);
     const err = await waitFor("the error", () => ui.messages.find((m) => m.severity === "error"));
-    assert.match(err.message, /^Kgent: could not start the daemon: could not start the Kgent daemon: '\/nonexistent\/kgent' was not found/);
+    assert.match(err.message, /^Kgent: could not start the daemon: '\/nonexistent\/kgent' was not found/);
+    assert.equal(err.message.match(/could not start/g)?.length, 1, "no doubled prefix");
     assert.deepEqual(err.items, ["Open Settings", "Show Daemon Log"]);
     state.config["kgent.serverCommand"] = serverCommandLine();
     assert.equal(ended(await runTask({ prompt: "x" })).status, "settled");
     assert.ok(sb.workspace);
+  });
+
+  test("a server command that is not the daemon: the error names it, its exit status and its own words", AGAINST_DAEMON, async () => {
+    // `kgent` without `serve --stdio` prints its usage (to stderr) and exits 2.
+    const kgent = serverCommandLine().split(" ")[0];
+    const { ui } = open({ "kgent.serverCommand": kgent, "kgent.model": "hello" });
+    assert.equal(await runTask({ prompt: "x" }), undefined);
+    const err = await waitFor("the error", () => ui.messages.find((m) => m.severity === "error"));
+    assert.match(err.message, /^Kgent: could not start the daemon: '[^']*kgent' exited before answering initialize \(exit status 2\)\./);
+    assert.match(err.message, /It said: .*usage: kgent.*choose a subcommand/);
+    assert.match(err.message, /kgent serve --stdio/);
+    assert.equal(err.message.match(/could not start/g)?.length, 1, "no doubled prefix");
+    assert.match(daemonLog(), /usage: kgent/, "the usage is in the Kgent Daemon output");
+    assert.doesNotMatch(daemonLog(), /Sending (request|notification) failed/);
+  });
+
+  test("the happy path leaves nothing that looks like an error in the daemon log", AGAINST_DAEMON, async () => {
+    open({ "kgent.model": "hello" });
+    assert.equal(ended(await runTask({ prompt: "Say hello." })).status, "settled");
+    await exec("kgent.restartDaemon");
+    assert.equal(ended(await runTask({ prompt: "Say hello." })).status, "settled");
+    assert.doesNotMatch(daemonLog(), /\[kgent-client\]|failed|error/i);
   });
 
   test("the daemon's stderr goes to the Kgent Daemon output channel", AGAINST_DAEMON, async () => {

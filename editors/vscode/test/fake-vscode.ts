@@ -43,6 +43,10 @@ export class Uri {
     return this.path;
   }
 
+  static joinPath(base: Uri, ...parts: string[]): Uri {
+    return base.with({ path: path.posix.join(base.path, ...parts) });
+  }
+
   with(change: { scheme?: string; path?: string; query?: string; fragment?: string }): Uri {
     return new Uri(change.scheme ?? this.scheme, this.authority, change.path ?? this.path, change.query ?? this.query, change.fragment ?? this.fragment);
   }
@@ -305,6 +309,8 @@ export interface FakeState {
   activeTextEditor: FakeEditor | undefined;
   commands: Map<string, (...args: unknown[]) => unknown>;
   providers: Map<string, TextDocumentContentProvider>;
+  webviewProviders: Map<string, FakeWebviewViewProvider>;
+  trusted: boolean;
 }
 
 export const state: FakeState = {
@@ -314,6 +320,8 @@ export const state: FakeState = {
   activeTextEditor: undefined,
   commands: new Map(),
   providers: new Map(),
+  webviewProviders: new Map(),
+  trusted: true,
 };
 
 function record(severity: MessageRecord["severity"], message: string, rest: unknown[]): Promise<string | undefined> {
@@ -377,7 +385,12 @@ const fakeVscode = {
   QuickPickItemKind,
   CancellationTokenSource,
   EventEmitter: Emitter,
+  ConfigurationTarget: { Global: 1, Workspace: 2, WorkspaceFolder: 3 },
   window: {
+    registerWebviewViewProvider(id: string, provider: FakeWebviewViewProvider): Disposable {
+      state.webviewProviders.set(id, provider);
+      return { dispose: () => state.webviewProviders.delete(id) };
+    },
     get activeTextEditor(): FakeEditor | undefined {
       return state.activeTextEditor;
     },
@@ -441,6 +454,11 @@ const fakeVscode = {
     },
   },
   workspace: {
+    get isTrusted(): boolean {
+      return state.trusted;
+    },
+    onDidGrantWorkspaceTrust: (_l: Listener<unknown>): Disposable => ({ dispose: () => undefined }),
+    textDocuments: [] as FakeTextDocument[],
     get workspaceFolders(): FakeState["workspaceFolders"] {
       return state.workspaceFolders;
     },
@@ -507,13 +525,15 @@ export function installFakeVscode(): FakeVscode {
 }
 
 /** A fresh window: no messages, no QuickPicks, the given folders and settings. */
-export function resetFake(options: { folders?: string[]; config?: Record<string, unknown> }): FakeUi {
+export function resetFake(options: { folders?: string[]; config?: Record<string, unknown>; trusted?: boolean }): FakeUi {
   state.ui = new FakeUi();
   state.config = { ...(options.config ?? {}) };
   state.workspaceFolders = options.folders?.map((f, index) => ({ uri: Uri.file(f), name: path.basename(f), index }));
   state.activeTextEditor = undefined;
   state.commands.clear();
   state.providers.clear();
+  state.webviewProviders.clear();
+  state.trusted = options.trusted ?? true;
   return state.ui;
 }
 
@@ -538,10 +558,46 @@ export interface FakeContext {
   subscriptions: Disposable[];
   secrets: FakeSecretStorage;
   extensionPath: string;
+  extensionUri: Uri;
 }
 
 export function fakeContext(extensionPath: string): FakeContext {
-  return { subscriptions: [], secrets: new FakeSecretStorage(), extensionPath };
+  return { subscriptions: [], secrets: new FakeSecretStorage(), extensionPath, extensionUri: Uri.file(extensionPath) };
+}
+
+export interface FakeWebviewViewProvider {
+  resolveWebviewView(view: FakeWebviewView): void;
+}
+
+/** A webview view whose page is the test: it reads what the extension posts and sends what a person would. */
+export class FakeWebviewView {
+  readonly posted: unknown[] = [];
+  private readonly receive = new Emitter<unknown>();
+  readonly webview = {
+    options: {} as unknown,
+    html: "",
+    cspSource: "vscode-resource:",
+    asWebviewUri: (u: Uri): Uri => u,
+    postMessage: async (m: unknown): Promise<boolean> => {
+      this.posted.push(structuredClone(m)); // VS Code serializes a posted message when it is posted
+      return true;
+    },
+    onDidReceiveMessage: (l: Listener<unknown>): Disposable => this.receive.event(l),
+  };
+  onDidDispose = (_l: Listener<unknown>): Disposable => ({ dispose: () => undefined });
+  /** The page sends `m`. */
+  send(m: unknown): void {
+    this.receive.fire(m);
+  }
+}
+
+/** Resolve the registered view `id` with a fake page, as VS Code does when the view is first shown. */
+export function openWebviewView(id: string): FakeWebviewView {
+  const provider = state.webviewProviders.get(id);
+  if (provider === undefined) throw new Error(`no webview view provider for ${id}`);
+  const view = new FakeWebviewView();
+  provider.resolveWebviewView(view);
+  return view;
 }
 
 export function editorOn(file: string, text: string, selection: Selection, isDirty = false): FakeEditor {

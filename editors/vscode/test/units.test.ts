@@ -6,6 +6,9 @@ import { approvalPrompt, diffPreview } from "../src/approval";
 import { sanitizeAnswer } from "../src/client";
 import { buildPrompt, relativeTime } from "../src/prompt";
 import type { AgentEventParams, PermissionParams } from "../src/protocol";
+import { renderMarkdown } from "../src/markdown";
+import { mentionFor, parseMentions, promptWithMentions } from "../src/mentions";
+import { PanelModel } from "../src/panelModel";
 import { TranscriptWriter } from "../src/transcript";
 
 function permission(toolCall: Partial<PermissionParams["toolCall"]>, options?: PermissionParams["options"]): PermissionParams {
@@ -145,3 +148,71 @@ describe("transcript", () => {
     );
   });
 });
+
+describe("markdown", () => {
+  test("renders the usual constructs and escapes every tag and attribute from the input", () => {
+    const html = renderMarkdown("# Title\n\nSome **bold**, *it*, `a<b>` and [x](javascript:alert(1)).\n\n- one\n- two\n\n```py\nprint('<hi>')\n```\n<img src=x onerror=alert(1)>");
+    assert.match(html, /<h3>Title<\/h3>/);
+    assert.match(html, /<strong>bold<\/strong>/);
+    assert.match(html, /<em>it<\/em>/);
+    assert.match(html, /<code>a&lt;b&gt;<\/code>/);
+    assert.match(html, /<ul><li>one<\/li><li>two<\/li><\/ul>/);
+    assert.match(html, /<pre data-lang="py"><code>print\(&#39;&lt;hi&gt;&#39;\)<\/code><\/pre>/);
+    assert.doesNotMatch(html, /<img|<a /);
+    assert.match(html, /&lt;img src=x onerror=alert\(1\)&gt;/);
+  });
+});
+
+describe("@file mentions", () => {
+  test("attach files and line ranges as resource blocks; unknown paths stay text", async () => {
+    assert.deepEqual(parseMentions("look at @src/a.py#L3-9, and @b.txt. mail@x"), [
+      { path: "src/a.py", startLine: 3, endLine: 9 },
+      { path: "b.txt" },
+    ]);
+    const files: Record<string, string> = { "/w/src/a.py": "1\n2\n3\n4\n", "/w/b.txt": "bee" };
+    const prompt = await promptWithMentions("fix @src/a.py#L2-3 and @b.txt and @nope", "/w", async (p) => files[p]);
+    assert.ok(Array.isArray(prompt));
+    assert.deepEqual(prompt.slice(1), [
+      { type: "resource", resource: { uri: "file:///w/src/a.py#L2-L3", text: "2\n3" } },
+      { type: "resource", resource: { uri: "file:///w/b.txt", text: "bee" } },
+    ]);
+    assert.equal(await promptWithMentions("no mentions", "/w", async () => undefined), "no mentions");
+    assert.equal(mentionFor("src/a.py", 3, 9), "@src/a.py#L3-9");
+  });
+});
+
+describe("panel model", () => {
+  test("folds events into items: deltas append, tool output snapshots replace, run_end closes the run", () => {
+    const m = new PanelModel();
+    let seq = 0;
+    const ev = (event: Record<string, unknown>): AgentEventParams => ({ runId: "r1", sessionId: "s1", seq: seq++, event: event as AgentEventParams["event"] });
+    m.event(ev({ type: "run_start", runId: "r1", sessionId: "s1", workspace: "/w", mode: "ask", provider: "scripted", model: "x", prompt: "do it" }));
+    m.event(ev({ type: "user_message", text: "do it", source: "prompt" }));
+    m.event(ev({ type: "message_delta", kind: "thinking", delta: "hmm" }));
+    m.event(ev({ type: "message_delta", kind: "text", delta: "Hel" }));
+    m.event(ev({ type: "message_delta", kind: "text", delta: "lo" }));
+    m.event(ev({ type: "tool_call", toolCallId: "c1", name: "bash", kind: "execute", title: "Run", args: {}, command: "ls" }));
+    m.event(ev({ type: "tool_update", toolCallId: "c1", status: "in_progress", output: "a\n" }));
+    m.event(ev({ type: "tool_update", toolCallId: "c1", status: "in_progress", output: "a\nb\n" }));
+    assert.equal(m.liveRuns.length, 1);
+    m.event(ev({ type: "run_end", status: "settled", stopReason: "end_turn", text: "Hello", changedPaths: [], patch: "", usage: { inputTokens: 1, outputTokens: 2, cacheReadTokens: 0, cacheWriteTokens: 0 }, sessionId: "s1", turns: 1 }));
+    const s = m.snapshot();
+    assert.deepEqual(s.items.map((i) => i.type), ["user", "thinking", "assistant", "tool", "end"]);
+    const tool = s.items[3];
+    assert.ok(tool.type === "tool" && tool.output === "a\nb\n" && tool.rev === 2);
+    assert.ok(s.items[2].type === "assistant" && s.items[2].text === "Hello");
+    assert.equal(s.live.length, 0);
+    assert.equal(s.sessionId, "s1");
+  });
+});
+
+describe("transcript characters", () => {
+  test("the transcript uses no emoji that fonts render as an empty box", () => {
+    const lines: string[] = [];
+    const t = new TranscriptWriter({ append: (x: string) => lines.push(x) });
+    t.event({ runId: "r1", sessionId: "s1", seq: 0, event: { type: "queue_update", steering: ["a"], followUp: [] } });
+    assert.ok(lines.join("").includes("queued: 1 steering"));
+    assert.doesNotMatch(lines.join(""), /[\u{1F300}-\u{1FAFF}\u{231B}\u{23F3}]/u);
+  });
+});
+

@@ -41,8 +41,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(first if first in SUBCOMMANDS else None)
     args = parser.parse_args(args_list)
     if args.command is None:
-        parser.print_help()
-        return 2
+        # A usage error goes to stderr (exit status 2), so an editor that spawned `kgent` for JSON-RPC can show it.
+        parser.error("choose a subcommand (the editor daemon is `kgent serve --stdio`)")
     module = importlib.import_module(SUBCOMMANDS[args.command])
     try:
         return int(module.run(args))

@@ -103,6 +103,12 @@ export class Approvals {
     });
   }
 
+  /** Open the call's diff (or, without one, its details) beside the editor; the panel's "Open diff in editor". */
+  openPreview(params: P.PermissionParams, prefix: string): Promise<void> {
+    const prompt = approvalPrompt(params);
+    return this.showPreview(prompt, prompt.preview !== undefined ? "diff" : "details", prefix);
+  }
+
   private async showPreview(prompt: ApprovalPrompt, kind: "diff" | "details", prefix: string): Promise<void> {
     try {
       const pv = prompt.preview;
@@ -123,7 +129,7 @@ export class Approvals {
   }
 
   /** Close the preview editors of a prompt once it is answered or withdrawn. */
-  private async closePreviews(prefix: string): Promise<void> {
+  async closePreviews(prefix: string): Promise<void> {
     const ours = (u: vscode.Uri): boolean => u.scheme === SCHEME && u.path.startsWith(prefix);
     const tabs: vscode.Tab[] = [];
     for (const group of vscode.window.tabGroups.all) {

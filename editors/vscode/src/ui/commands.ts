@@ -11,6 +11,24 @@ export interface CommandHandlers {
   showTranscript(): unknown;
   setApiKey(): unknown;
   restartDaemon(): unknown;
+  focusPanel(): unknown;
+  runOnSelection(): unknown;
+  chooseMode(): unknown;
+  chooseModel(): unknown;
+}
+
+/** Commands that would let Kgent read, write or run in the folder: refused, with a word, in Restricted Mode. */
+const NEEDS_TRUST = new Set(["kgent.runTask", "kgent.steerRun", "kgent.followUp", "kgent.resumeSession", "kgent.runOnSelection"]);
+
+function refuseUntrusted(): void {
+  void vscode.window
+    .showWarningMessage(
+      "Kgent is off in Restricted Mode: it reads, edits and runs commands in the folder. Trust the folder to use it.",
+      "Manage Workspace Trust",
+    )
+    .then((pick) => {
+      if (pick !== undefined) void vscode.commands.executeCommand("workbench.trust.manage");
+    });
 }
 
 export function registerCommands(h: CommandHandlers): vscode.Disposable[] {
@@ -23,8 +41,17 @@ export function registerCommands(h: CommandHandlers): vscode.Disposable[] {
     ["kgent.showTranscript", () => h.showTranscript()],
     ["kgent.setApiKey", () => h.setApiKey()],
     ["kgent.restartDaemon", () => h.restartDaemon()],
+    ["kgent.focusPanel", () => h.focusPanel()],
+    ["kgent.runOnSelection", () => h.runOnSelection()],
+    ["kgent.chooseMode", () => h.chooseMode()],
+    ["kgent.chooseModel", () => h.chooseModel()],
   ];
-  return commands.map(([id, fn]) => vscode.commands.registerCommand(id, fn));
+  return commands.map(([id, fn]) =>
+    vscode.commands.registerCommand(id, (...args: unknown[]) => {
+      if (NEEDS_TRUST.has(id) && !vscode.workspace.isTrusted) return refuseUntrusted();
+      return fn(...args);
+    }),
+  );
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {

@@ -4,6 +4,7 @@
 import * as vscode from "vscode";
 import { describeExit, errorOf, type ExitInfo, type KgentClient } from "../client";
 import { DaemonManager, type DaemonConfig, type DaemonHooks } from "../daemon";
+import type { AgentEventParams } from "../protocol";
 import type { Output } from "./output";
 
 export interface DaemonControlDeps {
@@ -13,6 +14,8 @@ export interface DaemonControlDeps {
   decide: DaemonHooks["decide"];
   /** The status bar may have changed. */
   changed: () => void;
+  /** Every `agent/event` (the panel's conversation). */
+  onEvent?: (params: AgentEventParams) => void;
 }
 
 export class DaemonControl {
@@ -20,6 +23,8 @@ export class DaemonControl {
   private readonly output: Output;
   private readonly changed: () => void;
   private crash: ExitInfo | undefined;
+  /** Why the last start failed (the panel shows it). */
+  lastStartError: string | undefined;
 
   constructor(deps: DaemonControlDeps) {
     this.output = deps.output;
@@ -28,6 +33,7 @@ export class DaemonControl {
       log: (t) => this.output.log(t),
       onEvent: (e) => {
         if (!this.output.disposed) this.output.transcript.event(e);
+        deps.onEvent?.(e);
       },
       decide: deps.decide,
       onCrash: (info) => this.onCrash(info),
@@ -49,6 +55,7 @@ export class DaemonControl {
     const crashed = this.crash;
     try {
       const ensured = await this.daemon.ensure();
+      this.lastStartError = undefined;
       if (ensured.started) {
         this.crash = undefined;
         const info = ensured.client.initializeResult.serverInfo;
@@ -65,6 +72,7 @@ export class DaemonControl {
     } catch (e) {
       const err = errorOf(e);
       this.output.log(`[kgent] could not start the daemon: ${err.message}\n`);
+      this.lastStartError = err.message;
       void vscode.window
         .showErrorMessage(`Kgent: could not start the daemon: ${err.message}`, "Open Settings", "Show Daemon Log")
         .then((pick) => {

@@ -25,6 +25,10 @@ interface RunState {
 
 export class Runs {
   private readonly runs = new Map<string, RunState>();
+  /** Told of every run that ends (the panel marks lost runs). */
+  onRunEnd: ((runId: string, outcome: RunOutcome) => void) | undefined;
+  /** Told of every run that starts (the panel follows it). */
+  onRunStart: ((runId: string, sessionId: string, label: string, workspace: string) => void) | undefined;
 
   /** `changed`: the number of live runs (shown in the status bar) changed. */
   constructor(
@@ -42,8 +46,11 @@ export class Runs {
     return [...this.runs.keys()];
   }
 
-  /** Start a run (settings applied to `base`) and follow it to its end; `undefined` if it could not start. */
-  async start(base: P.RunParams, label: string, workspace: string): Promise<RunSummary | undefined> {
+  /**
+   * Start a run (settings applied to `base`) and follow it to its end; `undefined` if it could not start. `quiet`:
+   * no progress notification and no end-of-run message (the panel shows both).
+   */
+  async start(base: P.RunParams, label: string, workspace: string, quiet = false): Promise<RunSummary | undefined> {
     const client = await this.daemon.client();
     if (client === undefined) return undefined;
     let handle: RunHandle;
@@ -55,8 +62,9 @@ export class Runs {
     }
     const state: RunState = { handle, label: firstLine(label, 60), workspace };
     this.runs.set(handle.runId, state);
+    this.onRunStart?.(handle.runId, handle.sessionId, state.label, workspace);
     this.changed();
-    const outcome = await vscode.window.withProgress(
+    const outcome = quiet ? await handle.done : await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: `Kgent: ${state.label}`, cancellable: true },
       async (progress, token) => {
         const cancel = token.onCancellationRequested(() => void this.cancel(handle.runId));
@@ -78,10 +86,11 @@ export class Runs {
       },
     );
     this.runs.delete(handle.runId);
+    this.onRunEnd?.(handle.runId, outcome);
     if (!this.output.disposed) {
       this.output.transcript.outcome(handle.runId, outcome);
       this.changed();
-      this.summarize(state, outcome);
+      if (!quiet) this.summarize(state, outcome);
     }
     return { runId: handle.runId, sessionId: handle.sessionId, outcome };
   }
@@ -113,13 +122,13 @@ export class Runs {
     }
   }
 
-  private async showPatch(runId: string, patch: string): Promise<void> {
+  async showPatch(runId: string, patch: string): Promise<void> {
     const uri = this.docs.add(`/${runId}/changes.diff`, patch);
     const doc = await vscode.workspace.openTextDocument(uri);
     await vscode.window.showTextDocument(doc, { preview: true });
   }
 
-  private async cancel(runId: string): Promise<void> {
+  async cancel(runId: string): Promise<void> {
     const client = this.daemon.current;
     if (client === undefined) return;
     try {
@@ -200,7 +209,7 @@ function showRunError(e: unknown): void {
   }
 }
 
-async function openChangedFiles(workspace: string, paths: string[]): Promise<void> {
+export async function openChangedFiles(workspace: string, paths: string[]): Promise<void> {
   let chosen = paths;
   if (paths.length > 1) {
     const pick = await vscode.window.showQuickPick(paths, { title: "Kgent: changed files", canPickMany: true });

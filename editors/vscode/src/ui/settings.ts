@@ -86,3 +86,37 @@ export async function setApiKey(secrets: vscode.SecretStorage, stopIfIdle: () =>
     key.trim() === "" ? `Kgent: API key removed.${when}` : `Kgent: API key saved in VS Code's secret storage.${when}`,
   );
 }
+
+/** Where approvals are asked: cards in the Kgent panel (default) or VS Code's QuickPick. */
+export function approvalUi(): "panel" | "quickPick" {
+  return config().get<string>("approvalUi") === "quickPick" ? "quickPick" : "panel";
+}
+
+/** Kgent: Choose Mode (also the status bar's mode item). */
+export async function chooseMode(): Promise<void> {
+  const current = permissionMode();
+  const explain: Record<string, string> = {
+    plan: "read-only",
+    ask: "asks before writes, commands and network",
+    auto: "workspace edits run; commands ask",
+    full: "asks nothing (disposable workspaces only)",
+  };
+  const pick = await vscode.window.showQuickPick(
+    MODES.map((m) => ({ label: m, description: `${explain[m]}${m === current ? " (current)" : ""}` })),
+    { title: "Kgent: permission mode", placeHolder: "What Kgent may do without asking (applies to the next task)" },
+  );
+  if (pick !== undefined) await config().update("permissionMode", pick.label, vscode.ConfigurationTarget.Global);
+}
+
+/** Kgent: Choose Model: the models the daemon listed in `initialize` for the provider, or any id typed in. */
+export async function chooseModel(caps: P.ServerCapabilities | undefined): Promise<void> {
+  const provider = str(config(), "provider") ?? caps?.defaultProvider ?? "";
+  const models = caps?.models?.[provider] ?? [];
+  const items: vscode.QuickPickItem[] = [{ label: "", description: "the provider's default" }, ...models.map((m) => ({ label: m }))];
+  items[0].label = "(default)";
+  const pick = await vscode.window.showQuickPick(items, {
+    title: `Kgent: model${provider ? ` (${provider})` : ""}`,
+    placeHolder: models.length > 0 ? "Models the daemon offers" : "Start a task first to list the daemon's models",
+  });
+  if (pick !== undefined) await config().update("model", pick.label === "(default)" ? "" : pick.label, vscode.ConfigurationTarget.Global);
+}

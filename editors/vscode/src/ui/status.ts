@@ -49,3 +49,30 @@ export class StatusBar implements vscode.Disposable {
     this.item.dispose();
   }
 }
+
+/** The status bar's mode and model items (click to change them). */
+export class ChoicesStatus implements vscode.Disposable {
+  private readonly mode = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 49);
+  private readonly model = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 48);
+
+  constructor() {
+    this.mode.command = "kgent.chooseMode";
+    this.model.command = "kgent.chooseModel";
+  }
+
+  update(): void {
+    const cfg = vscode.workspace.getConfiguration("kgent");
+    this.mode.text = `$(shield) ${cfg.get<string>("permissionMode") || "ask"}`;
+    this.mode.tooltip = "Kgent permission mode: click to change";
+    const model = cfg.get<string>("model")?.trim();
+    this.model.text = `$(sparkle) ${model || "default model"}`;
+    this.model.tooltip = "Kgent model: click to change";
+    this.mode.show();
+    this.model.show();
+  }
+
+  dispose(): void {
+    this.mode.dispose();
+    this.model.dispose();
+  }
+}

@@ -105,7 +105,7 @@ export class Tasks {
 }
 
 /** The folder of the active editor, the only folder, or the one the user picks. */
-async function pickFolder(): Promise<vscode.WorkspaceFolder | undefined> {
+export async function pickFolder(): Promise<vscode.WorkspaceFolder | undefined> {
   const folders = vscode.workspace.workspaceFolders ?? [];
   if (folders.length === 0) {
     void vscode.window.showErrorMessage("Kgent: open a folder first: Kgent works in a workspace folder.");

@@ -1,0 +1,95 @@
+// The messages between the Kgent panel's page (webview/main.ts) and the extension (ui/panel.ts). No `vscode`, no DOM.
+
+import type { PanelState } from "./panelModel";
+
+/** Extension → page. */
+export type ToPage =
+  | { type: "state"; state: PanelState }
+  | { type: "focusInput" }
+  | { type: "insert"; text: string }
+  | { type: "sessions"; sessions: SessionRow[] };
+
+export interface SessionRow {
+  sessionId: string;
+  title: string;
+  when: string;
+  lastEntryId?: string;
+}
+
+/** Page → extension. */
+export type FromPage =
+  | { type: "ready" }
+  | { type: "send"; text: string; as?: "steer" | "followUp" }
+  | { type: "stop"; runId?: string }
+  | { type: "answer"; requestId: string; optionId: string }
+  | { type: "openDiff"; requestId: string }
+  | { type: "openFile"; workspace: string; path: string }
+  | { type: "showPatch"; runId: string }
+  | { type: "setMode"; mode: string }
+  | { type: "setModel"; model: string }
+  | { type: "newConversation" }
+  | { type: "history" }
+  | { type: "resume"; sessionId: string; title: string }
+  | { type: "fork"; sessionId: string; title: string }
+  | { type: "attachSelection" };
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null;
+}
+
+/** Validate a message from the page (it is untrusted input as far as the extension is concerned). */
+export function parseFromPage(m: unknown): FromPage | undefined {
+  if (!isRecord(m) || typeof m.type !== "string") return undefined;
+  const s = (k: string): string | undefined => (typeof m[k] === "string" ? (m[k] as string) : undefined);
+  switch (m.type) {
+    case "ready":
+    case "newConversation":
+    case "history":
+    case "attachSelection":
+      return { type: m.type };
+    case "send": {
+      const text = s("text");
+      if (text === undefined) return undefined;
+      const as = m.as === "steer" || m.as === "followUp" ? m.as : undefined;
+      return as === undefined ? { type: "send", text } : { type: "send", text, as };
+    }
+    case "stop":
+      return { type: "stop", runId: s("runId") };
+    case "answer": {
+      const requestId = s("requestId");
+      const optionId = s("optionId");
+      return requestId !== undefined && optionId !== undefined ? { type: "answer", requestId, optionId } : undefined;
+    }
+    case "openDiff": {
+      const requestId = s("requestId");
+      return requestId !== undefined ? { type: "openDiff", requestId } : undefined;
+    }
+    case "openFile": {
+      const workspace = s("workspace");
+      const p = s("path");
+      return workspace !== undefined && p !== undefined ? { type: "openFile", workspace, path: p } : undefined;
+    }
+    case "showPatch": {
+      const runId = s("runId");
+      return runId !== undefined ? { type: "showPatch", runId } : undefined;
+    }
+    case "setMode": {
+      const mode = s("mode");
+      return mode !== undefined ? { type: "setMode", mode } : undefined;
+    }
+    case "setModel": {
+      const model = s("model");
+      return model !== undefined ? { type: "setModel", model } : undefined;
+    }
+    case "resume": {
+      const sessionId = s("sessionId");
+      return sessionId !== undefined ? { type: "resume", sessionId, title: s("title") ?? sessionId } : undefined;
+    }
+    case "fork": {
+      const sessionId = s("sessionId");
+      return sessionId !== undefined ? { type: "fork", sessionId, title: s("title") ?? sessionId } : undefined;
+    }
+    default:
+      return undefined;
+  }
+}

@@ -1,0 +1,353 @@
+// What the Kgent panel shows, folded from `agent/event`s and approval requests. Editor-agnostic (no `vscode`): the
+// webview view (ui/panel.ts) posts `PanelState` to the page (webview/main.ts), which renders it.
+
+import { knownEvent } from "./protocol";
+import type * as P from "./protocol";
+
+/** Every item has a stable `id` and a `rev` that grows when it changes (the page re-renders only changed items). */
+interface Base {
+  id: string;
+  rev: number;
+  runId: string;
+}
+
+export interface UserItem extends Base {
+  type: "user";
+  text: string;
+  source: string;
+}
+export interface TextItem extends Base {
+  type: "assistant" | "thinking";
+  text: string;
+}
+export interface ToolItem extends Base {
+  type: "tool";
+  toolCallId: string;
+  name: string;
+  kind: string;
+  title: string;
+  command?: string;
+  path?: string;
+  status: string;
+  output: string;
+  diff?: string;
+  isError: boolean;
+  /** How its permission was decided when not by you (a session rule, the mode, a timeout). */
+  decidedBy?: string;
+}
+export interface ApprovalItem extends Base {
+  type: "approval";
+  requestId: string;
+  toolCallId: string;
+  title: string;
+  reason: string;
+  risk: string;
+  scope: string;
+  command?: string;
+  path?: string;
+  diff?: string;
+  /** True when a side-by-side diff can be opened in the editor. */
+  canOpenDiff: boolean;
+  options: P.PermissionOption[];
+  /** Epoch milliseconds after which the daemon rejects the call (the countdown), if a timeout is set. */
+  deadline?: number;
+  state: "pending" | "answered" | "withdrawn";
+  /** The option chosen (its name), once answered. */
+  answer?: string;
+}
+export interface EndItem extends Base {
+  type: "end";
+  status: string;
+  text: string;
+  error?: string;
+  errorCode?: string;
+  changedPaths: string[];
+  workspace: string;
+  usage: P.Usage;
+  turns: number;
+}
+export interface NoteItem extends Base {
+  type: "note";
+  text: string;
+  severity: "info" | "error";
+}
+
+export type PanelItem = UserItem | TextItem | ToolItem | ApprovalItem | EndItem | NoteItem;
+
+export interface LiveRun {
+  runId: string;
+  sessionId: string;
+  label: string;
+  steering: string[];
+  followUp: string[];
+  usage?: P.Usage;
+}
+
+export interface PanelChoices {
+  modes: string[];
+  mode: string;
+  models: string[];
+  model: string;
+  provider: string;
+}
+
+/** Everything the page needs, posted whole (items carry revs so the page can skip unchanged ones). */
+export interface PanelState {
+  items: PanelItem[];
+  live: LiveRun[];
+  choices: PanelChoices;
+  /** The session the next message continues (after a run, a resume or a fork); undefined: a new session. */
+  sessionId?: string;
+  sessionLabel?: string;
+  trusted: boolean;
+}
+
+export function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s*\n\s*/g, " ⏎ ").trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** The title an approval card carries: what the call does, in words. */
+export function approvalTitle(params: P.PermissionParams): string {
+  const tc = params.toolCall;
+  const outside = params.scope === "outside" ? " (outside the workspace)" : "";
+  if (tc.command) return `Run a command${outside}`;
+  if (tc.path) return `${tc.name} ${tc.path}${outside}`;
+  return `${tc.title || tc.name}${outside}`;
+}
+
+export class PanelModel {
+  private items: PanelItem[] = [];
+  private readonly byId = new Map<string, PanelItem>();
+  private readonly live = new Map<string, LiveRun>();
+  /** The open assistant/thinking item of each run (deltas append to it until `message_end` or another item). */
+  private readonly open = new Map<string, TextItem>();
+  private readonly workspaces = new Map<string, string>();
+  private readonly ended = new Set<string>();
+  private seq = 0;
+  choices: PanelChoices = { modes: ["plan", "ask", "auto", "full"], mode: "ask", models: [], model: "", provider: "" };
+  sessionId: string | undefined;
+  sessionLabel: string | undefined;
+  trusted = true;
+
+  snapshot(): PanelState {
+    return {
+      items: this.items,
+      live: [...this.live.values()],
+      choices: this.choices,
+      sessionId: this.sessionId,
+      sessionLabel: this.sessionLabel,
+      trusted: this.trusted,
+    };
+  }
+
+  liveRun(runId: string): LiveRun | undefined {
+    return this.live.get(runId);
+  }
+
+  get liveRuns(): LiveRun[] {
+    return [...this.live.values()];
+  }
+
+  item(id: string): PanelItem | undefined {
+    return this.byId.get(id);
+  }
+
+  /** Forget the conversation (not the live runs): "New conversation". */
+  clear(): void {
+    this.items = this.items.filter((i) => this.live.has(i.runId) || (i.type === "approval" && i.state === "pending"));
+    this.byId.clear();
+    for (const i of this.items) this.byId.set(i.id, i);
+    this.sessionId = undefined;
+    this.sessionLabel = undefined;
+  }
+
+  private push<T extends PanelItem>(item: T): T {
+    this.items.push(item);
+    this.byId.set(item.id, item);
+    return item;
+  }
+
+  private nextId(prefix: string): string {
+    return `${prefix}-${++this.seq}`;
+  }
+
+  private touch(item: PanelItem): void {
+    item.rev++;
+  }
+
+  note(text: string, severity: "info" | "error" = "info", runId = ""): void {
+    this.open.delete(runId);
+    this.push<NoteItem>({ type: "note", id: this.nextId("note"), rev: 0, runId, text, severity });
+  }
+
+  /** A run the panel (or the palette) started; its events follow. */
+  runStarted(runId: string, sessionId: string, label: string, workspace: string): void {
+    if (this.ended.has(runId)) return; // its events (up to run_end) came before the `agent/run` answer was handled
+    if (!this.live.has(runId)) this.live.set(runId, { runId, sessionId, label, steering: [], followUp: [] });
+    this.workspaces.set(runId, workspace);
+    if (this.sessionId !== sessionId) this.sessionLabel = label;
+    this.sessionId = sessionId;
+  }
+
+  /** A run ended without a `run_end` (the daemon exited). */
+  runLost(runId: string, reason: string): void {
+    if (!this.live.delete(runId)) return;
+    this.open.delete(runId);
+    this.note(`The run was lost: ${reason}`, "error", runId);
+  }
+
+  event(params: P.AgentEventParams): void {
+    const e = knownEvent(params.event);
+    if (e === undefined) return;
+    const runId = params.runId;
+    switch (e.type) {
+      case "run_start":
+        this.runStarted(runId, params.sessionId, oneLine(e.prompt, 60), e.workspace);
+        return;
+      case "user_message":
+        this.open.delete(runId);
+        this.push<UserItem>({ type: "user", id: this.nextId("user"), rev: 0, runId, text: e.text, source: e.source });
+        return;
+      case "message_delta": {
+        const kind = e.kind === "thinking" ? "thinking" : "assistant";
+        let cur = this.open.get(runId);
+        if (cur === undefined || cur.type !== kind) {
+          cur = this.push<TextItem>({ type: kind, id: this.nextId(kind), rev: 0, runId, text: "" });
+          this.open.set(runId, cur);
+        }
+        cur.text += e.delta;
+        this.touch(cur);
+        return;
+      }
+      case "message_end":
+        this.open.delete(runId);
+        return;
+      case "tool_call":
+        this.open.delete(runId);
+        this.push<ToolItem>({
+          type: "tool",
+          id: `tool-${runId}-${e.toolCallId}`,
+          rev: 0,
+          runId,
+          toolCallId: e.toolCallId,
+          name: e.name,
+          kind: e.kind,
+          title: e.title || e.name,
+          command: e.command ?? undefined,
+          path: e.path ?? undefined,
+          status: "pending",
+          output: "",
+          isError: false,
+        });
+        return;
+      case "tool_update": {
+        const t = this.byId.get(`tool-${runId}-${e.toolCallId}`);
+        if (t === undefined || t.type !== "tool") return;
+        const live = t.status === "in_progress" ? t.output : "";
+        t.status = e.status;
+        if (typeof e.output === "string") {
+          // A final result that does not carry the live output (a cancelled command's "cancelled: …") keeps it above.
+          const final = e.status !== "in_progress" && live !== "" && !e.output.includes(live.trimEnd());
+          t.output = final ? `${live.trimEnd()}\n${e.output}` : e.output;
+        }
+        if (typeof e.diff === "string" && e.diff !== "") t.diff = e.diff;
+        t.isError = e.isError === true;
+        this.touch(t);
+        return;
+      }
+      case "permission_resolved": {
+        const t = this.byId.get(`tool-${runId}-${e.toolCallId}`);
+        if (t !== undefined && t.type === "tool" && e.source !== "host") {
+          t.decidedBy = `${e.approved ? "allowed" : "refused"} by ${e.source.replace("_", " ")}${e.reason ? `: ${e.reason}` : ""}`;
+          this.touch(t);
+        }
+        return;
+      }
+      case "queue_update": {
+        const r = this.live.get(runId);
+        if (r !== undefined) {
+          r.steering = e.steering;
+          r.followUp = e.followUp;
+        }
+        return;
+      }
+      case "usage": {
+        const r = this.live.get(runId);
+        if (r !== undefined) r.usage = e.total;
+        return;
+      }
+      case "run_end":
+        this.ended.add(runId);
+        this.open.delete(runId);
+        this.live.delete(runId);
+        this.sessionId = e.sessionId;
+        this.push<EndItem>({
+          type: "end",
+          id: this.nextId("end"),
+          rev: 0,
+          runId,
+          status: e.status,
+          text: e.text,
+          error: e.error?.message,
+          errorCode: e.error?.code,
+          changedPaths: e.changedPaths,
+          workspace: this.workspaces.get(runId) ?? "",
+          usage: e.usage,
+          turns: e.turns,
+        });
+        this.workspaces.delete(runId);
+        return;
+      default:
+        return;
+    }
+  }
+
+  /** An approval card for a pending `agent/permission` request. */
+  approvalRequested(params: P.PermissionParams, deadline: number | undefined, canOpenDiff: boolean): ApprovalItem {
+    this.open.delete(params.runId);
+    const tc = params.toolCall;
+    return this.push<ApprovalItem>({
+      type: "approval",
+      id: `approval-${params.requestId}`,
+      rev: 0,
+      runId: params.runId,
+      requestId: params.requestId,
+      toolCallId: tc.toolCallId,
+      title: approvalTitle(params),
+      reason: params.reason,
+      risk: params.risk,
+      scope: params.scope,
+      command: tc.command ?? undefined,
+      path: tc.path ?? undefined,
+      diff: tc.diff ?? undefined,
+      canOpenDiff,
+      options: params.options,
+      deadline,
+      state: "pending",
+    });
+  }
+
+  /**
+   * An approval was answered (`answer`: the option's name) or withdrawn. Its card folds into the tool card it was
+   * about (one line saying how it was decided), so the conversation reads in order.
+   */
+  approvalSettled(requestId: string, answer: string | undefined): void {
+    const a = this.byId.get(`approval-${requestId}`);
+    if (a === undefined || a.type !== "approval" || a.state !== "pending") return;
+    a.state = answer === undefined ? "withdrawn" : "answered";
+    a.answer = answer;
+    this.touch(a);
+    const t = this.byId.get(`tool-${a.runId}-${a.toolCallId}`);
+    if (t !== undefined && t.type === "tool") {
+      t.decidedBy = answer !== undefined ? `Answered: ${answer}` : "Approval withdrawn (the run was cancelled or the approval timed out)";
+      this.touch(t);
+      this.items = this.items.filter((i) => i !== a);
+      this.byId.delete(a.id);
+    }
+  }
+
+  pendingApprovals(): ApprovalItem[] {
+    return this.items.filter((i): i is ApprovalItem => i.type === "approval" && i.state === "pending");
+  }
+}

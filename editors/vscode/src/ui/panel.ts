@@ -1,0 +1,369 @@
+// The Kgent view (activity bar): a webview with a strict Content-Security-Policy that shows the conversation, tool
+// cards, approval cards and the controls. The page (webview/main.ts) renders PanelModel snapshots; this side runs
+// what the person asks for and answers approvals.
+
+import { randomBytes } from "node:crypto";
+import * as fs from "node:fs/promises";
+import * as path from "node:path";
+import * as vscode from "vscode";
+import { errorOf, type RunOutcome } from "../client";
+import { mentionFor, promptWithMentions } from "../mentions";
+import { parseFromPage, type FromPage, type ToPage } from "../panelMessages";
+import { PanelModel } from "../panelModel";
+import { relativeTime } from "../prompt";
+import type * as P from "../protocol";
+import { firstLine } from "../transcript";
+import type { Approvals } from "./approvals";
+import type { DaemonControl } from "./daemonControl";
+import { openChangedFiles, type Runs } from "./runs";
+import { permissionMode } from "./settings";
+import { pickFolder } from "./tasks";
+
+export const VIEW_ID = "kgent.panel";
+const MAX_ATTACHMENT_BYTES = 256 * 1024;
+
+interface Pending {
+  params: P.PermissionParams;
+  resolve(result: P.PermissionResult): void;
+}
+
+export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
+  readonly model = new PanelModel();
+  private view: vscode.WebviewView | undefined;
+  private ready = false;
+  private postTimer: NodeJS.Timeout | undefined;
+  private readonly pending = new Map<string, Pending>();
+  private readonly patches = new Map<string, string>();
+  private readonly disposables: vscode.Disposable[] = [];
+
+  /** `changed`: the number of waiting approvals (shown in the status bar) changed. */
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly daemon: DaemonControl,
+    private readonly runs: Runs,
+    private readonly approvals: Approvals,
+    private readonly changed: () => void,
+  ) {
+    this.model.trusted = vscode.workspace.isTrusted;
+    this.disposables.push(
+      vscode.window.registerWebviewViewProvider(VIEW_ID, this, { webviewOptions: { retainContextWhenHidden: true } }),
+      vscode.workspace.onDidGrantWorkspaceTrust(() => {
+        this.model.trusted = true;
+        this.refresh();
+      }),
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration("kgent")) void this.loadChoices(false);
+      }),
+    );
+    runs.onRunStart = (runId, sessionId, label, workspace) => {
+      this.model.runStarted(runId, sessionId, label, workspace);
+      this.refresh();
+    };
+    runs.onRunEnd = (runId, outcome) => this.runEnded(runId, outcome);
+  }
+
+  /** Approval cards waiting for an answer. */
+  get waiting(): number {
+    return this.pending.size;
+  }
+
+  resolveWebviewView(view: vscode.WebviewView): void {
+    this.view = view;
+    this.ready = false;
+    const media = vscode.Uri.joinPath(this.extensionUri, "media");
+    const dist = vscode.Uri.joinPath(this.extensionUri, "dist");
+    view.webview.options = { enableScripts: true, localResourceRoots: [media, dist] };
+    view.webview.html = this.html(view.webview);
+    view.webview.onDidReceiveMessage((m: unknown) => {
+      const msg = parseFromPage(m);
+      if (msg !== undefined) void this.onMessage(msg);
+    });
+    view.onDidDispose(() => {
+      if (this.view === view) this.view = undefined;
+    });
+  }
+
+  private html(webview: vscode.Webview): string {
+    const nonce = randomBytes(16).toString("base64");
+    const css = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, "media", "panel.css"));
+    const js = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, "dist", "webview.js"));
+    const csp = [
+      "default-src 'none'",
+      `style-src ${webview.cspSource}`,
+      `script-src 'nonce-${nonce}'`,
+      `img-src ${webview.cspSource} data:`,
+      `font-src ${webview.cspSource}`,
+    ].join("; ");
+    return `<!DOCTYPE html>
+<html lang="en"><head><meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${css.toString()}"><title>Kgent</title></head>
+<body>
+<div id="toolbar">
+  <select id="mode" title="Permission mode: what Kgent may do without asking"></select>
+  <select id="model" title="Model"></select>
+  <span class="grow"></span>
+  <button id="historyButton" class="secondary" title="Sessions in this folder: resume or fork">History</button>
+  <button id="new" class="secondary" title="Start a new conversation">New</button>
+</div>
+<div id="trust" class="note error" hidden>This folder is in Restricted Mode, so Kgent is off: it would read, edit and run
+  commands here. Trust the folder (Manage Workspace Trust) to use Kgent.</div>
+<div id="history" hidden></div>
+<div id="session" class="session"></div>
+<div id="log" role="log" aria-live="polite"><div id="empty" class="empty">Ask Kgent to do something in this folder.
+  It asks before every write and command; the approvals appear here.</div></div>
+<div id="live" hidden></div>
+<div id="composer">
+  <textarea id="input" rows="3" aria-label="Message to Kgent"></textarea>
+  <div class="composer-buttons"><button id="attach" class="secondary" title="Mention the editor's selection (or file) as @path#Lx-y">@ Selection</button>
+  <span class="grow"></span><button id="send">Send</button></div>
+</div>
+<script nonce="${nonce}" src="${js.toString()}"></script>
+</body></html>`;
+  }
+
+  /** Post the model to the page, at most every 50 ms (streamed deltas come much faster). */
+  refresh(): void {
+    if (this.postTimer !== undefined) return;
+    this.postTimer = setTimeout(() => {
+      this.postTimer = undefined;
+      this.post({ type: "state", state: this.model.snapshot() });
+    }, 50);
+  }
+
+  private post(m: ToPage): void {
+    if (this.view !== undefined && this.ready) void this.view.webview.postMessage(m);
+  }
+
+  /** Show the view (and focus its input). */
+  async reveal(focusInput: boolean): Promise<void> {
+    await vscode.commands.executeCommand(`${VIEW_ID}.focus`);
+    if (focusInput) this.post({ type: "focusInput" });
+  }
+
+  onEvent(params: P.AgentEventParams): void {
+    this.model.event(params);
+    this.refresh();
+  }
+
+  private runEnded(runId: string, outcome: RunOutcome): void {
+    if (outcome.kind === "lost") this.model.runLost(runId, outcome.reason);
+    else this.patches.set(runId, outcome.end.patch);
+    this.refresh();
+  }
+
+  /** Answer an `agent/permission` request with a card in the panel; `token` fires when the daemon withdraws it. */
+  decide(params: P.PermissionParams, token: vscode.CancellationToken): Promise<P.PermissionResult> {
+    const timeout = this.daemon.current?.initializeResult.capabilities.features?.approvalTimeout;
+    const deadline = typeof timeout === "number" && timeout > 0 ? Date.now() + timeout * 1000 : undefined;
+    const canOpenDiff = typeof params.toolCall.newText === "string" || (typeof params.toolCall.diff === "string" && params.toolCall.diff !== "");
+    this.model.approvalRequested(params, deadline, canOpenDiff);
+    this.refresh();
+    void this.reveal(false);
+    return new Promise<P.PermissionResult>((resolve) => {
+      const sub = token.onCancellationRequested(() => finish(undefined));
+      const finish = (optionId: string | undefined): void => {
+        if (!this.pending.delete(params.requestId)) return;
+        sub.dispose();
+        const option = params.options.find((o) => o.optionId === optionId);
+        this.model.approvalSettled(params.requestId, option?.name);
+        void this.approvals.closePreviews(`/card-${params.requestId}/`);
+        this.refresh();
+        this.changed();
+        resolve(option !== undefined ? { outcome: "selected", optionId: option.optionId } : { outcome: "cancelled" });
+      };
+      this.pending.set(params.requestId, { params, resolve: (r) => finish(r.outcome === "selected" ? r.optionId : undefined) });
+      this.changed();
+      if (token.isCancellationRequested) finish(undefined);
+    });
+  }
+
+  /** Answer a pending card (the page's buttons; also for tests and keybindings). */
+  answer(requestId: string, optionId: string): boolean {
+    const p = this.pending.get(requestId);
+    if (p === undefined) return false;
+    p.resolve({ outcome: "selected", optionId });
+    return true;
+  }
+
+  private async onMessage(m: FromPage): Promise<void> {
+    switch (m.type) {
+      case "ready":
+        this.ready = true;
+        this.post({ type: "state", state: this.model.snapshot() });
+        await this.loadChoices(true);
+        return;
+      case "send":
+        return this.send(m.text, m.as);
+      case "stop": {
+        const ids = m.runId !== undefined ? [m.runId] : this.model.liveRuns.map((r) => r.runId);
+        for (const id of ids) await this.runs.cancel(id);
+        return;
+      }
+      case "answer":
+        this.answer(m.requestId, m.optionId);
+        return;
+      case "openDiff": {
+        const p = this.pending.get(m.requestId);
+        if (p !== undefined) await this.approvals.openPreview(p.params, `/card-${m.requestId}/`);
+        return;
+      }
+      case "openFile":
+        return openChangedFiles(m.workspace, [m.path]);
+      case "showPatch":
+        return this.runs.showPatch(m.runId, this.patches.get(m.runId) ?? "");
+      case "setMode":
+        if (m.mode !== "") await vscode.workspace.getConfiguration("kgent").update("permissionMode", m.mode, vscode.ConfigurationTarget.Global);
+        return;
+      case "setModel":
+        await vscode.workspace.getConfiguration("kgent").update("model", m.model, vscode.ConfigurationTarget.Global);
+        return;
+      case "newConversation":
+        this.model.clear();
+        this.refresh();
+        return;
+      case "history":
+        return this.history();
+      case "resume":
+        this.model.sessionId = m.sessionId;
+        this.model.sessionLabel = m.title;
+        this.model.note(`Resumed “${m.title}”: your next message continues it.`);
+        this.refresh();
+        return;
+      case "fork":
+        return this.fork(m.sessionId, m.title);
+      case "attachSelection":
+        return this.attachSelection();
+    }
+  }
+
+  /** The mode and model pickers: modes and models come from the daemon's `initialize` answer. */
+  private async loadChoices(start: boolean): Promise<void> {
+    const client = start && this.model.trusted ? await this.daemon.client() : this.daemon.current;
+    const caps = client?.initializeResult.capabilities;
+    const cfg = vscode.workspace.getConfiguration("kgent");
+    const provider = cfg.get<string>("provider")?.trim() || caps?.defaultProvider || "";
+    this.model.choices = {
+      modes: caps?.modes ?? ["plan", "ask", "auto", "full"],
+      mode: permissionMode(),
+      models: caps?.models?.[provider] ?? [],
+      model: cfg.get<string>("model")?.trim() ?? "",
+      provider,
+    };
+    if (client === undefined && start && this.daemon.lastStartError !== undefined) {
+      this.model.note(`Kgent could not start the daemon: ${this.daemon.lastStartError}`, "error");
+    }
+    this.refresh();
+  }
+
+  private async send(text: string, as?: "steer" | "followUp"): Promise<void> {
+    if (!vscode.workspace.isTrusted) return;
+    const live = this.model.liveRuns;
+    if (as !== undefined && live.length > 0) {
+      const run = live[live.length - 1];
+      const client = this.daemon.current;
+      try {
+        if (client === undefined) throw new Error("the daemon is not running");
+        if (as === "steer") await client.steer(run.runId, text);
+        else await client.followUp(run.runId, text);
+      } catch (e) {
+        this.model.note(`Could not queue the message: ${errorOf(e).message}`, "error");
+        this.refresh();
+      }
+      return;
+    }
+    const folder = await pickFolder();
+    if (folder === undefined) return;
+    const workspace = folder.uri.fsPath;
+    const prompt = await promptWithMentions(text, workspace, readAttachment);
+    const base: P.RunParams = { prompt, workspace };
+    if (this.model.sessionId !== undefined) base.sessionId = this.model.sessionId;
+    const summary = await this.runs.start(base, firstLine(text, 60), workspace, true);
+    if (summary === undefined && this.daemon.lastStartError !== undefined) {
+      this.model.note(`Kgent could not start the daemon: ${this.daemon.lastStartError}`, "error");
+      this.refresh();
+    }
+  }
+
+  private async history(): Promise<void> {
+    const folder = await pickFolder();
+    const client = folder === undefined ? undefined : await this.daemon.client();
+    if (folder === undefined || client === undefined) return;
+    try {
+      const { sessions } = await client.sessions(folder.uri.fsPath);
+      this.post({
+        type: "sessions",
+        sessions: sessions.map((s) => ({
+          sessionId: s.sessionId,
+          title: firstLine(s.title || s.sessionId, 70),
+          when: relativeTime(s.updated),
+          lastEntryId: s.leafId ?? undefined,
+        })),
+      });
+    } catch (e) {
+      this.model.note(`Could not list the sessions: ${errorOf(e).message}`, "error");
+      this.refresh();
+    }
+  }
+
+  /** Branch the session just before its last message (`agent/fork`): the next message replaces it; nothing is lost. */
+  private async fork(sessionId: string, title: string): Promise<void> {
+    const client = await this.daemon.client();
+    if (client === undefined) return;
+    try {
+      const session = await client.session(sessionId, true);
+      const lastUser = [...session.entries].reverse().find((e) => e.message?.role === "user");
+      if (lastUser === undefined || lastUser.parentId === null) {
+        this.model.note(`“${title}” has no earlier point to branch from: use New instead.`, "error");
+        this.refresh();
+        return;
+      }
+      const forked = await client.fork(sessionId, lastUser.parentId);
+      this.model.sessionId = forked.sessionId;
+      this.model.sessionLabel = `fork of “${title}”`;
+      this.model.note(`Forked “${title}” before its last message: your next message starts a new branch; the old one is kept.`);
+    } catch (e) {
+      this.model.note(`Could not fork the session: ${errorOf(e).message}`, "error");
+    }
+    this.refresh();
+  }
+
+  /** Kgent: Run on Selection: the panel, its input holding a mention of the selection. */
+  async runOnSelection(): Promise<void> {
+    await this.reveal(true);
+    await this.attachSelection();
+  }
+
+  /** Put `@path#Lx-y` for the editor's selection (or `@path` for its file) into the input. */
+  private async attachSelection(): Promise<void> {
+    const editor = vscode.window.activeTextEditor;
+    const folder = editor === undefined ? undefined : vscode.workspace.getWorkspaceFolder(editor.document.uri);
+    if (editor === undefined || folder === undefined) {
+      void vscode.window.showInformationMessage("Kgent: open a file of this folder (and select lines) to mention it.");
+      return;
+    }
+    const rel = path.relative(folder.uri.fsPath, editor.document.uri.fsPath);
+    const sel = editor.selection;
+    const mention = sel.isEmpty ? mentionFor(rel) : mentionFor(rel, sel.start.line + 1, sel.end.line + (sel.end.character === 0 && sel.end.line > sel.start.line ? 0 : 1));
+    this.post({ type: "insert", text: `${mention} ` });
+    await this.reveal(true);
+  }
+
+  dispose(): void {
+    for (const p of [...this.pending.values()]) p.resolve({ outcome: "cancelled" });
+    if (this.postTimer !== undefined) clearTimeout(this.postTimer);
+    for (const d of this.disposables.splice(0)) d.dispose();
+  }
+}
+
+async function readAttachment(absPath: string): Promise<string | undefined> {
+  try {
+    const st = await fs.stat(absPath);
+    if (!st.isFile() || st.size > MAX_ATTACHMENT_BYTES) return undefined;
+    const open = vscode.workspace.textDocuments.find((d) => d.uri.scheme === "file" && d.uri.fsPath === absPath);
+    return open?.getText() ?? (await fs.readFile(absPath, "utf8"));
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,290 @@
+// The Kgent panel's page (runs inside the webview, bundled to dist/webview.js): renders the PanelState the extension
+// posts and sends back what the person does. It holds no protocol logic; every decision goes to the extension.
+
+import { escapeHtml, renderMarkdown } from "../markdown";
+import type { FromPage, SessionRow, ToPage } from "../panelMessages";
+import type { ApprovalItem, EndItem, LiveRun, PanelItem, PanelState, ToolItem } from "../panelModel";
+
+declare function acquireVsCodeApi(): { postMessage(m: FromPage): void; getState(): unknown; setState(s: unknown): void };
+const vscode = acquireVsCodeApi();
+const post = (m: FromPage): void => vscode.postMessage(m);
+
+const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
+const log = $<HTMLDivElement>("log");
+const input = $<HTMLTextAreaElement>("input");
+const liveBar = $<HTMLDivElement>("live");
+const modeSel = $<HTMLSelectElement>("mode");
+const modelSel = $<HTMLSelectElement>("model");
+const trustNote = $<HTMLDivElement>("trust");
+const sessionBar = $<HTMLDivElement>("session");
+const historyBox = $<HTMLDivElement>("history");
+
+const rendered = new Map<string, { rev: number; el: HTMLElement }>();
+let state: PanelState | undefined;
+
+const OPTION_KEYS: Record<string, string> = { allow_once: "a", allow_always: "s", reject_once: "r", reject_always: "n" };
+const STATUS_TEXT: Record<string, string> = { pending: "waiting", in_progress: "running", completed: "done", failed: "failed" };
+
+function el(tag: string, cls?: string, html?: string): HTMLElement {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (html !== undefined) e.innerHTML = html;
+  return e;
+}
+
+function button(label: string, cls: string, onClick: () => void, title?: string): HTMLButtonElement {
+  const b = el("button", cls) as HTMLButtonElement;
+  b.textContent = label;
+  if (title) b.title = title;
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+function diffHtml(diff: string): string {
+  return diff
+    .split("\n")
+    .map((l) => {
+      const cls = l.startsWith("+") && !l.startsWith("+++") ? "add" : l.startsWith("-") && !l.startsWith("---") ? "del" : l.startsWith("@@") ? "hunk" : "";
+      return `<span class="${cls}">${escapeHtml(l)}</span>`;
+    })
+    .join("\n");
+}
+
+function renderTool(t: ToolItem, wasOpen: boolean | undefined): HTMLElement {
+  const d = el("details", `tool status-${t.status}${t.isError ? " error" : ""}`) as HTMLDetailsElement;
+  d.open = wasOpen ?? (t.status === "in_progress" || t.status === "pending");
+  const status = STATUS_TEXT[t.status] ?? t.status;
+  const decided = t.decidedBy ? ` <span class="decided">· ${escapeHtml(t.decidedBy)}</span>` : "";
+  d.appendChild(el("summary", "", `<span class="badge">${escapeHtml(status)}</span> <span class="tool-title">${escapeHtml(t.title)}</span>${decided}`));
+  if (t.command) d.appendChild(el("pre", "command", `$ ${escapeHtml(t.command)}`));
+  if (t.diff) d.appendChild(el("pre", "diff", diffHtml(t.diff)));
+  if (t.output) d.appendChild(el("pre", "output", escapeHtml(t.output)));
+  return d;
+}
+
+function countdownText(deadline: number): string {
+  const s = Math.max(0, Math.ceil((deadline - Date.now()) / 1000));
+  return `rejected automatically in ${s} s`;
+}
+
+function renderApproval(a: ApprovalItem): HTMLElement {
+  const card = el("div", `card approval ${a.state} risk-${a.risk}`);
+  card.tabIndex = 0;
+  card.dataset.requestId = a.requestId;
+  card.setAttribute("role", "group");
+  card.setAttribute("aria-label", `Approval: ${a.title}`);
+  card.appendChild(el("div", "card-title", `<strong>Kgent wants to:</strong> ${escapeHtml(a.title)}`));
+  card.appendChild(el("div", "card-why", `${escapeHtml(a.reason)} · <span class="risk">${escapeHtml(a.risk)} risk</span>`));
+  if (a.command) card.appendChild(el("pre", "command", `$ ${escapeHtml(a.command)}`));
+  if (a.diff) card.appendChild(el("pre", "diff", diffHtml(a.diff)));
+  if (a.state === "pending") {
+    const row = el("div", "buttons");
+    for (const o of a.options) {
+      const key = OPTION_KEYS[o.kind];
+      const b = button(o.name, `opt ${o.kind}`, () => post({ type: "answer", requestId: a.requestId, optionId: o.optionId }), key ? `Key: ${key.toUpperCase()}` : undefined);
+      b.dataset.kind = o.kind;
+      if (key) b.innerHTML = `${escapeHtml(o.name)} <kbd>${key.toUpperCase()}</kbd>`;
+      row.appendChild(b);
+    }
+    if (a.canOpenDiff) row.appendChild(button("Open diff in editor", "secondary open-diff", () => post({ type: "openDiff", requestId: a.requestId })));
+    card.appendChild(row);
+    if (a.deadline !== undefined) {
+      const c = el("div", "countdown", escapeHtml(countdownText(a.deadline)));
+      c.dataset.deadline = String(a.deadline);
+      card.appendChild(c);
+    }
+    card.addEventListener("keydown", (ev) => {
+      if (ev.target instanceof HTMLTextAreaElement || ev.altKey || ev.ctrlKey || ev.metaKey) return;
+      const opt = a.options.find((o) => OPTION_KEYS[o.kind] === ev.key.toLowerCase());
+      if (opt !== undefined) {
+        ev.preventDefault();
+        post({ type: "answer", requestId: a.requestId, optionId: opt.optionId });
+      }
+    });
+  } else {
+    const what = a.state === "answered" ? `Answered: ${a.answer ?? ""}` : "Withdrawn (the run was cancelled or the approval timed out)";
+    card.appendChild(el("div", "answer", escapeHtml(what)));
+  }
+  return card;
+}
+
+function renderEnd(e: EndItem): HTMLElement {
+  const div = el("div", `end status-${e.status}`);
+  const files = e.changedPaths.length === 0 ? "no files changed" : `${e.changedPaths.length} file${e.changedPaths.length === 1 ? "" : "s"} changed`;
+  const head = e.status === "settled" ? `Done · ${files}` : e.status === "cancelled" ? `Cancelled · ${files}` : `Failed: ${e.error ?? "the run failed"}`;
+  const tokens = `${e.usage.inputTokens} in / ${e.usage.outputTokens} out tokens · ${e.turns} turn${e.turns === 1 ? "" : "s"}`;
+  div.appendChild(el("div", "end-head", `<strong>${escapeHtml(head)}</strong> <span class="usage">${escapeHtml(tokens)}</span>`));
+  if (e.changedPaths.length > 0) {
+    const ul = el("ul", "files");
+    for (const p of e.changedPaths) {
+      const li = el("li");
+      li.appendChild(button(p, "link-button changed-file", () => post({ type: "openFile", workspace: e.workspace, path: p })));
+      ul.appendChild(li);
+    }
+    div.appendChild(ul);
+    div.appendChild(button("Show patch", "secondary", () => post({ type: "showPatch", runId: e.runId })));
+  }
+  return div;
+}
+
+function renderItem(item: PanelItem, old: HTMLElement | undefined): HTMLElement {
+  switch (item.type) {
+    case "user":
+      return el("div", `msg user source-${item.source}`, `<div class="who">${item.source === "prompt" ? "You" : item.source === "steer" ? "You (steer)" : "You (follow-up)"}</div><div class="text">${escapeHtml(item.text)}</div>`);
+    case "assistant":
+      return el("div", "msg assistant markdown", renderMarkdown(item.text));
+    case "thinking": {
+      const d = el("details", "thinking", `<summary>Thinking</summary><div class="text">${escapeHtml(item.text)}</div>`) as HTMLDetailsElement;
+      d.open = old instanceof HTMLDetailsElement ? old.open : false;
+      return d;
+    }
+    case "tool":
+      return renderTool(item, old instanceof HTMLDetailsElement ? old.open : undefined);
+    case "approval":
+      return renderApproval(item);
+    case "end":
+      return renderEnd(item);
+    case "note":
+      return el("div", `note ${item.severity}`, escapeHtml(item.text));
+  }
+}
+
+function renderLive(runs: LiveRun[]): void {
+  liveBar.innerHTML = "";
+  liveBar.hidden = runs.length === 0;
+  for (const r of runs) {
+    const row = el("div", "live-run");
+    const usage = r.usage ? ` · ${r.usage.inputTokens + r.usage.outputTokens} tokens` : "";
+    row.appendChild(el("span", "spinner"));
+    row.appendChild(el("span", "live-label", `Running: ${escapeHtml(r.label)}${escapeHtml(usage)}`));
+    row.appendChild(button("Stop", "stop", () => post({ type: "stop", runId: r.runId }), "Cancel this run (Escape in the input)"));
+    liveBar.appendChild(row);
+    const queued = [...r.steering.map((t) => `steer: ${t}`), ...r.followUp.map((t) => `follow-up: ${t}`)];
+    if (queued.length > 0) {
+      const q = el("div", "queue", `<span>Queued (read at the next step / when the run would finish):</span>`);
+      for (const t of queued) q.appendChild(el("span", "chip", escapeHtml(t)));
+      liveBar.appendChild(q);
+    }
+  }
+}
+
+function fillSelect(sel: HTMLSelectElement, values: string[], current: string, emptyLabel: string): void {
+  const all = values.includes(current) || current === "" ? values : [current, ...values];
+  sel.innerHTML = "";
+  if (current === "" || !values.includes(current)) {
+    const o = document.createElement("option");
+    o.value = "";
+    o.textContent = emptyLabel;
+    sel.appendChild(o);
+  }
+  for (const v of all) {
+    if (v === "") continue;
+    const o = document.createElement("option");
+    o.value = v;
+    o.textContent = v;
+    sel.appendChild(o);
+  }
+  sel.value = current;
+}
+
+function render(s: PanelState): void {
+  const stick = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
+  const seen = new Set<string>();
+  let prev: HTMLElement | undefined;
+  for (const item of s.items) {
+    seen.add(item.id);
+    const cur = rendered.get(item.id);
+    let node = cur?.el;
+    if (cur === undefined || cur.rev !== item.rev) {
+      node = renderItem(item, cur?.el);
+      node.dataset.id = item.id;
+      if (cur !== undefined) cur.el.replaceWith(node);
+      rendered.set(item.id, { rev: item.rev, el: node });
+    }
+    // Keep the page's order: each item right after the previous one (the first after the "empty" hint).
+    const before = prev ?? $("empty");
+    if (node !== undefined && (node.parentElement !== log || node.previousElementSibling !== before)) before.after(node);
+    prev = node;
+  }
+  for (const [id, r] of rendered) {
+    if (!seen.has(id)) {
+      r.el.remove();
+      rendered.delete(id);
+    }
+  }
+  $("empty").hidden = s.items.length > 0;
+  renderLive(s.live);
+  fillSelect(modeSel, s.choices.modes, s.choices.mode, "mode");
+  fillSelect(modelSel, s.choices.models, s.choices.model, s.choices.provider ? `${s.choices.provider} default` : "default model");
+  trustNote.hidden = s.trusted;
+  input.disabled = !s.trusted;
+  sessionBar.textContent = s.sessionId ? `Continuing: ${s.sessionLabel ?? s.sessionId}` : "New conversation";
+  input.placeholder = s.live.length > 0 ? "Enter: follow up · Ctrl+Enter: steer now · Esc: stop" : "Ask Kgent… (Enter sends, Shift+Enter: new line, @path attaches a file)";
+  if (stick) log.scrollTop = log.scrollHeight;
+}
+
+function renderHistory(rows: SessionRow[]): void {
+  historyBox.innerHTML = "";
+  historyBox.hidden = false;
+  const head = el("div", "history-head", "<strong>Sessions in this folder</strong>");
+  head.appendChild(button("Close", "secondary", () => (historyBox.hidden = true)));
+  historyBox.appendChild(head);
+  if (rows.length === 0) historyBox.appendChild(el("div", "note", "No sessions yet."));
+  for (const r of rows) {
+    const row = el("div", "history-row", `<span class="h-title">${escapeHtml(r.title)}</span> <span class="h-when">${escapeHtml(r.when)}</span>`);
+    row.appendChild(button("Resume", "secondary", () => {
+      historyBox.hidden = true;
+      post({ type: "resume", sessionId: r.sessionId, title: r.title });
+    }));
+    row.appendChild(
+      button("Fork", "secondary", () => {
+        historyBox.hidden = true;
+        post({ type: "fork", sessionId: r.sessionId, title: r.title });
+      }, "Continue from before its last message, on a new branch (the old branch is kept)"),
+    );
+    historyBox.appendChild(row);
+  }
+}
+
+function send(as?: "steer" | "followUp"): void {
+  const text = input.value;
+  if (text.trim() === "") return;
+  input.value = "";
+  post(as === undefined ? { type: "send", text } : { type: "send", text, as });
+}
+
+input.addEventListener("keydown", (ev) => {
+  const live = (state?.live.length ?? 0) > 0;
+  if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
+    ev.preventDefault();
+    send(live ? (ev.ctrlKey || ev.metaKey ? "steer" : "followUp") : undefined);
+  } else if (ev.key === "Escape" && live) {
+    ev.preventDefault();
+    post({ type: "stop" });
+  }
+});
+$("send").addEventListener("click", () => send((state?.live.length ?? 0) > 0 ? "followUp" : undefined));
+$("attach").addEventListener("click", () => post({ type: "attachSelection" }));
+$("new").addEventListener("click", () => post({ type: "newConversation" }));
+$("historyButton").addEventListener("click", () => post({ type: "history" }));
+modeSel.addEventListener("change", () => post({ type: "setMode", mode: modeSel.value }));
+modelSel.addEventListener("change", () => post({ type: "setModel", model: modelSel.value }));
+
+setInterval(() => {
+  for (const c of document.querySelectorAll<HTMLElement>("[data-deadline]")) c.textContent = countdownText(Number(c.dataset.deadline));
+}, 1000);
+
+window.addEventListener("message", (ev: MessageEvent<ToPage>) => {
+  const m = ev.data;
+  if (m.type === "state") {
+    state = m.state;
+    render(m.state);
+  } else if (m.type === "focusInput") input.focus();
+  else if (m.type === "insert") {
+    const at = input.selectionStart ?? input.value.length;
+    input.value = `${input.value.slice(0, at)}${m.text}${input.value.slice(at)}`;
+    input.focus();
+  }
+  else if (m.type === "sessions") renderHistory(m.sessions);
+});
+post({ type: "ready" });

@@ -1,0 +1,325 @@
+// The packaged extension (.vsix) in a real VS Code: code-server 4.99 (VS Code 1.99) in Debian's Chromium, driven by
+// playwright-core, against the real daemon on the scripted provider. Every wait is for something to appear; the
+// deadlines are generous (a shared 2-core machine). A failing step leaves a screenshot in test-real/artifacts/.
+
+import { strict as assert } from "node:assert";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import * as fs from "node:fs";
+import * as net from "node:net";
+import * as os from "node:os";
+import * as path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { chromium, type Browser, type FrameLocator, type Page } from "playwright-core";
+
+const HERE = path.resolve(__dirname, "..");
+const EXT = path.resolve(HERE, "..");
+const REPO = path.resolve(EXT, "..", "..");
+const ARTIFACTS = path.join(HERE, "artifacts");
+const MEDIA = path.join(EXT, "media");
+const CODE_SERVER = path.join(HERE, "node_modules", "code-server", "out", "node", "entry.js");
+const KGENT = process.env.KGENT_BIN ?? path.join(REPO, ".venv", "bin", "kgent");
+const STEP_MS = 120_000; // per wait: generous, the machine is shared
+const SAMPLE = "value = 1\nprint(value)\n";
+const SHOTS = process.env.KGENT_SCREENSHOTS === "1";
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+interface Instance {
+  proc: ChildProcess;
+  url: string;
+  root: string;
+  workspace: string;
+  log: () => string;
+}
+
+/** A code-server with its own profile, the .vsix installed, and a workspace holding sample.py. */
+async function startCodeServer(vsix: string, trusted: boolean): Promise<Instance> {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "kgent-real-"));
+  const userData = path.join(root, "user-data");
+  const extensions = path.join(root, "extensions");
+  const workspace = path.join(root, "ws");
+  fs.mkdirSync(path.join(userData, "User"), { recursive: true });
+  fs.mkdirSync(workspace);
+  fs.writeFileSync(path.join(workspace, "sample.py"), SAMPLE);
+  fs.writeFileSync(
+    path.join(userData, "User", "settings.json"),
+    JSON.stringify(
+      {
+        "kgent.serverCommand": `${KGENT} serve --stdio`,
+        "kgent.provider": "scripted",
+        "kgent.model": "tool-loop",
+        "kgent.permissionMode": "ask",
+        "workbench.startupEditor": "none",
+        "workbench.tips.enabled": false,
+        "workbench.enableExperiments": false,
+        "telemetry.telemetryLevel": "off",
+        "extensions.autoCheckUpdates": false,
+        "extensions.autoUpdate": false,
+        "update.mode": "none",
+        "security.workspace.trust.enabled": !trusted,
+        "security.workspace.trust.startupPrompt": "never",
+        "security.workspace.trust.banner": "always",
+        "window.commandCenter": false,
+        "chat.commandCenter.enabled": false,
+        "workbench.colorTheme": "Default Dark Modern",
+      },
+      null,
+      2,
+    ),
+  );
+  const env: NodeJS.ProcessEnv = { ...process.env, KGENT_STATE_DIR: path.join(root, "state") };
+  for (const k of Object.keys(env)) if (k.endsWith("_API_KEY") || k === "KGENT_PROVIDER" || k === "KGENT_MODEL") delete env[k];
+  const common = ["--user-data-dir", userData, "--extensions-dir", extensions];
+  execFileSync(process.execPath, [CODE_SERVER, ...common, "--install-extension", vsix], { env, stdio: "pipe", timeout: STEP_MS });
+  const port = await freePort();
+  const args = [CODE_SERVER, ...common, "--auth", "none", "--bind-addr", `127.0.0.1:${port}`, "--disable-telemetry", "--disable-update-check", "--disable-getting-started-override"];
+  if (trusted) args.push("--disable-workspace-trust");
+  let out = "";
+  const proc = spawn(process.execPath, [...args, workspace], { env, stdio: ["ignore", "pipe", "pipe"] });
+  proc.stdout?.on("data", (b: Buffer) => (out += b.toString()));
+  proc.stderr?.on("data", (b: Buffer) => (out += b.toString()));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`code-server did not start:\n${out}`)), STEP_MS);
+    const check = (): void => {
+      if (/HTTP server listening/.test(out)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    proc.stdout?.on("data", check);
+    proc.stderr?.on("data", check);
+    proc.once("exit", (code) => reject(new Error(`code-server exited (${code}):\n${out}`)));
+  });
+  return { proc, url: `http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`, root, workspace, log: () => out };
+}
+
+async function stopCodeServer(i: Instance | undefined): Promise<void> {
+  if (i === undefined) return;
+  if (i.proc.exitCode === null) {
+    const exited = new Promise((r) => i.proc.once("exit", r));
+    i.proc.kill("SIGTERM");
+    await exited;
+  }
+  fs.rmSync(i.root, { recursive: true, force: true });
+}
+
+let browser: Browser | undefined;
+
+async function openWorkbench(i: Instance): Promise<Page> {
+  assert.ok(browser);
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  await page.goto(i.url);
+  await page.locator(".monaco-workbench").waitFor({ timeout: STEP_MS });
+  // The extension is up when its status bar items are (it activates on startup).
+  await page.locator(".statusbar-item", { hasText: "Kgent" }).first().waitFor({ timeout: STEP_MS });
+  return page;
+}
+
+/** Run a command from the command palette (F1), as a person does. */
+async function palette(page: Page, title: string): Promise<void> {
+  await page.keyboard.press("F1");
+  const box = page.locator(".quick-input-widget .quick-input-box input");
+  await box.waitFor({ timeout: STEP_MS });
+  await box.fill(`>${title}`);
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first().waitFor({ timeout: STEP_MS });
+  await page.keyboard.press("Enter");
+}
+
+/** The Kgent panel's page: VS Code nests a webview's content in an inner frame. */
+function panelFrame(page: Page): FrameLocator {
+  return page.frameLocator("iframe.webview.ready").frameLocator("#active-frame");
+}
+
+async function shot(page: Page, name: string): Promise<void> {
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
+  if (SHOTS) await page.screenshot({ path: path.join(MEDIA, `${name}.png`) });
+}
+
+/** Run `fn`; on failure keep a screenshot of the page and the code-server log. */
+async function step<T>(page: Page, name: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: path.join(ARTIFACTS, `failed-${name}.png`) }).catch(() => undefined);
+    throw e;
+  }
+}
+
+function buildVsix(): string {
+  execFileSync("npm", ["run", "package", "--silent"], { cwd: EXT, stdio: "inherit" });
+  const version = (JSON.parse(fs.readFileSync(path.join(EXT, "package.json"), "utf8")) as { version: string }).version;
+  return path.join(EXT, `kgent-${version}.vsix`);
+}
+
+before(async () => {
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+});
+
+describe("Kgent in a real VS Code (code-server)", { timeout: 30 * 60_000 }, () => {
+  let vsix = "";
+  let ide: Instance | undefined;
+  let page: Page;
+  let panel: FrameLocator;
+
+  before(async () => {
+    vsix = buildVsix();
+    ide = await startCodeServer(vsix, true);
+    page = await openWorkbench(ide);
+  });
+
+  after(async () => {
+    await page?.close().catch(() => undefined);
+    await stopCodeServer(ide);
+  });
+
+  test("palette → panel run → approval card → diff → allow → transcript → changed files", async () => {
+    assert.ok(ide);
+    await step(page, "open-panel", async () => {
+      await palette(page, "Kgent: Focus Panel");
+      panel = panelFrame(page);
+      await panel.locator("#input").waitFor({ timeout: STEP_MS });
+      // The model picker is filled from the daemon's initialize answer (the scripted provider's scripts).
+      await panel.locator("#model option[value='long-bash']").waitFor({ state: "attached", timeout: STEP_MS });
+    });
+    await shot(page, "panel-idle");
+
+    await step(page, "send", async () => {
+      await panel.locator("#input").fill("Change value to 2 in sample.py and check it.");
+      await panel.locator("#input").press("Enter");
+      await panel.locator(".card.approval.pending").first().waitFor({ timeout: STEP_MS });
+    });
+    const card = panel.locator(".card.approval.pending").first();
+    await step(page, "approval-card", async () => {
+      assert.match(await card.locator(".card-title").innerText(), /edit sample\.py/);
+      const diff = await card.locator("pre.diff").innerText();
+      assert.match(diff, /-value = 1/);
+      assert.match(diff, /\+value = 2/);
+      for (const name of ["Allow once", "Allow for this session", "Reject", "Reject always"]) {
+        await card.locator("button.opt", { hasText: name }).first().waitFor({ timeout: STEP_MS });
+      }
+    });
+    await shot(page, "panel-approval");
+
+    await step(page, "palette-never-answers", async () => {
+      await page.keyboard.press("F1");
+      await page.locator(".quick-input-widget .quick-input-box input").waitFor({ timeout: STEP_MS });
+      await page.keyboard.press("Escape");
+      await page.keyboard.press("Control+P");
+      await page.locator(".quick-input-widget .quick-input-box input").waitFor({ timeout: STEP_MS });
+      await page.keyboard.press("Escape");
+      await panel.locator(".card.approval.pending").first().waitFor({ timeout: STEP_MS });
+    });
+
+    await step(page, "diff-editor", async () => {
+      await card.locator("button.open-diff").click();
+      await page.locator(".tab", { hasText: "sample.py: current ↔ proposed" }).waitFor({ timeout: STEP_MS });
+      await page.locator(".monaco-diff-editor").first().waitFor({ timeout: STEP_MS });
+      await panel.locator(".card.approval.pending").first().waitFor({ timeout: STEP_MS }); // the card is not covered
+    });
+
+    await step(page, "allow", async () => {
+      await card.locator("button.opt", { hasText: "Allow once" }).first().click();
+      // The diff preview closes with the answer; the command comes next.
+      await panel.locator(".card.approval.pending .command").first().waitFor({ timeout: STEP_MS });
+      await panel.locator(".card.approval.pending button.opt", { hasText: "Allow once" }).first().click();
+      await panel.locator(".end.status-settled").first().waitFor({ timeout: STEP_MS });
+    });
+    await shot(page, "panel-after-run");
+
+    await step(page, "transcript", async () => {
+      const text = await panel.locator("#log").innerText();
+      assert.match(text, /Updated sample\.py: value is now 2/);
+      assert.match(text, /Answered: Allow once/);
+      assert.match(text, /1 file changed/);
+      assert.equal(fs.readFileSync(path.join(ide!.workspace, "sample.py"), "utf8"), "value = 2\nprint(value)\n");
+      await panel.locator("details.tool", { hasText: "grep" }).first().waitFor({ timeout: STEP_MS });
+    });
+
+    await step(page, "changed-files", async () => {
+      await panel.locator("button.changed-file", { hasText: "sample.py" }).first().click();
+      await page.locator(".tab", { hasText: /^sample\.py/ }).first().waitFor({ timeout: STEP_MS });
+      await page.locator(".monaco-editor .view-line", { hasText: "value = 2" }).first().waitFor({ timeout: STEP_MS });
+    });
+  });
+
+  test("reject: the file stays as it was and the run says so", async () => {
+    assert.ok(ide);
+    fs.writeFileSync(path.join(ide.workspace, "sample.py"), SAMPLE);
+    await step(page, "reject", async () => {
+      await panel.locator("#new").click();
+      await panel.locator("#input").fill("Change value to 2 again.");
+      await panel.locator("#input").press("Enter");
+      const card = panel.locator(".card.approval.pending").first();
+      await card.waitFor({ timeout: STEP_MS });
+      await card.locator("button.opt", { hasText: /^Reject\b(?! always)/ }).first().click();
+      await panel.locator(".card.approval.pending .command").first().waitFor({ timeout: STEP_MS });
+      // Keyboard: focus the card, R rejects.
+      await panel.locator(".card.approval.pending").first().focus();
+      await panel.locator(".card.approval.pending").first().press("r");
+      await panel.locator(".end").first().waitFor({ timeout: STEP_MS });
+      const text = await panel.locator("#log").innerText();
+      assert.match(text, /Answered: Reject/);
+      assert.match(text, /permission_denied/);
+      assert.equal(fs.readFileSync(path.join(ide!.workspace, "sample.py"), "utf8"), SAMPLE);
+    });
+  });
+
+  test("cancel mid-command: Stop ends the run and keeps the command's output so far", async () => {
+    await step(page, "cancel", async () => {
+      await panel.locator("#new").click();
+      await panel.locator("#model").selectOption("long-bash"); // the model picker (initialize's models)
+      await page.locator(".statusbar-item", { hasText: "long-bash" }).first().waitFor({ timeout: STEP_MS });
+      await panel.locator("#input").fill("Run the long command.");
+      await panel.locator("#input").press("Enter");
+      const card = panel.locator(".card.approval.pending").first();
+      await card.waitFor({ timeout: STEP_MS });
+      await card.locator("button.opt", { hasText: "Allow once" }).first().click();
+      // Live output: the command's first line appears while it still runs.
+      await panel.locator("details.tool.status-in_progress pre.output", { hasText: "started" }).first().waitFor({ timeout: STEP_MS });
+      await shot(page, "panel-streaming");
+      await panel.locator("#live button.stop").first().click();
+      await panel.locator(".end.status-cancelled").first().waitFor({ timeout: STEP_MS });
+      const tool = panel.locator("details.tool", { hasText: "sleep 60" }).first();
+      const output = await tool.locator("pre.output").innerText();
+      assert.match(output, /^started$/m);
+      assert.doesNotMatch(output, /^finished$/m);
+      assert.match(output, /cancelled/);
+    });
+  });
+
+  test("restricted mode: the panel and the commands say why Kgent is off", async () => {
+    const restricted = await startCodeServer(vsix, false);
+    const p = await openWorkbench(restricted);
+    try {
+      await step(p, "restricted", async () => {
+        await palette(p, "Kgent: Focus Panel");
+        const f = panelFrame(p);
+        await f.locator("#trust:not([hidden])").waitFor({ timeout: STEP_MS });
+        assert.match(await f.locator("#trust").innerText(), /Restricted Mode/);
+        await palette(p, "Kgent: Run Task");
+        await p.locator(".notifications-toasts .notification-toast", { hasText: "Restricted Mode" }).first().waitFor({ timeout: STEP_MS });
+      });
+    } finally {
+      await p.close();
+      await stopCodeServer(restricted);
+    }
+  });
+});

@@ -1,0 +1,230 @@
+// The panel's extension side in a fake VS Code (the test is the page: it reads the posted state and sends what a
+// person clicks), against the real daemon. The page itself is tested in a real VS Code (test-real/).
+
+import { strict as assert } from "node:assert";
+import * as fs from "node:fs";
+import { createRequire } from "node:module";
+import * as path from "node:path";
+import { afterEach, describe, test } from "node:test";
+import type { KgentApi, RunSummary } from "../src/extension";
+import type { SessionRow, ToPage } from "../src/panelMessages";
+import type { ApprovalItem, PanelItem, PanelState } from "../src/panelModel";
+import { fakeContext, installFakeVscode, openWebviewView, resetFake, state, type FakeContext, type FakeWebviewView } from "./fake-vscode";
+import { AGAINST_DAEMON, extensionRoot, gateScript, isAlive, sandbox, serverCommandLine, waitFor, type Sandbox } from "./helpers";
+
+installFakeVscode();
+const extension = createRequire(__filename)(path.join(extensionRoot(), "dist", "extension.js")) as {
+  activate(context: FakeContext): KgentApi;
+  deactivate(): Promise<void>;
+};
+for (const k of ["KGENT_API_KEY", "DEEPSEEK_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "KGENT_PROVIDER", "KGENT_MODEL"]) delete process.env[k];
+
+interface World {
+  sb: Sandbox;
+  api: KgentApi;
+  ctx: FakeContext;
+  view: FakeWebviewView;
+}
+let world: World | undefined;
+
+function open(config: Record<string, unknown> = {}, trusted = true): World {
+  const sb = sandbox();
+  process.env.KGENT_STATE_DIR = sb.stateDir;
+  resetFake({
+    folders: [sb.workspace],
+    trusted,
+    config: {
+      "kgent.serverCommand": serverCommandLine(),
+      "kgent.provider": "scripted",
+      "kgent.model": "tool-loop",
+      "kgent.permissionMode": "ask",
+      ...config,
+    },
+  });
+  const ctx = fakeContext(extensionRoot());
+  const api = extension.activate(ctx);
+  const view = openWebviewView("kgent.panel");
+  view.send({ type: "ready" });
+  world = { sb, api, ctx, view };
+  return world;
+}
+
+afterEach(async () => {
+  const cur = world;
+  world = undefined;
+  if (cur === undefined) return;
+  const pid = cur.api.daemonPid();
+  await extension.deactivate();
+  for (const d of cur.ctx.subscriptions) d.dispose();
+  if (pid !== undefined) assert.equal(isAlive(pid), false);
+  cur.sb.cleanup();
+});
+
+function lastState(w: World): PanelState | undefined {
+  for (let i = w.view.posted.length - 1; i >= 0; i--) {
+    const m = w.view.posted[i] as ToPage;
+    if (m.type === "state") return m.state;
+  }
+  return undefined;
+}
+
+function items(w: World): PanelItem[] {
+  return lastState(w)?.items ?? [];
+}
+
+function pendingCards(w: World): ApprovalItem[] {
+  return items(w).filter((i): i is ApprovalItem => i.type === "approval" && i.state === "pending");
+}
+
+async function answer(w: World, card: ApprovalItem, kind: string): Promise<void> {
+  const opt = card.options.find((o) => o.kind === kind);
+  assert.ok(opt, `option ${kind}`);
+  w.view.send({ type: "answer", requestId: card.requestId, optionId: opt.optionId });
+  // Answered, the card folds into its tool card: one line saying how it was decided.
+  await waitFor("the card answered", () =>
+    items(w).some((i) => i.type === "tool" && i.toolCallId === card.toolCallId && i.runId === card.runId && i.decidedBy === `Answered: ${opt.name}`),
+  );
+  assert.ok(!items(w).some((i) => i.id === card.id), "the card is gone");
+}
+
+describe("the Kgent panel (extension side)", () => {
+  test("a message runs; approvals are cards with the diff; the palette never answers; the run ends in the panel", AGAINST_DAEMON, async () => {
+    const w = open();
+    const choices = await waitFor("the model picker", () => (lastState(w)?.choices.models.includes("tool-loop") ? lastState(w)!.choices : undefined));
+    assert.ok(choices.modes.includes("plan"));
+    w.view.send({ type: "send", text: "Change value to 2." });
+    const edit = await waitFor("the edit card", () => pendingCards(w)[0]);
+    assert.match(edit.title, /edit sample\.py/);
+    assert.match(edit.diff ?? "", /-value = 1\n\+value = 2/);
+    assert.equal(edit.canOpenDiff, true);
+    assert.deepEqual(edit.options.map((o) => o.kind).sort(), ["allow_always", "allow_once", "reject_always", "reject_once"]);
+    // Other UI (the palette, a QuickPick, a diff preview) neither answers nor closes the card.
+    state.ui.onQuickPick = (qp) => qp.hide(); // the person opens a quick pick and presses Escape
+    await state.commands.get("kgent.chooseMode")?.();
+    w.view.send({ type: "openDiff", requestId: edit.requestId });
+    await waitFor("the diff editor", () => state.ui.tabs.find((t) => t.label.includes("current ↔ proposed")));
+    assert.deepEqual(w.api.pendingApprovals(), [edit.requestId]);
+    await answer(w, edit, "allow_once");
+    assert.equal(state.ui.tabs.filter((t) => t.label.includes("current ↔ proposed")).length, 0, "the preview closes with the answer");
+    const bash = await waitFor("the command card", () => pendingCards(w)[0]);
+    assert.match(bash.command ?? "", /python3 sample\.py/);
+    await answer(w, bash, "reject_once");
+    const end = await waitFor("the end", () => items(w).find((i) => i.type === "end"));
+    assert.equal(end.type === "end" && end.status, "settled");
+    assert.deepEqual(end.type === "end" && end.changedPaths, ["sample.py"]);
+    const tools = items(w).filter((i) => i.type === "tool");
+    assert.deepEqual(tools.map((t) => t.type === "tool" && [t.name, t.status]), [["read", "completed"], ["edit", "completed"], ["bash", "failed"]]);
+    assert.ok(items(w).some((i) => i.type === "assistant" && /Updated sample\.py/.test(i.text)));
+    assert.ok(items(w).some((i) => i.type === "thinking"));
+    assert.equal(fs.readFileSync(path.join(w.sb.workspace, "sample.py"), "utf8"), "value = 2\nprint(value)\n");
+    assert.equal(state.ui.progress.length, 0, "a panel run has no progress notification");
+  });
+
+  test("several pending approvals at once (concurrent runs), each answered on its own card", AGAINST_DAEMON, async () => {
+    const w = open({ "kgent.model": "two-writes" });
+    const first = state.commands.get("kgent.runTask")?.({ prompt: "one", context: "none" }) as Promise<RunSummary | undefined>;
+    const second = state.commands.get("kgent.runTask")?.({ prompt: "two", context: "none" }) as Promise<RunSummary | undefined>;
+    const cards = await waitFor("two cards", () => (pendingCards(w).length >= 2 ? pendingCards(w) : undefined));
+    assert.notEqual(cards[0].runId, cards[1].runId);
+    await answer(w, cards[1], "reject_once");
+    assert.ok(pendingCards(w).some((c) => c.requestId === cards[0].requestId), "the other card still waits");
+    // Answer everything else until both runs end.
+    const done = Promise.all([first, second]);
+    let finished = false;
+    void done.then(() => (finished = true));
+    while (!finished) {
+      const next = pendingCards(w)[0];
+      if (next !== undefined) await answer(w, next, "allow_once");
+      else await new Promise((r) => setTimeout(r, 20));
+    }
+    const [a, b] = await done;
+    assert.equal(a?.outcome.kind, "ended");
+    assert.equal(b?.outcome.kind, "ended");
+  });
+
+  test("Stop cancels a running command; the card-less run ends cancelled with the output so far", AGAINST_DAEMON, async () => {
+    const w = open({ "kgent.model": "long-bash", "kgent.permissionMode": "full" });
+    w.view.send({ type: "send", text: "Run it." });
+    await waitFor("live output", () => items(w).find((i) => i.type === "tool" && i.status === "in_progress" && i.output.includes("started")));
+    assert.equal(lastState(w)?.live.length, 1);
+    w.view.send({ type: "stop" });
+    const end = await waitFor("the end", () => items(w).find((i) => i.type === "end"));
+    assert.equal(end.type === "end" && end.status, "cancelled");
+    const tool = items(w).find((i) => i.type === "tool");
+    assert.ok(tool?.type === "tool" && tool.output.includes("started") && tool.status === "failed", JSON.stringify(tool));
+    assert.equal(lastState(w)?.live.length, 0);
+  });
+
+  test("with an approval timeout the card counts down, then is withdrawn", AGAINST_DAEMON, async () => {
+    const w = open({ "kgent.approvalTimeout": 2 });
+    w.view.send({ type: "send", text: "Change value to 2." });
+    const card = await waitFor("the card", () => pendingCards(w)[0]);
+    assert.equal(typeof card.deadline, "number", "a deadline for the countdown");
+    await waitFor("the withdrawal", () =>
+      items(w).find((i) => i.type === "tool" && i.toolCallId === card.toolCallId && /refused by timeout: the approval timed out/.test(i.decidedBy ?? "")),
+    );
+    assert.equal(fs.readFileSync(path.join(w.sb.workspace, "sample.py"), "utf8"), "value = 1\nprint(value)\n");
+  });
+
+  test("History: the folder's sessions; Fork continues a copy, Resume the original; @file mentions go along", AGAINST_DAEMON, async () => {
+    const w = open({ "kgent.model": "hello" });
+    w.view.send({ type: "send", text: "Look at @sample.py please." });
+    await waitFor("the first run", () => items(w).find((i) => i.type === "end"));
+    const original = lastState(w)?.sessionId;
+    assert.ok(original);
+    w.view.send({ type: "history" });
+    const rows = await waitFor("the sessions", () => {
+      const m = w.view.posted.find((p) => (p as ToPage).type === "sessions") as { sessions: SessionRow[] } | undefined;
+      return m?.sessions;
+    });
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0].sessionId, original);
+    w.view.send({ type: "send", text: "Again." });
+    await waitFor("the second run", () => items(w).filter((i) => i.type === "end").length === 2);
+    w.view.send({ type: "fork", sessionId: original, title: rows[0].title });
+    await waitFor("the fork", () => items(w).find((i) => i.type === "note" && /^Forked .* before its last message/.test(i.text)));
+    assert.equal(lastState(w)?.sessionId, original, "a fork is a branch of the same session");
+    w.view.send({ type: "send", text: "Instead." });
+    await waitFor("the third run", () => items(w).filter((i) => i.type === "end").length === 3);
+    // The branch now reads: the first exchange, then "Instead." ("Again." stays on the old branch).
+    const file = fs.readdirSync(w.sb.stateDir, { recursive: true }).map(String).find((f) => f.includes(original) && f.endsWith(".jsonl"));
+    assert.ok(file, "the session file");
+    const entries = fs.readFileSync(path.join(w.sb.stateDir, file), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { id?: string; parentId?: string | null; message?: { role: string; text?: string } });
+    const instead = entries.find((e) => e.message?.role === "user" && e.message.text === "Instead.");
+    const again = entries.find((e) => e.message?.role === "user" && e.message.text === "Again.");
+    assert.ok(instead && again);
+    assert.equal(instead.parentId, again.parentId, "“Instead.” replaces “Again.” on a new branch");
+    const first = entries.find((e) => e.message?.role === "user" && e.message.text?.startsWith("Look at @sample.py"));
+    assert.match(JSON.stringify(first), /value = 1\\nprint\(value\)/, "the mentioned file went along with the message");
+    w.view.send({ type: "resume", sessionId: original, title: "first" });
+    await waitFor("resumed", () => lastState(w)?.sessionId === original);
+  });
+
+  test("while a run is live, a message is queued as a follow-up and shown under the run", AGAINST_DAEMON, async () => {
+    const w = open();
+    state.config["kgent.model"] = gateScript(path.dirname(w.sb.stateDir));
+    w.view.send({ type: "send", text: "Check first." });
+    const gate = await waitFor("the gate's card", () => pendingCards(w)[0]);
+    w.view.send({ type: "send", text: "then say done", as: "followUp" });
+    await waitFor("the queue", () => lastState(w)?.live[0]?.followUp.includes("then say done"));
+    await answer(w, gate, "allow_once");
+    for (;;) {
+      if (items(w).some((i) => i.type === "end")) break;
+      const next = pendingCards(w)[0];
+      if (next !== undefined) await answer(w, next, "allow_once");
+      else await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.ok(items(w).some((i) => i.type === "user" && i.source === "follow_up" && i.text === "then say done"));
+  });
+
+  test("Restricted Mode: the panel says why Kgent is off, and Run Task says so too", AGAINST_DAEMON, async () => {
+    const w = open({}, false);
+    await waitFor("the state", () => lastState(w));
+    assert.equal(lastState(w)?.trusted, false);
+    w.view.send({ type: "send", text: "hello" });
+    await state.commands.get("kgent.runTask")?.({ prompt: "x" });
+    const warning = await waitFor("the warning", () => state.ui.messages.find((m) => m.severity === "warning"));
+    assert.match(warning.message, /Restricted Mode/);
+    assert.equal(w.api.daemonPid(), undefined, "nothing started");
+  });
+});
