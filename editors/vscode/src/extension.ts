@@ -41,6 +41,8 @@ class KgentExtension implements vscode.Disposable {
       waitingApprovals: approvals.waiting + panel.waiting,
       liveRuns: runs.size,
       daemonStopped: daemon.crashed,
+      sandbox: daemon.current?.initializeResult.capabilities.sandbox,
+      sandboxReason: daemon.current?.initializeResult.capabilities.sandboxReason,
     }));
     const changed = (): void => status.update();
     this.disposables.push(output, status, vscode.workspace.registerTextDocumentContentProvider(SCHEME, docs));

@@ -10,6 +10,7 @@ import { renderMarkdown } from "../src/markdown";
 import { mentionFor, parseMentions, promptWithMentions } from "../src/mentions";
 import { PanelModel } from "../src/panelModel";
 import { TranscriptWriter } from "../src/transcript";
+import { formatUsage, sandboxStatus } from "../src/usage";
 
 function permission(toolCall: Partial<PermissionParams["toolCall"]>, options?: PermissionParams["options"]): PermissionParams {
   return {
@@ -216,3 +217,37 @@ describe("transcript characters", () => {
   });
 });
 
+
+describe("usage and sandbox in words", () => {
+  test("formatUsage counts every input token, shows the cached share and the cost only when priced", () => {
+    assert.equal(
+      formatUsage({ inputTokens: 40, outputTokens: 12, cacheReadTokens: 0, cacheWriteTokens: 0 }),
+      "40 in / 12 out tokens",
+    );
+    assert.equal(
+      formatUsage({
+        inputTokens: 100,
+        outputTokens: 50,
+        cacheReadTokens: 900,
+        cacheWriteTokens: 200,
+        cost: { amount: 0.00123456, currency: "USD" },
+      }),
+      "1200 in (900 cached) / 50 out tokens · ≈ $0.0012",
+    );
+    assert.equal(
+      formatUsage({ inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0, cost: null }),
+      "1 in / 1 out tokens",
+    );
+  });
+
+  test("sandboxStatus warns when the daemon has none, says nothing extra when it has bubblewrap", () => {
+    assert.deepEqual(
+      [sandboxStatus("bwrap", "").suffix, sandboxStatus("bwrap", "").warn],
+      ["", false],
+    );
+    const none = sandboxStatus("none", "bwrap is not installed");
+    assert.equal(none.suffix, " (no sandbox)");
+    assert.ok(none.warn && none.tooltip.includes("bwrap is not installed") && none.tooltip.includes("every shell command asks"));
+    assert.equal(sandboxStatus(undefined, undefined).warn, false);
+  });
+});

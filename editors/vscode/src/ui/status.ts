@@ -1,6 +1,7 @@
 // The status bar item: waiting for approval, running (n), daemon stopped, or idle. A click shows the transcript.
 
 import * as vscode from "vscode";
+import { sandboxStatus } from "../usage";
 
 export interface StatusState {
   /** Approval prompts open or waiting their turn. */
@@ -8,6 +9,9 @@ export interface StatusState {
   liveRuns: number;
   /** The daemon exited unexpectedly and has not been restarted yet. */
   daemonStopped: boolean;
+  /** The daemon's `capabilities.sandbox` and its reason, once it answered initialize. */
+  sandbox?: string;
+  sandboxReason?: string;
 }
 
 export class StatusBar implements vscode.Disposable {
@@ -24,7 +28,8 @@ export class StatusBar implements vscode.Disposable {
   }
 
   update(): void {
-    const { waitingApprovals, liveRuns: runs, daemonStopped } = this.read();
+    const { waitingApprovals, liveRuns: runs, daemonStopped, sandbox, sandboxReason } = this.read();
+    const shell = sandboxStatus(sandbox, sandboxReason);
     const status = this.item;
     if (waitingApprovals > 0) {
       status.text = "$(bell) Kgent: waiting for approval";
@@ -39,9 +44,9 @@ export class StatusBar implements vscode.Disposable {
       status.tooltip = "The Kgent daemon exited; it restarts on the next Kgent command";
       status.backgroundColor = undefined;
     } else {
-      status.text = "$(hubot) Kgent: idle";
-      status.tooltip = "Kgent: click for the transcript";
-      status.backgroundColor = undefined;
+      status.text = `$(hubot) Kgent: idle${shell.suffix}`;
+      status.tooltip = `Kgent: click for the transcript\n${shell.tooltip}`;
+      status.backgroundColor = shell.warn ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
     }
   }
 

@@ -4,6 +4,7 @@
 import { escapeHtml, renderMarkdown } from "../markdown";
 import type { FromPage, SessionRow, ToPage } from "../panelMessages";
 import type { ApprovalItem, EndItem, LiveRun, PanelItem, PanelState, ToolItem } from "../panelModel";
+import { formatUsage } from "../usage";
 
 declare function acquireVsCodeApi(): { postMessage(m: FromPage): void; getState(): unknown; setState(s: unknown): void };
 const vscode = acquireVsCodeApi();
@@ -112,7 +113,7 @@ function renderEnd(e: EndItem): HTMLElement {
   const div = el("div", `end status-${e.status}`);
   const files = e.changedPaths.length === 0 ? "no files changed" : `${e.changedPaths.length} file${e.changedPaths.length === 1 ? "" : "s"} changed`;
   const head = e.status === "settled" ? `Done · ${files}` : e.status === "cancelled" ? `Cancelled · ${files}` : `Failed: ${e.error ?? "the run failed"}`;
-  const tokens = `${e.usage.inputTokens} in / ${e.usage.outputTokens} out tokens · ${e.turns} turn${e.turns === 1 ? "" : "s"}`;
+  const tokens = `${formatUsage(e.usage)} · ${e.turns} turn${e.turns === 1 ? "" : "s"}`;
   div.appendChild(el("div", "end-head", `<strong>${escapeHtml(head)}</strong> <span class="usage">${escapeHtml(tokens)}</span>`));
   if (e.changedPaths.length > 0) {
     const ul = el("ul", "files");
