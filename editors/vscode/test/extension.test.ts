@@ -133,6 +133,18 @@ function provider(): TextDocumentContentProvider {
 }
 
 describe("Kgent extension in a fake VS Code", () => {
+  test("status bar: a daemon without a shell sandbox is named, with a warning", AGAINST_DAEMON, async () => {
+    process.env.KGENT_SANDBOX = "none";
+    try {
+      const { ui } = open({ "kgent.model": "hello" });
+      ui.onInputBox = (o) => (o.title === "Kgent: Run Task" ? "hi" : undefined);
+      assert.equal(ended(await runTask(undefined)).status, "settled");
+      assert.equal(ui.statusHistory.at(-1), "$(hubot) Kgent: idle (no sandbox)");
+    } finally {
+      delete process.env.KGENT_SANDBOX;
+    }
+  });
+
   test("Run Task: the palette prompt, approvals allowed, transcript, status bar and progress", AGAINST_DAEMON, async () => {
     const { ui } = open();
     ui.onInputBox = (o) => (o.title === "Kgent: Run Task" ? "Set value to 2" : undefined);
