@@ -4,17 +4,9 @@ start-up time is the editor's wait for `initialize`."""
 from __future__ import annotations
 
 import argparse
-import os
 from typing import Any
 
-# flag → the environment variable it overrides (the daemon reads its configuration from one mapping)
-_ENV_FLAGS = {
-    "provider": "KGENT_PROVIDER",
-    "model": "KGENT_MODEL",
-    "base_url": "KGENT_BASE_URL",
-    "mode": "KGENT_PERMISSION_MODE",
-    "approval_timeout": "KGENT_APPROVAL_TIMEOUT",
-}
+from kgent.cli.frontflags import add_provider_flags, env_with_flags
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -27,21 +19,13 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--stdio", action="store_true", help="talk over stdin/stdout (the only transport; the default)"
     )
-    p.add_argument("--provider", help="openai | anthropic | scripted (env KGENT_PROVIDER)")
-    p.add_argument("--model", help="model id; for scripted: a script name (env KGENT_MODEL)")
-    p.add_argument("--base-url", dest="base_url", help="provider API base URL (env KGENT_BASE_URL)")
-    p.add_argument(
-        "--mode", help="default permission mode: plan | ask | auto | full (env KGENT_PERMISSION_MODE)"
-    )
+    add_provider_flags(p, mode_help="default permission mode")
     p.add_argument(
         "--approval-timeout",
         dest="approval_timeout",
         type=float,
         metavar="SECONDS",
         help="reject approvals left unanswered this long (env KGENT_APPROVAL_TIMEOUT; default: wait)",
-    )
-    p.add_argument(
-        "--log-level", dest="log_level", help="DEBUG | INFO | WARNING | ERROR (env KGENT_LOG_LEVEL)"
     )
     p.add_argument("--log-file", dest="log_file", help="log here instead of stderr (env KGENT_LOG_FILE)")
     return p
@@ -50,9 +34,5 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from kgent.daemon.boot import main
 
-    env = dict(os.environ)
-    for attr, var in _ENV_FLAGS.items():
-        value = getattr(args, attr, None)
-        if value is not None:
-            env[var] = str(value)
+    env = env_with_flags(args)
     return main(env, log_file=args.log_file, log_level=args.log_level)
