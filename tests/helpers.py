@@ -6,6 +6,8 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
+from hypothesis import strategies as st
+
 from kgent.core.events import Event, PermissionRequest
 
 
@@ -56,3 +58,17 @@ async def eventually(predicate: Callable[[], Any], what: str, within: float = PA
         assert loop.time() < deadline, f"still waiting for {what} after {within} s"
         await asyncio.sleep(0.01)
     return value
+
+
+# Any JSON value, small: what hostile clients send (the fuzz tests of every front).
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**63)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=20),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4)
+    ),
+    max_leaves=12,
+)

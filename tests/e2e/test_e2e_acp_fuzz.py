@@ -21,6 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kgent_host import STATE_DIR, daemon_env
 
+from helpers import json_values
+
 EXAMPLES = max(25, int(os.environ.get("KGENT_FUZZ_EXAMPLES", "800")) // 4)
 FUZZ = settings(
     max_examples=EXAMPLES,
@@ -44,18 +46,6 @@ METHODS = [
 # parse error, invalid request, method not found, invalid params, internal error, auth required, not found
 CODES = {-32700, -32600, -32601, -32602, -32603, -32000, -32002}
 WORKSPACE = tempfile.mkdtemp(prefix="kgent-acp-fuzz-ws-")
-
-json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers(-(2**63), 2**63)
-    | st.floats(allow_nan=False)
-    | st.text(max_size=20),
-    lambda children: (
-        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4)
-    ),
-    max_leaves=12,
-)
 
 
 class RawAgent:

@@ -19,6 +19,8 @@ from hypothesis import strategies as st
 from kgent_host import STATE_DIR, daemon_env
 from raw_daemon import RawDaemon, assert_clean_error, frame
 
+from helpers import json_values
+
 EXAMPLES = int(os.environ.get("KGENT_FUZZ_EXAMPLES", "800"))
 FUZZ = settings(
     max_examples=EXAMPLES,
@@ -43,17 +45,6 @@ METHODS = [
 ]
 WORKSPACE = tempfile.mkdtemp(prefix="kgent-fuzz-ws-")
 
-json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers(-(2**63), 2**63)
-    | st.floats(allow_nan=False)
-    | st.text(max_size=20),
-    lambda children: (
-        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4)
-    ),
-    max_leaves=12,
-)
 strings = st.text(max_size=30).filter(lambda s: s not in ("exit", "shutdown"))
 
 
