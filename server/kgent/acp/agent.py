@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +22,13 @@ from kgent.providers.base import ProviderConfig
 from kgent.service.providers import ProviderPool
 from kgent.service.store import open_store
 from kgent.session.paths import normalize_workspace
+from kgent.tools.base import CommandRunner
 from kgent.tools.ops import FileOps
 
 from . import updates as U
 from .files import ClientFileOps
+from .live import LiveOutput
+from .terminal import ClientTerminalRunner
 
 log = logging.getLogger("kgent.acp")
 
@@ -58,6 +61,7 @@ class _Session:
         self.before: dict[
             str, tuple[str, str | None]
         ] = {}  # tool call id → (absolute path, text before the edit)
+        self.terminals: dict[str, str] = {}  # tool call id → the client's terminal running its command
 
 
 async def _read_text(fs: FileOps, path: str) -> str | None:
@@ -80,6 +84,7 @@ class KgentAgent:
         self.sessions: dict[str, _Session] = {}
         self.client: Client | None = None
         self.fs_read = self.fs_write = False  # what the client offered in `initialize`
+        self.terminal = False
         self._kernels: dict[
             str, AgentKernel
         ] = {}  # per session: each has its own FileOps (fs/* name the session)
@@ -94,6 +99,9 @@ class KgentAgent:
         fs = client_capabilities.fs if isinstance(client_capabilities, S.ClientCapabilities) else None
         self.fs_read = bool(fs is not None and fs.read_text_file)
         self.fs_write = bool(fs is not None and fs.write_text_file)
+        self.terminal = bool(
+            isinstance(client_capabilities, S.ClientCapabilities) and client_capabilities.terminal
+        )
         return S.InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=S.AgentCapabilities(
@@ -253,7 +261,12 @@ class KgentAgent:
             fs: FileOps | None = None
             if self.client is not None and (self.fs_read or self.fs_write):
                 fs = ClientFileOps(self.client, session_id, read=self.fs_read, write=self.fs_write)
-            kernel = self._kernels[session_id] = AgentKernel(provider, store=self.store, config=config, fs=fs)
+            runner: CommandRunner | None = None
+            if self.client is not None and self.terminal:  # commands run in the client's terminal (asked)
+                runner = ClientTerminalRunner(self.client, session_id, self._terminal_opened(session_id))
+            kernel = self._kernels[session_id] = AgentKernel(
+                provider, store=self.store, config=config, fs=fs, runner=runner
+            )
         return kernel, provider
 
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> S.PromptResponse:
@@ -275,6 +288,7 @@ class KgentAgent:
             raise _internal(exc) from None
         session.run = run
         result = None
+        live = LiveOutput(lambda call_id, text: self._update(session_id, U.live_output(call_id, text)))
         try:
             async for event in run:
                 if type(event) is MessageDelta:
@@ -288,8 +302,16 @@ class KgentAgent:
                         session.before[event.tool_call_id] = (absolute, await _read_text(kernel.fs, absolute))
                     await self._update(session_id, U.tool_call_start(event, session.workspace))
                 elif isinstance(event, ToolUpdate):
+                    terminal = session.terminals.get(event.tool_call_id)
+                    if event.status == "in_progress":
+                        if event.output and terminal is None:  # a terminal shows its own output live
+                            await live.feed(event.tool_call_id, event.output)
+                        elif not event.output:
+                            await self._update(session_id, U.tool_call_update(event, None))
+                        continue
+                    await live.end(event.tool_call_id)
                     diff = await self._diff(kernel.fs, session, event)
-                    await self._update(session_id, U.tool_call_update(event, diff))
+                    await self._update(session_id, U.tool_call_update(event, diff, terminal))
                 elif isinstance(event, PermissionRequest):
                     if not run.cancel_requested:
                         self._ask(session, session_id, run, event)
@@ -298,7 +320,9 @@ class KgentAgent:
         finally:
             for task in list(session.asks):
                 task.cancel()
+            live.close()
             session.before.clear()
+            session.terminals.clear()
         if result is None:  # pragma: no cover - every run ends with run_end
             raise RequestError.internal_error({"message": "the run ended without a result"})
         reason = U.stop_reason(result)
@@ -306,6 +330,17 @@ class KgentAgent:
             error = result.error or {"code": "failed", "message": "the run failed"}
             raise RequestError.internal_error({"code": error.get("code"), "message": error.get("message")})
         return S.PromptResponse(stop_reason=reason)
+
+    def _terminal_opened(self, session_id: str) -> Callable[[str, str], Awaitable[None]]:
+        """What the terminal runner calls once a command's terminal exists: embed it in the tool call."""
+
+        async def embed(tool_call_id: str, terminal_id: str) -> None:
+            session = self.sessions.get(session_id)
+            if session is not None:
+                session.terminals[tool_call_id] = terminal_id
+            await self._update(session_id, U.terminal_attached(tool_call_id, terminal_id))
+
+        return embed
 
     async def _diff(
         self, fs: FileOps, session: _Session, event: ToolUpdate

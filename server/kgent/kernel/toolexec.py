@@ -96,6 +96,8 @@ class ToolBatch:
             output_dir=spill.run_dir(self.run.run_id),
             sandbox=self.loop.kernel.sandbox if grant is not None else None,
             grant=grant,
+            runner=self.loop.kernel.runner,
+            tool_call_id=call_id,
         )
 
     async def _prepare(self, call: ToolCall) -> _Ready | None:
@@ -143,7 +145,15 @@ class ToolBatch:
         loop, run = self.loop, self.run
         rules = loop.kernel.rules_for(loop.spec.session_id)
         remembered = rules.match(intent)
-        verdict = decide(loop.spec.mode, intent, sandboxed=loop.kernel.sandbox.contains)  # type: ignore[arg-type]
+        runner = loop.kernel.runner
+        verdict = decide(
+            loop.spec.mode,  # type: ignore[arg-type]
+            intent,
+            sandboxed=loop.kernel.sandbox.contains and runner.sandboxed,
+            unsandboxed=None
+            if runner.sandboxed
+            else f"shell commands run in {runner.where}, outside the sandbox",
+        )
         if verdict.action == "allow" and remembered is not False:
             return True, "", None, False
         if remembered is False or verdict.action == "deny":

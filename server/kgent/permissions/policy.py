@@ -74,11 +74,12 @@ def _auto(intent: Intent) -> tuple[Action, str]:
     return "ask", "auto mode asks before calls it cannot classify"
 
 
-def decide(mode: Mode, intent: Intent, *, sandboxed: bool = False) -> Verdict:
+def decide(mode: Mode, intent: Intent, *, sandboxed: bool = False, unsandboxed: str | None = None) -> Verdict:
     """Apply the matrix: full allows all; plan reads only; ask allows workspace reads; auto adds workspace writes.
 
     Protected files ask in every mode but full (plan still denies what it would deny anyway). A shell command runs
-    unasked only when it is a plain read and `sandboxed` (it will run inside the OS sandbox); otherwise it asks.
+    unasked only when it is a plain read and `sandboxed` (it will run inside the OS sandbox); otherwise it asks,
+    saying why it is not sandboxed (`unsandboxed`, default: there is no sandbox here).
     """
     action: Action
     why: str
@@ -93,7 +94,7 @@ def decide(mode: Mode, intent: Intent, *, sandboxed: bool = False) -> Verdict:
     else:  # a str that escaped normalize_mode: a bug, not a reason to allow anything
         raise ValueError(f"unknown permission mode {mode!r}; expected one of {', '.join(MODES)}")
     if action == "allow" and mode != "full" and intent.subject == "command" and not sandboxed:
-        action, why = "ask", _NO_SANDBOX
+        action, why = "ask", f"{unsandboxed}, so every shell command is asked" if unsandboxed else _NO_SANDBOX
     return Verdict(action=action, risk=risk_of(intent), reason=f"{intent.reason}; {why}")
 
 

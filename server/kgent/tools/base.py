@@ -79,6 +79,31 @@ class ChangeTracking(Protocol):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class CommandResult:
+    """What a finished (or timed-out) shell command left: its output, tail-truncated for the model, the exit code
+    (None when it timed out or died of a signal) and details (fullOutputPath, truncation, sandbox, terminalId)."""
+
+    output: str
+    exit_code: int | None
+    timed_out: bool = False
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+class CommandRunner(Protocol):
+    """Where the bash tool runs a command: `kgent.tools.bash.LocalCommandRunner` (a local process group, inside the
+    sandbox when the call has a grant) by default; a front may run it elsewhere (ACP: the client's terminal).
+
+    `sandboxed` says whether the runner applies the call's sandbox grant. One that does not (`where` says where the
+    command runs instead) makes the policy ask before every shell command, as when there is no sandbox at all.
+    `run` stops the command after `limit` seconds (timed_out), raises OSError when the command cannot start, and on cancellation stops the command, then re-raises."""
+
+    sandboxed: bool
+    where: str
+
+    async def run(self, command: str, ctx: ToolContext, limit: float) -> CommandResult: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolContext:
     """Per-call environment. `allow_outside` is True only when policy or the person approved leaving the workspace.
 
@@ -94,6 +119,8 @@ class ToolContext:
     output_dir: Path | None = None
     sandbox: Sandbox | None = None
     grant: Grant | None = None
+    runner: CommandRunner | None = None
+    tool_call_id: str = ""
 
 
 @runtime_checkable
