@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from acp import PROTOCOL_VERSION, Client, RequestError
+from acp import Client, RequestError
 from acp import helpers as H
 from acp import schema as S
 
@@ -27,12 +27,12 @@ from kgent.tools.ops import FileOps
 
 from . import updates as U
 from .files import ClientFileOps
+from .handshake import API_KEY_AUTH, ClientOffer, initialize_result
 from .live import LiveOutput
 from .terminal import ClientTerminalRunner
 
 log = logging.getLogger("kgent.acp")
 
-VERSION = "0.1.0"
 MODES = (
     S.SessionMode(id="plan", name="Plan", description="read and search only; no edits, no commands"),
     S.SessionMode(id="ask", name="Ask", description="ask before every edit and command"),
@@ -41,14 +41,6 @@ MODES = (
 )
 _MODE_IDS = frozenset(m.id for m in MODES)
 _DIFF_LIMIT = 1 << 20  # bytes: larger files are not sent as diffs
-API_KEY_AUTH = S.EnvVarAuthMethod(
-    type="env_var",
-    id="api-key",
-    name="API key",
-    description="Kgent reads the model provider's key from its environment (DEEPSEEK_API_KEY, OPENAI_API_KEY, "
-    "ANTHROPIC_API_KEY or KGENT_API_KEY); set it in the client's configuration of the agent command.",
-    vars=[S.AuthEnvVar(name="KGENT_API_KEY", label="API key of the model provider")],
-)
 
 
 class _Session:
@@ -77,14 +69,15 @@ async def _read_text(fs: FileOps, path: str) -> str | None:
 class KgentAgent:
     """One ACP connection. Requests for different sessions run concurrently; one prompt at a time per session."""
 
-    def __init__(self, env: Mapping[str, str]) -> None:
+    def __init__(self, env: Mapping[str, str], offer: ClientOffer | None = None) -> None:
         self.env = env
+        self.offer = (
+            offer or ClientOffer()
+        )  # what the client offered (its `initialize` may be answered before us)
         self.store, _ = open_store()
         self.providers = ProviderPool()
         self.sessions: dict[str, _Session] = {}
         self.client: Client | None = None
-        self.fs_read = self.fs_write = False  # what the client offered in `initialize`
-        self.terminal = False
         self._kernels: dict[
             str, AgentKernel
         ] = {}  # per session: each has its own FileOps (fs/* name the session)
@@ -96,25 +89,13 @@ class KgentAgent:
     async def initialize(
         self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None, **kwargs: Any
     ) -> S.InitializeResponse:
-        fs = client_capabilities.fs if isinstance(client_capabilities, S.ClientCapabilities) else None
-        self.fs_read = bool(fs is not None and fs.read_text_file)
-        self.fs_write = bool(fs is not None and fs.write_text_file)
-        self.terminal = bool(
-            isinstance(client_capabilities, S.ClientCapabilities) and client_capabilities.terminal
-        )
-        return S.InitializeResponse(
-            protocol_version=min(protocol_version, PROTOCOL_VERSION),
-            agent_capabilities=S.AgentCapabilities(
-                load_session=True,
-                prompt_capabilities=S.PromptCapabilities(embedded_context=True),
-                session_capabilities=S.SessionCapabilities(list=S.SessionListCapabilities()),
-            ),
-            agent_info=S.Implementation(name="kgent", title="Kgent", version=VERSION),
-            auth_methods=[API_KEY_AUTH],
-        )
+        """An `initialize` the stdlib handshake left to the SDK (kgent.acp.handshake answers the usual ones)."""
+        if isinstance(client_capabilities, S.ClientCapabilities):
+            self.offer.take(client_capabilities.model_dump(by_alias=True))
+        return S.InitializeResponse.model_validate(initialize_result(protocol_version))
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> S.AuthenticateResponse | None:
-        if method_id != API_KEY_AUTH.id:
+        if method_id != API_KEY_AUTH["id"]:
             raise RequestError.invalid_params({"methodId": f"unknown auth method {method_id!r}"})
         try:
             self._provider_config()
@@ -259,10 +240,11 @@ class KgentAgent:
                 cost_limit=cost_limit(self.env),
             )
             fs: FileOps | None = None
-            if self.client is not None and (self.fs_read or self.fs_write):
-                fs = ClientFileOps(self.client, session_id, read=self.fs_read, write=self.fs_write)
+            offer = self.offer
+            if self.client is not None and (offer.fs_read or offer.fs_write):
+                fs = ClientFileOps(self.client, session_id, read=offer.fs_read, write=offer.fs_write)
             runner: CommandRunner | None = None
-            if self.client is not None and self.terminal:  # commands run in the client's terminal (asked)
+            if self.client is not None and offer.terminal:  # commands run in the client's terminal (asked)
                 runner = ClientTerminalRunner(self.client, session_id, self._terminal_opened(session_id))
             kernel = self._kernels[session_id] = AgentKernel(
                 provider, store=self.store, config=config, fs=fs, runner=runner
