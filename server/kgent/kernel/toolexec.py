@@ -36,6 +36,7 @@ class _Ready:
         None  # the hash a person's approval was given for; checked again just before running
     )
     grant: Grant | None = None  # a shell call's sandbox allowance (None: unconfined, full mode)
+    allow_private: bool = False  # a network call approved for the private address its URL resolves to
 
 
 class ToolBatch:
@@ -80,7 +81,9 @@ class ToolBatch:
         decisions, self.decisions = self.decisions, []
         await self.loop.persist(decisions + self.loop.tool_result_entries(ordered))
 
-    def _context(self, allow_outside: bool, call_id: str = "", grant: Grant | None = None) -> ToolContext:
+    def _context(
+        self, allow_outside: bool, call_id: str = "", grant: Grant | None = None, allow_private: bool = False
+    ) -> ToolContext:
         emit = self.run.emit
 
         def on_update(text: str) -> None:
@@ -91,6 +94,7 @@ class ToolBatch:
             fs=self.loop.kernel.fs,
             changes=self.tracker,
             allow_outside=allow_outside,
+            allow_private=allow_private,
             on_update=on_update if call_id else None,
             bash_timeout=self.loop.kernel.config.bash_timeout,
             output_dir=spill.run_dir(self.run.run_id),
@@ -135,7 +139,14 @@ class ToolBatch:
             return None
         mode = self.loop.spec.mode
         grant = shell_grant(mode, intent, approved=asked) if intent.subject == "command" else None  # type: ignore[arg-type]
-        return _Ready(call, tool, allow_outside=intent.scope == "outside", binding=binding, grant=grant)
+        return _Ready(
+            call,
+            tool,
+            allow_outside=intent.scope == "outside",
+            binding=binding,
+            grant=grant,
+            allow_private=intent.operation == "network" and intent.protected,
+        )
 
     async def _authorize(
         self, call: ToolCall, tool: Tool, intent: Intent, title: str, path: str | None, command: str | None
@@ -280,7 +291,7 @@ class ToolBatch:
         emit(ToolUpdate(tool_call_id=call.id, status="in_progress"))
         try:
             out = await ready.tool.run(
-                call.arguments, self._context(ready.allow_outside, call.id, ready.grant)
+                call.arguments, self._context(ready.allow_outside, call.id, ready.grant, ready.allow_private)
             )
         except asyncio.CancelledError:
             self.results[call.id] = _error(call, _CANCELLED)

@@ -16,6 +16,7 @@ Action = Literal["allow", "deny", "ask"]
 Risk = Literal["low", "medium", "high"]
 
 _PROTECTED = "protected files need your approval"
+_PRIVATE = "private network addresses need your approval"
 _NO_SANDBOX = "there is no sandbox here (bubblewrap), so every shell command is asked"
 _READS_WORKSPACE = "reading the workspace is allowed"
 
@@ -52,7 +53,7 @@ def _plan(intent: Intent) -> tuple[Action, str]:
 
 def _ask(intent: Intent) -> tuple[Action, str]:
     if intent.protected:
-        return "ask", _PROTECTED
+        return "ask", _PRIVATE if intent.operation == "network" else _PROTECTED
     if intent.operation == "read" and intent.scope == "workspace":
         return "allow", _READS_WORKSPACE
     return "ask", "ask mode asks before anything but reading the workspace"
@@ -60,7 +61,7 @@ def _ask(intent: Intent) -> tuple[Action, str]:
 
 def _auto(intent: Intent) -> tuple[Action, str]:
     if intent.protected:
-        return "ask", _PROTECTED
+        return "ask", _PRIVATE if intent.operation == "network" else _PROTECTED
     if intent.scope == "outside":
         return "ask", "auto mode asks before leaving the workspace"
     if intent.operation == "read":

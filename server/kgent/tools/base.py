@@ -26,11 +26,12 @@ class ToolIntent:
     `effect`: read (touches nothing), write (changes the file at its path), execute (runs the shell command in
     `command_arg`), network (leaves the machine), think (pure computation). `path_arg` names the argument holding
     the file or directory the call touches; `default_path` is used when that argument is absent ("." = the
-    workspace). `verb` is how a reason reads: "reads", "searches", "edits".
+    workspace); `url_arg` the URL a network call reaches (its host is resolved: a private address asks separately). `verb` is how a reason reads: "reads", "searches", "edits".
     """
 
     effect: Effect
     path_arg: str | None = None
+    url_arg: str | None = None
     default_path: str | None = None
     command_arg: str | None = None
     verb: str = ""
@@ -121,6 +122,7 @@ class ToolContext:
     grant: Grant | None = None
     runner: CommandRunner | None = None
     tool_call_id: str = ""
+    allow_private: bool = False
 
 
 @runtime_checkable
