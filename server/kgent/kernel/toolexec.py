@@ -130,7 +130,12 @@ class ToolBatch:
         if problem:
             self._fail(call, f"invalid_arguments: {problem}")
             return None
-        intent = classify(tool, call.arguments, self.loop.spec.workspace)
+        workspace = self.loop.spec.workspace
+        if getattr(getattr(tool, "intent", None), "url_arg", None) is not None:
+            # classifying a URL resolves its host (a blocking DNS look-up): off the event loop
+            intent = await asyncio.to_thread(classify, tool, call.arguments, workspace)
+        else:
+            intent = classify(tool, call.arguments, workspace)
         approved, reason, binding, asked = await self._authorize(
             call, tool, intent, desc.title, desc.path, desc.command
         )
