@@ -4,6 +4,7 @@ spawns the process) and command output streamed while a command runs; over real 
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -198,3 +199,36 @@ async def test_command_output_streams_while_the_command_runs(workspace: Path) ->
     assert live and "line 1" in live[0] and "line 3" not in live[0]  # sent before the command ended
     final = [u for u in client.updates if getattr(u, "tool_call_id", None) == counting][-1]
     assert final.status == "completed" and "line 3" in final.content[0].content.text
+
+
+async def test_an_initialize_left_to_the_sdk_still_sets_what_the_client_offers(workspace: Path) -> None:
+    """`fs: null` is not what the stdlib handshake reads, so the SDK answers this `initialize`; the offer holds."""
+    proc = await asyncio.create_subprocess_exec(
+        *AGENT,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        env=daemon_env(STATE_DIR, KGENT_MODEL="long-bash", KGENT_PERMISSION_MODE="full"),
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def send(message: dict[str, Any]) -> None:
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n")
+
+    async def until(done: Any) -> dict[str, Any]:
+        assert proc.stdout is not None
+        while not done(message := json.loads(await asyncio.wait_for(proc.stdout.readline(), 60))):
+            pass
+        return message
+
+    caps = {"fs": None, "terminal": True}
+    send({"id": 1, "method": "initialize", "params": {"protocolVersion": 1, "clientCapabilities": caps}})
+    assert (await until(lambda m: m.get("id") == 1))["result"]["agentInfo"]["name"] == "kgent"
+    send({"id": 2, "method": "session/new", "params": {"cwd": str(workspace), "mcpServers": []}})
+    session_id = (await until(lambda m: m.get("id") == 2))["result"]["sessionId"]
+    prompt = [{"type": "text", "text": "go"}]
+    send({"id": 3, "method": "session/prompt", "params": {"sessionId": session_id, "prompt": prompt}})
+    create = await until(lambda m: m.get("method") == "terminal/create")
+    assert create["params"]["args"] == ["-c", "echo started; sleep 60; echo finished"]
+    proc.stdin.close()  # the client leaves: the run is cancelled, the agent exits
+    assert await asyncio.wait_for(proc.wait(), 30) == 0
