@@ -30,7 +30,7 @@ def test_private_targets_are_protected_with_their_own_reason(
     intent = classify("web_fetch", {"url": url}, tmp_path)
     assert intent.operation == "network" and intent.protected
     assert "a private network address" in intent.reason and (
-        address is None or f"is {address})" in intent.reason
+        address is None or f"{address})" in intent.reason
     )
     for mode in ("ask", "auto"):
         verdict = decide(mode, intent)

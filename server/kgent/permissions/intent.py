@@ -208,7 +208,7 @@ def _classify_url(tool: str, declared: ToolIntent, args: Mapping[str, Any]) -> I
         scope="outside",
         paths=(host,),
         protected=True,
-        reason=f"{verb} a private network address ({host} is {private}): {url}",
+        reason=f"{verb} a private network address ({host if host == private else f'{host} is {private}'}): {url}",
     )
 
 
