@@ -71,9 +71,8 @@ class KgentAgent:
 
     def __init__(self, env: Mapping[str, str], offer: ClientOffer | None = None) -> None:
         self.env = env
-        self.offer = (
-            offer or ClientOffer()
-        )  # what the client offered (its `initialize` may be answered before us)
+        # what the client offered in `initialize` (kgent.acp.handshake may have answered it before we existed)
+        self.offer = offer or ClientOffer()
         self.store, _ = open_store()
         self.providers = ProviderPool()
         self.sessions: dict[str, _Session] = {}
