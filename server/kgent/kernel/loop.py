@@ -49,6 +49,7 @@ class RunSpec:
     cost_limit: float | None = (
         None  # US dollars; the run fails (cost_limit) before a model call would pass it
     )
+    max_turns: int | None = None  # None: KernelConfig.max_turns
 
 
 @dataclass(slots=True)
@@ -207,7 +208,7 @@ class Loop:
         run.emit(UserInput(text=text, source=source))  # type: ignore[arg-type]
 
     async def _turns(self, run: AgentRun, tracker: ChangeTracking) -> tuple[str, dict[str, str] | None]:
-        max_turns = self.kernel.config.max_turns
+        max_turns = self.spec.max_turns or self.kernel.config.max_turns
         while self.state.turns < max_turns:
             if self.compaction is not None:  # first: a compacted context costs less
                 history, leaf = self.state.history, self.state.leaf_id
