@@ -17,6 +17,7 @@ import json
 import socket
 import struct
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +39,7 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]
     raw: bytes = field(repr=False)
+    received: float = field(default_factory=time.time)  # wall clock (benchmarks: time to the first request)
 
     @property
     def body(self) -> Any:
@@ -239,7 +241,13 @@ class ModelServer:
         elif path == "/_kgent/requests":
             return {
                 "requests": [
-                    {"method": r.method, "path": r.path, "headers": r.headers, "body": r.raw.decode()}
+                    {
+                        "method": r.method,
+                        "path": r.path,
+                        "headers": r.headers,
+                        "body": r.raw.decode(),
+                        "received": r.received,
+                    }
                     for r in self.requests
                 ],
                 "disconnects": self.disconnects,
