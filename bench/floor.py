@@ -9,6 +9,7 @@ appended to a JSONL log with one fsync. No retries, permissions, sandbox, sessio
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -92,10 +93,22 @@ def anthropic_turn(client: httpx.Client, url: str, body: dict[str, Any]) -> tupl
     return text, calls
 
 
-def agent(wire: str, url: str, model: str, workspace: str, log_path: str, prompt: str, max_turns: int) -> int:
-    """Run the task; returns the model calls made."""
+def agent(
+    wire: str,
+    url: str,
+    model: str,
+    workspace: str,
+    log_path: str,
+    prompt: str,
+    max_turns: int,
+    client: Any = None,
+) -> int:
+    """Run the task (on `client`, else a new httpx.Client); returns the model calls made."""
     messages: list[dict[str, Any]] = []
-    with open(log_path, "a") as log, httpx.Client(timeout=120) as client:
+    with (
+        open(log_path, "a") as log,
+        contextlib.nullcontext(client) if client else httpx.Client(timeout=120) as client,
+    ):
 
         def add(message: dict[str, Any]) -> None:
             messages.append(message)

@@ -13,6 +13,7 @@ warm). Printed as ratios to the floor; absolute figures go to bench/results/rati
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import platform
@@ -28,6 +29,7 @@ from typing import Any
 import floor
 import httpx
 
+import kgent
 from daemon import INIT, Pipe
 from kgent.testing.daemon_client import daemon_command
 
@@ -65,12 +67,21 @@ class Bench:
         self.url = self.server.stdout.readline().strip()
         self.control = httpx.Client(base_url=self.url, timeout=60)
         self.count = 0
+        self.repo = tmp / "repo"
+        self.repo.mkdir()
+        (self.repo / "sample.py").write_text(SAMPLE)
+        git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost"]
+        for args in (["init", "-q"], ["add", "sample.py"], ["commit", "-q", "-m", "sample"]):
+            subprocess.run([*git, *args], cwd=self.repo, check=True)
+        compileall.compile_dir(Path(kgent.__file__).parent, quiet=1)  # as pip does when it installs
+        self.client = httpx.Client(timeout=60)  # the warm floor's: connected, as the daemon's is
         self.kgent = str(Path(sys.executable).with_name("kgent"))
         if not Path(self.kgent).exists():
             self.kgent = shutil.which("kgent") or "kgent"
 
     def close(self) -> None:
         self.control.close()
+        self.client.close()
         self.server.terminate()
         self.server.wait(10)
 
@@ -78,15 +89,19 @@ class Bench:
         return f"{self.url}/v1" if wire == "openai" else self.url
 
     def workspace(self) -> Path:
+        """A fresh git work tree holding sample.py (as most workspaces are: Kgent's change tracking uses git)."""
         self.count += 1
         ws = self.tmp / f"ws-{self.count}"
-        ws.mkdir()
-        (ws / "sample.py").write_text(SAMPLE)
+        shutil.copytree(self.repo, ws, symlinks=True)
         return ws
 
     def env(self, wire: str) -> dict[str, str]:
+        # As installed: bytecode cached (pip compiles it; an inherited PYTHONDONTWRITEBYTECODE would make every
+        # start compile the whole package from source, which no user's installation does).
         env = {
-            k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.startswith("KGENT_")
+            k: v
+            for k, v in os.environ.items()
+            if not k.endswith("_API_KEY") and not k.startswith("KGENT_") and k != "PYTHONDONTWRITEBYTECODE"
         }
         env.update(
             KGENT_STATE_DIR=str(self.tmp / "state"),
@@ -146,7 +161,7 @@ class Bench:
         started = time.perf_counter()
         stdout, sys.stdout = sys.stdout, open(os.devnull, "w")  # noqa: SIM115 - restored below
         try:
-            floor.agent(wire, self.base_url(wire), "bench", str(ws), log, PROMPT, 1000)
+            floor.agent(wire, self.base_url(wire), "bench", str(ws), log, PROMPT, 1000, client=self.client)
         finally:
             sys.stdout.close()
             sys.stdout = stdout

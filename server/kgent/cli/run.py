@@ -264,4 +264,7 @@ def sandbox_note(kernel: Any) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kgent.tools.sandbox import prefetch
+
+    prefetch()  # the sandbox probe runs while the kernel's modules load
     return asyncio.run(_main(args))

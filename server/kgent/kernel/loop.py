@@ -76,6 +76,7 @@ class Loop:
         self.system_prompt = ""  # set when the session is open: it carries the session's date
         self.overhead = 0  # estimated tokens of the system prompt and the tool schemas
         self.compaction: RunCompaction | None = None
+        self.tracking: asyncio.Future[None] | None = None  # the change tracker's start
         prices = kernel.config.prices or builtin_prices()
         self.cost = RunCost(prices.price(spec.provider.model), spec.cost_limit)
 
@@ -108,7 +109,8 @@ class Loop:
         status, error = "failed", None
         try:
             await self._open_session(run)  # first: a cancel from here on still leaves the host a session
-            await tracker.start()
+            # The baseline is taken while the first model call streams; tools wait for it (_turns).
+            self.tracking = asyncio.ensure_future(tracker.start())
             status, error = await self._turns(run, tracker)
         except asyncio.CancelledError:
             # run.cancel() or the host's loop shutting down: either way the run ends cancelled, with its run_end
@@ -124,6 +126,8 @@ class Loop:
             self.state.stop_reason = "error"
         run.close_input()  # no await since the loop last looked at the queues: nothing queued is lost unseen
         try:
+            if self.tracking is not None:
+                await self.tracking
             changed, patch = await tracker.finish()
         except Exception as exc:  # the patch is a report; failing to make it must not lose the result
             changed, patch = (), f"# kgent could not compute the patch: {type(exc).__name__}: {exc}\n"
@@ -226,6 +230,8 @@ class Loop:
                     "message": message.error or "the model call failed",
                 }
             if message.tool_calls:
+                if self.tracking is not None:
+                    await self.tracking  # the baseline before any tool can change a file
                 results = await ToolBatch(self, run, tracker).execute(message.tool_calls)
                 self.state.history.extend(results)
                 for text in run.take_steering():

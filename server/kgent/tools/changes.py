@@ -47,10 +47,11 @@ class ChangeTracker:
         if self._git is None:
             return
         try:
-            out = await self._run_git("rev-parse", "--is-inside-work-tree")
-            if out.strip() == b"true":
-                await self._open_index()
-                self._skipped = await self._large_untracked()
+            out = (await self._run_git("rev-parse", "--is-inside-work-tree", "--git-path", "index")).split(
+                b"\n"
+            )
+            if out[0].strip() == b"true":
+                self._skipped, _ = await asyncio.gather(self._large_untracked(), self._open_index(out[1]))
                 self._start_tree = await self._snapshot(self._skipped)
         except (_GitFailed, OSError):
             self._start_tree = None
@@ -106,20 +107,23 @@ class ChangeTracker:
             return None
 
     async def _git_diff(self, start: str, skip: set[str]) -> tuple[list[str], str]:
-        end = await self._snapshot(skip)
-        common = ("--no-renames", "--no-ext-diff", "--no-textconv", "--relative", start, end)
-        names = await self._run_git("diff", "--name-only", "-z", *common)
-        patch = await self._run_git(
-            "diff", "--no-color", "--binary", "--src-prefix=a/", "--dst-prefix=b/", *common
+        await self._add(skip)  # the run's index now holds the end state: diff the start tree against it
+        env = self._index_env()
+        common = ("--cached", "--no-renames", "--no-ext-diff", "--no-textconv", "--relative", start)
+        names, patch = await asyncio.gather(
+            self._run_git("diff", "--name-only", "-z", *common, env=env),
+            self._run_git(
+                "diff", "--no-color", "--binary", "--src-prefix=a/", "--dst-prefix=b/", *common, env=env
+            ),
         )
         paths = [p for p in names.decode("utf-8", "surrogateescape").split("\0") if p]
         return paths, patch.decode("utf-8", "replace")
 
-    async def _open_index(self) -> None:
+    async def _open_index(self, git_path: bytes) -> None:
         """A private copy of the real index (its warm stat cache keeps `git add` fast), kept for the run: the end
         snapshot starts from the start snapshot, so untracked files hashed then are not hashed again."""
         self._index_dir = tempfile.mkdtemp(prefix="kgent-index-")
-        real = (await self._run_git("rev-parse", "--git-path", "index")).decode().strip()
+        real = git_path.decode().strip()
         real_path = Path(real) if os.path.isabs(real) else self.workspace / real
         if real_path.is_file():
             shutil.copyfile(real_path, os.path.join(self._index_dir, "index"))
@@ -149,10 +153,15 @@ class ChangeTracker:
 
     async def _snapshot(self, skip: set[str]) -> str:
         """The workspace as a tree (untracked files included, `skip` left as the index has them)."""
-        env = self._index_env()
+        await self._add(skip)
+        return (await self._run_git("write-tree", env=self._index_env())).decode().strip()
+
+    async def _add(self, skip: set[str]) -> None:
+        """The run's index updated to the work tree (untracked files included, `skip` left as they are)."""
         excludes = [f":(exclude,literal){rel}" for rel in sorted(skip)]
-        await self._run_git("add", "-A", "--ignore-errors", "--", ".", *excludes, env=env, ok_codes=(0, 1))
-        return (await self._run_git("write-tree", env=env)).decode().strip()
+        await self._run_git(
+            "add", "-A", "--ignore-errors", "--", ".", *excludes, env=self._index_env(), ok_codes=(0, 1)
+        )
 
     async def _run_git(
         self, *args: str, env: dict[str, str] | None = None, ok_codes: tuple[int, ...] = (0,)
