@@ -35,6 +35,7 @@ class ChangeTracker:
         self._start_tree: str | None = None
         self._index_dir: str | None = None  # the run's own index: both snapshots, the real index untouched
         self._skipped: set[str] = set()  # large untracked files left out of the start snapshot
+        self._prefix = ""  # the workspace's path in its repository ("" at the top, else ending in "/")
 
     @property
     def uses_git(self) -> bool:
@@ -47,10 +48,10 @@ class ChangeTracker:
         if self._git is None:
             return
         try:
-            out = (await self._run_git("rev-parse", "--is-inside-work-tree", "--git-path", "index")).split(
-                b"\n"
-            )
+            args = ("rev-parse", "--is-inside-work-tree", "--git-path", "index", "--show-prefix")
+            out = (await self._run_git(*args)).split(b"\n")
             if out[0].strip() == b"true":
+                self._prefix = out[2].decode("utf-8", "surrogateescape").strip() if len(out) > 2 else ""
                 self._skipped, _ = await asyncio.gather(self._large_untracked(), self._open_index(out[1]))
                 self._start_tree = await self._snapshot(self._skipped)
         except (_GitFailed, OSError):
@@ -73,21 +74,46 @@ class ChangeTracker:
         paths: list[str] = []
         patch = ""
         grown: list[str] = []  # small at the start, too large now: in the start tree, left out of the end one
+        git_sections = self._start_tree is not None
         if self._start_tree is not None:
             try:
+                if await self._only_recorded_changes():  # the originals tell it all: no snapshot, no git diff
+                    return self._with_originals([], "", [], git_sections=False)
                 large = await self._large_untracked()
                 grown = sorted(large - self._skipped)
                 paths, patch = await self._git_diff(self._start_tree, self._skipped | large)
             except (_GitFailed, OSError):
                 paths, patch, grown = [], "", []
                 self._start_tree = None
+                git_sections = False
             finally:
                 self._close_index()
+        return self._with_originals(paths, patch, grown, git_sections)
+
+    async def _only_recorded_changes(self) -> bool:
+        """Whether every path that differs from the start snapshot is one a tool recorded before writing it: one
+        `git status` of the work tree against the run's index (which holds the start snapshot, stat data fresh)."""
+        args = ("status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--", ".")
+        out = await self._run_git(*args, env=self._index_env())
+        for item in out.decode("utf-8", "surrogateescape").split("\0"):
+            if not item:
+                continue
+            state, path = item[:2], item[3:]
+            if state != "??" and state[1] == " ":
+                continue  # differs from HEAD only: the start snapshot has it as it is
+            if not path.startswith(self._prefix) or path[len(self._prefix) :] not in self._originals:
+                return False
+        return True
+
+    def _with_originals(
+        self, paths: list[str], patch: str, grown: list[str], git_sections: bool
+    ) -> tuple[tuple[str, ...], str]:
+        """Add the sections of files tools wrote that git did not report (`git_sections`: it reported the rest)."""
         seen = set(paths)
         extra = [_large_section(rel) for rel in grown if rel not in self._originals]
         paths.extend(rel for rel in grown if rel not in self._originals)
         for rel in sorted(self._originals):
-            if rel in seen and self._start_tree is not None:
+            if rel in seen and git_sections:
                 continue
             old, new = self._originals[rel], self._current(rel)
             if old != new and max(len(old or b""), len(new or b"")) > MAX_SNAPSHOT_FILE:
