@@ -5,7 +5,8 @@ model server (kgent.testing) in its own process, on the OpenAI and the Anthropic
 interleaved repeats: the floor process; `kgent run --json` (mode full) as a whole process; the time from exec to
 the first model request; peak RSS; the daemon from spawn to the first `run_end` (initialize, then agent/run at
 once) and a warm run in the same daemon (per call, against the floor agent's per-call cost with its imports
-warm). Printed as ratios to the floor; absolute figures go to bench/results/ratios.json.
+warm). Printed as ratios to the floor, with the ratio of CPU time (the process and its children: git, the shell),
+which the load of a shared machine moves far less than wall time; absolute figures go to bench/results/ratios.json.
 
     .venv/bin/python bench/ratios.py [--repeats 3] [--calls 23 103 403] [--wires openai anthropic]
 """
@@ -142,11 +143,17 @@ class Bench:
         with errors.open("w") as err:
             t0, started = time.time(), time.perf_counter()
             proc = subprocess.Popen(cmd, cwd=ws, env=self.env(wire), stdout=subprocess.DEVNULL, stderr=err)
-            proc.wait()
+            _, status, usage = os.wait4(proc.pid, 0)
             wall = time.perf_counter() - started
+        proc.returncode = os.waitstatus_to_exitcode(status)
         if proc.returncode != 0:
             raise SystemExit(f"{what} exited {proc.returncode}: {errors.read_text()[-2000:]}")
-        return {"s": wall, "first_request_ms": (self.check(what, ws, calls)[0] - t0) * 1000}
+        return {
+            "s": wall,
+            "first_request_ms": (self.check(what, ws, calls)[0] - t0) * 1000,
+            "cpu_s": usage.ru_utime
+            + usage.ru_stime,  # its children's too (git, the shell): load hardly moves it
+        }
 
     def peak_rss(self, what: str, cmd: list[str], wire: str, calls: int) -> float:
         """Peak RSS (MiB) of one more run of `cmd`, started from a small launcher: Linux keeps a process's peak
@@ -237,9 +244,8 @@ def measure(bench: Bench, wire: str, sizes: list[int], repeats: int) -> dict[str
         for _ in range(repeats):  # interleaved, so drift hits both alike
             rows["floor"].append(bench.process("floor", bench.floor_cmd(wire), wire, calls))
             rows["kgent"].append(bench.process("kgent run", bench.kgent_cmd(), wire, calls))
-        out["run"][calls] = {
-            who: {f: med(r, f) for f in ("s", "first_request_ms")} for who, r in rows.items()
-        }
+        fields = ("s", "first_request_ms", "cpu_s")
+        out["run"][calls] = {who: {f: med(r, f) for f in fields} for who, r in rows.items()}
         for who, r in rows.items():
             out["first_request_ms"][who] += [x["first_request_ms"] for x in r]
         out["run"][calls]["floor"]["rss_mib"] = bench.peak_rss("floor", bench.floor_cmd(wire), wire, calls)
@@ -296,10 +302,12 @@ def report(wire: str, m: dict[str, Any], repeats: int) -> None:
         print(
             f"  {calls:>4} calls  kgent run {verdict(r[f'run@{calls}'], GOALS['run'])}"
             f"   peak RSS {verdict(r[f'peak_rss@{calls}'], GOALS['peak_rss'])}"
+            f"   (CPU time {k['cpu_s'] / f['cpu_s']:.2f}×)"
         )
         print(
-            f"              floor {f['s']:.2f} s, {f['rss_mib']:.0f} MiB, first request {f['first_request_ms']:.0f} ms;"
-            f" kgent {k['s']:.2f} s, {k['rss_mib']:.0f} MiB, first request {k['first_request_ms']:.0f} ms"
+            f"              floor {f['s']:.2f} s (CPU {f['cpu_s']:.2f} s), {f['rss_mib']:.0f} MiB, first request"
+            f" {f['first_request_ms']:.0f} ms; kgent {k['s']:.2f} s (CPU {k['cpu_s']:.2f} s), {k['rss_mib']:.0f} MiB,"
+            f" first request {k['first_request_ms']:.0f} ms"
         )
     first = m["first_request_ms"]
     print(
