@@ -498,3 +498,37 @@ async def test_repeated_tool_call_ids_still_get_one_result_each(make_kernel, wor
     results = [m for m in kernel.provider.requests[-1].messages if isinstance(m, ToolResultMessage)]
     assert [r.name for r in results] == ["ls", "calculator"]
     assert len({r.tool_call_id for r in results}) == 2 and results[1].content == "42"
+
+
+async def test_the_change_baseline_overlaps_the_first_model_call_and_tools_wait_for_it(
+    make_kernel, workspace: Path
+) -> None:
+    class HeldStart:
+        """A ChangeTracking whose baseline completes only when the test says so."""
+
+        def __init__(self) -> None:
+            self.release = asyncio.Event()
+            self.order: list[str] = []
+
+        async def start(self) -> None:
+            await self.release.wait()
+            self.order.append("baseline")
+
+        async def record_before(self, abs_path: Path, fs: object) -> None:
+            self.order.append("write")
+
+        async def finish(self) -> tuple[tuple[str, ...], str]:
+            return (), ""
+
+    tracker = HeldStart()
+    script = [[{"tool": "write", "args": {"path": "a.txt", "content": "x\n"}}], [{"text": "Done."}]]
+    kernel = make_kernel(script, mode="full")
+    kernel.change_tracker = lambda ws: tracker
+    run = kernel.create_run("write a.txt", workspace=workspace)
+    async for event in run:
+        if event.type == "message_end" and not tracker.release.is_set():
+            assert tracker.order == []  # the model answered while the baseline was still being taken
+            tracker.release.set()
+    result = await run.result()
+    assert result.status == "settled" and tracker.order == ["baseline", "write"]
+    assert (workspace / "a.txt").read_text() == "x\n"
