@@ -180,3 +180,26 @@ def cost_limit(env: Mapping[str, str] | None = None, explicit: float | None = No
     if not 0 < value < float("inf"):
         raise ConfigError(f"KGENT_COST_LIMIT must be a positive number of US dollars, got {raw!r}")
     return value
+
+
+DEFAULT_MAX_TURNS = 200  # SWE-bench-style tasks often take 50–150 model turns
+
+
+def max_turns(env: Mapping[str, str] | None = None, explicit: int | None = None) -> int:
+    """A run's turn limit (model calls): `explicit`, else KGENT_MAX_TURNS, else DEFAULT_MAX_TURNS (ConfigError naming
+    the variable or the value unless it is a positive integer)."""
+    if explicit is not None:
+        if isinstance(explicit, bool) or not isinstance(explicit, int) or explicit <= 0:
+            raise ConfigError(f"max turns must be a positive integer, got {explicit!r}")
+        return explicit
+    env = os.environ if env is None else env
+    raw = env.get("KGENT_MAX_TURNS", "").strip()
+    if not raw:
+        return DEFAULT_MAX_TURNS
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise ConfigError(f"KGENT_MAX_TURNS must be a positive integer (model turns), got {raw!r}")
+    return value

@@ -520,3 +520,14 @@ def test_cost_limit_flag_stops_the_run(ws: Path) -> None:
     assert 1 <= len(server.requests) < 4  # it stopped between model calls
     bad = kgent("run", "--provider", "scripted", "--cost-limit", "1", "x", cwd=ws, state=ws.parent / "state")
     assert bad.returncode == 2 and "needs the price of model 'hello'" in bad.stdout
+
+
+def test_max_turns_flag_and_environment_end_the_run(ws: Path) -> None:
+    state = ws.parent / "state"
+    common = ("--provider", "scripted", "--model", "tool-loop", "--mode", "full", "set value")
+    flag = kgent("run", "--max-turns", "1", *common, cwd=ws, state=state, env={"KGENT_MAX_TURNS": "9"})
+    assert flag.returncode == 1 and "failed (max_turns)" in flag.stdout, flag.stdout
+    env = kgent("run", *common, cwd=ws, state=state, env={"KGENT_MAX_TURNS": "2"})
+    assert env.returncode == 1 and "failed (max_turns)" in env.stdout, env.stdout
+    bad = kgent("run", *common, cwd=ws, state=state, env={"KGENT_MAX_TURNS": "lots"})
+    assert bad.returncode == 2 and "KGENT_MAX_TURNS must be a positive integer" in bad.stdout, bad.stdout

@@ -72,6 +72,14 @@ def test_cost_limit_is_a_positive_number(bad: object) -> None:
         W.RunParams.parse({"prompt": "x", "workspace": "/w", "costLimit": bad})
 
 
+@pytest.mark.parametrize("bad", [0, -1, "5", True, 2.5, [1]])
+def test_max_turns_is_a_positive_integer(bad: object) -> None:
+    assert W.RunParams.parse({"prompt": "x", "workspace": "/w", "maxTurns": 300}).max_turns == 300
+    assert W.RunParams.parse({"prompt": "x", "workspace": "/w"}).max_turns is None
+    with pytest.raises(ParamsError, match="'maxTurns'"):
+        W.RunParams.parse({"prompt": "x", "workspace": "/w", "maxTurns": bad})
+
+
 def test_omitted_params_are_empty_and_positional_params_refused() -> None:
     assert W.SessionParams.parse({"sessionId": "s"}).branch_only is False
     assert W.SessionParams.parse({"sessionId": "s", "branchOnly": None}).branch_only is None
@@ -271,6 +279,12 @@ INITIALIZE = [
     {"protocolVersion": 1, "settings": {"approvalTimeout": -1}},
     {"protocolVersion": 1, "settings": {"approvalTimeout": 0}},
     {"protocolVersion": 1, "settings": {"approvalTimeout": 1e9}},
+    {"protocolVersion": 1, "settings": {"maxTurns": 300}},
+    {"protocolVersion": 1, "settings": {"maxTurns": None}},
+    {"protocolVersion": 1, "settings": {"maxTurns": 0}},
+    {"protocolVersion": 1, "settings": {"maxTurns": 2.0}},
+    {"protocolVersion": 1, "settings": {"maxTurns": "3"}},
+    {"protocolVersion": 1, "settings": {"maxTurns": True}},
 ]
 
 

@@ -281,6 +281,27 @@ async def test_missing_key_says_what_to_set(spawn: Any, workspace: Path) -> None
     assert h.of(run_id)[0]["model"] == "streamed-run" and end["status"] == "settled"
 
 
+async def test_max_turns_from_the_environment_the_settings_and_the_run(spawn: Any, workspace: Path) -> None:
+    h = await spawn(KGENT_PROVIDER="scripted", KGENT_MAX_TURNS="3", KGENT_PERMISSION_MODE="full")
+    forever = write_script(workspace.parent / "forever.json", [[{"tool": "ls", "args": {}}]])
+
+    async def turns(**params: Any) -> int:
+        _, end, _ = await h.run_to_end(prompt="loop", workspace=str(workspace), model=forever, **params)
+        assert end["status"] == "failed" and end["stopReason"] == end["error"]["code"] == "max_turns"
+        return int(end["turns"])
+
+    assert await turns() == 3  # KGENT_MAX_TURNS
+    await h.initialize(maxTurns=2)
+    assert await turns() == 2  # settings.maxTurns
+    assert await turns(maxTurns=4) == 4  # the run's own
+    with pytest.raises(JsonRpcException) as bad:
+        await h.call("agent/run", {"prompt": "x", "workspace": str(workspace), "maxTurns": 0})
+    assert bad.value.code == -32602 and "maxTurns" in bad.value.message
+    with pytest.raises(JsonRpcException) as bad_setting:
+        await h.initialize(maxTurns="5")
+    assert bad_setting.value.code == -32602
+
+
 async def test_prompt_content_blocks(host: KgentHost, workspace: Path) -> None:
     blocks = [
         {"type": "text", "text": "Explain this."},

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from helpers import collect, types
-from kgent.core.errors import RunStateError
+from kgent.core.errors import ConfigError, RunStateError
 from kgent.core.events import (
     MessageDelta,
     PermissionRequest,
@@ -19,6 +19,7 @@ from kgent.core.events import (
     UserInput,
 )
 from kgent.core.messages import ToolResultMessage, UserMessage
+from kgent.kernel import KernelConfig
 
 
 async def test_tool_loop_reads_edits_runs_and_settles(make_kernel, workspace: Path) -> None:
@@ -176,6 +177,28 @@ async def test_max_turns_fails(make_kernel, workspace: Path) -> None:
     await collect(run)
     result = await run.result()
     assert result.status == "failed" and result.error["code"] == "max_turns" and result.turns == 3
+
+
+async def test_a_runs_own_max_turns_wins_over_the_kernels(make_kernel, workspace: Path) -> None:
+    kernel = make_kernel([[{"tool": "ls", "args": {}}]], mode="full", max_turns=3)
+    result = await kernel.create_run("loop", workspace=workspace, max_turns=5).result()
+    assert (result.status, result.stop_reason, result.turns) == ("failed", "max_turns", 5)
+    assert "exceeded 5 model turns" in result.error["message"]
+    with pytest.raises(ConfigError, match="max turns must be a positive integer"):
+        kernel.create_run("loop", workspace=workspace, max_turns=0)
+
+
+def test_the_turn_limit_fits_real_tasks_and_comes_from_the_environment() -> None:
+    from kgent.config import max_turns
+
+    assert KernelConfig().max_turns >= 200 and max_turns({}) >= 200
+    assert max_turns({"KGENT_MAX_TURNS": "400"}) == 400
+    assert max_turns({"KGENT_MAX_TURNS": "400"}, explicit=7) == 7  # a flag or a run's param wins
+    for bad in ("0", "-3", "many", "2.5"):
+        with pytest.raises(ConfigError, match="KGENT_MAX_TURNS must be a positive integer"):
+            max_turns({"KGENT_MAX_TURNS": bad})
+    with pytest.raises(ConfigError, match="max turns must be a positive integer"):
+        max_turns({}, explicit=0)
 
 
 async def test_cancel_mid_model_stream(make_kernel, workspace: Path) -> None:
@@ -475,3 +498,37 @@ async def test_repeated_tool_call_ids_still_get_one_result_each(make_kernel, wor
     results = [m for m in kernel.provider.requests[-1].messages if isinstance(m, ToolResultMessage)]
     assert [r.name for r in results] == ["ls", "calculator"]
     assert len({r.tool_call_id for r in results}) == 2 and results[1].content == "42"
+
+
+async def test_the_change_baseline_overlaps_the_first_model_call_and_tools_wait_for_it(
+    make_kernel, workspace: Path
+) -> None:
+    class HeldStart:
+        """A ChangeTracking whose baseline completes only when the test says so."""
+
+        def __init__(self) -> None:
+            self.release = asyncio.Event()
+            self.order: list[str] = []
+
+        async def start(self) -> None:
+            await self.release.wait()
+            self.order.append("baseline")
+
+        async def record_before(self, abs_path: Path, fs: object) -> None:
+            self.order.append("write")
+
+        async def finish(self) -> tuple[tuple[str, ...], str]:
+            return (), ""
+
+    tracker = HeldStart()
+    script = [[{"tool": "write", "args": {"path": "a.txt", "content": "x\n"}}], [{"text": "Done."}]]
+    kernel = make_kernel(script, mode="full")
+    kernel.change_tracker = lambda ws: tracker
+    run = kernel.create_run("write a.txt", workspace=workspace)
+    async for event in run:
+        if event.type == "message_end" and not tracker.release.is_set():
+            assert tracker.order == []  # the model answered while the baseline was still being taken
+            tracker.release.set()
+    result = await run.result()
+    assert result.status == "settled" and tracker.order == ["baseline", "write"]
+    assert (workspace / "a.txt").read_text() == "x\n"

@@ -146,3 +146,37 @@ async def test_a_large_file_written_by_a_tool_is_named_not_diffed(ws: Path, make
     paths, patch = await tracker.finish()
     assert paths == ("big.txt",)
     assert patch == "diff --git a/big.txt b/big.txt\nBinary files a/big.txt and b/big.txt differ\n"
+
+
+@pytest.mark.parametrize("sub", ["", "pkg"])
+async def test_tool_only_changes_end_with_one_git_status(
+    repo: Path, make_ctx, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sub: str
+) -> None:
+    """No snapshot or diff at the end when every change is a file a tool recorded: the originals give the patch."""
+    import os
+    import shutil
+
+    ws = repo / sub if sub else repo
+    if sub:
+        ws.mkdir()
+        (ws / "app.py").write_text("a = 1\nb = 2\n")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "pkg")
+    log, shim = tmp_path / "git.log", tmp_path / "bin" / "git"
+    shim.parent.mkdir()
+    shim.write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {shutil.which("git")} "$@"\n')
+    shim.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shim.parent}{os.pathsep}{os.environ['PATH']}")
+    tracker = ChangeTracker(ws)
+    await tracker.start()
+    assert tracker.uses_git
+    log.write_text("")
+    ctx = make_ctx(changes=tracker, workspace=ws)
+    await EditTool().run({"path": "app.py", "oldText": "b = 2", "newText": "b = 3"}, ctx)
+    await WriteTool().run({"path": "new.txt", "content": "n\n"}, ctx)
+    paths, patch = await tracker.finish()
+    assert paths == ("app.py", "new.txt")
+    calls = log.read_text().splitlines()
+    assert len(calls) == 1 and " status " in calls[0], calls
+    assert "-b = 2\n+b = 3\n" in patch and "+++ b/new.txt\n@@ -0,0 +1 @@\n+n\n" in patch
+    git_apply_check_reverse(ws, patch)

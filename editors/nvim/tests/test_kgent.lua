@@ -679,6 +679,15 @@ test('transcript layouts open a window without taking the cursor (or with it: fo
   eq(require('kgent.ui').buf(), vim.api.nvim_get_current_buf(), ':Kgent open focuses the transcript')
 end)
 
+test('max_turns reaches the daemon: the run stops after that many model turns', function()
+  H.fresh({ files = { ['sample.py'] = SAMPLE }, setup = { model = 'tool-loop', max_turns = 1 } })
+  eq(1, require('kgent.config').settings().maxTurns, 'settings.maxTurns')
+  kgent.run('Set value to 2')
+  local done = H.wait_run_end()
+  eq({ 'failed', 'max_turns', 1 }, { done.status, done.stopReason, done.turns }, 'run_end')
+  truthy(not pcall(kgent.setup, { max_turns = 0 }), 'max_turns = 0 is refused')
+end)
+
 test('an api_key function reaches the daemon over the pipe only: no file holds the key', function()
   local key = 'sk-kgent-test-' .. tostring(vim.uv.hrtime())
   H.fresh({ setup = { api_key = function()

@@ -123,6 +123,8 @@ export interface InitializeSettings {
   mode?: string | null;
   /** Seconds an approval may take before it counts as a reject; null: no limit. */
   approvalTimeout?: number | null;
+  /** Model turns a run may take (runs started afterwards); default: KGENT_MAX_TURNS. */
+  maxTurns?: number | null;
 }
 
 export type KnownEvent =
@@ -303,6 +305,8 @@ export interface RunParams {
   model?: string | null;
   /** US dollars this run may spend (needs a priced model); default: KGENT_COST_LIMIT. */
   costLimit?: number | null;
+  /** Model turns this run may take; default: settings.maxTurns, else KGENT_MAX_TURNS, else 200. */
+  maxTurns?: number | null;
 }
 
 export interface RunResult {

@@ -260,6 +260,15 @@ describe("Kgent extension in a fake VS Code", () => {
     assert.equal(ui.statusHistory.at(-1), "$(hubot) Kgent: idle");
   });
 
+  test("kgent.maxTurns reaches the daemon: the run stops after that many model turns", AGAINST_DAEMON, async () => {
+    open({ "kgent.maxTurns": 1 });
+    const end = ended(await runTask({ prompt: "Set value to 2" })) as { status: string; stopReason?: string; turns?: number };
+    assert.equal(end.status, "failed");
+    assert.equal(end.stopReason, "max_turns");
+    assert.equal(end.turns, 1);
+    assert.equal(readSample(), SAMPLE);
+  });
+
   test("the daemon withdraws an unanswered prompt (approval timeout) and the prompt closes", AGAINST_DAEMON, async () => {
     const { ui } = open({ "kgent.approvalTimeout": 0.5 });
     ui.onQuickPick = () => undefined; // the user never answers

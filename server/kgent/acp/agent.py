@@ -14,7 +14,15 @@ from acp import Client, RequestError
 from acp import helpers as H
 from acp import schema as S
 
-from kgent.config import context_overrides, cost_limit, permission_mode, prices, provider_config, require_key
+from kgent.config import (
+    context_overrides,
+    cost_limit,
+    max_turns,
+    permission_mode,
+    prices,
+    provider_config,
+    require_key,
+)
 from kgent.core.errors import ConfigError, KgentError, SessionError
 from kgent.core.events import MessageDelta, PermissionRequest, RunEnd, ToolCallEvent, ToolUpdate
 from kgent.kernel import AgentKernel, AgentRun, KernelConfig
@@ -237,6 +245,7 @@ class KgentAgent:
                 approval_timeout=None,
                 prices=prices(self.env),
                 cost_limit=cost_limit(self.env),
+                max_turns=max_turns(self.env),
             )
             fs: FileOps | None = None
             offer = self.offer

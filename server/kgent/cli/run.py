@@ -23,7 +23,11 @@ def add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--script", help="scripted provider: a built-in script name or a JSON file")
     p.add_argument("--workspace", default=None, help="workspace directory (default: the current directory)")
     p.add_argument(
-        "--max-turns", dest="max_turns", type=int, default=None, help="model turns before giving up"
+        "--max-turns",
+        dest="max_turns",
+        type=int,
+        default=None,
+        help="model turns before giving up (env KGENT_MAX_TURNS; default 200)",
     )
     p.add_argument(
         "--cost-limit",
@@ -52,6 +56,7 @@ def build_kernel(args: argparse.Namespace, mode: str | None = None) -> Any:
     from kgent.config import (
         context_overrides,
         cost_limit,
+        max_turns,
         permission_mode,
         prices,
         provider_config,
@@ -80,7 +85,7 @@ def build_kernel(args: argparse.Namespace, mode: str | None = None) -> Any:
     require_key(config)
     kernel_config = KernelConfig(
         mode=permission_mode(explicit=mode),
-        max_turns=args.max_turns or 50,
+        max_turns=max_turns(explicit=args.max_turns),
         prices=prices(),
         cost_limit=cost_limit(explicit=getattr(args, "cost_limit", None)),
         **context_overrides(),
@@ -259,4 +264,7 @@ def sandbox_note(kernel: Any) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kgent.tools.sandbox import prefetch
+
+    prefetch()  # the sandbox probe runs while the kernel's modules load
     return asyncio.run(_main(args))

@@ -98,7 +98,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     )
     a.add_argument("--workers", type=int, default=1, help="instances run at once (default 1)")
     lim = r.add_argument_group("per-instance limits")
-    lim.add_argument("--max-turns", dest="max_turns", type=int, default=50, help="model turns (default 50)")
+    lim.add_argument("--max-turns", dest="max_turns", type=int, default=200, help="model turns (default 200)")
     lim.add_argument(
         "--timeout", type=float, default=None, metavar="SECONDS", help="wall-clock seconds of agent run"
     )

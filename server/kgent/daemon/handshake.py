@@ -93,6 +93,7 @@ class Settings:
     mode: str | None = None
     approval_timeout: float | None = None
     approval_timeout_set: bool = False
+    max_turns: int | None = None
 
     def merged(self, params: Mapping[str, Any]) -> Settings:
         """These settings updated by an `initialize.settings` object (validated here)."""
@@ -127,6 +128,11 @@ class Settings:
                 )
             changes["approval_timeout"] = None if raw is None else float(raw)
             changes["approval_timeout_set"] = True
+        if params.get("maxTurns") is not None:
+            raw = params["maxTurns"]
+            if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
+                raise ParamsError("invalid params: 'settings.maxTurns' must be an integer >= 1")
+            changes["max_turns"] = raw
         return replace(self, **changes)
 
 

@@ -15,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kgent.config import context_overrides, cost_limit, prices, provider_config, require_key
+from kgent.config import context_overrides, cost_limit, max_turns, prices, provider_config, require_key
 from kgent.core.errors import SessionError
 from kgent.daemon import wire as W
 from kgent.daemon.errors import CONFIG, CONFLICT, NOT_FOUND, DaemonError
@@ -101,6 +101,7 @@ class Service:
                 approval_timeout=effective_approval_timeout(self.settings, self.env),
                 prices=self.prices(),
                 cost_limit=cost_limit(self.env),
+                max_turns=max_turns(self.env),
             )
             self._kernel_config = KernelConfig(**fields)
         return self._kernel_config
@@ -163,6 +164,7 @@ class Service:
             mode=p.mode or default_mode(self.settings, self.env),
             provider=provider,
             cost_limit=p.cost_limit,
+            max_turns=p.max_turns or self.settings.max_turns,
         )
         handle = RunHandle(run, self.out, self._ended)
         if p.session_id is None:  # a new session: written by the run, or by us if it ends before it does

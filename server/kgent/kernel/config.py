@@ -11,7 +11,7 @@ from kgent.providers.pricing import PriceTable
 @dataclass(frozen=True, slots=True, kw_only=True)
 class KernelConfig:
     mode: str = "ask"
-    max_turns: int = 50
+    max_turns: int = 200  # model turns a run may take (a run's own limit, create_run(max_turns=), wins)
     system_prompt: str | None = None  # None: the built-in coding prompt (kernel/prompt.py)
     bash_timeout: float = 120.0
     approval_timeout: float | None = None  # seconds a permission prompt may stay open; None = no limit

@@ -73,11 +73,13 @@ class AgentKernel:
         mode: str | None = None,
         provider: Provider | None = None,
         cost_limit: float | None = None,
+        max_turns: int | None = None,
     ) -> AgentRun:
         """Start a run now (inside a running event loop). `session_id` resumes that session at its active leaf
         or at `parent_entry_id` (a fork); without it a new session is created. `cost_limit` (US dollars; default
         `KernelConfig.cost_limit`) ends the run `failed` (`cost_limit`) before a model call would pass it; it needs
-        the model's price (ConfigError otherwise)."""
+        the model's price (ConfigError otherwise). `max_turns` (default `KernelConfig.max_turns`) ends the run
+        `failed` (`max_turns`) after that many model turns."""
         ws = Path(workspace)
         if not ws.is_absolute():
             raise ConfigError(f"workspace must be an absolute path, got {str(workspace)!r}")
@@ -86,6 +88,10 @@ class AgentKernel:
         run_mode = normalize_mode(mode or self.config.mode)
         run_provider = provider or self.provider
         limit = self._cost_limit(cost_limit, run_provider)
+        if max_turns is not None and (
+            isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1
+        ):
+            raise ConfigError(f"max turns must be a positive integer, got {max_turns!r}")
         sid = session_id or new_id()
         live = self._live.get(sid)
         if live is not None and not live.done:
@@ -102,6 +108,7 @@ class AgentKernel:
             resume=session_id is not None,
             parent_entry_id=parent_entry_id,
             cost_limit=limit,
+            max_turns=max_turns,
         )
         self._live[sid] = run
         hold, release = getattr(self.store, "hold", None), getattr(self.store, "release", None)

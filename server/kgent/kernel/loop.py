@@ -49,6 +49,7 @@ class RunSpec:
     cost_limit: float | None = (
         None  # US dollars; the run fails (cost_limit) before a model call would pass it
     )
+    max_turns: int | None = None  # None: KernelConfig.max_turns
 
 
 @dataclass(slots=True)
@@ -75,6 +76,7 @@ class Loop:
         self.system_prompt = ""  # set when the session is open: it carries the session's date
         self.overhead = 0  # estimated tokens of the system prompt and the tool schemas
         self.compaction: RunCompaction | None = None
+        self.tracking: asyncio.Future[None] | None = None  # the change tracker's start
         prices = kernel.config.prices or builtin_prices()
         self.cost = RunCost(prices.price(spec.provider.model), spec.cost_limit)
 
@@ -107,7 +109,8 @@ class Loop:
         status, error = "failed", None
         try:
             await self._open_session(run)  # first: a cancel from here on still leaves the host a session
-            await tracker.start()
+            # The baseline is taken while the first model call streams; tools wait for it (_turns).
+            self.tracking = asyncio.ensure_future(tracker.start())
             status, error = await self._turns(run, tracker)
         except asyncio.CancelledError:
             # run.cancel() or the host's loop shutting down: either way the run ends cancelled, with its run_end
@@ -123,6 +126,8 @@ class Loop:
             self.state.stop_reason = "error"
         run.close_input()  # no await since the loop last looked at the queues: nothing queued is lost unseen
         try:
+            if self.tracking is not None:
+                await self.tracking
             changed, patch = await tracker.finish()
         except Exception as exc:  # the patch is a report; failing to make it must not lose the result
             changed, patch = (), f"# kgent could not compute the patch: {type(exc).__name__}: {exc}\n"
@@ -207,7 +212,7 @@ class Loop:
         run.emit(UserInput(text=text, source=source))  # type: ignore[arg-type]
 
     async def _turns(self, run: AgentRun, tracker: ChangeTracking) -> tuple[str, dict[str, str] | None]:
-        max_turns = self.kernel.config.max_turns
+        max_turns = self.spec.max_turns or self.kernel.config.max_turns
         while self.state.turns < max_turns:
             if self.compaction is not None:  # first: a compacted context costs less
                 history, leaf = self.state.history, self.state.leaf_id
@@ -225,6 +230,8 @@ class Loop:
                     "message": message.error or "the model call failed",
                 }
             if message.tool_calls:
+                if self.tracking is not None:
+                    await self.tracking  # the baseline before any tool can change a file
                 results = await ToolBatch(self, run, tracker).execute(message.tool_calls)
                 self.state.history.extend(results)
                 for text in run.take_steering():

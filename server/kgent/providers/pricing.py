@@ -14,7 +14,6 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +86,7 @@ class PriceTable:
 @lru_cache(maxsize=1)
 def builtin_prices() -> PriceTable:
     """The table shipped in the package (kgent/providers/prices.json)."""
-    text = resources.files("kgent").joinpath("providers", "prices.json").read_text(encoding="utf-8")
+    text = (Path(__file__).parent / "prices.json").read_text(encoding="utf-8")
     return PriceTable.from_json(json.loads(text), "the built-in price table")
 
 

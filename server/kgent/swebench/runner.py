@@ -62,7 +62,7 @@ class EvalConfig:
     workdir: Path | None = None  # where workspaces are made (default OUT/workspaces)
     keep_workspaces: bool = False
     workers: int = 1
-    max_turns: int = 50
+    max_turns: int = 200
     timeout: float | None = None  # seconds of agent run per instance (the checkout is not counted)
     cost_limit: float | None = None  # USD per instance; needs `price`
     price: Price | None = None

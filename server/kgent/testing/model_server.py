@@ -17,6 +17,7 @@ import json
 import socket
 import struct
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +39,7 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]
     raw: bytes = field(repr=False)
+    received: float = field(default_factory=time.time)  # wall clock (benchmarks: time to the first request)
 
     @property
     def body(self) -> Any:
@@ -64,7 +66,8 @@ class ModelServer:
     """Start with `start()` (or `with ModelServer(...) as server`); point providers at `openai_base_url` or
     `anthropic_base_url`. `requests` records every model request; `connections` counts accepted connections,
     `disconnects` clients that went away mid-response. Control endpoints, for a server in another process:
-    `POST /_kgent/script`, `POST /_kgent/fault`, `GET /_kgent/requests`, `POST /_kgent/reset`."""
+    `POST /_kgent/script`, `POST /_kgent/fault`, `GET /_kgent/requests` (`…/requests/received`: only when each
+    arrived), `POST /_kgent/reset`."""
 
     def __init__(
         self, script: Script | str = "hello", *, model: str = "test-model", cache: bool = True
@@ -236,10 +239,18 @@ class ModelServer:
             self.fail(Fault(**json.loads(raw)))
         elif path == "/_kgent/reset" and method == "POST":
             self.reset()
+        elif path == "/_kgent/requests/received":  # without the bodies (a long run's are megabytes)
+            return {"received": [r.received for r in self.requests]}
         elif path == "/_kgent/requests":
             return {
                 "requests": [
-                    {"method": r.method, "path": r.path, "headers": r.headers, "body": r.raw.decode()}
+                    {
+                        "method": r.method,
+                        "path": r.path,
+                        "headers": r.headers,
+                        "body": r.raw.decode(),
+                        "received": r.received,
+                    }
                     for r in self.requests
                 ],
                 "disconnects": self.disconnects,

@@ -35,6 +35,7 @@ class ChangeTracker:
         self._start_tree: str | None = None
         self._index_dir: str | None = None  # the run's own index: both snapshots, the real index untouched
         self._skipped: set[str] = set()  # large untracked files left out of the start snapshot
+        self._prefix = ""  # the workspace's path in its repository ("" at the top, else ending in "/")
 
     @property
     def uses_git(self) -> bool:
@@ -47,10 +48,11 @@ class ChangeTracker:
         if self._git is None:
             return
         try:
-            out = await self._run_git("rev-parse", "--is-inside-work-tree")
-            if out.strip() == b"true":
-                await self._open_index()
-                self._skipped = await self._large_untracked()
+            args = ("rev-parse", "--is-inside-work-tree", "--git-path", "index", "--show-prefix")
+            out = (await self._run_git(*args)).split(b"\n")
+            if out[0].strip() == b"true":
+                self._prefix = out[2].decode("utf-8", "surrogateescape").strip() if len(out) > 2 else ""
+                self._skipped, _ = await asyncio.gather(self._large_untracked(), self._open_index(out[1]))
                 self._start_tree = await self._snapshot(self._skipped)
         except (_GitFailed, OSError):
             self._start_tree = None
@@ -72,21 +74,46 @@ class ChangeTracker:
         paths: list[str] = []
         patch = ""
         grown: list[str] = []  # small at the start, too large now: in the start tree, left out of the end one
+        git_sections = self._start_tree is not None
         if self._start_tree is not None:
             try:
+                if await self._only_recorded_changes():  # the originals tell it all: no snapshot, no git diff
+                    return self._with_originals([], "", [], git_sections=False)
                 large = await self._large_untracked()
                 grown = sorted(large - self._skipped)
                 paths, patch = await self._git_diff(self._start_tree, self._skipped | large)
             except (_GitFailed, OSError):
                 paths, patch, grown = [], "", []
                 self._start_tree = None
+                git_sections = False
             finally:
                 self._close_index()
+        return self._with_originals(paths, patch, grown, git_sections)
+
+    async def _only_recorded_changes(self) -> bool:
+        """Whether every path that differs from the start snapshot is one a tool recorded before writing it: one
+        `git status` of the work tree against the run's index (which holds the start snapshot, stat data fresh)."""
+        args = ("status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--", ".")
+        out = await self._run_git(*args, env=self._index_env())
+        for item in out.decode("utf-8", "surrogateescape").split("\0"):
+            if not item:
+                continue
+            state, path = item[:2], item[3:]
+            if state != "??" and state[1] == " ":
+                continue  # differs from HEAD only: the start snapshot has it as it is
+            if not path.startswith(self._prefix) or path[len(self._prefix) :] not in self._originals:
+                return False
+        return True
+
+    def _with_originals(
+        self, paths: list[str], patch: str, grown: list[str], git_sections: bool
+    ) -> tuple[tuple[str, ...], str]:
+        """Add the sections of files tools wrote that git did not report (`git_sections`: it reported the rest)."""
         seen = set(paths)
         extra = [_large_section(rel) for rel in grown if rel not in self._originals]
         paths.extend(rel for rel in grown if rel not in self._originals)
         for rel in sorted(self._originals):
-            if rel in seen and self._start_tree is not None:
+            if rel in seen and git_sections:
                 continue
             old, new = self._originals[rel], self._current(rel)
             if old != new and max(len(old or b""), len(new or b"")) > MAX_SNAPSHOT_FILE:
@@ -106,20 +133,23 @@ class ChangeTracker:
             return None
 
     async def _git_diff(self, start: str, skip: set[str]) -> tuple[list[str], str]:
-        end = await self._snapshot(skip)
-        common = ("--no-renames", "--no-ext-diff", "--no-textconv", "--relative", start, end)
-        names = await self._run_git("diff", "--name-only", "-z", *common)
-        patch = await self._run_git(
-            "diff", "--no-color", "--binary", "--src-prefix=a/", "--dst-prefix=b/", *common
+        await self._add(skip)  # the run's index now holds the end state: diff the start tree against it
+        env = self._index_env()
+        common = ("--cached", "--no-renames", "--no-ext-diff", "--no-textconv", "--relative", start)
+        names, patch = await asyncio.gather(
+            self._run_git("diff", "--name-only", "-z", *common, env=env),
+            self._run_git(
+                "diff", "--no-color", "--binary", "--src-prefix=a/", "--dst-prefix=b/", *common, env=env
+            ),
         )
         paths = [p for p in names.decode("utf-8", "surrogateescape").split("\0") if p]
         return paths, patch.decode("utf-8", "replace")
 
-    async def _open_index(self) -> None:
+    async def _open_index(self, git_path: bytes) -> None:
         """A private copy of the real index (its warm stat cache keeps `git add` fast), kept for the run: the end
         snapshot starts from the start snapshot, so untracked files hashed then are not hashed again."""
         self._index_dir = tempfile.mkdtemp(prefix="kgent-index-")
-        real = (await self._run_git("rev-parse", "--git-path", "index")).decode().strip()
+        real = git_path.decode().strip()
         real_path = Path(real) if os.path.isabs(real) else self.workspace / real
         if real_path.is_file():
             shutil.copyfile(real_path, os.path.join(self._index_dir, "index"))
@@ -149,10 +179,15 @@ class ChangeTracker:
 
     async def _snapshot(self, skip: set[str]) -> str:
         """The workspace as a tree (untracked files included, `skip` left as the index has them)."""
-        env = self._index_env()
+        await self._add(skip)
+        return (await self._run_git("write-tree", env=self._index_env())).decode().strip()
+
+    async def _add(self, skip: set[str]) -> None:
+        """The run's index updated to the work tree (untracked files included, `skip` left as they are)."""
         excludes = [f":(exclude,literal){rel}" for rel in sorted(skip)]
-        await self._run_git("add", "-A", "--ignore-errors", "--", ".", *excludes, env=env, ok_codes=(0, 1))
-        return (await self._run_git("write-tree", env=env)).decode().strip()
+        await self._run_git(
+            "add", "-A", "--ignore-errors", "--", ".", *excludes, env=self._index_env(), ok_codes=(0, 1)
+        )
 
     async def _run_git(
         self, *args: str, env: dict[str, str] | None = None, ok_codes: tuple[int, ...] = (0,)

@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -315,4 +316,14 @@ def detect(env: Mapping[str, str] | None = None) -> Sandbox:
     """The sandbox for this process (probed once): KGENT_SANDBOX=none switches it off; otherwise bubblewrap when it
     works here, else NoSandbox with the reason."""
     env = os.environ if env is None else env
-    return _detect((env.get("KGENT_SANDBOX") or "auto").strip().lower())
+    with _detecting:  # one probe, even when a prefetch is still running it
+        return _detect((env.get("KGENT_SANDBOX") or "auto").strip().lower())
+
+
+def prefetch(env: Mapping[str, str] | None = None) -> None:
+    """Probe in a background thread now, so that the probe (a bwrap process, ~10 ms) overlaps a front's imports;
+    `detect` then answers from the cache, or waits for this probe."""
+    threading.Thread(target=detect, args=(env,), name="kgent-sandbox-probe", daemon=True).start()
+
+
+_detecting = threading.Lock()

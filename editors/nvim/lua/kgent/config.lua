@@ -19,6 +19,7 @@ local M = {}
 ---@field mode string?  "plan" | "ask" | "auto" | "full"; nil: the daemon's default (ask)
 ---@field api_key (fun():string?)|nil  returns the key; nil: the daemon reads its environment
 ---@field approval_timeout number?  seconds before an unanswered approval is rejected; nil: wait
+---@field max_turns integer?  model turns a run may take; nil: the daemon's default (KGENT_MAX_TURNS, else 200)
 ---@field workspace string|(fun():string)|nil  where runs work; nil: the current directory
 ---@field log_file string|false  the daemon's log file; false: its stderr (ends up in lsp.log)
 ---@field log_level string?  daemon log level (DEBUG, INFO, WARNING, ERROR); nil: WARNING
@@ -45,6 +46,7 @@ function M.defaults()
     mode = nil,
     api_key = nil,
     approval_timeout = nil,
+    max_turns = nil,
     workspace = nil,
     log_file = vim.fn.stdpath('log') .. '/kgent.log',
     log_level = nil,
@@ -108,6 +110,7 @@ function M.setup(opts)
   check('mode', o.mode, 'string', true)
   check('api_key', o.api_key, 'function', true)
   check('approval_timeout', o.approval_timeout, 'number', true)
+  check('max_turns', o.max_turns, 'number', true)
   check('workspace', o.workspace, { 'string', 'function' }, true)
   check('log_file', o.log_file, { 'string', 'boolean' })
   check('log_level', o.log_level, 'string', true)
@@ -139,6 +142,9 @@ function M.setup(opts)
   if o.approval_timeout and o.approval_timeout <= 0 then
     error('kgent: approval_timeout must be a number of seconds > 0 (or nil to wait)')
   end
+  if o.max_turns and (o.max_turns < 1 or o.max_turns % 1 ~= 0) then
+    error('kgent: max_turns must be an integer >= 1 (or nil for the daemon\'s default)')
+  end
   M.options = o
   return o
 end
@@ -166,6 +172,7 @@ function M.settings()
   s.baseUrl = o.base_url
   s.mode = o.mode
   s.approvalTimeout = o.approval_timeout
+  s.maxTurns = o.max_turns
   if o.api_key then
     local ok, key = pcall(o.api_key)
     if not ok then

@@ -48,6 +48,8 @@ export async function daemonConfig(secrets: vscode.SecretStorage): Promise<Daemo
   if (baseUrl !== undefined) settings.baseUrl = baseUrl;
   const timeout = cfg.get<number | null>("approvalTimeout");
   if (typeof timeout === "number" && timeout > 0) settings.approvalTimeout = timeout;
+  const maxTurns = cfg.get<number | null>("maxTurns");
+  if (typeof maxTurns === "number" && Number.isInteger(maxTurns) && maxTurns >= 1) settings.maxTurns = maxTurns;
   return { command: { command, args: words.slice(1), cwd: folder ?? os.homedir(), env }, settings };
 }
 

@@ -46,6 +46,10 @@ class InitializeSettings(Params):
     approval_timeout: Annotated[float, Field(gt=0, lt=1e9)] | None = Field(
         default=None, description="Seconds an approval may take before it counts as a reject; null: no limit."
     )
+    max_turns: Annotated[int, Field(ge=1)] | None = Field(
+        default=None,
+        description="Model turns a run may take (runs started afterwards); default: KGENT_MAX_TURNS.",
+    )
 
 
 class InitializeParams(Params):
@@ -181,6 +185,10 @@ class RunParams(Params):
     cost_limit: PositiveNumber | None = Field(
         default=None,
         description="US dollars this run may spend (needs a priced model); default: KGENT_COST_LIMIT.",
+    )
+    max_turns: Annotated[int, Field(ge=1)] | None = Field(
+        default=None,
+        description="Model turns this run may take; default: settings.maxTurns, else KGENT_MAX_TURNS, else 200.",
     )
 
     @field_validator("prompt")
