@@ -4,6 +4,7 @@ serves (or never answers for) its buffers, reviews that outlive the daemon, conf
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -206,3 +207,35 @@ async def test_a_host_that_never_answers_costs_one_timeout_and_the_run_goes_on_f
     # The edit reached the disk (the write timed out too, then fell back), nothing was lost.
     assert (workspace / "notes.txt").read_text() == "NOTE on disk\n"
     never.cancel()
+
+
+async def test_a_rejection_during_a_live_run_of_the_session_is_steered_into_it(
+    spawn: Any, workspace: Path, tmp_path: Path
+) -> None:
+    h = await spawn()
+    _, session_id, hunks = await _four_hunks(h, workspace)
+    gate = tmp_path / "gate.json"
+    gate.write_text(json.dumps([[{"tool": "bash", "args": {"command": "touch gate"}}], [{"text": "Done."}]]))
+    asked = asyncio.Event()
+    go_on = asyncio.Event()
+
+    async def hold(params: dict[str, Any]) -> dict[str, Any]:
+        asked.set()
+        await go_on.wait()
+        return {"outcome": "selected", "optionId": "allow_once"}
+
+    h.policy = hold
+    live, _ = await h.start_run(prompt="next", sessionId=session_id, mode="ask", model=str(gate))
+    await asyncio.wait_for(asked.wait(), 60)
+    applied = await h.call(
+        "agent/applyReview", {"sessionId": session_id, "reject": [hunks["b.txt:INDIA"]["id"]]}
+    )
+    assert applied["told"] == "run"
+    go_on.set()
+    end = await h.wait_end(live)
+    assert end["status"] == "settled"
+    steered = [e["text"] for e in h.of(live, "user_message") if e["source"] == "steer"]
+    assert len(steered) == 1 and "b.txt line 9" in steered[0] and "INDIA" in steered[0]
+    # Told once: the next prompt does not repeat it.
+    follow, _, events = await h.run_to_end(prompt="and now", sessionId=session_id, model="hello")
+    assert next(e["text"] for e in events if e["type"] == "user_message") == "and now"
