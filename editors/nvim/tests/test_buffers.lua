@@ -57,6 +57,10 @@ return function(H)
       eq(true, vim.bo[buf].modified, 'the edit is not saved')
       eq('on disk\n', H.read_file(ws .. '/notes.txt'), 'disk untouched')
       eq({ 'notes.txt' }, e.changedPaths, 'changedPaths include the buffer-only change')
+      -- The run's patch is the change as the buffer saw it, not the disk's older text.
+      contains(vim.split(e.patch, '\n'), '-note: unsaved in the editor', 'patch')
+      contains(vim.split(e.patch, '\n'), '+NOTE: unsaved in the editor', 'patch')
+      truthy(not e.patch:find('on disk', 1, true), 'the disk text is not in the patch')
       -- The editor's undo takes the agent's edit back, redo puts it again.
       vim.api.nvim_buf_call(buf, function()
         vim.cmd('silent undo')

@@ -77,10 +77,12 @@ class RunReview:
             self._unreviewable.add(where.rel)
 
     async def finish(self) -> tuple[tuple[str, ...], str]:
-        """The tracker's paths and patch, plus files changed only in the host's buffers (unsaved: the disk does not
-        show them); builds `files`."""
+        """The tracker's paths and patch, where the files the write tools touched are told as those tools saw them
+        (through the run's FileOps: a change that sits unsaved in an editor's buffer counts, and a buffer's unsaved
+        text from before the run does not); builds `files`."""
         paths, patch = await self.inner.finish()
-        changed, extra = set(paths), []
+        changed = set(paths)
+        sections = patch_sections(patch)
         texts: dict[str, tuple[str | None, str | None]] = {}
         for rel, before in self._before.items():
             try:
@@ -89,16 +91,15 @@ class RunReview:
                 continue
             if after != before:
                 texts[rel] = (before, after)
-                if (
-                    rel not in changed
-                ):  # the change sits in an editor's buffer: the disk-based patch misses it
-                    changed.add(rel)
-                    extra.append(file_patch(rel, _bytes(before), _bytes(after)))
-        sections = patch_sections(patch)
+                changed.add(rel)
+                sections[rel] = file_patch(rel, _bytes(before), _bytes(after))
+            else:
+                changed.discard(rel)
+                sections.pop(rel, None)
         disk = LocalFileOps()
-        for rel in sorted(set(paths) - set(texts) - self._unreviewable):
+        for rel in sorted(set(paths) - set(self._before) - self._unreviewable):
             section = sections.get(rel)
-            if section is None or rel in self._before:
+            if section is None:
                 continue
             try:
                 pair = reverse_patch(await _text(disk, self.workspace / rel), section)
@@ -118,7 +119,7 @@ class RunReview:
                 self.files.append(
                     ReviewFile(path=rel, created=before is None, deleted=after is None, hunks=hunks)
                 )
-        return tuple(sorted(changed)), patch + "".join(extra)
+        return tuple(sorted(changed)), "".join(sections.values())
 
     def entry_data(self) -> dict[str, Any] | None:
         """The `review` entry's data, or None when the run changed nothing reviewable."""

@@ -157,16 +157,22 @@ _HUNK_HEADER = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
 
 def patch_sections(patch: str) -> dict[str, str]:
-    """A git patch split per file: {workspace-relative path: its section} (the new path; the old one if deleted)."""
+    """A git patch split per file, in order: {workspace-relative path: its section} (the new path; the old one if
+    deleted). Text that is not a file's section (a leading note) is kept under a key that is no path ("\0…"), so
+    joining the values gives the patch back."""
     sections: dict[str, str] = {}
-    for chunk in re.split(r"(?m)^(?=diff --git )", patch):
-        if not chunk.startswith("diff --git "):
+    for n, chunk in enumerate(re.split(r"(?m)^(?=diff --git )", patch)):
+        if not chunk:
             continue
         old = re.search(r"(?m)^--- (?:a/(.*)|/dev/null)$", chunk)
         new = re.search(r"(?m)^\+\+\+ (?:b/(.*)|/dev/null)$", chunk)
-        path = (new.group(1) if new and new.group(1) else None) or (old.group(1) if old else None)
-        if path:
-            sections[path] = chunk
+        header = re.match(r"diff --git a/(.*) b/(.*)$", chunk.split("\n", 1)[0])
+        path = (new.group(1) if new and new.group(1) else None) or (
+            old.group(1) if old and old.group(1) else None
+        )
+        if path is None and header is not None:
+            path = header.group(2)
+        sections[path if path and chunk.startswith("diff --git ") else f"\0{n}"] = chunk
     return sections
 
 
