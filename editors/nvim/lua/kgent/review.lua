@@ -249,6 +249,15 @@ show = function(v)
   vim.cmd('diffthis')
   map(v, v.file_buf)
   map(v, v.before_buf)
+  -- Closing the tab by hand ends the review too (its keys leave the file's buffer).
+  vim.api.nvim_create_autocmd('TabClosed', {
+    group = vim.api.nvim_create_augroup('kgent-review', { clear = true }),
+    callback = vim.schedule_wrap(function() -- during TabClosed the closed tab's handle is still valid
+      if M.view == v and not valid_tab(v) then
+        M.close()
+      end
+    end),
+  })
   vim.w[right].kgent_review = true
   local first = f.hunks[1] and start_of(f.hunks[1])
   if first then
