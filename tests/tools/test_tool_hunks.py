@@ -86,3 +86,16 @@ def test_reverse_patch_recovers_the_text_before_a_git_change(tmp_path: Path) -> 
     assert reverse_patch(None, sections["gone.txt"]) == ("bye\n", None)
     assert reverse_patch("fresh\n", sections["new.txt"]) == (None, "fresh\n")
     assert reverse_patch("not what the patch says\n", sections["a.txt"]) is None
+
+
+def test_thousands_of_scattered_changes_are_cut_finely_and_revert_exactly() -> None:
+    """Unique lines anchor the diff, so every changed line is its own hunk (difflib alone would take minutes)."""
+    before = "".join(f"line {i}\n" for i in range(20000))
+    after = "".join(f"line {i}\n" if i % 7 else f"changed {i}\n" for i in range(20000))
+    hunks = compute_hunks(before, after)
+    assert len(hunks) == 2858 and all(len(h.new_lines) == 1 for h in hunks)
+    assert revert(after, hunks[1::2])[1] == {h.id: True for h in hunks[1::2]}
+    assert revert(after, hunks)[0] == before
+    # Without anchors (only repeated lines) a large gap stays one change.
+    flat = compute_hunks("x\n" * 20000, "".join("y\n" if i % 5 == 0 else "x\n" for i in range(20000)))
+    assert len(flat) == 1

@@ -1,5 +1,5 @@
 # Concept: hunks — a file's change cut into reviewable pieces, and reverting some of them where the text still allows.
-"""Pure functions over text: `compute_hunks(before, after)`, `revert(current, hunks)` (with per-hunk conflicts) and
+"""Pure functions over text: `compute_hunks(before, after)` (a patience-style line diff, `changes`), `revert(current, hunks)` (with per-hunk conflicts) and
 `reverse_patch(after, section)` (the text before a git patch section, for files a shell command changed).
 
 A hunk is one contiguous change (difflib, no context merged in). It keeps up to CONTEXT unchanged lines on each side
@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 CONTEXT = 3
-MAX_DIFF_LINES = 20_000  # past this (either side) a file is one hunk: difflib is quadratic in the worst case
+SMALL_GAP = (
+    250_000  # line pairs up to which a gap without anchors is left to difflib (quadratic) to cut finer
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -77,23 +79,18 @@ def lines(text: str | None) -> list[str]:
     return text.splitlines(keepends=True) if text else []
 
 
-def compute_hunks(before: str | None, after: str | None, ids: Sequence[str] | None = None) -> list[Hunk]:
-    """The hunks turning `before` into `after` (None: the file is absent). `ids` names them in order (default h1…)."""
+def compute_hunks(before: str | None, after: str | None) -> list[Hunk]:
+    """The hunks turning `before` into `after` (None: the file is absent), named h1, h2, … in order."""
     a, b = lines(before), lines(after)
-    if max(len(a), len(b)) > MAX_DIFF_LINES:
-        ops = [("replace", 0, len(a), 0, len(b))] if a != b else []
-    else:
-        matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-        ops = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    ops = changes(a, b)
     out: list[Hunk] = []
-    for n, (_, i1, i2, j1, j2) in enumerate(ops):
-        low = ops[n - 1][4] if n > 0 else 0  # context stops at the neighbour above…
-        high = ops[n + 1][3] if n + 1 < len(ops) else len(b)  # …and below
+    for n, (i1, i2, j1, j2) in enumerate(ops):
+        low = ops[n - 1][3] if n > 0 else 0  # context stops at the neighbour above…
+        high = ops[n + 1][2] if n + 1 < len(ops) else len(b)  # …and below
         top, bottom = max(low, j1 - CONTEXT), min(high, j2 + CONTEXT)
-        name = ids[n] if ids is not None and n < len(ids) else f"h{n + 1}"
         out.append(
             Hunk(
-                id=name,
+                id=f"h{n + 1}",
                 old_start=i1 + 1,
                 old_lines=tuple(a[i1:i2]),
                 new_start=j1 + 1,
@@ -105,6 +102,86 @@ def compute_hunks(before: str | None, after: str | None, ids: Sequence[str] | No
             )
         )
     return out
+
+
+Op = tuple[int, int, int, int]  # a[i1:i2] became b[j1:j2]
+
+
+def changes(a: Sequence[str], b: Sequence[str]) -> list[Op]:
+    """The changed ranges from `a` to `b`, in order, separated by unchanged lines. Patience-style: lines unique to
+    both sides anchor the diff (their longest increasing run), difflib only fills the small gaps between anchors, and
+    a large gap without anchors is one change — so a file with thousands of scattered edits costs milliseconds, not
+    difflib's minutes."""
+    out: list[Op] = []
+    _diff(a, 0, len(a), b, 0, len(b), out)
+    merged: list[Op] = []
+    for op in out:  # adjacent pieces from neighbouring gaps form one change
+        if merged and merged[-1][1] == op[0] and merged[-1][3] == op[2]:
+            merged[-1] = (merged[-1][0], op[1], merged[-1][2], op[3])
+        else:
+            merged.append(op)
+    return merged
+
+
+def _diff(a: Sequence[str], i1: int, i2: int, b: Sequence[str], j1: int, j2: int, out: list[Op]) -> None:
+    while i1 < i2 and j1 < j2 and a[i1] == b[j1]:
+        i1, j1 = i1 + 1, j1 + 1
+    while i1 < i2 and j1 < j2 and a[i2 - 1] == b[j2 - 1]:
+        i2, j2 = i2 - 1, j2 - 1
+    if i1 == i2 and j1 == j2:
+        return
+    if i1 == i2 or j1 == j2:
+        out.append((i1, i2, j1, j2))
+        return
+    anchors = _anchors(a, i1, i2, b, j1, j2)
+    if not anchors:
+        if (i2 - i1) * (j2 - j1) > SMALL_GAP:
+            out.append((i1, i2, j1, j2))  # no anchor in a large gap: one change
+            return
+        matcher = difflib.SequenceMatcher(None, a[i1:i2], b[j1:j2], autojunk=False)
+        for tag, x1, x2, y1, y2 in matcher.get_opcodes():
+            if tag != "equal":
+                out.append((i1 + x1, i1 + x2, j1 + y1, j1 + y2))
+        return
+    for x, y in anchors:
+        _diff(a, i1, x, b, j1, y, out)
+        i1, j1 = x + 1, y + 1
+    _diff(a, i1, i2, b, j1, j2, out)
+
+
+def _anchors(a: Sequence[str], i1: int, i2: int, b: Sequence[str], j1: int, j2: int) -> list[tuple[int, int]]:
+    """Lines that occur exactly once in a[i1:i2] and once in b[j1:j2], as the longest run increasing on both sides."""
+    count_a: dict[str, int] = {}
+    for i in range(i1, i2):
+        count_a[a[i]] = count_a.get(a[i], 0) + 1
+    count_b: dict[str, int] = {}
+    where_b: dict[str, int] = {}
+    for j in range(j1, j2):
+        count_b[b[j]] = count_b.get(b[j], 0) + 1
+        where_b[b[j]] = j
+    pairs = [(i, where_b[a[i]]) for i in range(i1, i2) if count_a[a[i]] == 1 and count_b.get(a[i]) == 1]
+    # Longest increasing subsequence of the b positions (patience sorting), kept in a order.
+    tails: list[int] = []  # index into pairs of the smallest tail of each length
+    prev: list[int] = [-1] * len(pairs)
+    for k, (_, y) in enumerate(pairs):
+        lo, hi = 0, len(tails)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if pairs[tails[mid]][1] < y:
+                lo = mid + 1
+            else:
+                hi = mid
+        prev[k] = tails[lo - 1] if lo else -1
+        if lo == len(tails):
+            tails.append(k)
+        else:
+            tails[lo] = k
+    run: list[tuple[int, int]] = []
+    k = tails[-1] if tails else -1
+    while k >= 0:
+        run.append(pairs[k])
+        k = prev[k]
+    return run[::-1]
 
 
 def _matches(text: list[str], i: int, h: Hunk) -> bool:
