@@ -161,6 +161,9 @@ function M.setup(opts)
   if not layouts[o.transcript.layout] then
     error(('kgent: transcript.layout must be vsplit, split, tab, float or none, not %q'):format(o.transcript.layout))
   end
+  if o.fs_timeout and o.fs_timeout <= 0 then
+    error('kgent: fs_timeout must be a number of seconds > 0 (or nil for the daemon\'s default)')
+  end
   if o.approval_timeout and o.approval_timeout <= 0 then
     error('kgent: approval_timeout must be a number of seconds > 0 (or nil to wait)')
   end
