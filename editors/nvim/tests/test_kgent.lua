@@ -705,10 +705,10 @@ end)
 test(':Kgent completes its subcommands; :Kgent log opens the daemon log', function()
   H.fresh({})
   local all = vim.fn.getcompletion('Kgent ', 'cmdline')
-  for _, s in ipairs({ 'cancel', 'followup', 'log', 'new', 'resume', 'run', 'sessions', 'steer' }) do
+  for _, s in ipairs({ 'cancel', 'followup', 'log', 'new', 'resume', 'review', 'run', 'sessions', 'steer' }) do
     truthy(vim.tbl_contains(all, s), 'completes ' .. s)
   end
-  eq({ 'restart', 'resume', 'run' }, vim.fn.getcompletion('Kgent r', 'cmdline'), 'prefix')
+  eq({ 'restart', 'resume', 'review', 'run' }, vim.fn.getcompletion('Kgent r', 'cmdline'), 'prefix')
   eq({ 'run' }, vim.fn.getcompletion("'<,'>Kgent ru", 'cmdline'), 'with a range')
   vim.cmd('Kgent log')
   eq(H.root .. '/kgent.log', vim.api.nvim_buf_get_name(0), 'log buffer')
@@ -932,7 +932,10 @@ test('kill -9 of the daemon: announced at ERROR with the signal, tools marked lo
       end
     end
   end, 'bash in progress')
-  eq('changed\n', H.read_file(ws .. '/notes.txt'), 'written on disk')
+  -- The write went into the open buffer; the buffer is saved before the command runs (the command reads the disk).
+  H.wait_for(function()
+    return H.read_file(ws .. '/notes.txt') == 'changed\n'
+  end, 'the buffer saved before the command')
   local run_id = kgent.state.run_id
   local sid = kgent.state.session_id
   local pid = kgent.state.conn.pid
@@ -1113,5 +1116,7 @@ test('run summary: all input tokens, the cached share and the cost when the mode
   end
   contains(H.transcript(), line, 'transcript summary')
 end)
+
+dofile(here .. '/test_buffers.lua')(H)
 
 H.run_all()

@@ -34,7 +34,7 @@ from kgent.tools.base import CommandRunner
 from kgent.tools.ops import FileOps
 
 from . import updates as U
-from .files import ClientFileOps
+from .files import client_file_ops
 from .handshake import API_KEY_AUTH, ClientOffer, initialize_result
 from .live import LiveOutput
 from .terminal import ClientTerminalRunner
@@ -250,7 +250,7 @@ class KgentAgent:
             fs: FileOps | None = None
             offer = self.offer
             if self.client is not None and (offer.fs_read or offer.fs_write):
-                fs = ClientFileOps(self.client, session_id, read=offer.fs_read, write=offer.fs_write)
+                fs = client_file_ops(self.client, session_id, read=offer.fs_read, write=offer.fs_write)
             runner: CommandRunner | None = None
             if self.client is not None and offer.terminal:  # commands run in the client's terminal (asked)
                 runner = ClientTerminalRunner(self.client, session_id, self._terminal_opened(session_id))

@@ -65,6 +65,13 @@ M.subcommands = {
       kgent().resume({ session_id = id, prompt = prompt })
     end,
   },
+  review = {
+    args = '[run-id]',
+    desc = "review the session's changes hunk by hunk (or one run's): quickfix list and a diff view",
+    run = function(args)
+      kgent().review(args ~= '' and args or nil)
+    end,
+  },
   sessions = {
     desc = "list the workspace's sessions",
     run = function()

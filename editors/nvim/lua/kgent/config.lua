@@ -24,12 +24,19 @@ local M = {}
 ---@field log_file string|false  the daemon's log file; false: its stderr (ends up in lsp.log)
 ---@field log_level string?  daemon log level (DEBUG, INFO, WARNING, ERROR); nil: WARNING
 ---@field reload_changed boolean  :checktime buffers of files a run changed, when it ends
+---@field buffers boolean  serve loaded buffers to the agent (it reads unsaved text, its edits land in the buffer)
+---@field fs_timeout number?  seconds the daemon waits for a buffer before it uses the disk; nil: its default (10)
+---@field review kgent.ReviewConfig
 ---@field prewarm boolean  start the daemon in the background on setup()
 ---@field approval "inline"|"select"  approvals in the transcript (keys), or through vim.ui.select
 ---@field approval_keys table<string, string|false>  inline approval keys: allow_once, allow_always, reject_once, reject_always, preview
 ---@field approval_diff_lines integer  lines of the proposed diff shown inline (0: none)
 ---@field chat kgent.ChatConfig
 ---@field transcript kgent.TranscriptConfig
+
+---@class kgent.ReviewConfig
+---@field keys table<string, string|false>  keys in the review's diff view: accept, reject, next, prev, accept_file, reject_file, close
+---@field quickfix boolean  :Kgent review fills the quickfix list with the pending hunks
 
 ---@class kgent.ChatConfig
 ---@field height integer  lines of the chat window
@@ -51,6 +58,20 @@ function M.defaults()
     log_file = vim.fn.stdpath('log') .. '/kgent.log',
     log_level = nil,
     reload_changed = true,
+    buffers = true,
+    fs_timeout = nil,
+    review = {
+      keys = {
+        accept = 'ga',
+        reject = 'gr',
+        next = ']h',
+        prev = '[h',
+        accept_file = 'gA',
+        reject_file = 'gR',
+        close = 'q',
+      },
+      quickfix = true,
+    },
     prewarm = true,
     approval = 'inline',
     approval_keys = {
@@ -115,6 +136,10 @@ function M.setup(opts)
   check('log_file', o.log_file, { 'string', 'boolean' })
   check('log_level', o.log_level, 'string', true)
   check('reload_changed', o.reload_changed, 'boolean')
+  check('buffers', o.buffers, 'boolean')
+  check('fs_timeout', o.fs_timeout, 'number', true)
+  check('review', o.review, 'table')
+  check('review.keys', o.review.keys, 'table')
   check('transcript', o.transcript, 'table')
   check('prewarm', o.prewarm, 'boolean')
   check('approval_keys', o.approval_keys, 'table')
@@ -138,6 +163,9 @@ function M.setup(opts)
   end
   if not layouts[o.transcript.layout] then
     error(('kgent: transcript.layout must be vsplit, split, tab, float or none, not %q'):format(o.transcript.layout))
+  end
+  if o.fs_timeout and o.fs_timeout <= 0 then
+    error('kgent: fs_timeout must be a number of seconds > 0 (or nil for the daemon\'s default)')
   end
   if o.approval_timeout and o.approval_timeout <= 0 then
     error('kgent: approval_timeout must be a number of seconds > 0 (or nil to wait)')
@@ -173,6 +201,7 @@ function M.settings()
   s.mode = o.mode
   s.approvalTimeout = o.approval_timeout
   s.maxTurns = o.max_turns
+  s.fsTimeout = o.fs_timeout
   if o.api_key then
     local ok, key = pcall(o.api_key)
     if not ok then
@@ -182,6 +211,15 @@ function M.settings()
     end
   end
   return next(s) and s or vim.empty_dict()
+end
+
+--- Capabilities for `initialize` (protocol.md § Host-owned files): loaded buffers are served unless buffers = false.
+---@return table
+function M.capabilities()
+  if not M.options.buffers then
+    return vim.empty_dict()
+  end
+  return { fs = { readTextFile = true, writeTextFile = true, saveFiles = true } }
 end
 
 --- The daemon's environment additions.

@@ -100,7 +100,7 @@ function handlers.on_event(params, conn)
     local level = ev.status == 'failed' and vim.log.levels.WARN or vim.log.levels.INFO
     local msg = ('run %s'):format(ev.status or 'ended')
     if #(ev.changedPaths or {}) > 0 then
-      msg = msg .. (': %d file%s changed'):format(#ev.changedPaths, #ev.changedPaths == 1 and '' or 's')
+      msg = msg .. (': %d file%s changed (:Kgent review)'):format(#ev.changedPaths, #ev.changedPaths == 1 and '' or 's')
     end
     if type(ev.error) == 'table' and ev.error.message then
       msg = msg .. ': ' .. ev.error.message
@@ -257,6 +257,9 @@ function M.connection()
     on_exit = function(code, signal)
       on_exit(conn, code, signal)
     end,
+    on_file_request = function(method, params)
+      return require('kgent.files').serve(method, params)
+    end,
   })
   local err
   local t0 = vim.uv.hrtime()
@@ -264,6 +267,7 @@ function M.connection()
     cmd = config.options.cmd,
     env = config.env(),
     settings = config.settings(),
+    capabilities = config.capabilities(),
     handlers = h,
     on_ready = function(c)
       local si = c.init_result and c.init_result.serverInfo or {}

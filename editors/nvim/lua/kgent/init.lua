@@ -29,6 +29,11 @@ M.cancel = runs.cancel
 M.steer = runs.steer
 M.follow_up = runs.follow_up
 
+-- Review (kgent.review): a session's changes hunk by hunk
+function M.review(run_id)
+  require('kgent.review').open(run_id)
+end
+
 -- Sessions
 M.sessions = sessions.sessions
 M.format_session = sessions.format_session

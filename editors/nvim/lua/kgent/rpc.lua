@@ -17,6 +17,7 @@ M.PROTOCOL_VERSION = PROTOCOL_VERSION
 ---@field on_permission fun(params: table, respond: fun(result: table))  respond exactly once
 ---@field on_withdraw fun(request_id: string)  the daemon withdrew an agent/permission request
 ---@field on_exit fun(code: integer, signal: integer)
+---@field on_file_request fun(method: string, params: table): table  agent/readTextFile, …: the result to send
 
 ---@class kgent.Conn
 ---@field client vim.lsp.rpc.PublicClient?
@@ -64,7 +65,7 @@ end
 M.plugin_version = plugin_version
 
 --- Spawn the daemon and send `initialize`. Requests made before its answer are queued and sent after it.
----@param opts {cmd: string[], env: table, cwd: string?, settings: table, handlers: kgent.Handlers, on_ready: fun(c: kgent.Conn)?}
+---@param opts {cmd: string[], env: table, cwd: string?, settings: table, capabilities: table?, handlers: kgent.Handlers, on_ready: fun(c: kgent.Conn)?}
 ---@return kgent.Conn?, string?  the connection, or nil and why it could not start
 function M.start(opts)
   local self = setmetatable({ ready = false, queue = {}, closed = false }, Conn)
@@ -84,6 +85,14 @@ function M.start(opts)
       end)
     end,
     server_request = function(method, params)
+      if method == 'agent/readTextFile' or method == 'agent/writeTextFile' or method == 'agent/saveFiles' then
+        -- Runs on the main loop (vim.lsp.rpc schedules server requests): buffers may be read and changed here.
+        local ok, result = pcall(h.on_file_request, method, params or {})
+        if not ok then
+          return nil, vim.lsp.rpc.rpc_response_error(vim.lsp.protocol.ErrorCodes.InternalError, tostring(result))
+        end
+        return result
+      end
       if method ~= 'agent/permission' then
         return nil, vim.lsp.rpc.rpc_response_error(vim.lsp.protocol.ErrorCodes.MethodNotFound)
       end
@@ -163,7 +172,7 @@ function M.start(opts)
   self:_send('initialize', {
     protocolVersion = PROTOCOL_VERSION,
     clientInfo = { name = 'kgent.nvim', version = plugin_version() },
-    capabilities = vim.empty_dict(),
+    capabilities = opts.capabilities or vim.empty_dict(),
     settings = opts.settings or vim.empty_dict(),
   }, function(err, result)
     if err then
