@@ -17,9 +17,13 @@ from typing import Any
 
 from kgent.config import context_overrides, cost_limit, prices, provider_config, require_key
 from kgent.core.errors import SessionError
-from kgent.daemon import wire as W
-from kgent.daemon.errors import CONFIG, CONFLICT, NOT_FOUND, DaemonError
-from kgent.daemon.handshake import (
+from kgent.kernel import AgentKernel, KernelConfig
+from kgent.kernel.cost import session_usage
+from kgent.providers.base import Provider, ProviderConfig
+from kgent.providers.pricing import PriceTable
+from kgent.service import wire as W
+from kgent.service.errors import CONFIG, CONFLICT, NOT_FOUND, DaemonError
+from kgent.service.handshake import (
     Settings,
     default_mode,
     default_provider,
@@ -28,12 +32,8 @@ from kgent.daemon.handshake import (
     normalize_provider,
     parse_initialize,
 )
-from kgent.daemon.runs import Outbox, RunHandle
-from kgent.kernel import AgentKernel, KernelConfig
-from kgent.kernel.cost import session_usage
-from kgent.providers.base import Provider, ProviderConfig
-from kgent.providers.pricing import PriceTable
 from kgent.service.providers import ProviderPool
+from kgent.service.runs import Outbox, RunHandle
 from kgent.service.store import open_store
 from kgent.session.entries import tree_to_dict
 from kgent.session.paths import normalize_workspace

@@ -23,7 +23,7 @@ from typing_extensions import TypeAliasType
 
 from kgent.core import events
 from kgent.core.messages import StopReason as _StopReason
-from kgent.daemon.handshake import MODES, ParamsError, normalize_mode
+from kgent.service.handshake import MODES, ParamsError, normalize_mode
 
 
 class Params(BaseModel):
