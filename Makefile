@@ -10,7 +10,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	# swebench: the official SWE-bench harness, whose own loading code the evaluator's tests check predictions with.
-	$(PY) -m pip install -q -e '.[dev,swebench]'
+	$(PY) -m pip install -q -e '.[dev,http,swebench]'
 	touch $(STAMP)
 
 setup: $(STAMP) system-tools

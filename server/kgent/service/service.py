@@ -59,6 +59,8 @@ class Service:
             str, str
         ] = {}  # session id → what a request is doing to it (no run may start meanwhile)
         self.shut_down = False
+        # A front that serves only some workspaces (the HTTP front's --workspace-root) raises here for the others.
+        self.workspace_guard: Callable[[str], None] | None = None
         self._kernel: AgentKernel | None = None
         self._kernel_config: KernelConfig | None = None
         self._prices: PriceTable | None = None
@@ -116,6 +118,10 @@ class Service:
             self._kernel = AgentKernel(provider, store=self.store, config=self.kernel_config())
         return self._kernel
 
+    def _guard(self, workspace: str) -> None:
+        if self.workspace_guard is not None:
+            self.workspace_guard(workspace)
+
     def live_run_id(self, session_id: str) -> str | None:
         run = self._kernel.live_run(session_id) if self._kernel is not None else None
         return run.run_id if run is not None else None
@@ -139,6 +145,7 @@ class Service:
         if p.session_id is not None:
             self._check_idle(p.session_id)
             tree = await self.store.load(p.session_id)
+            self._guard(tree.info.workspace)
             if p.parent_entry_id is not None and p.parent_entry_id not in tree.entries:
                 raise DaemonError(
                     NOT_FOUND, f"no entry {p.parent_entry_id!r} in session {p.session_id}", "entry_not_found"
@@ -151,6 +158,8 @@ class Service:
                     f"session {p.session_id} belongs to another workspace: {tree.info.workspace}",
                     "config_error",
                 )
+        if workspace is not None:
+            self._guard(workspace)
         provider = await self.providers.aget(self.provider_config(p.provider, p.model))
         kernel = self.kernel(provider)
         if p.session_id is not None:
@@ -222,6 +231,7 @@ class Service:
                 await asyncio.wait_for(asyncio.gather(*waits), OPEN_WAIT)
 
     async def sessions(self, workspace: str) -> W.SessionsResult:
+        self._guard(workspace)
         ws = normalize_workspace(workspace)
         await self._opened(workspace=ws)
         infos = await self.store.list(ws)
@@ -232,6 +242,7 @@ class Service:
     async def session(self, session_id: str, branch_only: bool) -> W.SessionResult:
         await self._opened(session_id=session_id)
         tree = await self.store.load(session_id)
+        self._guard(tree.info.workspace)
         branch = tree.branch()
         data = tree_to_dict(tree)
         if branch_only:
@@ -244,6 +255,7 @@ class Service:
     async def fork(self, session_id: str, entry_id: str) -> W.ForkResult:
         self._check_idle(session_id)
         tree = await self.store.load(session_id)
+        self._guard(tree.info.workspace)
         if entry_id not in tree.entries:
             raise DaemonError(NOT_FOUND, f"no entry {entry_id!r} in session {session_id}", "entry_not_found")
         self._check_idle(session_id)
@@ -262,7 +274,9 @@ class Service:
                 CONFIG, "compaction is not available in this build", "compact_unavailable"
             ) from None
         self._check_idle(p.session_id)
-        await self.store.load(p.session_id)  # session_not_found before any provider trouble
+        self._guard(
+            (await self.store.load(p.session_id)).info.workspace
+        )  # not found: before provider trouble
         provider = await self.providers.aget(self.provider_config(p.provider, p.model))
         self._check_idle(p.session_id)
         self.busy[p.session_id] = "compacted"

@@ -1,0 +1,62 @@
+"""Process entry of `kgent serve --http`: bind, print the URL with its token once, serve with uvicorn until a signal."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+import sys
+from collections.abc import Mapping
+from typing import TextIO
+
+import uvicorn
+
+from kgent.http.app import create_app
+from kgent.http.guard import HttpConfig
+
+log = logging.getLogger("kgent.http")
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket (port 0: a free one), so the URL printed is the one served."""
+    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host.strip("[]"), port))
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock
+
+
+def url(config: HttpConfig, port: int) -> str:
+    host = f"[{config.host}]" if ":" in config.host else config.host
+    return f"{config.scheme}://{host}:{port}/"
+
+
+def serve(config: HttpConfig, env: Mapping[str, str], out: TextIO = sys.stdout) -> int:
+    try:
+        sock = bind(config.host, config.port)
+    except OSError as exc:
+        sys.stderr.write(f"kgent: cannot listen on {config.host}:{config.port}: {exc.strerror}\n")
+        return 1
+    port = sock.getsockname()[1]
+    app = create_app(config, env)
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app,
+            log_level="warning",
+            ssl_keyfile=config.ssl_keyfile,
+            ssl_certfile=config.ssl_certfile,
+            timeout_graceful_shutdown=3,
+        )
+    )
+    base = url(config, port)
+    token = "(from KGENT_HTTP_TOKEN)" if config.token_from_env else config.token
+    out.write(f"kgent: serving on {base}  (workspaces: {', '.join(config.workspace_roots)})\n")
+    if config.token_from_env:
+        out.write(f"kgent: token {token}; open {base}?token=<KGENT_HTTP_TOKEN>\n")
+    else:
+        out.write(f"kgent: token {token}\nkgent: open {base}?token={token}\n")
+    out.flush()
+    asyncio.run(server.serve(sockets=[sock]))
+    return 0
