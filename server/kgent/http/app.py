@@ -79,9 +79,21 @@ class Front:
         self.svc = Service(env, Settings(), self.hub)
         self.svc.workspace_guard = WorkspaceAllowlist(config.workspace_roots)
 
-    def started(self, handle: RunHandle) -> RunLog:
+    async def base_entry(self, p: W.RunParams) -> str | None:
+        """The entry a run of `p` continues from (what a page shows before the run's own events)."""
+        if p.session_id is None:
+            return None
+        if p.parent_entry_id is not None:
+            return p.parent_entry_id
+        try:
+            return (await self.svc.store.load(p.session_id)).leaf_id
+        except Exception:  # start_run reports it
+            return None
+
+    def started(self, handle: RunHandle, base_entry_id: str | None) -> RunLog:
         """Register the run's log, then forward its events into it."""
         run_log = self.hub.open(handle.run_id, handle.session_id)
+        run_log.base_entry_id = base_entry_id
         on_end = handle.on_end
 
         def ended(h: RunHandle) -> None:
@@ -189,8 +201,9 @@ def create_app(config: HttpConfig, env: Mapping[str, str]) -> FastAPI:
     async def run(p: Annotated[W.RunParams, Body()]) -> JSONResponse:
         """`agent/run`: start a run; read its events at /api/runs/{runId}/events."""
         f = live()
+        base = await f.base_entry(p)
         handle = await f.svc.start_run(p)
-        f.started(handle)
+        f.started(handle, base)
         return _payload(W.RunResult(run_id=handle.run_id, session_id=handle.session_id))
 
     @app.post("/api/runs/{run_id}/cancel", response_model=W.CancelResult, tags=["runs"])
@@ -206,6 +219,23 @@ def create_app(config: HttpConfig, env: Mapping[str, str]) -> FastAPI:
     async def follow_up(run_id: str, body: TextBody) -> JSONResponse:
         live().svc.queue(run_id, body.text, steer=False)
         return _payload(W.EmptyResult())
+
+    @app.get("/api/runs/{run_id}", tags=["runs"])
+    async def run_info(run_id: str) -> dict[str, Any]:
+        """A run this server keeps: live or not, how many events so far, the session entry it continued from."""
+        f = current()
+        run_log = f.hub.logs.get(run_id)
+        if run_log is None:
+            raise DaemonError(
+                NOT_FOUND, f"no run {run_id!r} on this server (or no longer kept)", "run_not_found"
+            )
+        return {
+            "runId": run_id,
+            "sessionId": run_log.session_id,
+            "live": not run_log.ended,
+            "events": len(run_log.events),
+            "baseEntryId": run_log.base_entry_id,
+        }
 
     @app.get("/api/runs/{run_id}/events", tags=["runs"], response_class=Response)
     async def run_events(
@@ -227,7 +257,9 @@ def create_app(config: HttpConfig, env: Mapping[str, str]) -> FastAPI:
             async for first, events in run_log.follow(start):
                 yield _chunk(first, events)
 
-        return EventSourceResponse(stream(), ping=config.heartbeat, headers={"X-Accel-Buffering": "no"})
+        return EventSourceResponse(
+            stream(), ping=config.heartbeat, sep="\n", headers={"X-Accel-Buffering": "no"}
+        )
 
     # -- approvals ---------------------------------------------------------------------------------------------------
     @app.get("/api/permissions", tags=["permissions"])
@@ -294,17 +326,27 @@ def create_app(config: HttpConfig, env: Mapping[str, str]) -> FastAPI:
 
     @app.get("/api/sessions/{session_id}/events", tags=["sessions"], response_class=Response)
     async def session_events(
-        session_id: str, last_event_id: Annotated[str | None, Header()] = None
+        session_id: str,
+        run_id: Annotated[str | None, Query(alias="runId")] = None,
+        from_seq: Annotated[int | None, Query(alias="fromSeq", ge=0)] = None,
+        last_event_id: Annotated[str | None, Header()] = None,
     ) -> EventSourceResponse:
-        """SSE: the events of the session's runs on this server, run after run (`id` = `runId:seq`). Starts with the
-        live run from its first event (or waits for the next run); `Last-Event-ID` resumes after that event."""
+        """SSE: the events of the session's runs on this server, run after run (`id` = `runId:seq`). Starts with
+        `runId` (from `fromSeq`), else the live run from its first event, else waits for the next run;
+        `Last-Event-ID` (`runId:seq`) resumes after that event."""
         hub = current().hub
         runs = hub.session_runs.get(session_id, [])
         index, start = len(runs), 0
         if last_event_id and ":" in last_event_id:
-            run_id, _, _ = last_event_id.strip().rpartition(":")
-            if run_id in runs:
-                index, start = runs.index(run_id), _start_seq(None, last_event_id)
+            last_run, _, _ = last_event_id.strip().rpartition(":")
+            if last_run in runs:
+                index, start = runs.index(last_run), _start_seq(None, last_event_id)
+        elif run_id is not None:
+            if run_id not in runs:
+                raise DaemonError(
+                    NOT_FOUND, f"no run {run_id!r} of session {session_id} here", "run_not_found"
+                )
+            index, start = runs.index(run_id), _start_seq(from_seq, None)
         else:
             live_id = current().svc.live_run_id(session_id)
             if live_id in runs:
@@ -323,7 +365,9 @@ def create_app(config: HttpConfig, env: Mapping[str, str]) -> FastAPI:
                         yield _chunk(first, events, f"{run_log.run_id}:")
                 i, first_seq = i + 1, 0
 
-        return EventSourceResponse(stream(), ping=config.heartbeat, headers={"X-Accel-Buffering": "no"})
+        return EventSourceResponse(
+            stream(), ping=config.heartbeat, sep="\n", headers={"X-Accel-Buffering": "no"}
+        )
 
     # -- the web client ----------------------------------------------------------------------------------------------
     static = resources.files("kgent.http") / "static"
@@ -331,6 +375,10 @@ def create_app(config: HttpConfig, env: Mapping[str, str]) -> FastAPI:
     @app.get("/", include_in_schema=False)
     async def index() -> Response:
         return Response((static / "index.html").read_bytes(), media_type="text/html; charset=utf-8")
+
+    @app.get("/favicon.ico", include_in_schema=False)
+    async def favicon() -> Response:
+        return Response(status_code=204)
 
     app.mount("/static", StaticFiles(packages=[("kgent.http", "static")]), name="static")
     return app

@@ -21,6 +21,9 @@ class RunLog:
         self.session_id = session_id
         self.events: list[str] = []
         self.ended = False
+        self.base_entry_id: str | None = (
+            None  # the session entry the run continued from (None: a new session)
+        )
         self._waiters: list[asyncio.Future[None]] = []
 
     def append(self, seq: int, params: str) -> None:
