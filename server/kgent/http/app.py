@@ -15,9 +15,10 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, Field, TypeAdapter
 from sse_starlette import EventSourceResponse
 
+from kgent.core.errors import KgentError
 from kgent.http.guard import Guard, HttpConfig, WorkspaceAllowlist, cors_kwargs
 from kgent.http.hub import Hub, RunLog
 from kgent.service import wire as W
@@ -32,10 +33,10 @@ from kgent.service.errors import (
     DaemonError,
     classify,
 )
-from kgent.service.handshake import PROTOCOL_VERSION, SERVER_VERSION, Settings, initialize_result
+from kgent.service.handshake import PROTOCOL_VERSION, SERVER_VERSION, ParamsError, Settings, initialize_result
 from kgent.service.runs import RunHandle
 from kgent.service.service import Service
-from kgent.service.wire.base import params_error
+from kgent.service.wire.base import first_params_error
 from kgent.service.wire.requests import PermissionSelected
 
 log = logging.getLogger("kgent.http")
@@ -165,14 +166,17 @@ def create_app(config: HttpConfig, env: Mapping[str, str]) -> FastAPI:
     async def any_error(request: Request, exc: Exception) -> JSONResponse:
         return _error(exc)
 
+    # Errors in wire terms (ExceptionMiddleware answers them); anything else is a bug, logged under an incident id.
     @app.exception_handler(DaemonError)
-    async def service_error(request: Request, exc: DaemonError) -> JSONResponse:
+    @app.exception_handler(KgentError)
+    @app.exception_handler(ParamsError)
+    async def service_error(request: Request, exc: Exception) -> JSONResponse:
         return _error(exc)
 
     @app.exception_handler(RequestValidationError)
     async def bad_params(request: Request, exc: RequestValidationError) -> JSONResponse:
-        errors = [{**e, "loc": tuple(e["loc"][1:])} for e in exc.errors()]
-        return _error(params_error(ValidationError.from_exception_data("params", errors)))  # type: ignore[arg-type]
+        errors = [{**e, "loc": tuple(e["loc"][1:])} for e in exc.errors()]  # without the leading "body"
+        return _error(first_params_error(errors))  # type: ignore[arg-type]
 
     def live() -> Front:
         f = current()

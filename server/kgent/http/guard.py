@@ -82,6 +82,10 @@ def make_config(
             raise ValueError(f"--workspace-root {root}: not a directory")
         roots.append(real)
     token = env.get(TOKEN_ENV, "").strip()
+    try:
+        heartbeat = float(env.get("KGENT_HTTP_HEARTBEAT") or 15.0)
+    except ValueError:
+        raise ValueError("KGENT_HTTP_HEARTBEAT must be a number of seconds") from None
     return HttpConfig(
         host=host,
         port=port if port is not None else (8443 if tls else 8000),
@@ -92,6 +96,7 @@ def make_config(
         ssl_keyfile=keyfile,
         ssl_certfile=certfile,
         insecure=insecure,
+        heartbeat=max(heartbeat, 0.05),
     )
 
 
@@ -129,10 +134,6 @@ async def _refuse(send: Send, status: int, body: bytes, headers: list[tuple[byte
     await send({"type": "http.response.body", "body": body})
 
 
-class _TooLarge(Exception):
-    pass
-
-
 class Guard:
     """ASGI middleware: the bearer token on every route but the public ones, and the request body limit."""
 
@@ -164,28 +165,28 @@ class Guard:
             if name == b"content-length" and value.isdigit() and int(value) > self.max_body:
                 await _refuse(send, 413, self._too_large())
                 return
+        if any(name == b"content-length" for name, _ in scope["headers"]):
+            await self.app(scope, receive, send)  # within the limit (the server stops reading at its length)
+            return
+        # A body without a length (chunked): read it here, up to the limit, and replay it to the app.
+        messages: list[Message] = []
         seen = 0
-        started = False
-
-        async def counted() -> Message:
-            nonlocal seen
+        while True:
             message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.max_body:
-                    raise _TooLarge
-            return message
-
-        async def watch(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
-        try:
-            await self.app(scope, counted, watch)
-        except _TooLarge:
-            if not started:
+            messages.append(message)
+            if message["type"] != "http.request":
+                break
+            seen += len(message.get("body", b""))
+            if seen > self.max_body:
                 await _refuse(send, 413, self._too_large())
+                return
+            if not message.get("more_body", False):
+                break
+
+        async def replay() -> Message:
+            return messages.pop(0) if messages else await receive()
+
+        await self.app(scope, replay, send)
 
     def _too_large(self) -> bytes:
         return error_body(-32600, f"request body over {self.max_body} bytes", "body_too_large")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import signal
 import socket
 import sys
 from collections.abc import Mapping
@@ -58,5 +59,14 @@ def serve(config: HttpConfig, env: Mapping[str, str], out: TextIO = sys.stdout) 
     else:
         out.write(f"kgent: token {token}\nkgent: open {base}?token={token}\n")
     out.flush()
-    asyncio.run(server.serve(sockets=[sock]))
+    # uvicorn shuts down gracefully on SIGINT / SIGTERM, then re-raises the signal: that is a normal stop here.
+    signal.signal(signal.SIGTERM, _stopped)
+    try:
+        asyncio.run(server.serve(sockets=[sock]))
+    except KeyboardInterrupt:
+        pass
     return 0
+
+
+def _stopped(signum: int, frame: object) -> None:
+    raise SystemExit(0)
