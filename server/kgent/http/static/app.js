@@ -19,6 +19,7 @@ const state = {
   runId: null, // the live run shown, if any
   stream: null,
   applied: new Map(), // runId → last seq applied (a replayed event is never applied twice)
+  seen: [], // "runId:seq" of every event applied, in order (for tests: no gaps, no repeats)
   tools: new Map(), // toolCallId → card
   bubble: null, // the assistant message being streamed
   thinking: null,
@@ -193,6 +194,7 @@ function onEvent(params) {
   const last = state.applied.get(params.runId);
   if (last !== undefined && params.seq <= last) return; // already shown
   state.applied.set(params.runId, params.seq);
+  state.seen.push(`${params.runId}:${params.seq}`);
   const ev = params.event;
   switch (ev.type) {
     case "run_start":
@@ -286,6 +288,7 @@ function resetLog(title) {
   state.tools.clear();
   state.bubble = state.thinking = null;
   state.applied.clear();
+  state.seen = [];
   $("session-title").textContent = title;
   setRunning(null);
 }
@@ -379,7 +382,7 @@ async function send() {
     if (state.sessionId !== run.sessionId || !state.stream) {
       state.sessionId = run.sessionId;
       location.hash = `session=${run.sessionId}`;
-      $("session-title").textContent = run.sessionId;
+      $("session-title").textContent = `${text.split("\n")[0].slice(0, 80)} · ${run.sessionId}`;
       watch(run.sessionId, run.runId);
       loadSessions();
     }
