@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-fast test-python test-vscode test-vscode-real test-nvim test-acp-ts bench lint setup clean system-tools
+.PHONY: demo demo-http test test-fast test-python test-vscode test-vscode-real test-nvim test-acp-ts bench lint setup clean system-tools
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,10 @@ system-tools:
 
 demo: $(STAMP)
 	$(PY) -m kgent.testing.daemon_demo
+
+# The HTTP front and its web client on the scripted provider: prints the URL (with its token) to open in a browser.
+demo-http: $(STAMP)
+	$(PY) -m kgent.testing.http_demo
 
 # test-vscode-real fits: measured on 2 cores, the whole of `make test` stays well under 15 minutes (editors/vscode/README.md).
 test: test-python test-vscode test-vscode-real test-nvim test-acp-ts

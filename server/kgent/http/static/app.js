@@ -301,7 +301,11 @@ function showEntries(entries, upTo) {
       else if (m.role === "assistant") {
         if (m.thinking) thinkingBlock(m.thinking);
         if (m.text) assistantMessage(m.text);
-        for (const call of m.toolCalls || []) toolCard({ toolCallId: call.id, name: call.name, title: `${call.name} ${JSON.stringify(call.arguments)}` });
+        for (const call of m.toolCalls || []) {
+          const args = call.arguments || {};
+          const what = args.command ?? args.path ?? args.pattern ?? JSON.stringify(args);
+          toolCard({ toolCallId: call.id, name: call.name, title: `${call.name} ${what}` });
+        }
       } else if (m.role === "tool") {
         toolUpdate({ toolCallId: m.toolCallId, status: m.isError ? "failed" : "completed", output: m.content, diff: m.details?.diff });
       }
