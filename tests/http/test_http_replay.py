@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 
 from conftest import run
-from kgent.testing.http_server import HttpServer, read_events, sse_events, write_script
+from kgent.testing.http_server import HttpServer, read_events, sse_events, start, write_script
 
 WORDS = " ".join(f"w{i}" for i in range(120))
 
@@ -148,3 +148,27 @@ def test_idle_streams_get_heartbeats(client: httpx.Client) -> None:
             assert params is None
             if comment is not None and comment.startswith("ping"):
                 break
+
+
+def test_an_ended_run_replays_after_a_restart(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    first = start(ws.resolve(), tmp_path / "state")
+    try:
+        with first.client() as client:
+            started = run(client, "tool-loop", mode="full")
+            events = full_stream(client, started["runId"])
+    finally:
+        assert first.stop() == 0
+    archived = tmp_path / "state" / "http-runs" / f"{started['runId']}.jsonl"
+    assert archived.stat().st_mode & 0o077 == 0  # private, like the sessions
+    again = start(ws.resolve(), tmp_path / "state")
+    try:
+        with again.client() as client:
+            assert client.get(f"/api/runs/{started['runId']}").json()["live"] is False
+            path = f"/api/runs/{started['runId']}/events"
+            assert [p for _, p in read_events(client, path, last_event_id="3")] == events[4:]
+            assert [p for _, p in read_events(client, path)] == events
+            assert client.get("/api/runs/run-..%2F..%2Fetc/events").status_code == 404
+    finally:
+        assert again.stop() == 0

@@ -38,6 +38,7 @@ from kgent.service.runs import RunHandle
 from kgent.service.service import Service
 from kgent.service.wire.base import first_params_error
 from kgent.service.wire.requests import PermissionSelected
+from kgent.session.paths import state_dir
 
 log = logging.getLogger("kgent.http")
 
@@ -78,6 +79,8 @@ class Front:
         self.env = env
         self.hub = Hub()
         self.svc = Service(env, Settings(), self.hub)
+        if self.svc.persistent:  # ended runs' events beside the sessions: they replay after a restart too
+            self.hub.archive = state_dir() / "http-runs"
         self.svc.workspace_guard = WorkspaceAllowlist(config.workspace_roots)
 
     async def base_entry(self, p: W.RunParams) -> str | None:
@@ -126,6 +129,13 @@ def _start_seq(from_seq: int | None, last_event_id: str | None) -> int:
     return max(from_seq or 0, 0)
 
 
+async def _run_log(front: Front, run_id: str) -> RunLog:
+    run_log = await front.hub.find(run_id)
+    if run_log is None:
+        raise DaemonError(NOT_FOUND, f"no run {run_id!r} on this server (or no longer kept)", "run_not_found")
+    return run_log
+
+
 def _chunk(first: int, events: list[str], prefix: str = "") -> bytes:
     """SSE messages for `events` (seq `first` on): `id` is the seq (`runId:seq` on session streams)."""
     return "".join(f"id: {prefix}{first + k}\ndata: {e}\n\n" for k, e in enumerate(events)).encode()
@@ -149,6 +159,7 @@ def create_app(config: HttpConfig, env: Mapping[str, str]) -> FastAPI:
         finally:
             front.svc.shut_down = True
             await front.svc.close(grace=2.0)
+            await front.hub.flush()
 
     app = FastAPI(
         title="Kgent HTTP",
@@ -227,12 +238,7 @@ def create_app(config: HttpConfig, env: Mapping[str, str]) -> FastAPI:
     @app.get("/api/runs/{run_id}", tags=["runs"])
     async def run_info(run_id: str) -> dict[str, Any]:
         """A run this server keeps: live or not, how many events so far, the session entry it continued from."""
-        f = current()
-        run_log = f.hub.logs.get(run_id)
-        if run_log is None:
-            raise DaemonError(
-                NOT_FOUND, f"no run {run_id!r} on this server (or no longer kept)", "run_not_found"
-            )
+        run_log = await _run_log(current(), run_id)
         return {
             "runId": run_id,
             "sessionId": run_log.session_id,
@@ -249,12 +255,7 @@ def create_app(config: HttpConfig, env: Mapping[str, str]) -> FastAPI:
     ) -> EventSourceResponse:
         """SSE: the run's `agent/event` params, one message each, `id` = seq; replays from `Last-Event-ID` + 1 or
         `fromSeq`, then follows the run live; the stream ends after `run_end`."""
-        f = current()
-        run_log = f.hub.logs.get(run_id)
-        if run_log is None:
-            raise DaemonError(
-                NOT_FOUND, f"no run {run_id!r} on this server (or no longer kept)", "run_not_found"
-            )
+        run_log = await _run_log(current(), run_id)
         start = _start_seq(from_seq, last_event_id)
 
         async def stream() -> AsyncIterator[bytes]:

@@ -1,16 +1,27 @@
 """Hub: the HTTP front's Outbox — every run's events kept in order for any number of SSE readers (replay by seq),
-and the approvals waiting for an answer from any client (the first answer wins)."""
+and the approvals waiting for an answer from any client (the first answer wins). An ended run's events are also
+archived next to the sessions (one JSONL file per run), so they replay after the run left memory or the server
+restarted."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
+import os
+import re
 from collections import OrderedDict
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+log = logging.getLogger("kgent.http")
+
 KEEP_ENDED = 256  # ended runs whose events stay in memory for replay
+KEEP_ARCHIVED = 2000  # ended runs whose events stay on disk
 KEEP_CLOSED = 4096  # answered / withdrawn approvals remembered (a late answer gets 409, not 404)
+_RUN_ID = re.compile(r"run-[0-9a-f]{6,64}")
 
 
 class RunLog:
@@ -73,7 +84,9 @@ class Pending:
 class Hub:
     """Implements kgent.service.runs.Outbox for HTTP clients."""
 
-    def __init__(self) -> None:
+    def __init__(self, archive: Path | None = None) -> None:
+        self.archive = archive
+        self._writes: set[asyncio.Task[None]] = set()
         self.logs: dict[str, RunLog] = {}
         self._ended: OrderedDict[str, None] = OrderedDict()
         self.session_runs: dict[
@@ -101,6 +114,12 @@ class Hub:
         if log is None:
             return
         log.end()
+        if self.archive is not None:
+            task = asyncio.get_running_loop().create_task(
+                asyncio.to_thread(self._save, log.run_id, list(log.events))
+            )
+            self._writes.add(task)
+            task.add_done_callback(self._writes.discard)
         self._ended[run_id] = None
         while len(self._ended) > KEEP_ENDED:
             old, _ = self._ended.popitem(last=False)
@@ -109,6 +128,46 @@ class Hub:
                 runs = self.session_runs.get(gone.session_id, [])
                 if old in runs:
                     runs.remove(old)
+
+    def _save(self, run_id: str, events: list[str]) -> None:
+        """Write an ended run's events to the archive (a worker thread), keeping the newest KEEP_ARCHIVED runs."""
+        assert self.archive is not None
+        try:
+            self.archive.mkdir(mode=0o700, parents=True, exist_ok=True)
+            tmp = self.archive / f".{run_id}.tmp"
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write("\n".join(events) + "\n")
+            tmp.replace(self.archive / f"{run_id}.jsonl")
+            files = sorted(self.archive.glob("run-*.jsonl"), key=lambda p: p.stat().st_mtime)
+            for old in files[: max(0, len(files) - KEEP_ARCHIVED)]:
+                old.unlink(missing_ok=True)
+        except OSError as exc:
+            log.warning("could not archive the events of %s: %s", run_id, exc)
+
+    async def find(self, run_id: str) -> RunLog | None:
+        """The run's log: in memory, or (an ended run) from the archive; None if neither has it."""
+        found = self.logs.get(run_id)
+        if found is not None or self.archive is None or not _RUN_ID.fullmatch(run_id):
+            return found
+        path = self.archive / f"{run_id}.jsonl"
+        try:
+            text = await asyncio.to_thread(path.read_text, encoding="utf-8")
+        except OSError:
+            return None
+        events = text.splitlines()
+        if not events:
+            return None
+        first = json.loads(events[0])
+        archived = RunLog(run_id, first["sessionId"])
+        archived.events = events
+        archived.ended = True
+        return archived
+
+    async def flush(self) -> None:
+        """Wait for the archive writes under way (at shutdown)."""
+        if self._writes:
+            await asyncio.wait(list(self._writes), timeout=10)
 
     async def next_run(self, session_id: str) -> None:
         """Until a new run of `session_id` is registered."""
