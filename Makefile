@@ -16,10 +16,10 @@ $(STAMP): pyproject.toml
 setup: $(STAMP) system-tools
 
 # Shell commands run in a bubblewrap sandbox (git is needed by the escape tests; chromium by the web client's browser
-# suite, tests/http). Installed when missing and we are root on Debian/Ubuntu; otherwise a note: Kgent then asks
+# suite and openssl by its TLS test, tests/http). Installed when missing and we are root on Debian/Ubuntu; otherwise a note: Kgent then asks
 # before every shell command.
 system-tools:
-	@missing=""; for t in bwrap:bubblewrap git:git chromium:chromium; do command -v $${t%%:*} >/dev/null 2>&1 || missing="$$missing $${t#*:}"; done; \
+	@missing=""; for t in bwrap:bubblewrap git:git chromium:chromium openssl:openssl; do command -v $${t%%:*} >/dev/null 2>&1 || missing="$$missing $${t#*:}"; done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "installing$$missing"; apt-get update -q >/dev/null && apt-get install -y -q$$missing >/dev/null; \

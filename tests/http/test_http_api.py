@@ -275,3 +275,23 @@ def test_cors_opens_for_a_configured_origin(tmp_path: Path, origin: str) -> None
             assert "access-control-allow-origin" not in other.headers
     finally:
         assert srv.stop() == 0
+
+
+def test_tls_with_the_seed_environment_variables(tmp_path: Path) -> None:
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"]
+        + ["-keyout", str(key), "-out", str(cert)],
+        check=True,
+        capture_output=True,
+    )
+    srv = start(
+        tmp_path, tmp_path / "state", env={"KGENT_SSL_KEYFILE": str(key), "KGENT_SSL_CERTFILE": str(cert)}
+    )
+    try:
+        assert srv.url.startswith("https://127.0.0.1:")
+        with httpx.Client(base_url=srv.url, verify=False) as anon:
+            assert anon.get("/health").json() == {"status": "ok"}
+            assert anon.get("/api/info").status_code == 401
+    finally:
+        assert srv.stop() == 0

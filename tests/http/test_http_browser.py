@@ -204,3 +204,33 @@ def test_a_network_blip_loses_nothing(context: BrowserContext, server: HttpServe
     text = page.locator(".msg.assistant").last.inner_text()
     assert text.split() == [f"part{i}" for i in range(30)]
     shot(page, "sessions")
+
+
+def test_resume_fork_and_steer_from_the_page(
+    context: BrowserContext, server: HttpServer, tmp_path: Path
+) -> None:
+    page = open_page(context, server)
+    start_run(page, "scripted/hello", "first prompt", mode="full")
+    expect(page.locator(".run-end")).to_be_visible()
+    page.click("#new-session")
+    expect(page.locator(".msg")).to_have_count(0)
+    session_id = page.evaluate("location.hash") or ""
+    assert session_id == ""
+    page.locator("#sessions li", has_text="first prompt").first.click()  # resume from the list
+    expect(page.locator(".msg.user")).to_have_text(["Fork herefirst prompt"])
+    page.locator(".msg.user .fork").click()  # continue from before the first prompt
+    expect(page.locator(".notice").last).to_contain_text("Forked")
+    turn: list[dict[str, object]] = []
+    for i in range(20):
+        turn += [{"text": f"step{i} "}, {"sleep": 0.1}]
+    start_run(page, f"scripted/{write_script(tmp_path, 'paced', [turn])}", "second prompt", mode="full")
+    expect(page.locator(".msg.assistant").last).to_contain_text("step0")
+    page.fill("#prompt", "steer this way")
+    page.click("#steer")
+    expect(page.locator(".msg.user .src")).to_have_text(["steer"])
+    expect(page.locator(".run-end")).to_be_visible()
+    page.reload()
+    users = page.locator(".msg.user")
+    expect(users.first).to_contain_text("second prompt")
+    expect(page.locator(".msg.user", has_text="first prompt")).to_have_count(0)  # forked away
+    expect(page.locator(".msg.user", has_text="steer this way")).to_have_count(1)

@@ -34,7 +34,7 @@ class HttpServer:
         return {"Authorization": f"Bearer {self.token}"}
 
     def client(self, **kwargs: Any) -> httpx.Client:
-        return httpx.Client(base_url=self.url, headers=self.headers, timeout=60, **kwargs)
+        return httpx.Client(base_url=self.url, headers=self.headers, timeout=60, verify=False, **kwargs)
 
     def async_client(self, **kwargs: Any) -> httpx.AsyncClient:
         return httpx.AsyncClient(base_url=self.url, headers=self.headers, timeout=60, **kwargs)
@@ -103,7 +103,7 @@ def start(
             output.append(raw.decode(errors="replace"))
 
     threading.Thread(target=drain, name="kgent-http-output", daemon=True).start()
-    with httpx.Client(base_url=url, timeout=30) as c:  # the lifespan has run once /api answers
+    with httpx.Client(base_url=url, timeout=30, verify=False) as c:  # the lifespan has run once /api answers
         c.get("/api/info", headers=server.headers).raise_for_status()
     return server
 
