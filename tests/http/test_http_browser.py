@@ -234,3 +234,16 @@ def test_resume_fork_and_steer_from_the_page(
     expect(users.first).to_contain_text("second prompt")
     expect(page.locator(".msg.user", has_text="first prompt")).to_have_count(0)  # forked away
     expect(page.locator(".msg.user", has_text="steer this way")).to_have_count(1)
+
+
+def test_without_the_token_the_page_asks_for_it(context: BrowserContext, server: HttpServer) -> None:
+    page = context.new_page()
+    page.goto(f"{server.url}/")
+    expect(page.locator("#token-dialog")).to_be_visible()
+    page.fill("#token-input", "wrong")
+    page.locator("#token-form button").click()
+    expect(page.locator("#token-dialog")).to_be_visible()  # 401: asked again
+    page.fill("#token-input", server.token)
+    page.locator("#token-form button").click()
+    expect(page.locator("#token-dialog")).to_be_hidden()
+    expect(page.locator("#workspace option")).to_have_count(1)
