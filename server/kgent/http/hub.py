@@ -18,7 +18,8 @@ from typing import Any
 
 log = logging.getLogger("kgent.http")
 
-KEEP_ENDED = 256  # ended runs whose events stay in memory for replay
+KEEP_ENDED = 256  # ended runs whose events stay in memory for replay …
+KEEP_ENDED_EVENTS = 1_000_000  # … and at most this many of their events (older ones replay from the archive)
 KEEP_ARCHIVED = 2000  # ended runs whose events stay on disk
 KEEP_CLOSED = 4096  # answered / withdrawn approvals remembered (a late answer gets 409, not 404)
 _RUN_ID = re.compile(r"run-[0-9a-f]{6,64}")
@@ -88,7 +89,8 @@ class Hub:
         self.archive = archive
         self._writes: set[asyncio.Task[None]] = set()
         self.logs: dict[str, RunLog] = {}
-        self._ended: OrderedDict[str, None] = OrderedDict()
+        self._ended: OrderedDict[str, int] = OrderedDict()  # ended runs in memory → their event counts
+        self._ended_events = 0
         self.session_runs: dict[
             str, list[str]
         ] = {}  # session id → its runs' ids (this server's), in start order
@@ -109,7 +111,7 @@ class Hub:
         return log
 
     def closed_run(self, run_id: str) -> None:
-        """The run's forwarding stopped: keep its events for replay, up to KEEP_ENDED ended runs."""
+        """The run's forwarding stopped: archive its events; keep them in memory within KEEP_ENDED(_EVENTS)."""
         log = self.logs.get(run_id)
         if log is None:
             return
@@ -120,14 +122,12 @@ class Hub:
             )
             self._writes.add(task)
             task.add_done_callback(self._writes.discard)
-        self._ended[run_id] = None
-        while len(self._ended) > KEEP_ENDED:
-            old, _ = self._ended.popitem(last=False)
-            gone = self.logs.pop(old, None)
-            if gone is not None:
-                runs = self.session_runs.get(gone.session_id, [])
-                if old in runs:
-                    runs.remove(old)
+        self._ended[run_id] = len(log.events)
+        self._ended_events += len(log.events)
+        while len(self._ended) > KEEP_ENDED or self._ended_events > KEEP_ENDED_EVENTS:
+            old, count = self._ended.popitem(last=False)
+            self._ended_events -= count
+            self.logs.pop(old, None)  # its id stays in session_runs: session streams read it from the archive
 
     def _save(self, run_id: str, events: list[str]) -> None:
         """Write an ended run's events to the archive (a worker thread), keeping the newest KEEP_ARCHIVED runs."""

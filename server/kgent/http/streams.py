@@ -92,7 +92,7 @@ async def session_events(
             if i >= len(known):
                 await hub.next_run(session_id)
                 continue
-            run_log = hub.logs.get(known[i])
+            run_log = await hub.find(known[i])
             if run_log is not None:
                 async for first, events in run_log.follow(first_seq):
                     yield chunk(first, events, f"{run_log.run_id}:")
