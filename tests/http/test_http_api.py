@@ -255,6 +255,8 @@ def test_a_network_bind_needs_tls_or_insecure(tmp_path: Path) -> None:
     assert half.returncode == 2 and "KGENT_SSL_CERTFILE" in half.stderr
     missing = _serve("--port", "0", "--workspace-root", str(tmp_path / "nope"))
     assert missing.returncode == 2 and "not a directory" in missing.stderr
+    both = _serve("--stdio", "--port", "0")
+    assert both.returncode == 2 and "choose one transport" in both.stderr
 
 
 @pytest.mark.parametrize("origin", ["http://localhost:5173"])

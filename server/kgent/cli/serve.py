@@ -56,6 +56,11 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     env = env_with_flags(args)
+    if args.http and args.stdio:
+        import sys
+
+        sys.stderr.write("kgent: choose one transport: --stdio or --http\n")
+        return 2
     if args.http:
         return run_http(args, env)
     from kgent.daemon.boot import main
