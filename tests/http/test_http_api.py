@@ -297,3 +297,15 @@ def test_tls_with_the_seed_environment_variables(tmp_path: Path) -> None:
             assert anon.get("/api/info").status_code == 401
     finally:
         assert srv.stop() == 0
+
+
+def test_the_listening_socket_gets_tcp_nodelay_on_its_connections() -> None:
+    import socket
+
+    from kgent.http.serve import bind
+
+    sock = bind("127.0.0.1", 0)
+    try:
+        assert sock.proto == socket.IPPROTO_TCP  # asyncio sets TCP_NODELAY only on such sockets' connections
+    finally:
+        sock.close()
