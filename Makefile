@@ -4,21 +4,22 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-fast test-python test-vscode test-vscode-real test-nvim test-acp-ts bench lint setup clean system-tools
+.PHONY: demo demo-http test test-fast test-python test-vscode test-vscode-real test-nvim test-acp-ts bench lint setup clean system-tools
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	# swebench: the official SWE-bench harness, whose own loading code the evaluator's tests check predictions with.
-	$(PY) -m pip install -q -e '.[dev,swebench]'
+	$(PY) -m pip install -q -e '.[dev,http,swebench]'
 	touch $(STAMP)
 
 setup: $(STAMP) system-tools
 
-# Shell commands run in a bubblewrap sandbox (git is needed by the escape tests). Installed when missing and we are
-# root on Debian/Ubuntu; otherwise a note: Kgent then asks before every shell command.
+# Shell commands run in a bubblewrap sandbox (git is needed by the escape tests; chromium by the web client's browser
+# suite and openssl by its TLS test, tests/http). Installed when missing and we are root on Debian/Ubuntu; otherwise a note: Kgent then asks
+# before every shell command.
 system-tools:
-	@missing=""; for t in bwrap:bubblewrap git:git; do command -v $${t%%:*} >/dev/null 2>&1 || missing="$$missing $${t#*:}"; done; \
+	@missing=""; for t in bwrap:bubblewrap git:git chromium:chromium openssl:openssl; do command -v $${t%%:*} >/dev/null 2>&1 || missing="$$missing $${t#*:}"; done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "installing$$missing"; apt-get update -q >/dev/null && apt-get install -y -q$$missing >/dev/null; \
@@ -27,6 +28,10 @@ system-tools:
 
 demo: $(STAMP)
 	$(PY) -m kgent.testing.daemon_demo
+
+# The HTTP front and its web client on the scripted provider: prints the URL (with its token) to open in a browser.
+demo-http: $(STAMP)
+	$(PY) -m kgent.testing.http_demo
 
 # test-vscode-real fits: measured on 2 cores, the whole of `make test` stays well under 15 minutes (editors/vscode/README.md).
 test: test-python test-vscode test-vscode-real test-nvim test-acp-ts

@@ -26,11 +26,11 @@ def types(events: list[Event]) -> list[str]:
 
 
 def conforms(wire_type: Any, value: Any) -> None:
-    """`value`, something the daemon sent, is exactly what its wire type (kgent.daemon.wire) describes: it validates,
+    """`value`, something the daemon sent, is exactly what its wire type (kgent.service.wire) describes: it validates,
     and nothing in it is dropped or changed on the way back out."""
     from pydantic import BaseModel, TypeAdapter
 
-    from kgent.daemon.wire import Payload
+    from kgent.service.wire import Payload
 
     if wire_type is None:
         assert value is None, value

@@ -16,7 +16,7 @@ from kgent.core.errors import (
     SessionNotFound,
 )
 from kgent.daemon.errors import DaemonError, classify, to_jsonrpc
-from kgent.daemon.handshake import ParamsError
+from kgent.service.handshake import ParamsError
 
 
 @pytest.mark.parametrize(

@@ -10,10 +10,10 @@ import pytest
 
 from kgent.config import DEFAULTS
 from kgent.core.events import DEFAULT_PERMISSION_OPTIONS, EVENT_TYPES
-from kgent.daemon import handshake as H
 from kgent.permissions import MODE_ALIASES, MODES
 from kgent.providers import ALIASES, provider_names
 from kgent.providers.scripted import builtin_scripts
+from kgent.service import handshake as H
 from kgent.tools import CODING_TOOLS
 
 

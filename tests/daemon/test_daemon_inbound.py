@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from kgent.daemon.handshake import Settings
 from kgent.daemon.inbound import Dispatcher
 from kgent.daemon.server import build_server
+from kgent.service.handshake import Settings
 
 
 class Frames:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kgent.daemon.wire import chosen_option
+from kgent.service.wire import chosen_option
 
 
 @pytest.mark.parametrize(
@@ -30,14 +30,16 @@ def test_the_delta_fast_path_sends_the_generic_bytes() -> None:
     import json
 
     from kgent.core.events import MessageDelta, event_to_dict
-    from kgent.daemon.runs import RunHandle
+    from kgent.service.runs import RunHandle
 
     class Out:
         def __init__(self) -> None:
-            self.bodies: list[bytes] = []
+            self.bodies: list[str] = []
 
-        def send_raw(self, body: bytes) -> None:
-            self.bodies.append(body)
+        def send_event(self, run_id: str, seq: int, params: str) -> None:
+            assert run_id == "run-1"
+            assert json.loads(params)["seq"] == seq
+            self.bodies.append(params)
 
     class Run:
         run_id, session_id = "run-1", 's"1'
@@ -51,6 +53,6 @@ def test_the_delta_fast_path_sends_the_generic_bytes() -> None:
             handle._send_delta(event)
     pairs = [json.loads(b) for b in out.bodies]
     for generic, fast in zip(pairs[::2], pairs[1::2], strict=True):
-        assert fast["params"]["seq"] == generic["params"]["seq"] + 1
-        fast["params"]["seq"] = generic["params"]["seq"]
+        assert fast["seq"] == generic["seq"] + 1
+        fast["seq"] = generic["seq"]
         assert fast == generic

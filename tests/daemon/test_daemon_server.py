@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from kgent.daemon.handshake import Settings
 from kgent.daemon.server import REQUESTS, _run, build_server
+from kgent.service.handshake import Settings
 
 
 class Frames:

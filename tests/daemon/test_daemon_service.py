@@ -9,15 +9,15 @@ from typing import Any
 
 import pytest
 
-from kgent.daemon import wire as W
 from kgent.daemon.errors import DaemonError
-from kgent.daemon.handshake import Settings
-from kgent.daemon.service import Service
+from kgent.service import wire as W
+from kgent.service.handshake import Settings
+from kgent.service.service import Service
 from kgent.session.entries import new_entry
 
 
 class Out:
-    def send_raw(self, body: bytes) -> None:
+    def send_event(self, run_id: str, seq: int, params: str) -> None:
         pass
 
     def request(self, method: str, params: dict[str, Any], msg_id: str) -> asyncio.Future[Any]:

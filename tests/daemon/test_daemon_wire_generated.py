@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from kgent.daemon.wire import schema, typescript
 from kgent.daemon.wire.__main__ import SCHEMA_FILE, TS_FILE, generated, main
+from kgent.service.wire import schema, typescript
 
 ROOT = Path(__file__).resolve().parents[2]
 REFRESH = f"run `.venv/bin/{schema.COMMAND}` from the repository root and commit the result"

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from kgent.daemon import wire as W
-from kgent.daemon.handshake import ParamsError, Settings, parse_initialize
-from kgent.daemon.wire.requests import prompt_text
+from kgent.service import wire as W
+from kgent.service.handshake import ParamsError, Settings, parse_initialize
+from kgent.service.wire.requests import prompt_text
 
 
 def test_prompt_blocks_become_text() -> None:

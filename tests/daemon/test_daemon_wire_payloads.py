@@ -13,12 +13,12 @@ import pytest
 from helpers import conforms
 from kgent.core import events as K
 from kgent.core.messages import AssistantMessage, ToolCall, Usage, message_to_dict
-from kgent.daemon import handshake as H
-from kgent.daemon import wire as W
-from kgent.daemon.wire import events as E
-from kgent.daemon.wire import results as R
 from kgent.kernel.cost import session_usage, usage_to_wire
 from kgent.providers.pricing import PriceTable
+from kgent.service import handshake as H
+from kgent.service import wire as W
+from kgent.service.wire import events as E
+from kgent.service.wire import results as R
 from kgent.session.entries import SessionEntry, SessionInfo, SessionTree, tree_to_dict
 
 

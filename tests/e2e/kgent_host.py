@@ -27,8 +27,8 @@ from pygls.protocol import (
 )
 
 from helpers import conforms
-from kgent.daemon.wire.events import AgentEventParams, PermissionParams
-from kgent.daemon.wire.schema import METHODS
+from kgent.service.wire.events import AgentEventParams, PermissionParams
+from kgent.service.wire.schema import METHODS
 
 # The e2e runs' shared state dir (removed at session end by conftest.py).
 STATE_DIR = tempfile.mkdtemp(prefix="kgent-e2e-state-")

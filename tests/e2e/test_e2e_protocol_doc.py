@@ -14,10 +14,10 @@ from pygls.exceptions import JsonRpcException
 
 from helpers import conforms
 from kgent.core import events as kernel_events
-from kgent.daemon import handshake
 from kgent.daemon.server import NOTIFICATIONS, REQUESTS, SENT, build_server
-from kgent.daemon.wire import Params
-from kgent.daemon.wire.schema import METHODS
+from kgent.service import handshake
+from kgent.service.wire import Params
+from kgent.service.wire.schema import METHODS
 
 DOC = (Path(__file__).resolve().parents[2] / "protocol.md").read_text(encoding="utf-8")
 

@@ -12,7 +12,7 @@ from typing import Any
 from kgent_host import KgentHost
 
 from helpers import conforms
-from kgent.daemon.wire.files import (
+from kgent.service.wire.files import (
     ApplyReviewResult,
     ReadTextFileParams,
     ReviewResult,

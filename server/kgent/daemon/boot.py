@@ -1,7 +1,7 @@
 """Process entry of `kgent serve --stdio`: guard stdio, answer `initialize` while pygls and the kernel load.
 
 Importing pygls costs ~0.25–0.4 s (lsprotocol), more than the whole start-up budget, and the server then loads
-pydantic and the wire models (kgent.daemon.wire: ~0.1 s more). So a thread imports the server while this module
+pydantic and the wire models (kgent.service.wire: ~0.1 s more). So a thread imports the server while this module
 (stdlib only) reads the first frame; if it is `initialize`, it is answered from the static handshake tables at once.
 Everything after it waits for the import and is served by kgent.daemon.server.
 """
@@ -15,7 +15,7 @@ import threading
 from collections.abc import Mapping
 
 from kgent.daemon.framing import FrameError, FrameParser, FrameWriter
-from kgent.daemon.handshake import ParamsError, Settings, initialize_result, parse_initialize
+from kgent.service.handshake import ParamsError, Settings, initialize_result, parse_initialize
 
 
 class _Loader(threading.Thread):

@@ -1,76 +1,45 @@
-"""The one place where exceptions become JSON-RPC errors (codes in protocol.md § Errors).
-
-`data` is always `{"code": <stable snake_case name>, ...}`; never a traceback or a local path. An unexpected
-exception is a daemon bug: it is logged with its traceback under an incident id, and the client gets only the id.
-"""
+"""Service errors as JSON-RPC errors (codes and classification: kgent.service.errors), and the error members the
+daemon writes itself."""
 
 from __future__ import annotations
 
-import logging
-import uuid
 from typing import Any
 
 from pygls.exceptions import JsonRpcException
 
-from kgent.core.errors import ConfigError, KgentError, RunStateError, SessionError, SessionNotFound
-from kgent.daemon.handshake import ParamsError
+from kgent.service.errors import (
+    CONFIG,
+    CONFLICT,
+    FAILED,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    NOT_FOUND,
+    PARSE_ERROR,
+    REQUEST_CANCELLED,
+    STORE,
+    DaemonError,
+    classify,
+)
 
-log = logging.getLogger("kgent.daemon")
-
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-REQUEST_CANCELLED = -32800
-CONFIG = -32001
-NOT_FOUND = -32002
-CONFLICT = -32003
-STORE = -32004
-FAILED = -32005
-
-_NOT_FOUND_CODES = frozenset({"session_not_found", "entry_not_found", "run_not_found"})
-_PARAMS_CODES = frozenset({"invalid_session_id", "invalid_params"})
-
-
-class DaemonError(Exception):
-    """An error the daemon raises on purpose, already in wire terms."""
-
-    def __init__(self, code: int, message: str, name: str, **extra: Any) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.name = name
-        self.extra = extra
-
-    def data(self) -> dict[str, Any]:
-        return {"code": self.name, **self.extra}
-
-
-def classify(exc: BaseException) -> DaemonError:
-    """Wire terms for any exception a handler let through."""
-    if isinstance(exc, DaemonError):
-        return exc
-    if isinstance(exc, ParamsError):
-        return DaemonError(INVALID_PARAMS, str(exc), exc.code)
-    if isinstance(exc, KgentError):
-        name = exc.code
-        if name in _PARAMS_CODES:
-            return DaemonError(INVALID_PARAMS, exc.message, name)
-        if isinstance(exc, SessionNotFound) or name in _NOT_FOUND_CODES:
-            return DaemonError(NOT_FOUND, exc.message, name)
-        if isinstance(exc, ConfigError):
-            return DaemonError(CONFIG, exc.message, name)
-        if isinstance(exc, RunStateError):
-            return DaemonError(CONFLICT, exc.message, name)
-        if isinstance(exc, SessionError):
-            return DaemonError(STORE, exc.message, name)
-        return DaemonError(FAILED, exc.message, name)
-    incident = uuid.uuid4().hex[:12]
-    log.error("internal error (incident %s)", incident, exc_info=exc)
-    return DaemonError(
-        INTERNAL_ERROR, f"internal error (incident {incident})", "internal_error", incident=incident
-    )
+__all__ = [
+    "CONFIG",
+    "CONFLICT",
+    "FAILED",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "NOT_FOUND",
+    "PARSE_ERROR",
+    "REQUEST_CANCELLED",
+    "STORE",
+    "DaemonError",
+    "classify",
+    "error_object",
+    "to_jsonrpc",
+]
 
 
 def to_jsonrpc(exc: BaseException) -> JsonRpcException:

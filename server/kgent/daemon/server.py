@@ -20,12 +20,12 @@ from typing import Any
 from pygls.protocol import JsonRPCProtocol, default_converter
 from pygls.server import JsonRPCServer
 
-from kgent.daemon import wire as W
 from kgent.daemon.errors import INVALID_REQUEST, DaemonError, to_jsonrpc
 from kgent.daemon.framing import FrameError, FrameParser, FrameWriter
-from kgent.daemon.handshake import SERVER_VERSION, Settings
 from kgent.daemon.inbound import Dispatcher, PipeReader, connect
-from kgent.daemon.service import Service
+from kgent.service import wire as W
+from kgent.service.handshake import SERVER_VERSION, Settings
+from kgent.service.service import Service
 
 log = logging.getLogger("kgent.daemon")
 
@@ -54,12 +54,13 @@ class KgentProtocol(JsonRPCProtocol):
             hook()
 
     # -- the Outbox a RunHandle uses -------------------------------------------------------------------------------
-    def send_raw(self, body: bytes) -> None:
+    def send_event(self, run_id: str, seq: int, params: str) -> None:
         assert self.frames is not None
-        self.frames.send_body(body)
+        self.frames.send_body(f'{{"jsonrpc":"2.0","method":"agent/event","params":{params}}}'.encode())
 
     def send_message(self, message: dict[str, Any]) -> None:
-        self.send_raw(_encode(message).encode())
+        assert self.frames is not None
+        self.frames.send_body(_encode(message).encode())
 
     def request(self, method: str, params: dict[str, Any], msg_id: str) -> asyncio.Future[Any]:
         """`send_request_async`, minus the thread-safe future: pygls' response handling resolves this one directly."""

@@ -8,7 +8,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from kgent.daemon.wire import schema, typescript
+from kgent.service.wire import schema, typescript
 
 SCHEMA_FILE = "protocol.schema.json"
 TS_FILE = "editors/vscode/src/wire.generated.ts"

@@ -1,5 +1,6 @@
-"""RunHandle: one AgentRun as the daemon serves it — its events become `agent/event`s (seq gap-free), its permission
-prompts become `agent/permission` requests, and prompts that became moot are withdrawn with `$/cancelRequest`.
+"""RunHandle: one AgentRun as a front serves it — its events become `agent/event` params (seq gap-free), its
+permission prompts become requests to the client, and prompts that became moot are withdrawn. The front's Outbox
+carries them: JSON-RPC frames on stdio (kgent.daemon), SSE streams and pending approvals over HTTP (kgent.http).
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from kgent.core.events import MessageDelta, PermissionResolved, RunEnd, event_to_dict
-from kgent.daemon.wire import chosen_option
 from kgent.kernel.run import AgentRun
+from kgent.service.wire import chosen_option
 
 log = logging.getLogger("kgent.daemon")
 
@@ -20,9 +21,11 @@ _encode = json.JSONEncoder(separators=(",", ":"), default=str).encode
 
 
 class Outbox(Protocol):
-    """The daemon's side of the wire, as a run needs it."""
+    """A front's side of the wire, as a run needs it."""
 
-    def send_raw(self, body: bytes) -> None: ...
+    def send_event(self, run_id: str, seq: int, params: str) -> None:
+        """Deliver one `agent/event` (`params`: its params object, compact JSON)."""
+        ...
 
     def request(self, method: str, params: dict[str, Any], msg_id: str) -> asyncio.Future[Any]: ...
 
@@ -49,10 +52,7 @@ class RunHandle:
         self.task: asyncio.Task[None] | None = None
         # Set once the run has opened its session (run_start: a new session is on disk) or has ended.
         self.opened = asyncio.Event()
-        self._prefix = (
-            f'{{"jsonrpc":"2.0","method":"agent/event","params":{{"runId":{_encode(self.run_id)},'
-            f'"sessionId":{_encode(self.session_id)},"seq":'
-        )
+        self._prefix = f'{{"runId":{_encode(self.run_id)},"sessionId":{_encode(self.session_id)},"seq":'
 
     def start(self) -> None:
         if self.task is None:
@@ -66,18 +66,20 @@ class RunHandle:
         return not self.run.done
 
     def _send(self, event: dict[str, Any]) -> None:
-        body = f'{self._prefix}{self.seq},"event":{_encode(event)}}}}}'
+        seq = self.seq
         self.seq += 1
-        self.out.send_raw(body.encode())
+        self.out.send_event(self.run_id, seq, f'{self._prefix}{seq},"event":{_encode(event)}}}')
 
     def _send_delta(self, event: MessageDelta) -> None:
         """The hot path (one event per streamed token): the same bytes as `_send(event_to_dict(event))`, cheaper."""
-        body = (
-            f'{self._prefix}{self.seq},"event":{{"type":"message_delta","kind":"{event.kind}",'
-            f'"delta":{_encode(event.delta)}}}}}}}'
-        )
+        seq = self.seq
         self.seq += 1
-        self.out.send_raw(body.encode())
+        self.out.send_event(
+            self.run_id,
+            seq,
+            f'{self._prefix}{seq},"event":{{"type":"message_delta","kind":"{event.kind}",'
+            f'"delta":{_encode(event.delta)}}}}}',
+        )
 
     async def _forward(self) -> None:
         try:

@@ -18,9 +18,13 @@ from typing import Any
 
 from kgent.config import context_overrides, cost_limit, max_turns, prices, provider_config, require_key
 from kgent.core.errors import RunStateError, SessionError
-from kgent.daemon import wire as W
-from kgent.daemon.errors import CONFIG, CONFLICT, NOT_FOUND, DaemonError
-from kgent.daemon.handshake import (
+from kgent.kernel import AgentKernel, KernelConfig
+from kgent.kernel.cost import session_usage
+from kgent.providers.base import Provider, ProviderConfig
+from kgent.providers.pricing import PriceTable
+from kgent.service import wire as W
+from kgent.service.errors import CONFIG, CONFLICT, NOT_FOUND, DaemonError
+from kgent.service.handshake import (
     Settings,
     default_mode,
     default_provider,
@@ -29,17 +33,13 @@ from kgent.daemon.handshake import (
     normalize_provider,
     parse_initialize,
 )
-from kgent.daemon.hostfiles import DaemonTextFiles
-from kgent.daemon.runs import Outbox, RunHandle
-from kgent.kernel import AgentKernel, KernelConfig
-from kgent.kernel.cost import session_usage
-from kgent.providers.base import Provider, ProviderConfig
-from kgent.providers.pricing import PriceTable
 from kgent.service.hostfiles import DEFAULT_TIMEOUT, HostFileOps
 from kgent.service.providers import ProviderPool
 from kgent.service.review import apply_review, current_starts, pending_note, review_files
 from kgent.service.review import told as mark_told
+from kgent.service.runs import Outbox, RunHandle
 from kgent.service.store import open_store
+from kgent.service.textfiles import DaemonTextFiles
 from kgent.session.entries import tree_to_dict
 from kgent.session.paths import normalize_workspace
 from kgent.tools.ops import LocalFileOps
@@ -74,6 +74,8 @@ class Service:
             str, str
         ] = {}  # session id → what a request is doing to it (no run may start meanwhile)
         self.shut_down = False
+        # A front that serves only some workspaces (the HTTP front's --workspace-root) raises here for the others.
+        self.workspace_guard: Callable[[str], None] | None = None
         self._kernel: AgentKernel | None = None
         self._kernel_config: KernelConfig | None = None
         self._prices: PriceTable | None = None
@@ -132,6 +134,10 @@ class Service:
             self._kernel = AgentKernel(provider, store=self.store, config=self.kernel_config())
         return self._kernel
 
+    def _guard(self, workspace: str) -> None:
+        if self.workspace_guard is not None:
+            self.workspace_guard(workspace)
+
     def live_run_id(self, session_id: str) -> str | None:
         run = self._kernel.live_run(session_id) if self._kernel is not None else None
         return run.run_id if run is not None else None
@@ -155,6 +161,7 @@ class Service:
         if p.session_id is not None:
             self._check_idle(p.session_id)
             tree = await self.store.load(p.session_id)
+            self._guard(tree.info.workspace)
             if p.parent_entry_id is not None and p.parent_entry_id not in tree.entries:
                 raise DaemonError(
                     NOT_FOUND, f"no entry {p.parent_entry_id!r} in session {p.session_id}", "entry_not_found"
@@ -167,6 +174,8 @@ class Service:
                     f"session {p.session_id} belongs to another workspace: {tree.info.workspace}",
                     "config_error",
                 )
+        if workspace is not None:
+            self._guard(workspace)
         text = p.text
         if p.session_id is not None:  # rejections the model was not told of yet go before the prompt
             note = pending_note(tree.branch(p.parent_entry_id))
@@ -347,6 +356,7 @@ class Service:
                 await asyncio.wait_for(asyncio.gather(*waits), OPEN_WAIT)
 
     async def sessions(self, workspace: str) -> W.SessionsResult:
+        self._guard(workspace)
         ws = normalize_workspace(workspace)
         await self._opened(workspace=ws)
         infos = await self.store.list(ws)
@@ -357,6 +367,7 @@ class Service:
     async def session(self, session_id: str, branch_only: bool) -> W.SessionResult:
         await self._opened(session_id=session_id)
         tree = await self.store.load(session_id)
+        self._guard(tree.info.workspace)
         branch = tree.branch()
         data = tree_to_dict(tree)
         if branch_only:
@@ -369,6 +380,7 @@ class Service:
     async def fork(self, session_id: str, entry_id: str) -> W.ForkResult:
         self._check_idle(session_id)
         tree = await self.store.load(session_id)
+        self._guard(tree.info.workspace)
         if entry_id not in tree.entries:
             raise DaemonError(NOT_FOUND, f"no entry {entry_id!r} in session {session_id}", "entry_not_found")
         self._check_idle(session_id)
@@ -387,7 +399,9 @@ class Service:
                 CONFIG, "compaction is not available in this build", "compact_unavailable"
             ) from None
         self._check_idle(p.session_id)
-        await self.store.load(p.session_id)  # session_not_found before any provider trouble
+        self._guard(
+            (await self.store.load(p.session_id)).info.workspace
+        )  # not found: before provider trouble
         provider = await self.providers.aget(self.provider_config(p.provider, p.model))
         self._check_idle(p.session_id)
         self.busy[p.session_id] = "compacted"

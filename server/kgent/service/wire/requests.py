@@ -1,7 +1,7 @@
 """What clients send: the params of every request (and notification) the daemon serves, how a prompt's content
 blocks become the one text the kernel takes, and the answer to an `agent/permission` request.
 
-`initialize` is validated on the boot path by kgent.daemon.handshake (stdlib only: it is answered before pydantic is
+`initialize` is validated on the boot path by kgent.service.handshake (stdlib only: it is answered before pydantic is
 loaded); InitializeParams describes the same shape for the schema, and a test keeps the two in agreement.
 """
 
@@ -23,8 +23,8 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 from typing_extensions import TypeAliasType
 
-from kgent.daemon.wire.base import AbsolutePath, Mode, NonBlankStr, NonEmptyStr, Params, PositiveNumber
-from kgent.daemon.wire.files import ClientCapabilities
+from kgent.service.wire.base import AbsolutePath, Mode, NonBlankStr, NonEmptyStr, Params, PositiveNumber
+from kgent.service.wire.files import ClientCapabilities
 
 # -- initialize ----------------------------------------------------------------------------------------------------
 

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from kgent.daemon.runs import Outbox
 from kgent.service.hostfiles import HostFileError
+from kgent.service.runs import Outbox
 
 _ids = itertools.count(1)
 

@@ -6,6 +6,7 @@ expected).
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
@@ -23,7 +24,7 @@ from typing_extensions import TypeAliasType
 
 from kgent.core import events
 from kgent.core.messages import StopReason as _StopReason
-from kgent.daemon.handshake import MODES, ParamsError, normalize_mode
+from kgent.service.handshake import MODES, ParamsError, normalize_mode
 
 
 class Params(BaseModel):
@@ -197,7 +198,12 @@ def _phrase(error: ErrorDetails) -> str:
 
 def params_error(exc: ValidationError) -> ParamsError:
     """The first error, as `invalid params: '<field path>' <what was expected>`."""
-    error = exc.errors(include_url=False)[0]
+    return first_params_error(exc.errors(include_url=False))
+
+
+def first_params_error(errors: Sequence[ErrorDetails]) -> ParamsError:
+    """`params_error` for a list of pydantic's error details (a web framework's validation errors)."""
+    error = errors[0]
     path, phrase = _path(error["loc"]), _phrase(error)
     code = error["type"] if error["type"] in _OURS else "invalid_params"
     return ParamsError(

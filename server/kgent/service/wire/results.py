@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 from typing_extensions import TypeAliasType
 
-from kgent.daemon.wire.base import (
+from kgent.service.wire.base import (
     OpenPayload,
     Payload,
     PermissionMode,

@@ -9,7 +9,7 @@ from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 from typing_extensions import TypeAliasType
 
-from kgent.daemon.wire.base import NonEmptyStr, Params, Payload
+from kgent.service.wire.base import NonEmptyStr, Params, Payload
 
 # -- initialize: what the client serves ------------------------------------------------------------------------------
 

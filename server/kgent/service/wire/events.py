@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 from typing_extensions import TypeAliasType
 
-from kgent.daemon.wire.base import (
+from kgent.service.wire.base import (
     Payload,
     PermissionOptionKind,
     RunStatus,
@@ -20,7 +20,7 @@ from kgent.daemon.wire.base import (
     ToolStatus,
     Usage,
 )
-from kgent.daemon.wire.results import AssistantMessage
+from kgent.service.wire.results import AssistantMessage
 
 Risk = Literal["low", "medium", "high"]
 Operation = Literal["read", "write", "shell", "network", "unknown"]

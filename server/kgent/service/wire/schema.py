@@ -15,11 +15,11 @@ from typing import Any, Literal
 from pydantic import TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode
 
-from kgent.daemon.handshake import PROTOCOL_VERSION
-from kgent.daemon.wire import events as E
-from kgent.daemon.wire import files as F
-from kgent.daemon.wire import requests as Q
-from kgent.daemon.wire import results as R
+from kgent.service.handshake import PROTOCOL_VERSION
+from kgent.service.wire import events as E
+from kgent.service.wire import files as F
+from kgent.service.wire import requests as Q
+from kgent.service.wire import results as R
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 COMMAND = "python -m kgent.daemon.wire"
@@ -113,7 +113,7 @@ def build() -> dict[str, Any]:
     return {
         "$schema": DIALECT,
         "title": f"Kgent daemon protocol, version {PROTOCOL_VERSION}",
-        "description": f"Generated from server/kgent/daemon/wire by `{COMMAND}`; do not edit. The contract in words "
+        "description": f"Generated from server/kgent/service/wire by `{COMMAND}`; do not edit. The contract in words "
         "is protocol.md.",
         "x-protocol-version": PROTOCOL_VERSION,
         "x-methods": methods,

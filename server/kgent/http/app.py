@@ -1,0 +1,226 @@
+"""The FastAPI app: protocol.md's methods as routes over the shared Service, SSE event streams with replay, the
+approvals any authorised client answers, and the web client at `/` (protocol-http.md)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from importlib import resources
+from typing import Annotated, Any
+
+from fastapi import Body, Depends, FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, Field, TypeAdapter
+
+from kgent.core.errors import KgentError
+from kgent.http import streams
+from kgent.http.front import Front, current, error_response
+from kgent.http.guard import Guard, HttpConfig, cors_kwargs
+from kgent.service import wire as W
+from kgent.service.errors import CONFLICT, INVALID_PARAMS, NOT_FOUND, DaemonError
+from kgent.service.handshake import PROTOCOL_VERSION, SERVER_VERSION, ParamsError, initialize_result
+from kgent.service.wire.base import first_params_error
+from kgent.service.wire.requests import PermissionSelected
+
+_ANSWER: TypeAdapter[Any] = TypeAdapter(W.PermissionResult)
+FrontDep = Annotated[Front, Depends(current)]
+
+
+class TextBody(BaseModel):
+    """`agent/steer` and `agent/followUp` without the runId (it is in the path)."""
+
+    text: str = Field(pattern=r"\S")
+
+
+class ForkBody(BaseModel):
+    entry_id: str = Field(alias="entryId", min_length=1)
+
+
+class CompactBody(BaseModel):
+    instructions: str | None = None
+    provider: str | None = None
+    model: str | None = None
+
+
+def _payload(result: W.Payload) -> JSONResponse:
+    return JSONResponse(result.wire())
+
+
+def create_app(config: HttpConfig, env: Mapping[str, str]) -> FastAPI:
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        front = Front(config, env)
+        app.state.front = front
+        asyncio.get_running_loop().run_in_executor(None, front.svc.warm_up)
+        try:
+            yield
+        finally:
+            front.svc.shut_down = True
+            await front.svc.close(grace=2.0)
+            await front.hub.flush()
+
+    app = FastAPI(
+        title="Kgent HTTP",
+        version=SERVER_VERSION,
+        description="protocol.md's methods over HTTP, events over SSE (protocol-http.md).",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+    )
+    if config.cors_origins:
+        app.add_middleware(CORSMiddleware, **cors_kwargs(config.cors_origins))
+    app.add_middleware(Guard, token=config.token, max_body=config.max_body)
+
+    @app.exception_handler(Exception)
+    async def any_error(request: Request, exc: Exception) -> JSONResponse:
+        return error_response(exc)
+
+    # Errors in wire terms (ExceptionMiddleware answers them); anything else is a bug, logged under an incident id.
+    @app.exception_handler(DaemonError)
+    @app.exception_handler(KgentError)
+    @app.exception_handler(ParamsError)
+    async def service_error(request: Request, exc: Exception) -> JSONResponse:
+        return error_response(exc)
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_params(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = [{**e, "loc": tuple(e["loc"][1:])} for e in exc.errors()]  # without the leading "body"
+        return error_response(first_params_error(errors))  # type: ignore[arg-type]
+
+    app.include_router(streams.router)
+
+    # -- plain -------------------------------------------------------------------------------------------------------
+    @app.get("/health", tags=["server"])
+    async def health() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/api/info", response_model=W.InitializeResult, tags=["server"])
+    async def info(front: FrontDep) -> JSONResponse:
+        """What `initialize` answers: server, protocol version and capabilities."""
+        return JSONResponse(initialize_result(PROTOCOL_VERSION, front.svc.settings, front.env))
+
+    @app.get("/api/workspaces", tags=["server"])
+    async def workspaces() -> dict[str, list[str]]:
+        """The directories runs may use (`--workspace-root`)."""
+        return {"roots": list(config.workspace_roots)}
+
+    # -- runs ------------------------------------------------------------------------------------------------------
+    @app.post("/api/runs", response_model=W.RunResult, tags=["runs"])
+    async def run(front: FrontDep, p: Annotated[W.RunParams, Body()]) -> JSONResponse:
+        """`agent/run`: start a run; read its events at /api/runs/{runId}/events."""
+        f = front.live()
+        base = await f.base_entry(p)
+        handle = await f.svc.start_run(p)
+        f.started(handle, base)
+        return _payload(W.RunResult(run_id=handle.run_id, session_id=handle.session_id))
+
+    @app.post("/api/runs/{run_id}/cancel", response_model=W.CancelResult, tags=["runs"])
+    async def cancel(front: FrontDep, run_id: str) -> JSONResponse:
+        return _payload(W.CancelResult(cancelled=front.live().svc.cancel(run_id)))
+
+    @app.post("/api/runs/{run_id}/steer", response_model=W.EmptyResult, tags=["runs"])
+    async def steer(front: FrontDep, run_id: str, body: TextBody) -> JSONResponse:
+        front.live().svc.queue(run_id, body.text, steer=True)
+        return _payload(W.EmptyResult())
+
+    @app.post("/api/runs/{run_id}/followUp", response_model=W.EmptyResult, tags=["runs"])
+    async def follow_up(front: FrontDep, run_id: str, body: TextBody) -> JSONResponse:
+        front.live().svc.queue(run_id, body.text, steer=False)
+        return _payload(W.EmptyResult())
+
+    @app.get("/api/runs/{run_id}", tags=["runs"])
+    async def run_info(front: FrontDep, run_id: str) -> dict[str, Any]:
+        """A run this server keeps: live or not, how many events so far, the session entry it continued from."""
+        run_log = await front.run_log(run_id)
+        return {
+            "runId": run_id,
+            "sessionId": run_log.session_id,
+            "live": not run_log.ended,
+            "events": len(run_log.events),
+            "baseEntryId": run_log.base_entry_id,
+        }
+
+    # -- approvals ---------------------------------------------------------------------------------------------------
+    @app.get("/api/permissions", tags=["permissions"])
+    async def permissions(
+        front: FrontDep, run_id: Annotated[str | None, Query(alias="runId")] = None
+    ) -> dict[str, Any]:
+        """The open approvals (each the params of an `agent/permission` request), oldest first."""
+        pending = front.hub.pending.values()
+        return {"permissions": [p.params for p in pending if run_id is None or p.params["runId"] == run_id]}
+
+    @app.post("/api/permissions/{request_id}", response_model=W.EmptyResult, tags=["permissions"])
+    async def answer(
+        front: FrontDep, request_id: str, body: Annotated[W.PermissionResult, Body()]
+    ) -> JSONResponse:
+        """The answer to one `agent/permission` request. The first answer wins; later ones (or an answer to a
+        withdrawn request) get 409 `permission_closed`."""
+        hub = front.hub
+        pending = hub.pending.get(request_id)
+        if pending is None:
+            if request_id in hub.closed:
+                raise DaemonError(
+                    CONFLICT,
+                    f"permission {request_id} was already {hub.closed[request_id]}",
+                    "permission_closed",
+                )
+            raise DaemonError(NOT_FOUND, f"no permission request {request_id!r}", "permission_not_found")
+        outcome = getattr(body, "outcome", None)
+        selected = outcome if isinstance(outcome, PermissionSelected) else body
+        if isinstance(selected, PermissionSelected):
+            offered = [o.get("optionId") for o in pending.params.get("options", [])]
+            if selected.option_id not in offered:
+                raise DaemonError(
+                    INVALID_PARAMS,
+                    f"invalid params: 'optionId' must be one of {', '.join(map(str, offered))}",
+                    "invalid_params",
+                )
+        hub.answer(request_id, _ANSWER.dump_python(body, mode="json", by_alias=True))
+        return _payload(W.EmptyResult())
+
+    # -- sessions ----------------------------------------------------------------------------------------------------
+    @app.get("/api/sessions", response_model=W.SessionsResult, tags=["sessions"])
+    async def sessions(front: FrontDep, workspace: str) -> JSONResponse:
+        p = W.SessionsParams.parse({"workspace": workspace})
+        return _payload(await front.svc.sessions(p.workspace))
+
+    @app.get("/api/sessions/{session_id}", response_model=W.SessionResult, tags=["sessions"])
+    async def session(
+        front: FrontDep, session_id: str, branch_only: Annotated[bool, Query(alias="branchOnly")] = False
+    ) -> JSONResponse:
+        return _payload(await front.svc.session(session_id, branch_only))
+
+    @app.post("/api/sessions/{session_id}/fork", response_model=W.ForkResult, tags=["sessions"])
+    async def fork(front: FrontDep, session_id: str, body: ForkBody) -> JSONResponse:
+        return _payload(await front.live().svc.fork(session_id, body.entry_id))
+
+    @app.post("/api/sessions/{session_id}/compact", response_model=W.CompactResult, tags=["sessions"])
+    async def compact(front: FrontDep, session_id: str, body: CompactBody | None = None) -> JSONResponse:
+        b = body or CompactBody()
+        p = W.CompactParams.parse(
+            {
+                "sessionId": session_id,
+                "instructions": b.instructions,
+                "provider": b.provider,
+                "model": b.model,
+            }
+        )
+        return _payload(await front.live().svc.compact(p))
+
+    # -- the web client ----------------------------------------------------------------------------------------------
+    static = resources.files("kgent.http") / "static"
+
+    @app.get("/", include_in_schema=False)
+    async def index() -> Response:
+        return Response((static / "index.html").read_bytes(), media_type="text/html; charset=utf-8")
+
+    @app.get("/favicon.ico", include_in_schema=False)
+    async def favicon() -> Response:
+        return Response(status_code=204)
+
+    app.mount("/static", StaticFiles(packages=[("kgent.http", "static")]), name="static")
+    return app

@@ -1,0 +1,204 @@
+"""Hub: the HTTP front's Outbox — every run's events kept in order for any number of SSE readers (replay by seq),
+and the approvals waiting for an answer from any client (the first answer wins). An ended run's events are also
+archived next to the sessions (one JSONL file per run), so they replay after the run left memory or the server
+restarted."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import re
+from collections import OrderedDict
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("kgent.http")
+
+KEEP_ENDED = 256  # ended runs whose events stay in memory for replay …
+KEEP_ENDED_EVENTS = 1_000_000  # … and at most this many of their events (older ones replay from the archive)
+KEEP_ARCHIVED = 2000  # ended runs whose events stay on disk
+KEEP_CLOSED = 4096  # answered / withdrawn approvals remembered (a late answer gets 409, not 404)
+_RUN_ID = re.compile(r"run-[0-9a-f]{6,64}")
+
+
+class RunLog:
+    """One run's events (`agent/event` params, compact JSON) by seq, and the readers waiting for the next one."""
+
+    def __init__(self, run_id: str, session_id: str) -> None:
+        self.run_id = run_id
+        self.session_id = session_id
+        self.events: list[str] = []
+        self.ended = False
+        self.base_entry_id: str | None = (
+            None  # the session entry the run continued from (None: a new session)
+        )
+        self._waiters: list[asyncio.Future[None]] = []
+
+    def append(self, seq: int, params: str) -> None:
+        assert seq == len(self.events), f"run {self.run_id}: seq {seq} after {len(self.events)} events"
+        self.events.append(params)
+        self._wake()
+
+    def end(self) -> None:
+        """The run's forwarding stopped (its run_end is in, or it never will be): readers stop at the end."""
+        self.ended = True
+        self._wake()
+
+    def _wake(self) -> None:
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def changed(self) -> None:
+        """Until the next event (or the end)."""
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        await waiter
+
+    async def follow(self, start: int) -> AsyncIterator[tuple[int, list[str]]]:
+        """(first seq, events) batches from seq `start` on, as they come, until the run's last event."""
+        i = max(start, 0)
+        while True:
+            if i < len(self.events):
+                batch = self.events[i:]
+                yield i, batch
+                i += len(batch)
+                continue
+            if self.ended:
+                return
+            await self.changed()
+
+
+@dataclass
+class Pending:
+    """An approval waiting for an answer: the `agent/permission` params and the future the run awaits."""
+
+    params: dict[str, Any]
+    future: asyncio.Future[Any] = field(repr=False)
+
+
+class Hub:
+    """Implements kgent.service.runs.Outbox for HTTP clients."""
+
+    def __init__(self, archive: Path | None = None) -> None:
+        self.archive = archive
+        self._writes: set[asyncio.Task[None]] = set()
+        self.logs: dict[str, RunLog] = {}
+        self._ended: OrderedDict[str, int] = OrderedDict()  # ended runs in memory → their event counts
+        self._ended_events = 0
+        self.session_runs: dict[
+            str, list[str]
+        ] = {}  # session id → its runs' ids (this server's), in start order
+        self._session_waiters: dict[str, list[asyncio.Future[None]]] = {}
+        self.pending: dict[str, Pending] = {}
+        self.closed: OrderedDict[str, str] = OrderedDict()  # request id → "answered" | "withdrawn"
+
+    # -- runs ------------------------------------------------------------------------------------------------------
+    def open(self, run_id: str, session_id: str) -> RunLog:
+        """Register a run before its first event (so readers may subscribe at once)."""
+        log = self.logs.get(run_id)
+        if log is None:
+            log = self.logs[run_id] = RunLog(run_id, session_id)
+            self.session_runs.setdefault(session_id, []).append(run_id)
+            for waiter in self._session_waiters.pop(session_id, []):
+                if not waiter.done():
+                    waiter.set_result(None)
+        return log
+
+    def closed_run(self, run_id: str) -> None:
+        """The run's forwarding stopped: archive its events; keep them in memory within KEEP_ENDED(_EVENTS)."""
+        log = self.logs.get(run_id)
+        if log is None:
+            return
+        log.end()
+        if self.archive is not None:
+            task = asyncio.get_running_loop().create_task(
+                asyncio.to_thread(self._save, log.run_id, list(log.events))
+            )
+            self._writes.add(task)
+            task.add_done_callback(self._writes.discard)
+        self._ended[run_id] = len(log.events)
+        self._ended_events += len(log.events)
+        while len(self._ended) > KEEP_ENDED or self._ended_events > KEEP_ENDED_EVENTS:
+            old, count = self._ended.popitem(last=False)
+            self._ended_events -= count
+            self.logs.pop(old, None)  # its id stays in session_runs: session streams read it from the archive
+
+    def _save(self, run_id: str, events: list[str]) -> None:
+        """Write an ended run's events to the archive (a worker thread), keeping the newest KEEP_ARCHIVED runs."""
+        assert self.archive is not None
+        try:
+            self.archive.mkdir(mode=0o700, parents=True, exist_ok=True)
+            tmp = self.archive / f".{run_id}.tmp"
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write("\n".join(events) + "\n")
+            tmp.replace(self.archive / f"{run_id}.jsonl")
+            files = sorted(self.archive.glob("run-*.jsonl"), key=lambda p: p.stat().st_mtime)
+            for old in files[: max(0, len(files) - KEEP_ARCHIVED)]:
+                old.unlink(missing_ok=True)
+        except OSError as exc:
+            log.warning("could not archive the events of %s: %s", run_id, exc)
+
+    async def find(self, run_id: str) -> RunLog | None:
+        """The run's log: in memory, or (an ended run) from the archive; None if neither has it."""
+        found = self.logs.get(run_id)
+        if found is not None or self.archive is None or not _RUN_ID.fullmatch(run_id):
+            return found
+        path = self.archive / f"{run_id}.jsonl"
+        try:
+            text = await asyncio.to_thread(path.read_text, encoding="utf-8")
+        except OSError:
+            return None
+        events = text.splitlines()
+        if not events:
+            return None
+        first = json.loads(events[0])
+        archived = RunLog(run_id, first["sessionId"])
+        archived.events = events
+        archived.ended = True
+        return archived
+
+    async def flush(self) -> None:
+        """Wait for the archive writes under way (at shutdown)."""
+        if self._writes:
+            await asyncio.wait(list(self._writes), timeout=10)
+
+    async def next_run(self, session_id: str) -> None:
+        """Until a new run of `session_id` is registered."""
+        waiter = asyncio.get_running_loop().create_future()
+        self._session_waiters.setdefault(session_id, []).append(waiter)
+        await waiter
+
+    def send_event(self, run_id: str, seq: int, params: str) -> None:
+        self.logs[run_id].append(seq, params)
+
+    # -- approvals --------------------------------------------------------------------------------------------------
+    def request(self, method: str, params: dict[str, Any], msg_id: str) -> asyncio.Future[Any]:
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.pending[msg_id] = Pending(params, future)
+        return future
+
+    def withdraw(self, msg_id: str) -> None:
+        if self.pending.pop(msg_id, None) is not None:
+            self._close(msg_id, "withdrawn")
+
+    def _close(self, msg_id: str, how: str) -> None:
+        self.closed[msg_id] = how
+        while len(self.closed) > KEEP_CLOSED:
+            self.closed.popitem(last=False)
+
+    def answer(self, msg_id: str, answer: dict[str, Any]) -> bool:
+        """Hand `answer` to the waiting run; False if the approval is no longer open (answered, withdrawn)."""
+        pending = self.pending.pop(msg_id, None)
+        if pending is None:
+            return False
+        self._close(msg_id, "answered")
+        if not pending.future.done():
+            pending.future.set_result(answer)
+        return True

@@ -1,0 +1,74 @@
+"""Process entry of `kgent serve --http`: bind, print the URL with its token once, serve with uvicorn until a signal."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import socket
+import sys
+from collections.abc import Mapping
+from typing import TextIO
+
+import uvicorn
+
+from kgent.http.app import create_app
+from kgent.http.guard import HttpConfig
+
+log = logging.getLogger("kgent.http")
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket (port 0: a free one), so the URL printed is the one served."""
+    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
+    # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say so, and without it every small response
+    # written in two parts waits ~40 ms for the client's delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host.strip("[]"), port))
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock
+
+
+def url(config: HttpConfig, port: int) -> str:
+    host = f"[{config.host}]" if ":" in config.host else config.host
+    return f"{config.scheme}://{host}:{port}/"
+
+
+def serve(config: HttpConfig, env: Mapping[str, str], out: TextIO = sys.stdout) -> int:
+    try:
+        sock = bind(config.host, config.port)
+    except OSError as exc:
+        sys.stderr.write(f"kgent: cannot listen on {config.host}:{config.port}: {exc.strerror}\n")
+        return 1
+    port = sock.getsockname()[1]
+    app = create_app(config, env)
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app,
+            log_level="warning",
+            ssl_keyfile=config.ssl_keyfile,
+            ssl_certfile=config.ssl_certfile,
+            timeout_graceful_shutdown=3,
+        )
+    )
+    base = url(config, port)
+    token = "(from KGENT_HTTP_TOKEN)" if config.token_from_env else config.token
+    out.write(f"kgent: serving on {base}  (workspaces: {', '.join(config.workspace_roots)})\n")
+    if config.token_from_env:
+        out.write(f"kgent: token {token}; open {base}?token=<KGENT_HTTP_TOKEN>\n")
+    else:
+        out.write(f"kgent: token {token}\nkgent: open {base}?token={token}\n")
+    out.flush()
+    # uvicorn shuts down gracefully on SIGINT / SIGTERM, then re-raises the signal: that is a normal stop here.
+    signal.signal(signal.SIGTERM, _stopped)
+    try:
+        asyncio.run(server.serve(sockets=[sock]))
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+def _stopped(signum: int, frame: object) -> None:
+    raise SystemExit(0)

@@ -1,0 +1,84 @@
+// Server-sent events read with fetch (EventSource cannot send the Authorization header): parses the stream, keeps the
+// last event id and reconnects with Last-Event-ID after a network blip, so no event is lost or repeated.
+
+export class EventStream {
+  constructor(url, { token, onEvent, onState, endsWith }) {
+    this.url = url;
+    this.token = token;
+    this.onEvent = onEvent;
+    this.onState = onState || (() => {});
+    this.endsWith = endsWith || (() => false); // an event after which the server ends the stream on purpose
+    this.lastId = null;
+    this.stopped = false;
+    this.controller = null;
+    this.done = this.loop();
+  }
+
+  close() {
+    this.stopped = true;
+    this.controller?.abort();
+  }
+
+  // Cut the connection as a network failure would (the stream reconnects by itself).
+  drop() {
+    this.controller?.abort();
+  }
+
+  async loop() {
+    let delay = 250;
+    while (!this.stopped) {
+      this.controller = new AbortController();
+      let finished = false;
+      try {
+        const headers = { Authorization: `Bearer ${this.token}`, Accept: "text/event-stream" };
+        if (this.lastId !== null) headers["Last-Event-ID"] = this.lastId;
+        const res = await fetch(this.url, { headers, signal: this.controller.signal, cache: "no-store" });
+        if ([401, 403, 404].includes(res.status)) {
+          this.onState("closed", res.status);
+          return;
+        }
+        if (!res.ok) throw new Error(`HTTP ${res.status}`);
+        this.onState("live");
+        delay = 250;
+        finished = await this.read(res.body);
+      } catch (err) {
+        if (this.stopped) return;
+      }
+      if (finished || this.stopped) {
+        this.onState("ended");
+        return;
+      }
+      this.onState("retry");
+      await new Promise((r) => setTimeout(r, delay));
+      delay = Math.min(delay * 2, 5000);
+    }
+  }
+
+  // true when the stream ended after its last event (endsWith), false when it broke off
+  async read(body) {
+    const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+    let buf = "";
+    let ended = false;
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return ended;
+      buf += value.replace(/\r\n?/g, "\n");
+      let cut;
+      while ((cut = buf.indexOf("\n\n")) >= 0) {
+        const block = buf.slice(0, cut);
+        buf = buf.slice(cut + 2);
+        let id = null;
+        const data = [];
+        for (const line of block.split("\n")) {
+          if (line.startsWith("id:")) id = line.slice(3).trim();
+          else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+        }
+        if (!data.length) continue;
+        const params = JSON.parse(data.join("\n"));
+        if (id !== null) this.lastId = id;
+        this.onEvent(params);
+        if (this.endsWith(params)) ended = true;
+      }
+    }
+  }
+}

@@ -1,0 +1,61 @@
+"""The fronts' wire models (pydantic, at the edge only): what clients send, what the daemon (over stdio) and the HTTP
+front answer and send.
+
+Imported by kgent.daemon.server, off the handshake path: `initialize` is answered before pydantic is loaded (it costs
+more than the whole handshake; see kgent.daemon.boot). The same models produce protocol.schema.json and the VS Code
+shim's types: `python -m kgent.daemon.wire` regenerates both. The event models (wire.events) are not needed to serve
+and are not imported here.
+"""
+
+from kgent.service.wire.base import Params, Payload, params_error
+from kgent.service.wire.files import ApplyReviewParams, ApplyReviewResult, ReviewParams, ReviewResult
+from kgent.service.wire.requests import (
+    CompactParams,
+    ForkParams,
+    InitializeParams,
+    PermissionResult,
+    RunIdParams,
+    RunParams,
+    RunTextParams,
+    SessionParams,
+    SessionsParams,
+    chosen_option,
+)
+from kgent.service.wire.results import (
+    CancelResult,
+    CompactResult,
+    EmptyResult,
+    ForkResult,
+    InitializeResult,
+    RunResult,
+    SessionResult,
+    SessionsResult,
+)
+
+__all__ = [
+    "ApplyReviewParams",
+    "ApplyReviewResult",
+    "ReviewParams",
+    "ReviewResult",
+    "CancelResult",
+    "CompactParams",
+    "CompactResult",
+    "EmptyResult",
+    "ForkParams",
+    "ForkResult",
+    "InitializeParams",
+    "InitializeResult",
+    "Params",
+    "Payload",
+    "PermissionResult",
+    "RunIdParams",
+    "RunParams",
+    "RunResult",
+    "RunTextParams",
+    "SessionParams",
+    "SessionResult",
+    "SessionsParams",
+    "SessionsResult",
+    "chosen_option",
+    "params_error",
+]

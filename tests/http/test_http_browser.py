@@ -1,0 +1,249 @@
+"""The web client in a real browser: Python playwright driving Debian's Chromium (/usr/bin/chromium; never a
+downloaded browser) against a real `kgent serve --http` on the scripted provider. One browser for the module; a fresh
+context (fresh sessionStorage) per test. KGENT_HTTP_SCREENSHOTS=DIR saves the README's screenshots there."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
+
+from kgent.testing.http_server import HttpServer, write_script
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+TIMEOUT = 60_000  # ms: generous, the machine may be loaded
+SHOTS = os.environ.get("KGENT_HTTP_SCREENSHOTS")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture
+def context(browser: Browser, server: HttpServer) -> Iterator[BrowserContext]:
+    (server.workspace / "sample.py").write_text("value = 1\nprint(value)\n")
+    (server.workspace / "notes.txt").write_text("hello\n")
+    ctx = browser.new_context(viewport={"width": 1280, "height": 820})
+    ctx.set_default_timeout(TIMEOUT)
+    errors: list[str] = []
+    ctx.on("weberror", lambda e: errors.append(str(e.error)))
+    try:
+        yield ctx
+    finally:
+        ctx.close()
+    assert not errors, errors
+
+
+def open_page(ctx: BrowserContext, server: HttpServer, fragment: str = "") -> Page:
+    page = ctx.new_page()
+    page.goto(server.page_url(fragment))
+    expect(page.locator("#conn")).to_be_visible()
+    page.wait_for_selector("#model option", state="attached")
+    return page
+
+
+def shot(page: Page, name: str) -> None:
+    if SHOTS:
+        Path(SHOTS).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(SHOTS) / f"{name}.png"))
+
+
+def start_run(page: Page, model: str, prompt: str, mode: str = "ask") -> None:
+    page.select_option("#mode", mode)
+    page.evaluate(
+        """m => { const s = document.getElementById('model'); if (![...s.options].some(o => o.value === m)) {
+             const o = document.createElement('option'); o.value = m; o.textContent = m; s.append(o); } s.value = m; }""",
+        model,
+    )
+    page.fill("#prompt", prompt)
+    page.click("#send")
+
+
+def seen_is_gap_free(page: Page) -> None:
+    seen: list[str] = page.evaluate("window.kgent.state.seen")
+    runs: dict[str, list[int]] = {}
+    for item in seen:
+        run_id, _, seq = item.rpartition(":")
+        runs.setdefault(run_id, []).append(int(seq))
+    for seqs in runs.values():
+        assert seqs == list(range(len(seqs))), seqs
+
+
+def test_run_and_approve_from_the_card_with_the_diff_visible(
+    context: BrowserContext, server: HttpServer, tmp_path: Path
+) -> None:
+    page = open_page(context, server)
+    assert "token" not in page.url  # taken from the address bar into sessionStorage
+    start_run(page, "scripted/read-then-write", "Please rewrite notes.txt <b>now</b>")
+    card = page.locator(".approval")
+    expect(card.locator(".diff .add")).to_have_text("+rewritten")
+    expect(card.locator(".diff .del")).to_have_text("-hello")
+    expect(card.locator("button")).to_have_text(
+        ["Allow once", "Allow for this session", "Reject", "Reject always"]
+    )
+    expect(page.locator(".msg.user")).to_contain_text("<b>now</b>")  # shown as text, not markup
+    assert page.locator(".msg.user b").count() == 0
+    shot(page, "approval")
+    card.locator("button[data-option-id=allow_once]").click()
+    expect(page.locator(".run-end")).to_contain_text("Run settled")
+    expect(page.locator(".approval .decision")).to_have_text("allowed once")
+    expect(page.locator(".run-end .changed li")).to_have_text(["notes.txt"])
+    assert (server.workspace / "notes.txt").read_text() == "rewritten\n"
+    page.locator(".run-end details.patch summary").click()
+    page.evaluate("document.getElementById('log').scrollTop = 1e9")
+    shot(page, "run-end")
+    seen_is_gap_free(page)
+
+
+def test_markdown_is_rendered_and_html_escaped(
+    context: BrowserContext, server: HttpServer, tmp_path: Path
+) -> None:
+    text = "## Plan\n\nHere is **bold**, `code` and <img src=x onerror=alert(1)>\n\n- one\n- two\n\n```py\nprint(1 < 2)\n```"
+    model = write_script(tmp_path, "md", [[{"text": text}]])
+    page = open_page(context, server)
+    start_run(page, f"scripted/{model}", "markdown please")
+    answer = page.locator(".msg.assistant").last
+    expect(answer.locator("strong")).to_have_text("bold")
+    expect(answer.locator("li")).to_have_text(["one", "two"])
+    expect(answer.locator("pre code")).to_have_text("print(1 < 2)")
+    expect(answer).to_contain_text("<img src=x onerror=alert(1)>")
+    assert answer.locator("img").count() == 0
+
+
+def test_reject_from_the_card(context: BrowserContext, server: HttpServer) -> None:
+    page = open_page(context, server)
+    start_run(page, "scripted/read-then-write", "rewrite notes.txt")
+    page.locator(".approval button[data-option-id=reject_once]").click()
+    expect(page.locator(".approval .decision")).to_have_text("rejected")
+    expect(page.locator(".run-end")).to_be_visible()
+    expect(page.locator('.card[data-status="failed"]')).to_contain_text("permission_denied")
+    assert (server.workspace / "notes.txt").read_text() == "hello\n"
+
+
+def test_stop_cancels_a_running_command(context: BrowserContext, server: HttpServer) -> None:
+    page = open_page(context, server)
+    start_run(page, "scripted/long-bash", "run the long command", mode="full")
+    running = page.locator('.card[data-status="in_progress"]')
+    expect(running.locator("pre.output")).to_contain_text("started")
+    shot(page, "running-command")
+    page.click("#stop")
+    expect(page.locator(".run-end")).to_contain_text("Run cancelled")
+    expect(page.locator(".card.tool").last).to_have_attribute("data-status", "failed")
+    expect(page.locator("#send")).to_be_enabled()
+
+
+def test_reload_mid_run_and_the_run_continues(context: BrowserContext, server: HttpServer) -> None:
+    page = open_page(context, server)
+    start_run(page, "scripted/read-then-write", "rewrite notes.txt")
+    expect(page.locator(".approval button")).to_have_count(4)
+    page.reload()
+    expect(page.locator(".approval button")).to_have_count(4)  # replayed: the open prompt is back, once
+    expect(page.locator(".msg.user")).to_have_count(1)
+    expect(page.locator(".card.tool")).to_have_count(2)
+    page.locator(".approval button[data-option-id=allow_once]").click()
+    expect(page.locator(".run-end")).to_contain_text("Run settled")
+    expect(page.locator(".msg.user")).to_have_count(1)
+    seen_is_gap_free(page)
+    # the next run in the same session continues after the history (rendered from the session, not replayed)
+    start_run(page, "scripted/hello", "and now hello", mode="full")
+    expect(page.locator(".run-end")).to_have_count(2)
+    page.reload()
+    expect(page.locator(".msg.user")).to_have_count(2)
+    expect(page.locator(".approval")).to_have_count(0)  # history shows decisions, not open prompts
+    expect(page.locator(".decision")).to_have_text(["allowed once"])
+
+
+def test_two_tabs_on_one_run(context: BrowserContext, server: HttpServer) -> None:
+    one = open_page(context, server)
+    start_run(one, "scripted/read-then-write", "rewrite notes.txt")
+    expect(one.locator(".approval button")).to_have_count(4)
+    session_id = one.evaluate("window.kgent.state.sessionId")
+    two = open_page(context, server, f"#session={session_id}")
+    expect(two.locator(".approval button")).to_have_count(4)
+    shot(two, "second-tab")
+    two.locator(".approval button[data-option-id=allow_once]").click()
+    for page in (one, two):
+        expect(page.locator(".approval .decision")).to_have_text("allowed once")
+        expect(page.locator(".run-end")).to_contain_text("Run settled")
+        seen_is_gap_free(page)
+    expect(one.locator(".approval button")).to_have_count(0)
+
+
+def test_a_network_blip_loses_nothing(context: BrowserContext, server: HttpServer, tmp_path: Path) -> None:
+    turn: list[dict[str, object]] = []
+    for i in range(30):
+        turn += [{"text": f"part{i} "}, {"sleep": 0.03}]
+    model = write_script(tmp_path, "blip", [turn])
+    page = open_page(context, server)
+    start_run(page, f"scripted/{model}", "stream slowly", mode="full")
+    for _ in range(4):
+        page.wait_for_function("window.kgent.state.seen.length > 0")
+        page.evaluate("window.kgent.dropStream()")
+        expect(page.locator("#conn")).to_have_attribute("data-state", "live")
+    expect(page.locator(".run-end")).to_be_visible()
+    seen_is_gap_free(page)
+    text = page.locator(".msg.assistant").last.inner_text()
+    assert text.split() == [f"part{i}" for i in range(30)]
+    shot(page, "sessions")
+
+
+def test_resume_fork_and_steer_from_the_page(
+    context: BrowserContext, server: HttpServer, tmp_path: Path
+) -> None:
+    page = open_page(context, server)
+    start_run(page, "scripted/hello", "first prompt", mode="full")
+    expect(page.locator(".run-end")).to_be_visible()
+    page.click("#new-session")
+    expect(page.locator(".msg")).to_have_count(0)
+    session_id = page.evaluate("location.hash") or ""
+    assert session_id == ""
+    page.locator("#sessions li", has_text="first prompt").first.click()  # resume from the list
+    expect(page.locator(".msg.user")).to_have_text(["Fork herefirst prompt"])
+    page.locator(".msg.user .fork").click()  # continue from before the first prompt
+    expect(page.locator(".notice").last).to_contain_text("Forked")
+    turn: list[dict[str, object]] = []
+    for i in range(20):
+        turn += [{"text": f"step{i} "}, {"sleep": 0.1}]
+    start_run(page, f"scripted/{write_script(tmp_path, 'paced', [turn])}", "second prompt", mode="full")
+    expect(page.locator(".msg.assistant").last).to_contain_text("step0")
+    page.fill("#prompt", "steer this way")
+    page.click("#steer")
+    expect(page.locator(".msg.user .src")).to_have_text(["steer"])
+    expect(page.locator(".run-end")).to_be_visible()
+    page.reload()
+    users = page.locator(".msg.user")
+    expect(users.first).to_contain_text("second prompt")
+    expect(page.locator(".msg.user", has_text="first prompt")).to_have_count(0)  # forked away
+    expect(page.locator(".msg.user", has_text="steer this way")).to_have_count(1)
+
+
+def test_without_the_token_the_page_asks_for_it(context: BrowserContext, server: HttpServer) -> None:
+    page = context.new_page()
+    page.goto(f"{server.url}/")
+    expect(page.locator("#token-dialog")).to_be_visible()
+    page.fill("#token-input", "wrong")
+    page.locator("#token-form button").click()
+    expect(page.locator("#token-dialog")).to_be_visible()  # 401: asked again
+    page.fill("#token-input", server.token)
+    page.locator("#token-form button").click()
+    expect(page.locator("#token-dialog")).to_be_hidden()
+    expect(page.locator("#workspace option")).to_have_count(1)
