@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from kgent.ext.version import empty_listing
 from kgent.tools.sandbox import detect as detect_sandbox
 
 PROTOCOL_VERSION = 1
@@ -92,6 +93,7 @@ class Settings:
     mode: str | None = None
     approval_timeout: float | None = None
     approval_timeout_set: bool = False
+    trust_project_extensions: bool | None = None  # None: the user's trust file decides (kgent.ext.trust)
 
     def merged(self, params: Mapping[str, Any]) -> Settings:
         """These settings updated by an `initialize.settings` object (validated here)."""
@@ -126,6 +128,12 @@ class Settings:
                 )
             changes["approval_timeout"] = None if raw is None else float(raw)
             changes["approval_timeout_set"] = True
+        if params.get("trustProjectExtensions") is not None:
+            if not isinstance(params["trustProjectExtensions"], bool):
+                raise ParamsError(
+                    "invalid params: 'settings.trustProjectExtensions' must be true, false or null"
+                )
+            changes["trust_project_extensions"] = params["trustProjectExtensions"]
         return replace(self, **changes)
 
 
@@ -215,6 +223,7 @@ def capabilities(settings: Settings, env: Mapping[str, str]) -> dict[str, Any]:
             "permissionOptionKinds": list(OPTION_KINDS),
             "approvalTimeout": effective_approval_timeout(settings, env),
         },
+        "extensions": empty_listing(),  # the full server fills it in when anything is configured (kgent.ext)
     }
 
 

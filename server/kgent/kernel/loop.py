@@ -6,6 +6,7 @@ Pure orchestration: I/O happens in the provider, the tools and the store it is g
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +23,7 @@ from kgent.core.messages import (
     message_to_dict,
 )
 from kgent.kernel.cost import RunCost
+from kgent.kernel.hooks import HookContext, hooked_request, run_end_entries
 from kgent.kernel.prompt import system_prompt
 from kgent.kernel.run import AgentRun
 from kgent.kernel.toolexec import ToolBatch
@@ -33,6 +35,8 @@ from kgent.tools.base import ChangeTracking
 
 if TYPE_CHECKING:
     from kgent.kernel.kernel import AgentKernel
+
+log = logging.getLogger("kgent.kernel")
 
 
 @dataclass(slots=True, kw_only=True)
@@ -49,6 +53,7 @@ class RunSpec:
     cost_limit: float | None = (
         None  # US dollars; the run fails (cost_limit) before a model call would pass it
     )
+    hook_context: HookContext
 
 
 @dataclass(slots=True)
@@ -126,7 +131,7 @@ class Loop:
             changed, patch = await tracker.finish()
         except Exception as exc:  # the patch is a report; failing to make it must not lose the result
             changed, patch = (), f"# kgent could not compute the patch: {type(exc).__name__}: {exc}\n"
-        return RunResult(
+        result = RunResult(
             run_id=run.run_id,
             session_id=self.spec.session_id,
             status=status,  # type: ignore[arg-type]
@@ -138,6 +143,17 @@ class Loop:
             usage=self.cost.wire(),
             turns=self.state.turns,
         )
+        await self._extra_entries(result)
+        return result
+
+    async def _extra_entries(self, result: RunResult) -> None:
+        """Append the entries the `on_run_end` hooks give (once the session exists; a failure is logged)."""
+        extra = await run_end_entries(self.kernel.hooks, self.spec.hook_context, result)
+        if extra and self.state.leaf_id is not None:
+            try:
+                await self.persist([self.entry(e.type, **e.data) for e in extra])
+            except KgentError as exc:
+                log.warning("could not store the entries of an on_run_end hook: %s", exc.message)
 
     async def _open_session(self, run: AgentRun) -> None:
         spec, store = self.spec, self.kernel.store
@@ -163,6 +179,7 @@ class Loop:
             except asyncio.CancelledError:
                 await creating
                 raise
+        await self._add_run_tools()
         self._start_context(info)
         run.emit(
             RunStart(
@@ -176,6 +193,16 @@ class Loop:
             )
         )
         await self._add_user(run, spec.prompt, "prompt")
+
+    async def _add_run_tools(self) -> None:
+        """The tools the hooks add for this run (MCP servers, extensions); the kernel's own names win."""
+        added = [
+            t for t in await self.kernel.hooks.run_tools(self.spec.hook_context) if t.name not in self.tools
+        ]
+        self.tools.update((t.name, t) for t in added)
+        self.schemas += tuple(
+            ToolSchema(name=t.name, description=t.description, parameters=t.parameters) for t in added
+        )
 
     def _config(self) -> dict[str, str]:
         spec = self.spec
@@ -278,7 +305,10 @@ class Loop:
             max_tokens=self.kernel.config.max_tokens,
             cache_key=self.spec.session_id,
         )
-        return await stream_turn(self.spec.provider, request, run.emit)
+        hooked = await hooked_request(self.kernel.hooks, self.spec.hook_context, request)
+        if isinstance(hooked, AssistantMessage):  # a failing before_model_request hook fails the turn
+            return hooked
+        return await stream_turn(self.spec.provider, hooked, run.emit)
 
     async def _finish_turn(self, run: AgentRun, message: AssistantMessage) -> AssistantMessage:
         if message.stop_reason not in ("error", "aborted"):  # a failed turn stays out of the history

@@ -46,6 +46,11 @@ class InitializeSettings(Params):
     approval_timeout: Annotated[float, Field(gt=0, lt=1e9)] | None = Field(
         default=None, description="Seconds an approval may take before it counts as a reject; null: no limit."
     )
+    trust_project_extensions: bool | None = Field(
+        default=None,
+        description="Whether the project's own extensions and MCP servers (.kgent/config.toml, .mcp.json) may run; "
+        "null: the user's trust file decides (`kgent extensions --trust`).",
+    )
 
 
 class InitializeParams(Params):
