@@ -19,6 +19,7 @@ local M = {}
 ---@field mode string?  "plan" | "ask" | "auto" | "full"; nil: the daemon's default (ask)
 ---@field api_key (fun():string?)|nil  returns the key; nil: the daemon reads its environment
 ---@field approval_timeout number?  seconds before an unanswered approval is rejected; nil: wait
+---@field trust_project_extensions boolean?  run the project's own extensions and MCP servers (they run code)
 ---@field workspace string|(fun():string)|nil  where runs work; nil: the current directory
 ---@field log_file string|false  the daemon's log file; false: its stderr (ends up in lsp.log)
 ---@field log_level string?  daemon log level (DEBUG, INFO, WARNING, ERROR); nil: WARNING
@@ -45,6 +46,7 @@ function M.defaults()
     mode = nil,
     api_key = nil,
     approval_timeout = nil,
+    trust_project_extensions = false,
     workspace = nil,
     log_file = vim.fn.stdpath('log') .. '/kgent.log',
     log_level = nil,
@@ -108,6 +110,7 @@ function M.setup(opts)
   check('mode', o.mode, 'string', true)
   check('api_key', o.api_key, 'function', true)
   check('approval_timeout', o.approval_timeout, 'number', true)
+  check('trust_project_extensions', o.trust_project_extensions, 'boolean', true)
   check('workspace', o.workspace, { 'string', 'function' }, true)
   check('log_file', o.log_file, { 'string', 'boolean' })
   check('log_level', o.log_level, 'string', true)
@@ -166,6 +169,9 @@ function M.settings()
   s.baseUrl = o.base_url
   s.mode = o.mode
   s.approvalTimeout = o.approval_timeout
+  if o.trust_project_extensions then
+    s.trustProjectExtensions = true
+  end
   if o.api_key then
     local ok, key = pcall(o.api_key)
     if not ok then
