@@ -17,6 +17,7 @@ from acp import schema as S
 from kgent.config import context_overrides, cost_limit, permission_mode, prices, provider_config, require_key
 from kgent.core.errors import ConfigError, KgentError, SessionError
 from kgent.core.events import MessageDelta, PermissionRequest, RunEnd, ToolCallEvent, ToolUpdate
+from kgent.ext.host import Extensions
 from kgent.kernel import AgentKernel, AgentRun, KernelConfig
 from kgent.providers.base import ProviderConfig
 from kgent.service.providers import ProviderPool
@@ -76,13 +77,21 @@ class KgentAgent:
     def __init__(self, env: Mapping[str, str]) -> None:
         self.env = env
         self.store, _ = open_store()
-        self.providers = ProviderPool()
+        # Extensions (kgent.ext): their providers, tools and hooks; a project's own run when the user's trust file
+        # trusts it (`kgent extensions --trust`): ACP has no setting for it.
+        self._extensions: Extensions | None = None
+        self.providers = ProviderPool(lambda config: self.extensions().create_provider(config))
         self.sessions: dict[str, _Session] = {}
         self.client: Client | None = None
         self.fs_read = self.fs_write = False  # what the client offered in `initialize`
         self._kernels: dict[
             str, AgentKernel
         ] = {}  # per session: each has its own FileOps (fs/* name the session)
+
+    def extensions(self) -> Extensions:
+        if self._extensions is None:
+            self._extensions = Extensions(self.env)
+        return self._extensions
 
     def on_connect(self, conn: Client) -> None:
         self.client = conn
@@ -253,7 +262,10 @@ class KgentAgent:
             fs: FileOps | None = None
             if self.client is not None and (self.fs_read or self.fs_write):
                 fs = ClientFileOps(self.client, session_id, read=self.fs_read, write=self.fs_write)
-            kernel = self._kernels[session_id] = AgentKernel(provider, store=self.store, config=config, fs=fs)
+            hooks = self.extensions().hooks
+            kernel = self._kernels[session_id] = AgentKernel(
+                provider, store=self.store, config=config, fs=fs, hooks=hooks
+            )
         return kernel, provider
 
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> S.PromptResponse:
@@ -366,6 +378,8 @@ class KgentAgent:
             run.cancel()
         if live:
             await asyncio.wait([asyncio.ensure_future(run.result()) for run in live], timeout=grace)
+        if self._extensions is not None:
+            await self._extensions.aclose()  # stops the MCP servers
         await self.providers.aclose()
         aclose = getattr(self.store, "aclose", None)
         if aclose is not None:
