@@ -520,3 +520,17 @@ def test_cost_limit_flag_stops_the_run(ws: Path) -> None:
     assert 1 <= len(server.requests) < 4  # it stopped between model calls
     bad = kgent("run", "--provider", "scripted", "--cost-limit", "1", "x", cwd=ws, state=ws.parent / "state")
     assert bad.returncode == 2 and "needs the price of model 'hello'" in bad.stdout
+
+
+def test_demo_extension_shows_a_tool_a_denial_and_a_failing_hook_by_name(tmp_path: Path) -> None:
+    out = kgent("demo", "extension", "--json", cwd=tmp_path, state=tmp_path / "state")
+    assert out.returncode == 0, out.stderr
+    lines = [json.loads(line) for line in out.stdout.splitlines()]
+    done = [e["output"] for e in lines if e.get("type") == "tool_update" and e["status"] != "in_progress"]
+    assert done == [
+        "3 words",
+        "permission_denied: extension 'guard' denied this call: recursive deletes are not allowed in this project",
+        "hook_error: extension 'flaky': its after_tool_call hook failed: ConnectionError: the audit log server is "
+        "unreachable",
+    ]
+    assert not [e for e in lines if e.get("type") == "permission_request"]  # denied before anyone was asked
