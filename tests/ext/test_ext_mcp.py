@@ -4,6 +4,8 @@ paths (crash mid-call, a cancelled slow call, a malformed result, list_changed, 
 from __future__ import annotations
 
 import asyncio
+import json
+import socket
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -11,7 +13,10 @@ from pathlib import Path
 import pytest
 
 from kgent.ext.config import McpServerConfig
+from kgent.ext.host import Extensions
 from kgent.ext.mcp import McpManager
+from kgent.kernel import AgentKernel, KernelConfig
+from kgent.providers.scripted import ScriptedProvider
 from kgent.tools.base import ToolContext
 from kgent.tools.ops import LocalFileOps
 
@@ -79,23 +84,87 @@ async def test_failure_paths_of_an_mcp_server(manager: McpManager, tmp_path: Pat
         await asyncio.sleep(0.1)
     assert "mcp__t__grown" in names
 
-    slow = asyncio.create_task(tools["slow"].run({}, ctx))
-    for _ in range(600):
-        if (tmp_path / "slow.started").exists():
-            break
-        await asyncio.sleep(0.05)
-    slow.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await slow
-    for _ in range(600):  # the cancel reaches the server
-        if (tmp_path / "slow.cancelled").exists():
-            break
-        await asyncio.sleep(0.05)
-    assert (tmp_path / "slow.cancelled").exists()
-
 
 async def test_a_server_that_cannot_start_is_left_out_with_its_error(manager: McpManager) -> None:
     server = _stdio("nope", "/nonexistent/mcp-server")
     assert await manager.tools_for([server]) == []
     [status] = manager.status()
     assert status["name"] == "nope" and "failed to start" in status["error"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def test_a_streamable_http_server_gets_its_configured_headers(
+    manager: McpManager, tmp_path: Path
+) -> None:
+    port = _free_port()
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "kgent.testing.mcp_server",
+        str(tmp_path),
+        "--http",
+        str(port),
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(600):  # until it listens
+            try:
+                _, writer = await asyncio.open_connection("127.0.0.1", port)
+            except OSError:
+                await asyncio.sleep(0.05)
+                continue
+            writer.close()
+            break
+        server = McpServerConfig(
+            name="web",
+            origin="user",
+            file="test",
+            transport="http",
+            url=f"http://127.0.0.1:{port}/mcp",
+            headers={"Authorization": "Bearer t0ken"},
+        )
+        tools = {t.name: t for t in await manager.tools_for([server])}
+        ctx = ToolContext(workspace=tmp_path, fs=LocalFileOps())
+        assert (await tools["mcp__web__echo"].run({"text": "over http"}, ctx)).content == "echo: over http"
+        assert (await tools["mcp__web__whoami"].run({}, ctx)).content == "Bearer t0ken"
+    finally:
+        await manager.aclose()
+        proc.terminate()
+        await proc.wait()
+
+
+async def test_cancelling_a_run_reaches_its_mcp_call(tmp_path: Path, config_dir: Path) -> None:
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    (config_dir / "config.toml").write_text(
+        f"[mcp_servers.t]\ncommand = {sys.executable!r}\nargs = ['-m', 'kgent.testing.mcp_server', {str(markers)!r}]\n"
+    )
+    script = tmp_path / "slow.json"
+    script.write_text(json.dumps({"turns": [[{"tool": "mcp__t__slow", "args": {}}], [{"text": "never"}]]}))
+    ext = Extensions()
+    kernel = AgentKernel(ScriptedProvider(str(script)), config=KernelConfig(mode="full"), hooks=ext.hooks)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    try:
+        run = kernel.create_run("wait", workspace=ws)
+        for _ in range(1200):
+            if (markers / "slow.started").exists():
+                break
+            await asyncio.sleep(0.05)
+        run.cancel()
+        result = await run.result()
+        assert result.status == "cancelled"
+        for _ in range(600):
+            if (markers / "slow.cancelled").exists():
+                break
+            await asyncio.sleep(0.05)
+        assert (markers / "slow.cancelled").exists()
+    finally:
+        await kernel.aclose()
+        await ext.aclose()

@@ -3,7 +3,10 @@
 a cancel reaches it), `malformed` (answers with a result that breaks the protocol's shape) and `grow` (adds a tool
 and sends `notifications/tools/list_changed`).
 
-    python -m kgent.testing.mcp_server [MARKER_DIR]
+    python -m kgent.testing.mcp_server [MARKER_DIR]              (stdio)
+    python -m kgent.testing.mcp_server MARKER_DIR --http PORT    (streamable HTTP on 127.0.0.1:PORT/mcp)
+
+Over HTTP, `whoami` answers the request's Authorization header (to check configured headers arrive).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.utilities.types import Image
 
 server = MCPServer("kgent-test")
-MARKERS = Path(sys.argv[1]) if len(sys.argv) > 1 else Path.cwd()
+MARKERS = Path(sys.argv[1]) if len(sys.argv) > 1 and not sys.argv[1].startswith("-") else Path.cwd()
 WIRE = os.dup(
     1
 )  # the protocol's stdout, kept before the SDK diverts fd 1 (the `malformed` tool writes to it)
@@ -86,5 +89,14 @@ async def grow(ctx: Context) -> str:
     return "added grown"
 
 
+@server.tool()
+def whoami(ctx: Context) -> str:
+    """The request's Authorization header (HTTP only)."""
+    return (ctx.headers or {}).get("authorization", "(none)")
+
+
 if __name__ == "__main__":
-    server.run()
+    if "--http" in sys.argv:
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[sys.argv.index("--http") + 1]))
+    else:
+        server.run()
