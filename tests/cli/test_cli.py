@@ -15,7 +15,10 @@ def kgent(
     *args: str, cwd: Path, state: Path, stdin: str = "", env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("KGENT_") and "API_KEY" not in k}
-    full_env.update({"KGENT_STATE_DIR": str(state), "COLUMNS": "200"}, **(env or {}))
+    full_env.update(
+        {"KGENT_STATE_DIR": str(state), "KGENT_CONFIG_DIR": str(state / "config"), "COLUMNS": "200"},
+        **(env or {}),
+    )
     return subprocess.run(
         [sys.executable, "-m", "kgent", *args],
         cwd=cwd,
@@ -534,3 +537,51 @@ def test_demo_extension_shows_a_tool_a_denial_and_a_failing_hook_by_name(tmp_pat
         "unreachable",
     ]
     assert not [e for e in lines if e.get("type") == "permission_request"]  # denied before anyone was asked
+
+
+TRUST_EXT = (
+    "from kgent.tools import CalculatorTool\n"
+    "def register(api):\n    t = CalculatorTool(); t.name = 'project_calc'; api.tool(t)\n"
+)
+
+
+def test_kgent_run_asks_once_to_trust_a_projects_own_extensions(tmp_path: Path, ws: Path) -> None:
+    import pty
+
+    (ws / ".kgent").mkdir()
+    (ws / ".kgent" / "calc.py").write_text(TRUST_EXT)
+    (ws / ".kgent" / "config.toml").write_text('[extensions]\nload = [".kgent/calc.py"]\n')
+    script = tmp_path / "calc.json"
+    script.write_text(
+        json.dumps([[{"tool": "project_calc", "args": {"expression": "2+3"}}], [{"text": "ok"}]])
+    )
+    state = tmp_path / "state"
+    args = ("run", "--provider", "scripted", "--script", str(script), "--mode", "full", "add")
+    untrusted = kgent(*args, cwd=ws, state=state)  # no terminal: not asked, left out, said so
+    assert "not running this project's own extensions" in untrusted.stderr
+    assert "Unknown tool: project_calc" in untrusted.stdout
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KGENT_") and "API_KEY" not in k}
+    env.update(KGENT_STATE_DIR=str(state), KGENT_CONFIG_DIR=str(state / "config"), COLUMNS="200")
+    main, sub = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kgent", *args],
+        cwd=ws,
+        stdin=sub,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        text=True,
+    )
+    os.close(sub)
+    os.write(main, b"y\n")  # the first-run question reads this line
+    out, err = proc.communicate(timeout=120)
+    os.close(main)
+    assert proc.returncode == 0, err
+    assert "Trust this project and run it? [y/N]" in out + err and "- extension .kgent/calc.py" in err
+    assert "\n5\n" in out
+    trusted = kgent(*args, cwd=ws, state=state)  # remembered: not asked again
+    assert (
+        trusted.returncode == 0 and "Trust this project" not in trusted.stderr and "\n5\n" in trusted.stdout
+    )
+    listed = kgent("extensions", "--json", cwd=ws, state=state)
+    assert json.loads(listed.stdout)["project"]["trusted"] is True

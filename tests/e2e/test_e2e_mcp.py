@@ -114,3 +114,39 @@ async def test_mcp_server_git_answers_git_log_through_the_daemon_with_an_approva
         await asyncio.sleep(0.1)
     assert _servers_of(project) == []
     assert b"Traceback" not in client.stderr, client.stderr.decode(errors="replace")
+
+
+async def test_an_untrusted_project_lists_its_servers_and_runs_none(tmp_path: Path) -> None:
+    project = _git_project(tmp_path)
+    script = tmp_path / "gitlog.json"
+    call = {"tool": "mcp__git__git_log", "args": {"repo_path": str(project)}}
+    script.write_text(json.dumps({"turns": [[call], [{"text": "no log"}]]}))
+    env = {
+        **os.environ,
+        "KGENT_STATE_DIR": str(tmp_path / "state"),
+        "KGENT_CONFIG_DIR": str(tmp_path / "config"),
+        "KGENT_PROVIDER": "scripted",
+    }
+    client = await DaemonClient.spawn(env=env, cwd=str(project))
+    events: list[dict[str, Any]] = []
+    ended = asyncio.Event()
+
+    def on_event(method: str, params: Any) -> None:
+        if method == "agent/event":
+            events.append(params["event"])
+            if params["event"]["type"] == "run_end":
+                ended.set()
+
+    client.on_notification = on_event
+    try:
+        init = await client.request("initialize", {"protocolVersion": 1, "settings": {"model": str(script)}})
+        listing = init["capabilities"]["extensions"]
+        assert listing["project"] == {"root": str(project), "trusted": False, "needsTrust": True}
+        assert [s["status"] for s in listing["mcpServers"]] == ["untrusted"]
+        await client.request("agent/run", {"prompt": "log", "workspace": str(project)})
+        await asyncio.wait_for(ended.wait(), 60)
+    finally:
+        assert await client.close(within=30) == 0
+    failed = [e["output"] for e in events if e["type"] == "tool_update" and e["status"] == "failed"]
+    assert failed == ["Unknown tool: mcp__git__git_log"]
+    assert _servers_of(project) == []
