@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import run_script, user_extension
+from ext_support import run_script, user_extension
+
 from kgent.core.events import RunEnd, ToolUpdate
 from kgent.ext.host import Extensions
 

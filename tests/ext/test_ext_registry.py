@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from ext_support import user_extension
 
-from conftest import user_extension
 from kgent.core.errors import ConfigError, ExtensionError
 from kgent.ext.host import Extensions
 from kgent.ext.registry import Registry
