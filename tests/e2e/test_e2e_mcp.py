@@ -1,5 +1,6 @@
 """MCP end to end: the stdio daemon (a subprocess) runs a project's `.mcp.json` server — the real `mcp-server-git`
-from PyPI — and the scripted model's `mcp__git__git_log` call is asked, approved by the host, and answered."""
+from PyPI — and the scripted model's `mcp__git__git_log` call is asked, approved by the host, and answered; an
+untrusted project runs none; `kgent acp` runs the MCP servers an ACP client names in `session/new`."""
 
 from __future__ import annotations
 
@@ -10,6 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+import pytest
+from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process, text_block
+from acp import schema as S
+from kgent_host import daemon_env
 
 from kgent.testing.daemon_client import DaemonClient
 
@@ -150,3 +156,44 @@ async def test_an_untrusted_project_lists_its_servers_and_runs_none(tmp_path: Pa
     failed = [e["output"] for e in events if e["type"] == "tool_update" and e["status"] == "failed"]
     assert failed == ["Unknown tool: mcp__git__git_log"]
     assert _servers_of(project) == []
+
+
+class _AcpClient:
+    def __init__(self) -> None:
+        self.updates: list[Any] = []
+        self.asked: list[Any] = []
+
+    async def request_permission(self, options: Any, session_id: str, tool_call: Any, **kwargs: Any) -> Any:
+        self.asked.append(tool_call)
+        return S.RequestPermissionResponse(
+            outcome=S.AllowedOutcome(outcome="selected", option_id="allow_once")
+        )
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        self.updates.append(update)
+
+
+async def test_an_acp_client_s_session_mcp_servers_become_tools(tmp_path: Path) -> None:
+    script = tmp_path / "echo.json"
+    call = {"tool": "mcp__kit__echo", "args": {"text": "from zed"}}
+    script.write_text(json.dumps({"turns": [[call], [{"text": "echoed"}]]}))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    env = daemon_env(str(tmp_path / "state"), KGENT_MODEL=str(script))
+    kit = S.McpServerStdio(
+        name="kit", command=sys.executable, args=["-m", "kgent.testing.mcp_server", str(tmp_path)], env=[]
+    )
+    client = _AcpClient()
+    async with spawn_agent_process(client, sys.executable, "-m", "kgent", "acp", env=env) as (conn, _):
+        init = await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        assert init.agent_capabilities is not None and init.agent_capabilities.mcp_capabilities is not None
+        assert init.agent_capabilities.mcp_capabilities.http
+        session = await conn.new_session(cwd=str(ws), mcp_servers=[kit])
+        done = await conn.prompt(session_id=session.session_id, prompt=[text_block("echo")])
+        with pytest.raises(RequestError):  # SSE servers are not spoken: said at once
+            sse = S.SseMcpServer(type="sse", name="old", url="http://127.0.0.1:9/sse", headers=[])
+            await conn.new_session(cwd=str(ws), mcp_servers=[sse])
+    assert done.stop_reason == "end_turn"
+    assert len(client.asked) == 1  # asked like a network call (ask mode)
+    ends = [u for u in client.updates if u.session_update == "tool_call_update" and u.status == "completed"]
+    assert len(ends) == 1 and "echo: from zed" in json.dumps(ends[0].model_dump(mode="json"))

@@ -14,6 +14,7 @@ from acp import PROTOCOL_VERSION, Client, RequestError
 from acp import helpers as H
 from acp import schema as S
 
+from kgent.acp.mcp import session_servers
 from kgent.config import context_overrides, cost_limit, permission_mode, prices, provider_config, require_key
 from kgent.core.errors import ConfigError, KgentError, SessionError
 from kgent.core.events import MessageDelta, PermissionRequest, RunEnd, ToolCallEvent, ToolUpdate
@@ -109,6 +110,7 @@ class KgentAgent:
                 load_session=True,
                 prompt_capabilities=S.PromptCapabilities(embedded_context=True),
                 session_capabilities=S.SessionCapabilities(list=S.SessionListCapabilities()),
+                mcp_capabilities=S.McpCapabilities(http=True, sse=False),
             ),
             agent_info=S.Implementation(name="kgent", title="Kgent", version=VERSION),
             auth_methods=[API_KEY_AUTH],
@@ -156,20 +158,28 @@ class KgentAgent:
         mode = permission_mode(self.env)
         return mode if mode in _MODE_IDS else "ask"
 
-    async def new_session(self, cwd: str, **kwargs: Any) -> S.NewSessionResponse:
+    async def new_session(
+        self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> S.NewSessionResponse:
         workspace = normalize_workspace(cwd)
+        servers = session_servers(mcp_servers)
         info = await self.store.create(workspace=workspace)
+        self.extensions().set_session_servers(info.id, servers)
         session = self.sessions[info.id] = _Session(workspace, self._default_mode())
         return S.NewSessionResponse(
             session_id=info.id, modes=self._modes(session.mode), config_options=self._config_options(session)
         )
 
-    async def load_session(self, cwd: str, session_id: str, **kwargs: Any) -> S.LoadSessionResponse:
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> S.LoadSessionResponse:
         """Replay the session's active branch as `session/update`s, then answer (ACP: the history comes first)."""
         from kgent.context.projection import project
         from kgent.tools import CODING_TOOLS
 
+        servers = session_servers(mcp_servers)
         tree = await self._load(session_id)
+        self.extensions().set_session_servers(session_id, servers)
         session = self.sessions.get(session_id)
         if session is None:
             session = self.sessions[session_id] = _Session(tree.info.workspace, self._default_mode())

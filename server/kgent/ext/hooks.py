@@ -43,12 +43,13 @@ async def _call(hook: HookEntry, *args: Any) -> Any:
 
 
 class ExtensionHooks:
-    """KernelHooks over the registry of each run's workspace, plus the tools `more_tools` gives (MCP servers)."""
+    """KernelHooks over the registry of each run's workspace, plus the tools `more_tools` gives for a run (MCP
+    servers)."""
 
     def __init__(
         self,
         registry_for: Callable[[Path], Registry],
-        more_tools: Callable[[Path], Awaitable[Sequence[Tool]]] | None = None,
+        more_tools: Callable[[HookContext], Awaitable[Sequence[Tool]]] | None = None,
     ) -> None:
         self.registry_for = registry_for
         self.more_tools = more_tools
@@ -56,7 +57,7 @@ class ExtensionHooks:
     async def run_tools(self, ctx: HookContext) -> Sequence[Tool]:
         tools: list[Tool] = [ExtensionTool(e) for e in self.registry_for(ctx.workspace).all_tools()]
         if self.more_tools is not None:
-            tools += await self.more_tools(ctx.workspace)
+            tools += await self.more_tools(ctx)
         return tools
 
     async def before_model_request(self, ctx: HookContext, request: ProviderRequest) -> ProviderRequest:

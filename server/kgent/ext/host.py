@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from kgent.ext.mcp import McpManager
 from kgent.ext.registry import Registry
 from kgent.ext.trust import is_trusted
 from kgent.ext.version import API_VERSION
+from kgent.kernel.hooks import HookContext
 from kgent.providers import Provider, ProviderConfig, create_provider
 from kgent.tools.base import Tool
 
@@ -47,6 +48,7 @@ class Extensions:
         self.records: list[ExtensionRecord] = []
         self.user_error: str | None = None
         self._projects: dict[str, ProjectExtensions] = {}
+        self._session_servers: dict[str, tuple[McpServerConfig, ...]] = {}
         self.mcp = McpManager()
         self.hooks = ExtensionHooks(lambda ws: self.project(ws).registry, self._mcp_tools)
         try:
@@ -113,8 +115,15 @@ class Extensions:
             return []
         return [s for s in read_config(project.root, self.env).mcp_servers if s.origin == "project"]
 
-    async def _mcp_tools(self, workspace: Path) -> list[Tool]:
-        servers = self.project(workspace).mcp_servers
+    def set_session_servers(self, session_id: str, servers: Sequence[McpServerConfig]) -> None:
+        """MCP servers one session adds (an ACP client names them in `session/new`); a name the project's config
+        has too is the session's."""
+        self._session_servers[session_id] = tuple(servers)
+
+    async def _mcp_tools(self, ctx: HookContext) -> list[Tool]:
+        own = self._session_servers.get(ctx.session_id, ())
+        names = {s.name for s in own}
+        servers = [s for s in self.project(ctx.workspace).mcp_servers if s.name not in names] + list(own)
         return await self.mcp.tools_for(servers) if servers else []
 
     # -- providers -------------------------------------------------------------------------------------------------
