@@ -122,7 +122,9 @@ def test_providers_resolve_through_the_registry(config_dir: Path) -> None:
         name="provs",
     )
     ext = Extensions()
-    assert ext.provider_names() == ["broken", "echo"]
+    assert ext.provider_names() == ["anthropic", "broken", "echo", "openai", "scripted"]
+    deepseek = ext.registry.provider("deepseek")  # the built-ins are in the registry, aliases too
+    assert deepseek is not None and deepseek.name == "openai"
     provider = ext.create_provider(ProviderConfig(provider="echo", model=""))
     assert provider.model == "hello"
     with pytest.raises(

@@ -75,8 +75,10 @@ class Service:
             ext = self.extensions()
             caps = result["capabilities"]
             caps["extensions"] = ext.listing(Path.cwd())
-            caps["providers"] += ext.provider_names()
-            caps["models"].update({p.name: list(p.models) for p in ext.registry.all_providers()})
+            caps["providers"] = ext.provider_names()
+            caps["models"].update(
+                {p.name: list(p.models) for p in ext.registry.all_providers() if p.extension != "kgent"}
+            )
             caps["tools"] += [
                 {"name": t.tool.name, "kind": t.tool.kind, "readOnly": t.tool.read_only}
                 for t in ext.project(Path.cwd()).registry.all_tools()

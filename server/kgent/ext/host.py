@@ -131,9 +131,12 @@ class Extensions:
         return sorted(p.name for p in self.registry.all_providers())
 
     def create_provider(self, config: ProviderConfig) -> Provider:
-        """A provider for `config`: an extension's by its name, else a built-in one (kgent.providers)."""
+        """A provider for `config`, by its name in the registry (a built-in one, or an extension's)."""
         entry = self.registry.provider(config.provider)
         if entry is None:
+            names = ", ".join(self.provider_names())
+            raise ConfigError(f"unknown provider {config.provider!r}: use one of {names}")
+        if entry.extension == "kgent":
             return create_provider(config)
         if not config.model and entry.default_model:
             config = replace(config, model=entry.default_model)

@@ -1,7 +1,9 @@
 """The registries: tools, providers, session entry kinds and hooks, each registration checked when it is made
 (unique names, valid JSON Schemas, the right shapes) and remembered with the extension that made it.
 
-A project's registry sits on the process's one (`parent`): names must be unique across both, lookups see both.
+A project's registry sits on the process's one (`parent`): names must be unique across both, lookups see both. The
+root also holds the built-in providers (kgent.providers.PROVIDERS, as extension "kgent"), so every provider a front
+resolves is found here.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any, Literal, get_args
 from kgent.core.errors import ExtensionError
 from kgent.core.events import ToolKind
 from kgent.ext.schema import check_schema
-from kgent.providers import ALIASES, PROVIDERS, Provider, ProviderConfig
+from kgent.providers import ALIASES, PROVIDERS, Provider, ProviderConfig, create_provider
 from kgent.tools import CODING_TOOLS
 from kgent.tools.base import ToolIntent
 
@@ -86,15 +88,22 @@ class Registry:
         yield from (h for h in self.hooks if h.name == name)
 
     def provider(self, name: str) -> ProviderEntry | None:
+        """The provider called `name` (an alias of a built-in one too), or None."""
         found = self.providers.get(name)
-        return found if found is not None or self.parent is None else self.parent.provider(name)
+        if found is not None:
+            return found
+        return self.parent.provider(name) if self.parent is not None else _builtin_provider(name)
 
     def entry_kind(self, name: str) -> EntryKind | None:
         found = self.entry_kinds.get(name)
         return found if found is not None or self.parent is None else self.parent.entry_kind(name)
 
     def all_providers(self) -> list[ProviderEntry]:
-        return [*(self.parent.all_providers() if self.parent else []), *self.providers.values()]
+        """The built-in providers, then the extensions'."""
+        inherited = (
+            self.parent.all_providers() if self.parent else [_builtin_provider(n) for n in sorted(PROVIDERS)]
+        )
+        return [*(p for p in inherited if p is not None), *self.providers.values()]
 
     def _tool_owner(self, name: str) -> str | None:
         entry = self.tools.get(name)
@@ -186,6 +195,13 @@ class Registry:
         for h in self.hooks:
             out.setdefault(h.extension, []).append(f"hook:{h.name}")
         return out
+
+
+def _builtin_provider(name: str) -> ProviderEntry | None:
+    target = ALIASES.get(name, name)
+    if target not in PROVIDERS:
+        return None
+    return ProviderEntry(extension="kgent", name=target, factory=create_provider, default_model="", models=())
 
 
 def _builtin_tool_names() -> frozenset[str]:
