@@ -169,9 +169,7 @@ function M.settings()
   s.baseUrl = o.base_url
   s.mode = o.mode
   s.approvalTimeout = o.approval_timeout
-  if o.trust_project_extensions then
-    s.trustProjectExtensions = true
-  end
+  s.trustProjectExtensions = o.trust_project_extensions == true
   if o.api_key then
     local ok, key = pcall(o.api_key)
     if not ok then

@@ -48,8 +48,9 @@ export async function daemonConfig(secrets: vscode.SecretStorage): Promise<Daemo
   if (baseUrl !== undefined) settings.baseUrl = baseUrl;
   const timeout = cfg.get<number | null>("approvalTimeout");
   if (typeof timeout === "number" && timeout > 0) settings.approvalTimeout = timeout;
-  // The project's own extensions and MCP servers run code: only when the user says so (docs/extensions.md).
-  if (cfg.get<boolean>("trustProjectExtensions") === true) settings.trustProjectExtensions = true;
+  // The project's own extensions and MCP servers run code: only when the user says so (docs/extensions.md). Always
+  // sent, so turning it off reaches a running daemon too.
+  settings.trustProjectExtensions = cfg.get<boolean>("trustProjectExtensions") === true;
   return { command: { command, args: words.slice(1), cwd: folder ?? os.homedir(), env }, settings };
 }
 
