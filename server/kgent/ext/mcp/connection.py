@@ -12,9 +12,12 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 from typing import Any
 
+import anyio
 import mcp_types as types
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from mcp_types import CONNECTION_CLOSED
 
 from kgent.core.errors import ExtensionError
 from kgent.ext.config import McpServerConfig
@@ -158,19 +161,19 @@ class McpConnection:
             raise
 
     async def _shut(self) -> None:
+        """Stop the owner task (it closes the session and ends the server process), waiting at most ~20 s. Never
+        raises the owner's own end (a cancellation of it must not look like the caller's)."""
         owner, self._owner = self._owner, None
         self._session = None
         if owner is None:
             return
         self._stop.set()
-        try:
-            await asyncio.wait_for(asyncio.shield(owner), 10.0)
-        except TimeoutError:
+        done, _ = await asyncio.wait({owner}, timeout=10.0)
+        if not done:
             owner.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await owner
-        except Exception:
-            pass
+            done, _ = await asyncio.wait({owner}, timeout=10.0)
+        if done and not owner.cancelled():
+            owner.exception()  # retrieved: _own logs what matters
 
     async def aclose(self) -> None:
         async with self._lock:
@@ -178,8 +181,10 @@ class McpConnection:
 
 
 def _closed(exc: BaseException) -> bool:
-    text = str(exc).lower()
-    return "closed" in text or "connection" in text or isinstance(exc, EOFError | BrokenPipeError)
+    """Whether `exc` says the connection itself is gone (not that the server answered with an error)."""
+    if isinstance(exc, MCPError):
+        return exc.error.code == CONNECTION_CLOSED
+    return isinstance(exc, anyio.ClosedResourceError | anyio.BrokenResourceError | EOFError | BrokenPipeError)
 
 
 def _describe(exc: BaseException) -> str:
