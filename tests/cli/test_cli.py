@@ -585,3 +585,21 @@ def test_kgent_run_asks_once_to_trust_a_projects_own_extensions(tmp_path: Path, 
     )
     listed = kgent("extensions", "--json", cwd=ws, state=state)
     assert json.loads(listed.stdout)["project"]["trusted"] is True
+
+
+def test_kgent_extensions_lists_what_is_configured_and_why_it_did_not_load(tmp_path: Path, ws: Path) -> None:
+    state = tmp_path / "state"
+    (state / "config").mkdir(parents=True)
+    (state / "config" / "broken.py").write_text("def register(api):\n    api.hook('before_lunch', print)\n")
+    (state / "config" / "config.toml").write_text(
+        f'[extensions]\nload = ["{state / "config" / "broken.py"}"]\n'
+    )
+    (ws / ".mcp.json").write_text(
+        '{"mcpServers": {"git": {"command": "mcp-server-git", "args": ["-r", "."]}}}'
+    )
+    out = kgent("extensions", cwd=ws, state=state)
+    assert out.returncode == 1, out.stderr  # an extension failed to load
+    assert f"project {ws.resolve()}: NOT trusted (kgent extensions --trust)" in out.stdout
+    assert "broken [user] failed" in out.stdout
+    assert "error: extension 'broken': hook 'before_lunch': unknown hook" in out.stdout
+    assert "git [project, stdio] untrusted: mcp-server-git -r ." in out.stdout
