@@ -8,14 +8,24 @@ from kgent.tools.base import Tool
 
 def test_coding_tools_are_fresh_and_complete() -> None:
     tools = CODING_TOOLS()
-    assert [t.name for t in tools] == ["read", "write", "edit", "bash", "grep", "find", "ls", "calculator"]
+    assert [t.name for t in tools] == [
+        "read",
+        "write",
+        "edit",
+        "bash",
+        "grep",
+        "find",
+        "ls",
+        "calculator",
+        "web_fetch",
+    ]
     assert all(a is not b for a, b in zip(tools, CODING_TOOLS(), strict=True))
     for tool in tools:
         assert isinstance(tool, Tool)
         assert tool.parameters["type"] == "object"
         assert tool.parameters["additionalProperties"] is False
         assert set(tool.parameters.get("required", [])) <= set(tool.parameters["properties"])
-        assert tool.description and tool.kind in ("read", "edit", "execute", "search", "think")
+        assert tool.description and tool.kind in ("read", "edit", "execute", "search", "think", "fetch")
 
 
 def test_read_only_tools() -> None:

@@ -42,6 +42,7 @@ TOOLS = (
     ("find", "search", True),
     ("ls", "search", True),
     ("calculator", "think", True),
+    ("web_fetch", "fetch", True),
 )
 EVENT_TYPES = (
     "run_start",
