@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from ext_support import run_script, user_extension
 
 from kgent.core.events import RunEnd, ToolUpdate
@@ -134,3 +135,25 @@ async def test_a_tool_that_changes_its_schema_after_registering_is_refused(
     assert _outputs(events) == [
         "extension_error: extension 'audit', tool 'shout': its name or parameters changed after it was registered"
     ]
+
+
+async def test_on_event_sees_every_event_and_a_failing_one_is_logged_not_fatal(
+    tmp_path: Path, workspace: Path, config_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    user_extension(
+        config_dir,
+        "SEEN = []\n"
+        "def register(api):\n"
+        "    api.hook('on_event', lambda ctx, event: SEEN.append(event.type))\n"
+        "    def fail(ctx, event):\n"
+        "        if event.type == 'message_end':\n"
+        "            raise RuntimeError('the event sink is down')\n"
+        "    api.hook('on_event', fail)\n",
+        name="watch",
+    )
+    ext = Extensions()
+    events, result, _ = await run_script(tmp_path, workspace, [[{"text": "hello"}]], ext)
+    assert result.status == "settled"
+    seen = ext.registry.hooks[0].fn.__globals__["SEEN"]
+    assert seen == [type(e).type for e in events if not isinstance(e, RunEnd)]  # run_end: see on_run_end
+    assert "extension 'watch': its on_event hook failed: RuntimeError: the event sink is down" in caplog.text
