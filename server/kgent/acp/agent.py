@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -79,6 +80,7 @@ class KgentAgent:
         # Extensions (kgent.ext): their providers, tools and hooks; a project's own run when the user's trust file
         # trusts it (`kgent extensions --trust`): ACP has no setting for it.
         self._extensions: Extensions | None = None
+        self._extensions_lock = threading.Lock()  # the provider pool may ask for them from its worker thread
         self.providers = ProviderPool(lambda config: self.extensions().create_provider(config))
         self.sessions: dict[str, _Session] = {}
         self.client: Client | None = None
@@ -87,9 +89,10 @@ class KgentAgent:
         ] = {}  # per session: each has its own FileOps (fs/* name the session)
 
     def extensions(self) -> Extensions:
-        if self._extensions is None:
-            self._extensions = Extensions(self.env)
-        return self._extensions
+        with self._extensions_lock:
+            if self._extensions is None:
+                self._extensions = Extensions(self.env)
+            return self._extensions
 
     def on_connect(self, conn: Client) -> None:
         self.client = conn

@@ -11,6 +11,7 @@ import contextlib
 import functools
 import importlib
 import logging
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -56,6 +57,7 @@ class Service:
         self.out = out
         self.store, self.persistent = open_store()
         self._extensions: Extensions | None = None
+        self._extensions_lock = threading.Lock()  # the provider pool may ask for them from its worker thread
         self.providers = ProviderPool(lambda config: self.extensions().create_provider(config))
         self.runs: dict[str, RunHandle] = {}
         self.ended: OrderedDict[str, str] = OrderedDict()
@@ -87,11 +89,12 @@ class Service:
 
     def extensions(self) -> Extensions:
         """The extensions of this daemon (loaded on first use); project trust follows `trustProjectExtensions`."""
-        if self._extensions is None:
-            self._extensions = Extensions(self.env, trust_project=self.settings.trust_project_extensions)
-        else:
-            self._extensions.with_trust(self.settings.trust_project_extensions)
-        return self._extensions
+        with self._extensions_lock:
+            if self._extensions is None:
+                self._extensions = Extensions(self.env, trust_project=self.settings.trust_project_extensions)
+            else:
+                self._extensions.with_trust(self.settings.trust_project_extensions)
+            return self._extensions
 
     # -- runs -------------------------------------------------------------------------------------------------------
     def provider_config(self, provider: str | None, model: str | None) -> ProviderConfig:
