@@ -21,8 +21,15 @@ def pytest_report_header() -> str:
     return f"kgent shell sandbox: {found.name} ({found.reason})"
 
 
+@pytest.fixture(scope="session")
+def _user_config_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return str(tmp_path_factory.mktemp("user-config"))
+
+
 @pytest.fixture(autouse=True)
-def _no_keys_or_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
+def _no_keys_or_proxies(monkeypatch: pytest.MonkeyPatch, _user_config_dir: str) -> None:
+    # and no user config of the machine's (extensions, MCP servers, trusted projects): an empty one of the suite's
+    monkeypatch.setenv("KGENT_CONFIG_DIR", _user_config_dir)
     for name in list(os.environ):
         if name.endswith("_API_KEY") or name.upper() in _PROXIES:
             monkeypatch.delenv(name, raising=False)

@@ -20,6 +20,7 @@ def test_the_result_is_the_sdks_initialize_response_and_the_protocol_version_is_
             load_session=True,
             prompt_capabilities=S.PromptCapabilities(embedded_context=True),
             session_capabilities=S.SessionCapabilities(list=S.SessionListCapabilities()),
+            mcp_capabilities=S.McpCapabilities(http=True, sse=False),
         ),
         agent_info=S.Implementation(name="kgent", title="Kgent", version="0.1.0"),
         auth_methods=[S.EnvVarAuthMethod.model_validate(result["authMethods"][0])],

@@ -15,7 +15,10 @@ def kgent(
     *args: str, cwd: Path, state: Path, stdin: str = "", env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("KGENT_") and "API_KEY" not in k}
-    full_env.update({"KGENT_STATE_DIR": str(state), "COLUMNS": "200"}, **(env or {}))
+    full_env.update(
+        {"KGENT_STATE_DIR": str(state), "KGENT_CONFIG_DIR": str(state / "config"), "COLUMNS": "200"},
+        **(env or {}),
+    )
     return subprocess.run(
         [sys.executable, "-m", "kgent", *args],
         cwd=cwd,
@@ -531,3 +534,83 @@ def test_max_turns_flag_and_environment_end_the_run(ws: Path) -> None:
     assert env.returncode == 1 and "failed (max_turns)" in env.stdout, env.stdout
     bad = kgent("run", *common, cwd=ws, state=state, env={"KGENT_MAX_TURNS": "lots"})
     assert bad.returncode == 2 and "KGENT_MAX_TURNS must be a positive integer" in bad.stdout, bad.stdout
+
+
+def test_demo_extension_shows_a_tool_a_denial_and_a_failing_hook_by_name(tmp_path: Path) -> None:
+    out = kgent("demo", "extension", "--json", cwd=tmp_path, state=tmp_path / "state")
+    assert out.returncode == 0, out.stderr
+    lines = [json.loads(line) for line in out.stdout.splitlines()]
+    done = [e["output"] for e in lines if e.get("type") == "tool_update" and e["status"] != "in_progress"]
+    assert done == [
+        "3 words",
+        "permission_denied: extension 'guard' denied this call: recursive deletes are not allowed in this project",
+        "hook_error: extension 'flaky': its after_tool_call hook failed: ConnectionError: the audit log server is "
+        "unreachable",
+    ]
+    assert not [e for e in lines if e.get("type") == "permission_request"]  # denied before anyone was asked
+
+
+TRUST_EXT = (
+    "from kgent.tools import CalculatorTool\n"
+    "def register(api):\n    t = CalculatorTool(); t.name = 'project_calc'; api.tool(t)\n"
+)
+
+
+def test_kgent_run_asks_once_to_trust_a_projects_own_extensions(tmp_path: Path, ws: Path) -> None:
+    import pty
+
+    (ws / ".kgent").mkdir()
+    (ws / ".kgent" / "calc.py").write_text(TRUST_EXT)
+    (ws / ".kgent" / "config.toml").write_text('[extensions]\nload = [".kgent/calc.py"]\n')
+    script = tmp_path / "calc.json"
+    script.write_text(
+        json.dumps([[{"tool": "project_calc", "args": {"expression": "2+3"}}], [{"text": "ok"}]])
+    )
+    state = tmp_path / "state"
+    args = ("run", "--provider", "scripted", "--script", str(script), "--mode", "full", "add")
+    untrusted = kgent(*args, cwd=ws, state=state)  # no terminal: not asked, left out, said so
+    assert "not running this project's own extensions" in untrusted.stderr
+    assert "Unknown tool: project_calc" in untrusted.stdout
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KGENT_") and "API_KEY" not in k}
+    env.update(KGENT_STATE_DIR=str(state), KGENT_CONFIG_DIR=str(state / "config"), COLUMNS="200")
+    main, sub = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kgent", *args],
+        cwd=ws,
+        stdin=sub,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        text=True,
+    )
+    os.close(sub)
+    os.write(main, b"y\n")  # the first-run question reads this line
+    out, err = proc.communicate(timeout=120)
+    os.close(main)
+    assert proc.returncode == 0, err
+    assert "Trust this project and run it? [y/N]" in out + err and "- extension .kgent/calc.py" in err
+    assert "\n5\n" in out
+    trusted = kgent(*args, cwd=ws, state=state)  # remembered: not asked again
+    assert (
+        trusted.returncode == 0 and "Trust this project" not in trusted.stderr and "\n5\n" in trusted.stdout
+    )
+    listed = kgent("extensions", "--json", cwd=ws, state=state)
+    assert json.loads(listed.stdout)["project"]["trusted"] is True
+
+
+def test_kgent_extensions_lists_what_is_configured_and_why_it_did_not_load(tmp_path: Path, ws: Path) -> None:
+    state = tmp_path / "state"
+    (state / "config").mkdir(parents=True)
+    (state / "config" / "broken.py").write_text("def register(api):\n    api.hook('before_lunch', print)\n")
+    (state / "config" / "config.toml").write_text(
+        f'[extensions]\nload = ["{state / "config" / "broken.py"}"]\n'
+    )
+    (ws / ".mcp.json").write_text(
+        '{"mcpServers": {"git": {"command": "mcp-server-git", "args": ["-r", "."]}}}'
+    )
+    out = kgent("extensions", cwd=ws, state=state)
+    assert out.returncode == 1, out.stderr  # an extension failed to load
+    assert f"project {ws.resolve()}: NOT trusted (kgent extensions --trust)" in out.stdout
+    assert "broken [user] failed" in out.stdout
+    assert "error: extension 'broken': hook 'before_lunch': unknown hook" in out.stdout
+    assert "git [project, stdio] untrusted: mcp-server-git -r ." in out.stdout

@@ -263,5 +263,8 @@ def daemon_env(state_dir: str, **extra: str) -> dict[str, str]:
         and not k.startswith("KGENT_")
     }
     env.update(KGENT_STATE_DIR=state_dir, KGENT_PROVIDER="scripted", KGENT_MODEL="hello")
+    env.update(
+        KGENT_CONFIG_DIR=os.path.join(state_dir, "config")
+    )  # no user config (extensions) of the machine's
     env.update(extra)
     return env

@@ -1118,5 +1118,27 @@ test('run summary: all input tokens, the cached share and the cost when the mode
 end)
 
 dofile(here .. '/test_buffers.lua')(H)
+test('trust_project_extensions: the project\'s own extension runs (its tool answers)', function()
+  local script = vim.fn.tempname() .. '.json'
+  H.write_file(script, vim.json.encode({ turns = {
+    { { tool = 'project_calc', args = { expression = '2+3' } } }, { { text = 'five' } } } }))
+  local ws = H.fresh({ files = {
+    ['.kgent/config.toml'] = '[extensions]\nload = [".kgent/calc.py"]\n',
+    ['.kgent/calc.py'] = 'from kgent.tools import CalculatorTool\n'
+      .. 'def register(api):\n    t = CalculatorTool(); t.name = "project_calc"; api.tool(t)\n',
+  }, setup = { model = script, trust_project_extensions = true,
+    env = { KGENT_CONFIG_DIR = vim.fn.tempname() } } })
+  truthy(ws ~= nil, 'workspace')
+  vim.cmd('Kgent run add')
+  local e = H.wait_run_end()
+  eq('settled', e.status, 'status')
+  local outputs = {}
+  for _, u in ipairs(H.of_type('tool_update')) do
+    if u.status ~= 'in_progress' then
+      outputs[#outputs + 1] = u.output
+    end
+  end
+  eq({ '5' }, outputs, 'the extension tool answered')
+end)
 
 H.run_all()

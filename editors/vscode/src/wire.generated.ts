@@ -111,6 +111,30 @@ export interface Cost {
 /** `{}`. */
 export type EmptyResult = Record<string, never>;
 
+export interface ExtensionInfo {
+  name: string;
+  source: "entry point" | "user" | "project" | (string & {});
+  /** What was loaded: `module:attr`, a module or a file. */
+  target: string;
+  status: "loaded" | "failed" | "untrusted" | "disabled" | (string & {});
+  version: string;
+  /** `tool:NAME`, `provider:NAME`, `entry_kind:NAME`, `hook:NAME`. */
+  registered: string[];
+  /** Why it failed to load (names the extension). */
+  error?: string | null;
+}
+
+export interface ExtensionsInfo {
+  /** The extension API's version (kgent.ext.API_VERSION). */
+  apiVersion: string;
+  /** The daemon's working directory as a project; null: none. */
+  project: ProjectTrust | null;
+  extensions: ExtensionInfo[];
+  mcpServers: McpServerInfo[];
+  /** Config files that could not be read. */
+  errors: string[];
+}
+
 export interface ForkParams {
   sessionId: string;
   entryId: string;
@@ -178,6 +202,11 @@ export interface InitializeSettings {
    * default KGENT_FS_TIMEOUT or 10.
    */
   fsTimeout?: number | null;
+  /**
+   * Whether the project's own extensions and MCP servers (.kgent/config.toml, .mcp.json) may run; null: the user's
+   * trust file decides (`kgent extensions --trust`).
+   */
+  trustProjectExtensions?: boolean | null;
 }
 
 export type KnownEvent =
@@ -194,6 +223,20 @@ export type KnownEvent =
   | RetryEvent
   | CompactionEvent
   | RunEndEvent;
+
+export interface McpServerInfo {
+  name: string;
+  transport: "stdio" | "http" | (string & {});
+  source: "user" | "project" | (string & {});
+  /** The config file that names the server. */
+  file: string;
+  /** The command line or the URL. */
+  target: string;
+  status: "not started" | "running" | "stopped" | "failed" | "untrusted" | (string & {});
+  /** The server's tools once it has started. */
+  tools?: string[] | null;
+  error?: string | null;
+}
 
 export interface MessageDeltaEvent {
   type: "message_delta";
@@ -288,6 +331,13 @@ export interface PermissionToolCall {
   oldText?: string | null;
   /** Edits: the whole file after the change. */
   newText?: string | null;
+}
+
+export interface ProjectTrust {
+  root: string;
+  trusted: boolean;
+  /** Whether the project's own files name code to run. */
+  needsTrust: boolean;
 }
 
 export interface QueueUpdateEvent {
@@ -486,6 +536,8 @@ export interface ServerCapabilities {
   /** Why, for people (e.g. why there is no sandbox). */
   sandboxReason: string;
   features: ServerFeatures;
+  /** What extensions and MCP servers are configured and loaded. */
+  extensions: ExtensionsInfo;
 }
 
 export interface ServerFeatures {

@@ -56,6 +56,7 @@ function w(): World {
 function open(config: Record<string, unknown> = {}): World {
   const sb = sandbox();
   process.env.KGENT_STATE_DIR = sb.stateDir;
+  process.env.KGENT_CONFIG_DIR = path.join(sb.stateDir, "config"); // no user config (extensions) of the machine's
   const ui = resetFake({
     folders: [sb.workspace],
     config: {
@@ -412,6 +413,24 @@ describe("Kgent extension in a fake VS Code", () => {
     } finally {
       server.close();
     }
+  });
+
+  test("kgent.trustProjectExtensions lets the project's own extension run", AGAINST_DAEMON, async () => {
+    const { sb } = open({ "kgent.trustProjectExtensions": true });
+    fs.mkdirSync(path.join(sb.workspace, ".kgent"));
+    fs.writeFileSync(path.join(sb.workspace, ".kgent", "config.toml"), '[extensions]\nload = [".kgent/calc.py"]\n');
+    fs.writeFileSync(
+      path.join(sb.workspace, ".kgent", "calc.py"),
+      'from kgent.tools import CalculatorTool\ndef register(api):\n    t = CalculatorTool(); t.name = "project_calc"; api.tool(t)\n',
+    );
+    const script = path.join(path.dirname(sb.stateDir), "calc.json");
+    const turns = [[{ tool: "project_calc", args: { expression: "2+3" } }], [{ text: "five" }]];
+    fs.writeFileSync(script, JSON.stringify({ turns }));
+    state.config["kgent.model"] = script;
+    const end = ended(await runTask({ prompt: "add" }));
+    assert.equal(end.status, "settled");
+    assert.ok(!transcript().includes("Unknown tool"), transcript());
+    assert.ok(transcript().includes("Calculate 2+3"), transcript());
   });
 
   test("Steer Run and Follow Up queue messages into the running task", AGAINST_DAEMON, async () => {

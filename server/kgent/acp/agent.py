@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from acp import Client, RequestError
 from acp import helpers as H
 from acp import schema as S
 
+from kgent.acp.mcp import session_servers
 from kgent.config import (
     context_overrides,
     cost_limit,
@@ -25,6 +27,7 @@ from kgent.config import (
 )
 from kgent.core.errors import ConfigError, KgentError, SessionError
 from kgent.core.events import MessageDelta, PermissionRequest, RunEnd, ToolCallEvent, ToolUpdate
+from kgent.ext.host import Extensions
 from kgent.kernel import AgentKernel, AgentRun, KernelConfig
 from kgent.providers.base import ProviderConfig
 from kgent.service.providers import ProviderPool
@@ -82,12 +85,22 @@ class KgentAgent:
         # what the client offered in `initialize` (kgent.acp.handshake may have answered it before we existed)
         self.offer = offer or ClientOffer()
         self.store, _ = open_store()
-        self.providers = ProviderPool()
+        # Extensions (kgent.ext): their providers, tools and hooks; a project's own run when the user's trust file
+        # trusts it (`kgent extensions --trust`): ACP has no setting for it.
+        self._extensions: Extensions | None = None
+        self._extensions_lock = threading.Lock()  # the provider pool may ask for them from its worker thread
+        self.providers = ProviderPool(lambda config: self.extensions().create_provider(config))
         self.sessions: dict[str, _Session] = {}
         self.client: Client | None = None
         self._kernels: dict[
             str, AgentKernel
         ] = {}  # per session: each has its own FileOps (fs/* name the session)
+
+    def extensions(self) -> Extensions:
+        with self._extensions_lock:
+            if self._extensions is None:
+                self._extensions = Extensions(self.env)
+            return self._extensions
 
     def on_connect(self, conn: Client) -> None:
         self.client = conn
@@ -143,20 +156,28 @@ class KgentAgent:
         mode = permission_mode(self.env)
         return mode if mode in _MODE_IDS else "ask"
 
-    async def new_session(self, cwd: str, **kwargs: Any) -> S.NewSessionResponse:
+    async def new_session(
+        self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> S.NewSessionResponse:
         workspace = normalize_workspace(cwd)
+        servers = session_servers(mcp_servers)
         info = await self.store.create(workspace=workspace)
+        self.extensions().set_session_servers(info.id, servers)
         session = self.sessions[info.id] = _Session(workspace, self._default_mode())
         return S.NewSessionResponse(
             session_id=info.id, modes=self._modes(session.mode), config_options=self._config_options(session)
         )
 
-    async def load_session(self, cwd: str, session_id: str, **kwargs: Any) -> S.LoadSessionResponse:
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> S.LoadSessionResponse:
         """Replay the session's active branch as `session/update`s, then answer (ACP: the history comes first)."""
         from kgent.context.projection import project
         from kgent.tools import CODING_TOOLS
 
+        servers = session_servers(mcp_servers)
         tree = await self._load(session_id)
+        self.extensions().set_session_servers(session_id, servers)
         session = self.sessions.get(session_id)
         if session is None:
             session = self.sessions[session_id] = _Session(tree.info.workspace, self._default_mode())
@@ -255,7 +276,7 @@ class KgentAgent:
             if self.client is not None and offer.terminal:  # commands run in the client's terminal (asked)
                 runner = ClientTerminalRunner(self.client, session_id, self._terminal_opened(session_id))
             kernel = self._kernels[session_id] = AgentKernel(
-                provider, store=self.store, config=config, fs=fs, runner=runner
+                provider, store=self.store, config=config, fs=fs, runner=runner, hooks=self.extensions().hooks
             )
         return kernel, provider
 
@@ -391,6 +412,8 @@ class KgentAgent:
             run.cancel()
         if live:
             await asyncio.wait([asyncio.ensure_future(run.result()) for run in live], timeout=grace)
+        if self._extensions is not None:
+            await self._extensions.aclose()  # stops the MCP servers
         await self.providers.aclose()
         aclose = getattr(self.store, "aclose", None)
         if aclose is not None:

@@ -43,6 +43,10 @@ def initialize_result(requested: int) -> dict[str, Any]:
             "loadSession": True,
             "promptCapabilities": {"embeddedContext": True},
             "sessionCapabilities": {"list": {}},
+            "mcpCapabilities": {
+                "http": True,
+                "sse": False,
+            },  # session/new mcpServers: stdio (baseline) and http
         },
         "agentInfo": {"name": "kgent", "title": "Kgent", "version": VERSION},
         "authMethods": [API_KEY_AUTH],

@@ -13,7 +13,7 @@ SAMPLE = "value = 1\nprint(value)\n"
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("demo", help="watch a scripted run (no API key, no network)")
-    p.add_argument("case", nargs="?", default="tool-loop", choices=["tool-loop", "streamed-run"])
+    p.add_argument("case", nargs="?", default="tool-loop", choices=["tool-loop", "streamed-run", "extension"])
     p.add_argument("--json", action="store_true", help="print JSON Lines of events")
 
 
@@ -33,14 +33,39 @@ async def _main(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="kgent-demo-") as tmp:
         workspace = Path(tmp)
         (workspace / "sample.py").write_text(SAMPLE, encoding="utf-8")
-        kernel = AgentKernel(ScriptedProvider(args.case), config=KernelConfig(mode="ask"))
-        run = kernel.create_run(
-            "Change value in sample.py to 2 and check it." if args.case == "tool-loop" else "Say hello.",
-            workspace=workspace,
-        )
+        if args.case == "extension":
+            kernel, prompt = _extension_kernel(renderer)
+        else:
+            kernel = AgentKernel(ScriptedProvider(args.case), config=KernelConfig(mode="ask"))
+            prompt = (
+                "Change value in sample.py to 2 and check it." if args.case == "tool-loop" else "Say hello."
+            )
+        run = kernel.create_run(prompt, workspace=workspace)
         result = await drive(run, renderer, interactive=False, answer=approve)
         await kernel.aclose()
     return 0 if result.status == "settled" else 1
+
+
+def _extension_kernel(renderer: Any) -> tuple[Any, str]:
+    """A kernel with two extensions registered through kgent.ext's API: `guard` (a tool and a before_tool_call hook)
+    and `flaky` (an after_tool_call hook that fails)."""
+    from kgent.cli import demo_extension as demo
+    from kgent.ext.api import ExtensionAPI
+    from kgent.ext.hooks import ExtensionHooks
+    from kgent.ext.registry import Registry
+    from kgent.kernel import AgentKernel, KernelConfig
+    from kgent.providers.scripted import ScriptedProvider
+
+    registry = Registry()
+    demo.register_guard(ExtensionAPI("guard", registry))
+    demo.register_flaky(ExtensionAPI("flaky", registry))
+    for name, things in registry.listing().items():
+        renderer.note({"demo": f"extension {name!r} registers {', '.join(things)}"})
+    hooks = ExtensionHooks(lambda workspace: registry)
+    kernel = AgentKernel(
+        ScriptedProvider(demo.SCRIPT, model="extension"), config=KernelConfig(mode="ask"), hooks=hooks
+    )
+    return kernel, demo.PROMPT
 
 
 def run(args: argparse.Namespace) -> int:

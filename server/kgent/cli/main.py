@@ -1,4 +1,4 @@
-"""`kgent` command line: run | demo | debug | serve | acp | sessions | swebench. Subcommands import what they need lazily."""
+"""`kgent` command line: run | demo | debug | serve | acp | sessions | extensions | swebench. Subcommands import what they need lazily."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ SUBCOMMANDS = {
     "serve": "kgent.cli.serve",
     "acp": "kgent.cli.acp",
     "sessions": "kgent.cli.sessions",
+    "extensions": "kgent.cli.extensions",
     "swebench": "kgent.cli.swebench",
 }
 

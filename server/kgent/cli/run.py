@@ -46,13 +46,20 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print JSON Lines of events instead of text")
     p.add_argument("--session", help="resume this session (continue from its active leaf)")
     p.add_argument(
+        "--trust-project",
+        dest="trust_project",
+        action="store_true",
+        help="run this project's own extensions and MCP servers (.kgent/config.toml, .mcp.json) without asking",
+    )
+    p.add_argument(
         "--fork", metavar="ENTRY", help="with --session: branch from this entry instead of the leaf"
     )
     p.add_argument("prompt", nargs="+", help="the task")
 
 
-def build_kernel(args: argparse.Namespace, mode: str | None = None) -> Any:
-    """Assemble an AgentKernel from flags + environment; raises ConfigError with what to fix."""
+def build_kernel(args: argparse.Namespace, mode: str | None = None, extensions: Any = None) -> Any:
+    """Assemble an AgentKernel from flags + environment (and `extensions`: kgent.ext.Extensions, whose providers,
+    tools and hooks it gets); raises ConfigError with what to fix."""
     from kgent.config import (
         context_overrides,
         cost_limit,
@@ -90,7 +97,10 @@ def build_kernel(args: argparse.Namespace, mode: str | None = None) -> Any:
         cost_limit=cost_limit(explicit=getattr(args, "cost_limit", None)),
         **context_overrides(),
     )
-    return AgentKernel(create_provider(config), store=open_store(), config=kernel_config)
+    if extensions is None:
+        return AgentKernel(create_provider(config), store=open_store(), config=kernel_config)
+    provider = extensions.create_provider(config)
+    return AgentKernel(provider, store=open_store(), config=kernel_config, hooks=extensions.hooks)
 
 
 def open_store() -> Any:
@@ -202,16 +212,20 @@ async def drive(run: Any, renderer: Any, *, interactive: bool, answer: Any = Non
 
 
 async def _main(args: argparse.Namespace) -> int:
+    from kgent.cli.extensions import for_run
     from kgent.cli.render import HumanRenderer, JsonRenderer
     from kgent.core.errors import KgentError
 
     renderer = JsonRenderer() if args.json else HumanRenderer()
+    interactive = sys.stdin.isatty() and not args.json
+    extensions = None
     try:
         if args.fork and not args.session:
             raise KgentError("--fork needs --session ID", code="usage")
         if args.session:
             await resume_defaults(args)
-        kernel = build_kernel(args, args.mode)
+        extensions = for_run(workspace_of(args), trust_flag=args.trust_project, interactive=interactive)
+        kernel = build_kernel(args, args.mode, extensions)
         run = kernel.create_run(
             " ".join(args.prompt),
             workspace=workspace_of(args),
@@ -220,11 +234,12 @@ async def _main(args: argparse.Namespace) -> int:
         )
     except KgentError as exc:
         renderer.note({"error": exc.message, "code": exc.code})
+        if extensions is not None:
+            await extensions.aclose()
         return 2
     sandbox = sandbox_note(kernel)
     if not args.json:
         renderer.note({"sandbox": sandbox})
-    interactive = sys.stdin.isatty() and not args.json
     loop = asyncio.get_running_loop()
     # Ctrl-C, a kill, or the terminal closing (SIGHUP) cancel the run cleanly: tools killed, session kept.
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
@@ -233,6 +248,7 @@ async def _main(args: argparse.Namespace) -> int:
         result = await drive(run, renderer, interactive=interactive)
     finally:
         await kernel.aclose()
+        await extensions.aclose()  # stops the MCP servers
     if args.json:
         renderer.note(
             {

@@ -6,7 +6,8 @@ KgentError
 ├── SessionError         a session file or id is unusable
 │   ├── SessionNotFound
 │   └── SessionCorrupt   a line of the wrong shape or damaged before the end: where it is
-└── RunStateError        an AgentRun was driven wrongly (second consumer, stale permission id)
+├── RunStateError        an AgentRun was driven wrongly (second consumer, stale permission id)
+└── ExtensionError       an extension's registration, tool, provider or hook failed (the message names it)
 """
 
 from __future__ import annotations
@@ -76,3 +77,9 @@ class SessionCorrupt(SessionError):
 
 class RunStateError(KgentError):
     code = "run_state_error"
+
+
+class ExtensionError(KgentError):
+    """An extension misbehaved; the message names the extension and what it was doing."""
+
+    code = "extension_error"

@@ -13,8 +13,10 @@ import os
 import sys
 import threading
 from collections.abc import Mapping
+from pathlib import Path
 
 from kgent.daemon.framing import FrameError, FrameParser, FrameWriter
+from kgent.ext.config import configured
 from kgent.service.handshake import ParamsError, Settings, initialize_result, parse_initialize
 
 
@@ -70,6 +72,8 @@ def answer_initialize(
     except ValueError:
         return None
     if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0" or msg.get("method") != "initialize":
+        return None
+    if configured(Path.cwd(), env):  # extensions to load and list: the full server answers, once it has them
         return None
     msg_id = msg.get("id")
     if isinstance(msg_id, bool) or not isinstance(msg_id, int | str):

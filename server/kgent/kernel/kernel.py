@@ -14,6 +14,7 @@ from kgent.context.projection import project
 from kgent.core.errors import ConfigError, RunStateError
 from kgent.core.messages import Message
 from kgent.kernel.config import KernelConfig
+from kgent.kernel.hooks import HookContext, KernelHooks, NoHooks, observer
 from kgent.kernel.loop import Loop, RunSpec
 from kgent.kernel.run import AgentRun
 from kgent.permissions import SessionRules, normalize_mode
@@ -43,8 +44,11 @@ class AgentKernel:
         fs: FileOps | None = None,
         sandbox: Sandbox | None = None,
         runner: CommandRunner | None = None,
+        hooks: KernelHooks | None = None,
     ) -> None:
         self.provider = provider
+        # What an outer layer (kgent.ext) adds to each run: tools and hooks (kernel/hooks.py).
+        self.hooks: KernelHooks = hooks if hooks is not None else NoHooks()
         self.tools: tuple[Tool, ...] = tuple(tools) if tools is not None else tuple(CODING_TOOLS())
         self.store: SessionStore = store if store is not None else InMemorySessionStore()
         self.config = config or KernelConfig()
@@ -100,8 +104,11 @@ class AgentKernel:
             raise RunStateError(
                 f"session {sid} already has a live run ({live.run_id}); steer or follow up instead"
             )
-        run = AgentRun(run_id="run-" + uuid.uuid4().hex[:12], session_id=sid)
+        run_id = "run-" + uuid.uuid4().hex[:12]
+        ctx = HookContext(run_id=run_id, session_id=sid, workspace=ws.resolve(), mode=run_mode)
+        run = AgentRun(run_id=run_id, session_id=sid, observer=observer(self.hooks, ctx))
         spec = RunSpec(
+            hook_context=ctx,
             prompt=prompt,
             workspace=ws.resolve(),
             mode=run_mode,

@@ -6,6 +6,7 @@ Pure orchestration: I/O happens in the provider, the tools and the store it is g
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +23,7 @@ from kgent.core.messages import (
     message_to_dict,
 )
 from kgent.kernel.cost import RunCost
+from kgent.kernel.hooks import HookContext, hooked_request, run_end_entries
 from kgent.kernel.prompt import system_prompt
 from kgent.kernel.review import RunReview
 from kgent.kernel.run import AgentRun
@@ -35,6 +37,8 @@ from kgent.tools.ops import FileOps
 
 if TYPE_CHECKING:
     from kgent.kernel.kernel import AgentKernel
+
+log = logging.getLogger("kgent.kernel")
 
 
 @dataclass(slots=True, kw_only=True)
@@ -51,6 +55,7 @@ class RunSpec:
     cost_limit: float | None = (
         None  # US dollars; the run fails (cost_limit) before a model call would pass it
     )
+    hook_context: HookContext
     max_turns: int | None = None  # None: KernelConfig.max_turns
     fs: FileOps | None = None  # this run's file access (an editor's buffers); None: the kernel's
 
@@ -143,7 +148,7 @@ class Loop:
                 await self.persist([self.entry("review", **review)])
             except KgentError:
                 pass  # the run's result stands; its changes are in the patch
-        return RunResult(
+        result = RunResult(
             run_id=run.run_id,
             session_id=self.spec.session_id,
             status=status,  # type: ignore[arg-type]
@@ -155,6 +160,17 @@ class Loop:
             usage=self.cost.wire(),
             turns=self.state.turns,
         )
+        await self._extra_entries(result)
+        return result
+
+    async def _extra_entries(self, result: RunResult) -> None:
+        """Append the entries the `on_run_end` hooks give (once the session exists; a failure is logged)."""
+        extra = await run_end_entries(self.kernel.hooks, self.spec.hook_context, result)
+        if extra and self.state.leaf_id is not None:
+            try:
+                await self.persist([self.entry(e.type, **e.data) for e in extra])
+            except KgentError as exc:
+                log.warning("could not store the entries of an on_run_end hook: %s", exc.message)
 
     async def _open_session(self, run: AgentRun) -> None:
         spec, store = self.spec, self.kernel.store
@@ -180,6 +196,7 @@ class Loop:
             except asyncio.CancelledError:
                 await creating
                 raise
+        await self._add_run_tools()
         self._start_context(info)
         run.emit(
             RunStart(
@@ -193,6 +210,16 @@ class Loop:
             )
         )
         await self._add_user(run, spec.prompt, "prompt")
+
+    async def _add_run_tools(self) -> None:
+        """The tools the hooks add for this run (MCP servers, extensions); the kernel's own names win."""
+        added = [
+            t for t in await self.kernel.hooks.run_tools(self.spec.hook_context) if t.name not in self.tools
+        ]
+        self.tools.update((t.name, t) for t in added)
+        self.schemas += tuple(
+            ToolSchema(name=t.name, description=t.description, parameters=t.parameters) for t in added
+        )
 
     def _config(self) -> dict[str, str]:
         spec = self.spec
@@ -297,7 +324,10 @@ class Loop:
             max_tokens=self.kernel.config.max_tokens,
             cache_key=self.spec.session_id,
         )
-        return await stream_turn(self.spec.provider, request, run.emit)
+        hooked = await hooked_request(self.kernel.hooks, self.spec.hook_context, request)
+        if isinstance(hooked, AssistantMessage):  # a failing before_model_request hook fails the turn
+            return hooked
+        return await stream_turn(self.spec.provider, hooked, run.emit)
 
     async def _finish_turn(self, run: AgentRun, message: AssistantMessage) -> AssistantMessage:
         if message.stop_reason not in ("error", "aborted"):  # a failed turn stays out of the history

@@ -19,8 +19,9 @@ _DONE: Any = object()
 class AgentRun:
     """Drive and observe one run. Create it with `AgentKernel.create_run`; it is already running."""
 
-    def __init__(self, run_id: str, session_id: str) -> None:
+    def __init__(self, run_id: str, session_id: str, observer: Callable[[Event], None] | None = None) -> None:
         self.run_id = run_id
+        self._observer = observer  # sees every event emitted by the loop (the kernel's on_event hooks)
         self.session_id = session_id
         self._events: asyncio.Queue[Any] = asyncio.Queue()
         self._steering: list[str] = []
@@ -63,6 +64,8 @@ class AgentRun:
         self._result.set_result(result)
 
     def emit(self, event: Event) -> None:
+        if self._observer is not None:
+            self._observer(event)
         self._events.put_nowait(event)
 
     def take_steering(self) -> list[str]:

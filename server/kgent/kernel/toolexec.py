@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from kgent.core.events import PermissionRequest, PermissionResolved, ToolCallEvent, ToolUpdate
 from kgent.core.messages import ToolCall, ToolResultMessage
+from kgent.kernel.hooks import denial, hooked_result
 from kgent.kernel.validate import validate_arguments
 from kgent.permissions import Intent, binding_hash, classify, decide, request_id, shell_grant
 from kgent.session.entries import SessionEntry
@@ -130,6 +131,10 @@ class ToolBatch:
         problem = call.arguments_error or validate_arguments(tool.parameters, call.arguments)
         if problem:
             self._fail(call, f"invalid_arguments: {problem}")
+            return None
+        denied = await denial(self.loop.kernel.hooks, self.loop.spec.hook_context, call)
+        if denied is not None:  # an extension's before_tool_call said no (or failed): asking the host is moot
+            self._fail(call, denied)
             return None
         workspace = self.loop.spec.workspace
         if getattr(getattr(tool, "intent", None), "url_arg", None) is not None:
@@ -312,21 +317,23 @@ class ToolBatch:
             out = ToolOutput(content=f"tool_error: {type(exc).__name__}: {exc}", is_error=True)
         if buffers is not None:
             out = _with_notes(out, buffers.take_notes(), unsaved)
-        self.results[call.id] = ToolResultMessage(
+        result = ToolResultMessage(
             tool_call_id=call.id,
             name=call.name,
             content=out.content,
             is_error=out.is_error,
             details=out.details,
         )
+        result = await hooked_result(self.loop.kernel.hooks, self.loop.spec.hook_context, call, result)
+        self.results[call.id] = result
         emit(
             ToolUpdate(
                 tool_call_id=call.id,
-                status="failed" if out.is_error else "completed",
-                output=out.content,
-                diff=out.details.get("diff"),
-                is_error=out.is_error,
-                details={k: v for k, v in out.details.items() if k != "diff"},
+                status="failed" if result.is_error else "completed",
+                output=result.content,
+                diff=result.details.get("diff"),
+                is_error=result.is_error,
+                details={k: v for k, v in result.details.items() if k != "diff"},
             )
         )
 

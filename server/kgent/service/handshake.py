@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from kgent.ext.version import empty_listing
 from kgent.tools.sandbox import detect as detect_sandbox
 
 PROTOCOL_VERSION = 1
@@ -99,6 +100,7 @@ class Settings:
     fs_write: bool = False
     fs_save: bool = False
     fs_timeout: float | None = None
+    trust_project_extensions: bool | None = None  # None: the user's trust file decides (kgent.ext.trust)
 
     def merged(self, params: Mapping[str, Any]) -> Settings:
         """These settings updated by an `initialize.settings` object (validated here)."""
@@ -143,6 +145,12 @@ class Settings:
             if isinstance(raw, bool) or not isinstance(raw, int | float) or not 0 < raw < 1e9:
                 raise ParamsError("invalid params: 'settings.fsTimeout' must be a number of seconds > 0")
             changes["fs_timeout"] = float(raw)
+        if params.get("trustProjectExtensions") is not None:
+            if not isinstance(params["trustProjectExtensions"], bool):
+                raise ParamsError(
+                    "invalid params: 'settings.trustProjectExtensions' must be true, false or null"
+                )
+            changes["trust_project_extensions"] = params["trustProjectExtensions"]
         return replace(self, **changes)
 
     def with_fs(self, capabilities: Mapping[str, Any]) -> Settings:
@@ -253,6 +261,7 @@ def capabilities(settings: Settings, env: Mapping[str, str]) -> dict[str, Any]:
             "hostFiles": True,
             "review": True,
         },
+        "extensions": empty_listing(),  # the full server fills it in when anything is configured (kgent.ext)
     }
 
 

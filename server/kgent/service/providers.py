@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from kgent.providers import create_provider
@@ -16,7 +17,10 @@ log = logging.getLogger("kgent.service")
 class ProviderPool:
     """One provider per distinct ProviderConfig (the fronts resolve the config: run > connection > environment)."""
 
-    def __init__(self) -> None:
+    def __init__(self, create: Callable[[ProviderConfig], Provider] = create_provider) -> None:
+        """`create` builds a provider: the built-in registry, or kgent.ext.Extensions.create_provider (which knows
+        the extensions' providers too)."""
+        self._create = create
         self._cache: dict[tuple[Any, ...], Provider] = {}
         self._lock = (
             threading.Lock()
@@ -34,7 +38,7 @@ class ProviderPool:
         with self._lock:
             provider = self._cache.get(self._key(config))
             if provider is None:
-                provider = self._cache[self._key(config)] = create_provider(config)
+                provider = self._cache[self._key(config)] = self._create(config)
             return provider
 
     async def aget(self, config: ProviderConfig) -> Provider:

@@ -11,6 +11,7 @@ import contextlib
 import functools
 import importlib
 import logging
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -18,6 +19,8 @@ from typing import Any
 
 from kgent.config import context_overrides, cost_limit, max_turns, prices, provider_config, require_key
 from kgent.core.errors import RunStateError, SessionError
+from kgent.ext.config import configured
+from kgent.ext.host import Extensions
 from kgent.kernel import AgentKernel, KernelConfig
 from kgent.kernel.cost import session_usage
 from kgent.providers.base import Provider, ProviderConfig
@@ -66,7 +69,9 @@ class Service:
         self.settings = settings
         self.out = out
         self.store, self.persistent = open_store()
-        self.providers = ProviderPool()
+        self._extensions: Extensions | None = None
+        self._extensions_lock = threading.Lock()  # the provider pool may ask for them from its worker thread
+        self.providers = ProviderPool(lambda config: self.extensions().create_provider(config))
         self.runs: dict[str, RunHandle] = {}
         self.ended: OrderedDict[str, str] = OrderedDict()
         self.run_sessions: dict[str, str] = {}  # run id → session id, for agent/review {runId}
@@ -83,7 +88,29 @@ class Service:
     # -- handshake ------------------------------------------------------------------------------------------------
     def initialize(self, params: Any) -> dict[str, Any]:
         version, self.settings = parse_initialize(params, self.settings)
-        return initialize_result(version, self.settings, self.env)
+        result = initialize_result(version, self.settings, self.env)
+        if self._extensions is not None or configured(Path.cwd(), self.env):
+            ext = self.extensions()
+            caps = result["capabilities"]
+            caps["extensions"] = ext.listing(Path.cwd())
+            caps["providers"] = ext.provider_names()
+            caps["models"].update(
+                {p.name: list(p.models) for p in ext.registry.all_providers() if p.extension != "kgent"}
+            )
+            caps["tools"] += [
+                {"name": t.tool.name, "kind": t.tool.kind, "readOnly": t.tool.read_only}
+                for t in ext.project(Path.cwd()).registry.all_tools()
+            ]
+        return result
+
+    def extensions(self) -> Extensions:
+        """The extensions of this daemon (loaded on first use); project trust follows `trustProjectExtensions`."""
+        with self._extensions_lock:
+            if self._extensions is None:
+                self._extensions = Extensions(self.env, trust_project=self.settings.trust_project_extensions)
+            else:
+                self._extensions.with_trust(self.settings.trust_project_extensions)
+            return self._extensions
 
     # -- runs -------------------------------------------------------------------------------------------------------
     def provider_config(self, provider: str | None, model: str | None) -> ProviderConfig:
@@ -131,7 +158,8 @@ class Service:
 
     def kernel(self, provider: Provider) -> AgentKernel:
         if self._kernel is None:
-            self._kernel = AgentKernel(provider, store=self.store, config=self.kernel_config())
+            hooks = self.extensions().hooks
+            self._kernel = AgentKernel(provider, store=self.store, config=self.kernel_config(), hooks=hooks)
         return self._kernel
 
     def _guard(self, workspace: str) -> None:
@@ -466,10 +494,17 @@ class Service:
     async def shutdown(self) -> None:
         self.shut_down = True
         await self.cancel_all(grace=5.0)
+        await self._close_extensions()
         await self.flush()
 
     async def close(self, grace: float = 3.0) -> None:
         self.shut_down = True
         await self.cancel_all(grace)
+        await self._close_extensions()
         await self.providers.aclose()
         await self.flush()
+
+    async def _close_extensions(self) -> None:
+        """Stop the MCP servers this daemon started."""
+        if self._extensions is not None:
+            await self._extensions.aclose()

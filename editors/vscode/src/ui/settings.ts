@@ -50,6 +50,9 @@ export async function daemonConfig(secrets: vscode.SecretStorage): Promise<Daemo
   if (typeof timeout === "number" && timeout > 0) settings.approvalTimeout = timeout;
   const maxTurns = cfg.get<number | null>("maxTurns");
   if (typeof maxTurns === "number" && Number.isInteger(maxTurns) && maxTurns >= 1) settings.maxTurns = maxTurns;
+  // The project's own extensions and MCP servers run code: only when the user says so (docs/extensions.md). Always
+  // sent, so turning it off reaches a running daemon too.
+  settings.trustProjectExtensions = cfg.get<boolean>("trustProjectExtensions") === true;
   return { command: { command, args: words.slice(1), cwd: folder ?? os.homedir(), env }, settings };
 }
 

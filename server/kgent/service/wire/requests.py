@@ -56,6 +56,11 @@ class InitializeSettings(Params):
         description="Seconds the client may take to answer a file request (agent/readTextFile, …) before the "
         "daemon uses the disk; default KGENT_FS_TIMEOUT or 10.",
     )
+    trust_project_extensions: bool | None = Field(
+        default=None,
+        description="Whether the project's own extensions and MCP servers (.kgent/config.toml, .mcp.json) may run; "
+        "null: the user's trust file decides (`kgent extensions --trust`).",
+    )
 
 
 class InitializeParams(Params):

@@ -49,6 +49,43 @@ class ServerFeatures(Payload):
     review: bool = Field(description="It serves agent/review and agent/applyReview.")
 
 
+class ExtensionInfo(Payload):
+    name: str
+    source: Literal["entry point", "user", "project"]
+    target: str = Field(description="What was loaded: `module:attr`, a module or a file.")
+    status: Literal["loaded", "failed", "untrusted", "disabled"]
+    version: str
+    registered: list[str] = Field(description="`tool:NAME`, `provider:NAME`, `entry_kind:NAME`, `hook:NAME`.")
+    error: str | None = Field(default=None, description="Why it failed to load (names the extension).")
+
+
+class McpServerInfo(Payload):
+    name: str
+    transport: Literal["stdio", "http"]
+    source: Literal["user", "project"]
+    file: str = Field(description="The config file that names the server.")
+    target: str = Field(description="The command line or the URL.")
+    status: Literal["not started", "running", "stopped", "failed", "untrusted"]
+    tools: list[str] | None = Field(default=None, description="The server's tools once it has started.")
+    error: str | None = None
+
+
+class ProjectTrust(Payload):
+    root: str
+    trusted: bool
+    needs_trust: bool = Field(description="Whether the project's own files name code to run.")
+
+
+class ExtensionsInfo(Payload):
+    api_version: str = Field(description="The extension API's version (kgent.ext.API_VERSION).")
+    project: ProjectTrust | None = Field(
+        description="The daemon's working directory as a project; null: none."
+    )
+    extensions: list[ExtensionInfo]
+    mcp_servers: list[McpServerInfo]
+    errors: list[str] = Field(description="Config files that could not be read.")
+
+
 class ServerCapabilities(Payload):
     modes: list[PermissionMode]
     default_mode: str
@@ -66,6 +103,9 @@ class ServerCapabilities(Payload):
     )
     sandbox_reason: str = Field(description="Why, for people (e.g. why there is no sandbox).")
     features: ServerFeatures
+    extensions: ExtensionsInfo = Field(
+        description="What extensions and MCP servers are configured and loaded."
+    )
 
 
 class InitializeResult(Payload):
