@@ -8,7 +8,17 @@ from kgent.tools.base import Tool
 
 def test_coding_tools_are_fresh_and_complete() -> None:
     tools = CODING_TOOLS()
-    assert [t.name for t in tools] == ["read", "write", "edit", "bash", "grep", "find", "ls", "calculator"]
+    assert [t.name for t in tools] == [
+        "read",
+        "write",
+        "edit",
+        "bash",
+        "grep",
+        "find",
+        "ls",
+        "calculator",
+        "todo_write",
+    ]
     assert all(a is not b for a, b in zip(tools, CODING_TOOLS(), strict=True))
     for tool in tools:
         assert isinstance(tool, Tool)

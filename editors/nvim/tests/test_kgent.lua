@@ -1105,4 +1105,25 @@ test('run summary: all input tokens, the cached share and the cost when the mode
   contains(H.transcript(), line, 'transcript summary')
 end)
 
+test('todo_write: the plan is one block of the transcript, rewritten in place as it changes', function()
+  H.fresh({ files = { ['sample.py'] = SAMPLE }, setup = { model = 'plan' } })
+  vim.cmd('Kgent run What does sample.py print?')
+  local e = H.wait_run_end()
+  eq('settled', e.status, 'status')
+  eq(0, #H.prompts, 'planning is never asked')
+  local tr = H.transcript()
+  local heads, at = 0, nil
+  for i, l in ipairs(tr) do
+    if vim.startswith(l, '**Plan**') then
+      heads, at = heads + 1, i
+    end
+  end
+  eq(1, heads, 'one plan block, rewritten in place')
+  eq({ '**Plan** · 2/2 done', '- [x] Read sample.py (high)', '- [x] Explain what it prints' },
+    { tr[at], tr[at + 1], tr[at + 2] }, 'the latest plan')
+  contains(tr, 'sample.py sets value = 1 and prints it, so it prints 1.', 'the answer after it')
+  contains(tr, '✓ Update the plan (2 items) · completed', 'the todo_write calls are tool lines')
+  eq('DiagnosticInfo', vim.api.nvim_get_hl(0, { name = 'KgentPlan' }).link, 'KgentPlan')
+end)
+
 H.run_all()

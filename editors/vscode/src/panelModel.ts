@@ -72,7 +72,13 @@ export interface NoteItem extends Base {
   severity: "info" | "error";
 }
 
-export type PanelItem = UserItem | TextItem | ToolItem | ApprovalItem | EndItem | NoteItem;
+/** The agent's plan (`todo_write`): one card per run, replaced in place by each `plan` event. */
+export interface PlanItem extends Base {
+  type: "plan";
+  entries: P.PlanEntry[];
+}
+
+export type PanelItem = UserItem | TextItem | ToolItem | ApprovalItem | EndItem | NoteItem | PlanItem;
 
 export interface LiveRun {
   runId: string;
@@ -261,6 +267,18 @@ export class PanelModel {
         if (t !== undefined && t.type === "tool" && e.source !== "host") {
           t.decidedBy = `${e.approved ? "allowed" : "refused"} by ${e.source.replace("_", " ")}${e.reason ? `: ${e.reason}` : ""}`;
           this.touch(t);
+        }
+        return;
+      }
+      case "plan": {
+        const id = `plan-${runId}`;
+        const p = this.byId.get(id);
+        if (p !== undefined && p.type === "plan") {
+          p.entries = e.entries;
+          this.touch(p);
+        } else {
+          this.open.delete(runId);
+          this.push<PlanItem>({ type: "plan", id, rev: 0, runId, entries: e.entries });
         }
         return;
       }

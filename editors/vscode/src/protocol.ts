@@ -38,6 +38,8 @@ export type {
   PermissionResult,
   PermissionSelected,
   PermissionToolCall,
+  PlanEntry,
+  PlanEvent,
   QueueUpdateEvent,
   ResourceBlock,
   ResourceLinkBlock,
@@ -111,6 +113,7 @@ const EVENT_TYPES: Record<W.KnownEvent["type"], true> = {
   usage: true,
   retry: true,
   compaction: true,
+  plan: true,
   run_end: true,
 };
 

@@ -138,6 +138,7 @@ export type KnownEvent =
   | UsageEvent
   | RetryEvent
   | CompactionEvent
+  | PlanEvent
   | RunEndEvent;
 
 export interface MessageDeltaEvent {
@@ -233,6 +234,18 @@ export interface PermissionToolCall {
   oldText?: string | null;
   /** Edits: the whole file after the change. */
   newText?: string | null;
+}
+
+export interface PlanEntry {
+  content: string;
+  status: "pending" | "in_progress" | "completed" | (string & {});
+  priority: "high" | "medium" | "low" | (string & {});
+}
+
+/** The agent's plan (`todo_write`): the whole list, replacing the previous one. */
+export interface PlanEvent {
+  type: "plan";
+  entries: PlanEntry[];
 }
 
 export interface QueueUpdateEvent {

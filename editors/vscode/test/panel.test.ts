@@ -120,6 +120,24 @@ describe("the Kgent panel (extension side)", () => {
     assert.equal(state.ui.progress.length, 0, "a panel run has no progress notification");
   });
 
+  test("todo_write: one plan card per run, updated in place as the plan changes", AGAINST_DAEMON, async () => {
+    const w = open({ "kgent.model": "plan" });
+    w.view.send({ type: "send", text: "What does sample.py print?" });
+    const end = await waitFor("the end", () => items(w).find((i) => i.type === "end"));
+    assert.equal(end.type === "end" && end.status, "settled");
+    assert.equal(pendingCards(w).length, 0, "planning is never asked");
+    const plans = items(w).filter((i) => i.type === "plan");
+    assert.equal(plans.length, 1, "one card, updated in place");
+    const plan = plans[0];
+    assert.ok(plan.type === "plan" && plan.rev === 2, "two updates after the first plan");
+    assert.deepEqual(plan.type === "plan" && plan.entries.map((e) => [e.content, e.status, e.priority]), [
+      ["Read sample.py", "completed", "high"],
+      ["Explain what it prints", "completed", "medium"],
+    ]);
+    const order = items(w).map((i) => i.type);
+    assert.ok(order.indexOf("plan") < order.indexOf("end"));
+  });
+
   test("several pending approvals at once (concurrent runs), each answered on its own card", AGAINST_DAEMON, async () => {
     const w = open({ "kgent.model": "two-writes" });
     const first = state.commands.get("kgent.runTask")?.({ prompt: "one", context: "none" }) as Promise<RunSummary | undefined>;

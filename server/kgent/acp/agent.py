@@ -16,7 +16,14 @@ from acp import schema as S
 
 from kgent.config import context_overrides, cost_limit, permission_mode, prices, provider_config, require_key
 from kgent.core.errors import ConfigError, KgentError, SessionError
-from kgent.core.events import MessageDelta, PermissionRequest, RunEnd, ToolCallEvent, ToolUpdate
+from kgent.core.events import (
+    MessageDelta,
+    PermissionRequest,
+    PlanEvent,
+    RunEnd,
+    ToolCallEvent,
+    ToolUpdate,
+)
 from kgent.kernel import AgentKernel, AgentRun, KernelConfig
 from kgent.providers.base import ProviderConfig
 from kgent.service.providers import ProviderPool
@@ -290,6 +297,8 @@ class KgentAgent:
                 elif isinstance(event, ToolUpdate):
                     diff = await self._diff(kernel.fs, session, event)
                     await self._update(session_id, U.tool_call_update(event, diff))
+                elif isinstance(event, PlanEvent):
+                    await self._update(session_id, U.plan_update(event))
                 elif isinstance(event, PermissionRequest):
                     if not run.cancel_requested:
                         self._ask(session, session_id, run, event)

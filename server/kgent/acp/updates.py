@@ -9,8 +9,16 @@ from typing import Any, get_args
 from acp import helpers as H
 from acp import schema as S
 
-from kgent.core.events import PermissionRequest, RunResult, ToolCallEvent, ToolUpdate
-from kgent.core.messages import AssistantMessage, Message, SummaryMessage, ToolResultMessage, UserMessage
+from kgent.core.events import PermissionRequest, PlanEvent, RunResult, ToolCallEvent, ToolUpdate
+from kgent.core.messages import (
+    AssistantMessage,
+    Message,
+    SummaryMessage,
+    ToolResultMessage,
+    UserMessage,
+    message_to_dict,
+)
+from kgent.tools.todo import TodoWriteTool, latest_plan
 
 _KINDS = frozenset(get_args(S.ToolKind))
 # the kernel's stop reasons of a settled run → ACP's
@@ -63,6 +71,11 @@ def tool_call_update(event: ToolUpdate, diff: S.FileEditToolCallContent | None) 
     if event.output:
         content.append(H.tool_content(H.text_block(event.output)))
     return H.update_tool_call(event.tool_call_id, status=event.status, content=content or None)
+
+
+def plan_update(event: PlanEvent) -> S.AgentPlanUpdate:
+    """The agent's whole plan, as ACP's `plan` update (which also replaces the previous one)."""
+    return H.update_plan(H.plan_entry(e.content, priority=e.priority, status=e.status) for e in event.entries)
 
 
 def permission_tool_call(event: PermissionRequest, workspace: str) -> S.ToolCallUpdate:
@@ -122,6 +135,10 @@ def replay(messages: Iterable[Message], kinds: dict[str, str], workspace: str) -
                     status="failed" if message.is_error else "completed",
                     content=[H.tool_content(H.text_block(message.content))] if message.content else None,
                 )
+                if message.name == TodoWriteTool.name and not message.is_error:
+                    plan = latest_plan([message_to_dict(message)])
+                    if plan is not None:
+                        yield plan_update(PlanEvent(entries=plan))
 
 
 def _path(args: dict[str, Any]) -> str | None:

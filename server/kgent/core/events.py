@@ -10,6 +10,8 @@ from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Literal
 
 ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
+PlanStatus = Literal["pending", "in_progress", "completed"]
+PlanPriority = Literal["high", "medium", "low"]
 RunStatus = Literal["settled", "cancelled", "failed"]
 PermissionOptionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
 
@@ -151,6 +153,23 @@ class CompactionEvent:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PlanEntry:
+    """One item of the agent's plan (the `todo_write` tool's list)."""
+
+    content: str
+    status: PlanStatus
+    priority: PlanPriority = "medium"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanEvent:
+    """The agent's plan changed (or a resumed session's plan, re-announced): the whole list, which replaces the last."""
+
+    type: ClassVar[str] = "plan"
+    entries: tuple[PlanEntry, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunResult:
     """How a run ended: what `await run.result()` returns and what its `RunEnd` carries."""
 
@@ -190,6 +209,7 @@ Event = (
     | UsageEvent
     | RetryEvent
     | CompactionEvent
+    | PlanEvent
     | RunEnd
 )
 
@@ -208,6 +228,7 @@ EVENT_TYPES: tuple[str, ...] = tuple(
         UsageEvent,
         RetryEvent,
         CompactionEvent,
+        PlanEvent,
         RunEnd,
     )
 )

@@ -41,6 +41,7 @@ TOOLS = (
     ("find", "search", True),
     ("ls", "search", True),
     ("calculator", "think", True),
+    ("todo_write", "think", True),
 )
 EVENT_TYPES = (
     "run_start",
@@ -55,6 +56,7 @@ EVENT_TYPES = (
     "usage",
     "retry",
     "compaction",
+    "plan",
     "run_end",
 )
 PROMPT_CONTENT = ("text", "resource_link", "resource")

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from kgent.context.compaction import Compaction, CompactionSettings, RunCompaction, RunContext
 from kgent.context.tokens import estimate_overhead
 from kgent.core.errors import KgentError
-from kgent.core.events import MessageEnd, RunResult, RunStart, UserInput
+from kgent.core.events import MessageEnd, PlanEvent, RunResult, RunStart, UserInput
 from kgent.core.messages import (
     AssistantMessage,
     Message,
@@ -30,6 +30,7 @@ from kgent.providers.base import CONTEXT_OVERFLOW, Provider, ProviderRequest, To
 from kgent.providers.pricing import builtin_prices
 from kgent.session.entries import SessionEntry, SessionInfo, new_entry
 from kgent.tools.base import ChangeTracking
+from kgent.tools.todo import latest_plan
 
 if TYPE_CHECKING:
     from kgent.kernel.kernel import AgentKernel
@@ -141,6 +142,7 @@ class Loop:
 
     async def _open_session(self, run: AgentRun) -> None:
         spec, store = self.spec, self.kernel.store
+        plan = None
         if spec.resume:
             tree = await store.load(spec.session_id)
             info = tree.info
@@ -149,6 +151,7 @@ class Loop:
                 raise KgentError(f"no entry {leaf!r} in session {spec.session_id}", code="entry_not_found")
             self.state.leaf_id = leaf
             branch = tree.branch(leaf)
+            plan = latest_plan(e.data["message"] for e in branch if e.type == "message")
             self.state.history = self.kernel.project(branch)
             self.kernel.restore_rules(spec.session_id, branch)
             config = self._config()
@@ -175,6 +178,8 @@ class Loop:
                 prompt=spec.prompt,
             )
         )
+        if plan:  # a resumed branch's plan, so the host shows it again
+            run.emit(PlanEvent(entries=plan))
         await self._add_user(run, spec.prompt, "prompt")
 
     def _config(self) -> dict[str, str]:

@@ -96,6 +96,7 @@ class ToolBatch:
             output_dir=spill.run_dir(self.run.run_id),
             sandbox=self.loop.kernel.sandbox if grant is not None else None,
             grant=grant,
+            emit=emit,
         )
 
     async def _prepare(self, call: ToolCall) -> _Ready | None:

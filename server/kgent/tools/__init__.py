@@ -36,6 +36,7 @@ _EXPORTS = {
     "FindTool": "find",
     "LsTool": "ls",
     "CalculatorTool": "calculator",
+    "TodoWriteTool": "todo",
 }
 _CODING = (
     "ReadTool",
@@ -46,6 +47,7 @@ _CODING = (
     "FindTool",
     "LsTool",
     "CalculatorTool",
+    "TodoWriteTool",
 )
 _READ_ONLY = ("ReadTool", "GrepTool", "FindTool", "LsTool", "CalculatorTool")
 
@@ -64,7 +66,7 @@ def _make(names: tuple[str, ...]) -> tuple[Tool, ...]:
 
 
 def CODING_TOOLS() -> tuple[Tool, ...]:  # noqa: N802 - the kernel's established name
-    """Fresh instances of read, write, edit, bash, grep, find, ls and calculator."""
+    """Fresh instances of read, write, edit, bash, grep, find, ls, calculator and todo_write."""
     return _make(_CODING)
 
 

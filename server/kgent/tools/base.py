@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from kgent.core.events import ToolKind
+from kgent.core.events import Event, ToolKind
 from kgent.tools.ops import FileOps
 from kgent.tools.sandbox import Grant, Sandbox
 
@@ -83,7 +83,7 @@ class ToolContext:
     """Per-call environment. `allow_outside` is True only when policy or the person approved leaving the workspace.
 
     `sandbox` and `grant`: where a shell command runs and what it may touch there; without them (full mode, or a
-    caller running a tool directly) a command runs unconfined."""
+    caller running a tool directly) a command runs unconfined. `emit` sends an event into the run's stream."""
 
     workspace: Path
     fs: FileOps
@@ -94,6 +94,9 @@ class ToolContext:
     output_dir: Path | None = None
     sandbox: Sandbox | None = None
     grant: Grant | None = None
+    emit: Callable[[Event], None] | None = (
+        None  # the run's event sink (todo_write's `plan`); None outside a run
+    )
 
 
 @runtime_checkable

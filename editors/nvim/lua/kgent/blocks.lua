@@ -13,10 +13,11 @@ local I = transcript._internals()
 ---@param kind string
 ---@return {key: string, first: integer, last: integer}
 function M.add(lines, kind)
+  local n = #lines -- append_lines may put a blank line in front of `lines`
   local row = transcript.append_lines(lines, kind)
   local buf = transcript.buf()
   local first = vim.api.nvim_buf_set_extmark(buf, ns_blocks, row, 0, {})
-  local last = vim.api.nvim_buf_set_extmark(buf, ns_blocks, row + #lines - 1, 0, { right_gravity = false })
+  local last = vim.api.nvim_buf_set_extmark(buf, ns_blocks, row + n - 1, 0, { right_gravity = false })
   return { key = I.current().key, first = first, last = last }
 end
 
@@ -47,6 +48,26 @@ function M.set_line(b, offset, text)
   end)
   I.set_current(prev)
   I.hl(buf, first + offset, 1, 'approval')
+end
+
+--- Replace a block's lines by `lines` (any number), in place; false if the block is gone.
+function M.replace(b, lines, kind)
+  local first, last, buf = M.rows(b)
+  if not first then
+    return false
+  end
+  local prev = I.current()
+  I.set_current(I.get(b.key))
+  I.edit(function(bb)
+    vim.api.nvim_buf_del_extmark(bb, ns_blocks, b.first)
+    vim.api.nvim_buf_del_extmark(bb, ns_blocks, b.last)
+    vim.api.nvim_buf_set_lines(bb, first, last + 1, false, lines)
+    b.first = vim.api.nvim_buf_set_extmark(bb, ns_blocks, first, 0, {})
+    b.last = vim.api.nvim_buf_set_extmark(bb, ns_blocks, first + #lines - 1, 0, { right_gravity = false })
+  end)
+  I.set_current(prev)
+  I.hl(buf, first, #lines, kind)
+  return true
 end
 
 --- Remove a block (and the blank line before it, if it is the buffer's last thing).

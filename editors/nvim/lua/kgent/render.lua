@@ -16,6 +16,36 @@ local function tool_key(run_id, tool_call_id)
   return tostring(run_id or '') .. '\0' .. tostring(tool_call_id or '')
 end
 
+local PLAN_MARK = { completed = '[x]', in_progress = '[~]', pending = '[ ]' }
+-- The plan block of each run (kgent.blocks handle), rewritten in place by each `plan` event.
+local plans = {}
+
+--- "**Plan** · 1/3 done" and one markdown checkbox line per entry ([~] in progress, "(high)" for high priority).
+function M.plan_lines(entries)
+  local done = 0
+  local lines = {}
+  for _, e in ipairs(entries or {}) do
+    done = done + (e.status == 'completed' and 1 or 0)
+    local prio = e.priority == 'high' and ' (high)' or ''
+    lines[#lines + 1] = ('- %s %s%s'):format(PLAN_MARK[e.status] or '[ ]', first_line(e.content), prio)
+  end
+  table.insert(lines, 1, ('**Plan** · %d/%d done'):format(done, #lines))
+  if #lines == 1 then
+    lines[2] = '_(empty)_'
+  end
+  return lines
+end
+
+local function show_plan(run_id, entries)
+  local blocks = require('kgent.blocks')
+  local lines = M.plan_lines(entries)
+  local b = plans[run_id]
+  if not (b and blocks.replace(b, lines, 'plan')) then
+    transcript.end_stream()
+    plans[run_id] = blocks.add(lines, 'plan')
+  end
+end
+
 local DECISION = {
   allow_once = 'approved once',
   allow_always = 'approved for the session',
@@ -140,6 +170,8 @@ function M.on_event(run, ev)
       ev.delaySeconds or '?', first_line(tostring(ev.error or ''))))
   elseif ty == 'compaction' then
     transcript.note(('compaction %s (%s)'):format(ev.status or '?', ev.trigger or '?'))
+  elseif ty == 'plan' then
+    show_plan(run.id, ev.entries)
   elseif ty == 'run_end' then
     M.run_end(run, ev)
   end
@@ -164,6 +196,7 @@ end
 ---@param run {id: string, workspace: string?}
 ---@param ev table  the run_end event
 function M.run_end(run, ev)
+  plans[run.id] = nil
   -- A call still pending or running gets no final tool_update when the run is cancelled (e.g. while its
   -- approval was open): close its line here.
   for key, t in pairs(transcript.tools()) do

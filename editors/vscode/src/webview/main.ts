@@ -3,7 +3,7 @@
 
 import { escapeHtml, renderMarkdown } from "../markdown";
 import type { FromPage, SessionRow, ToPage } from "../panelMessages";
-import type { ApprovalItem, EndItem, LiveRun, PanelItem, PanelState, ToolItem } from "../panelModel";
+import type { ApprovalItem, EndItem, LiveRun, PanelItem, PanelState, PlanItem, ToolItem } from "../panelModel";
 import { formatUsage } from "../usage";
 
 declare function acquireVsCodeApi(): { postMessage(m: FromPage): void; getState(): unknown; setState(s: unknown): void };
@@ -61,6 +61,23 @@ function renderTool(t: ToolItem, wasOpen: boolean | undefined): HTMLElement {
   if (t.diff) d.appendChild(el("pre", "diff", diffHtml(t.diff)));
   if (t.output) d.appendChild(el("pre", "output", escapeHtml(t.output)));
   return d;
+}
+
+const PLAN_MARKS: Record<string, string> = { completed: "✓", in_progress: "▸", pending: "○" };
+
+function renderPlan(p: PlanItem): HTMLElement {
+  const card = el("div", "card plan");
+  const done = p.entries.filter((e) => e.status === "completed").length;
+  card.appendChild(el("div", "card-title", `<strong>Plan</strong> <span class="plan-count">${done}/${p.entries.length} done</span>`));
+  if (p.entries.length === 0) card.appendChild(el("div", "note", "The plan is empty."));
+  const ol = el("ol", "plan-entries");
+  for (const e of p.entries) {
+    const li = el("li", `plan-entry status-${e.status} priority-${e.priority}`, `<span class="mark">${PLAN_MARKS[e.status] ?? "○"}</span> ${escapeHtml(e.content)}`);
+    li.title = `${e.status.replace("_", " ")} · ${e.priority} priority`;
+    ol.appendChild(li);
+  }
+  card.appendChild(ol);
+  return card;
 }
 
 function countdownText(deadline: number): string {
@@ -145,6 +162,8 @@ function renderItem(item: PanelItem, old: HTMLElement | undefined): HTMLElement 
       return renderApproval(item);
     case "end":
       return renderEnd(item);
+    case "plan":
+      return renderPlan(item);
     case "note":
       return el("div", `note ${item.severity}`, escapeHtml(item.text));
   }

@@ -163,6 +163,19 @@ class CompactionEvent(Payload):
     error: str | None = None
 
 
+class PlanEntry(Payload):
+    content: str
+    status: Literal["pending", "in_progress", "completed"]
+    priority: Literal["high", "medium", "low"]
+
+
+class PlanEvent(Payload):
+    """The agent's plan (`todo_write`): the whole list, replacing the previous one."""
+
+    type: Literal["plan"]
+    entries: list[PlanEntry]
+
+
 class RunError(Payload):
     code: str
     message: str
@@ -198,6 +211,7 @@ EVENTS: tuple[type[Payload], ...] = (
     UsageEvent,
     RetryEvent,
     CompactionEvent,
+    PlanEvent,
     RunEndEvent,
 )
 
@@ -216,6 +230,7 @@ KnownEvent = TypeAliasType(
         | UsageEvent
         | RetryEvent
         | CompactionEvent
+        | PlanEvent
         | RunEndEvent,
         Field(discriminator="type"),
     ],
