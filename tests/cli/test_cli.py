@@ -52,6 +52,29 @@ def test_demo_shows_read_edit_approval_bash_answer_and_patch(tmp_path: Path) -> 
     assert "settled" in text
 
 
+def test_demo_task_shows_the_sub_agent_its_approval_and_its_answer(tmp_path: Path) -> None:
+    out = kgent("demo", "task", cwd=tmp_path, state=tmp_path / "state")
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    order = [
+        "▶ Sub-agent: Check sample.py",
+        "↳ Check sample.py started",
+        "Check sample.py ▶ Read sample.py",
+        "? Check sample.py asks",
+        "↳ Check sample.py settled",
+        "✓ Sub-agent: Check sample.py",
+        "The sub-agent ran sample.py: it prints 1.",
+    ]
+    positions = [text.index(marker) for marker in order]
+    assert positions == sorted(positions)
+
+
+def test_demo_plan_shows_the_plan_as_it_changes(tmp_path: Path) -> None:
+    out = kgent("demo", "plan", cwd=tmp_path, state=tmp_path / "state")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.count("plan:") == 3 and "✓ Explain what it prints" in out.stdout
+
+
 def test_run_json_streams_events_and_ends_with_the_result(ws: Path) -> None:
     out = kgent(
         "run",

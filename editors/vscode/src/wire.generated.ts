@@ -13,6 +13,8 @@ export interface AcpPermissionResult {
 export interface AgentEventParams {
   runId: string;
   sessionId: string;
+  /** Present on every event of a sub-agent's run: the run that started it. */
+  parentRunId?: string | null;
   /** 0, 1, 2, … per run, without gaps. */
   seq: number;
   event: KnownEvent;
@@ -181,8 +183,12 @@ export interface PermissionParams {
   operation: "read" | "write" | "shell" | "network" | "unknown" | (string & {});
   scope: "workspace" | "outside" | (string & {});
   options: PermissionOption[];
+  /** A sub-agent's prompt: its name (the `task` call's description). */
+  agent?: string | null;
   runId: string;
   sessionId: string;
+  /** A sub-agent's prompt: the run that started it. */
+  parentRunId?: string | null;
 }
 
 export interface PermissionRequestEvent {
@@ -195,6 +201,8 @@ export interface PermissionRequestEvent {
   operation: "read" | "write" | "shell" | "network" | "unknown" | (string & {});
   scope: "workspace" | "outside" | (string & {});
   options: PermissionOption[];
+  /** A sub-agent's prompt: its name (the `task` call's description). */
+  agent?: string | null;
   type: "permission_request";
 }
 
@@ -333,6 +341,12 @@ export interface RunStartEvent {
   provider: string;
   model: string;
   prompt: string;
+  /** A sub-agent's run: the run whose `task` call started it. */
+  parentRunId?: string | null;
+  /** A sub-agent's run: that `task` call. */
+  parentToolCallId?: string | null;
+  /** A sub-agent's run: its name. */
+  agent?: string | null;
 }
 
 export type RunStatus = "settled" | "cancelled" | "failed";

@@ -21,6 +21,7 @@ from kgent.core.events import (
     PermissionRequest,
     PlanEvent,
     RunEnd,
+    SubRunEvent,
     ToolCallEvent,
     ToolUpdate,
 )
@@ -65,6 +66,7 @@ class _Session:
         self.before: dict[
             str, tuple[str, str | None]
         ] = {}  # tool call id → (absolute path, text before the edit)
+        self.agents: dict[str, str] = {}  # live sub-agent run id → its name
 
 
 async def _read_text(fs: FileOps, path: str) -> str | None:
@@ -284,6 +286,11 @@ class KgentAgent:
         result = None
         try:
             async for event in run:
+                if isinstance(event, SubRunEvent):  # a sub-agent's calls and prompts show as this turn's
+                    shown = U.sub_agent_event(event, session.agents)
+                    if shown is None:
+                        continue
+                    event = shown
                 if type(event) is MessageDelta:
                     chunk = (
                         H.update_agent_message_text if event.kind == "text" else H.update_agent_thought_text

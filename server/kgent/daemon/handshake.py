@@ -42,6 +42,7 @@ TOOLS = (
     ("ls", "search", True),
     ("calculator", "think", True),
     ("todo_write", "think", True),
+    ("task", "think", False),
 )
 EVENT_TYPES = (
     "run_start",

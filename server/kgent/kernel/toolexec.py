@@ -97,6 +97,9 @@ class ToolBatch:
             sandbox=self.loop.kernel.sandbox if grant is not None else None,
             grant=grant,
             emit=emit,
+            subagents=self.loop.kernel.subagents(self.loop, self.run, self.tracker, call_id)
+            if call_id
+            else None,
         )
 
     async def _prepare(self, call: ToolCall) -> _Ready | None:
@@ -203,6 +206,7 @@ class ToolBatch:
                 reason=verdict.reason,
                 operation=intent.operation,
                 scope=intent.scope,
+                agent=loop.spec.origin.agent if loop.spec.origin else None,
             )
         )
         timeout = loop.kernel.config.approval_timeout

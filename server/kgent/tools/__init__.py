@@ -37,6 +37,7 @@ _EXPORTS = {
     "LsTool": "ls",
     "CalculatorTool": "calculator",
     "TodoWriteTool": "todo",
+    "TaskTool": "task",
 }
 _CODING = (
     "ReadTool",
@@ -48,6 +49,7 @@ _CODING = (
     "LsTool",
     "CalculatorTool",
     "TodoWriteTool",
+    "TaskTool",
 )
 _READ_ONLY = ("ReadTool", "GrepTool", "FindTool", "LsTool", "CalculatorTool")
 
@@ -66,7 +68,7 @@ def _make(names: tuple[str, ...]) -> tuple[Tool, ...]:
 
 
 def CODING_TOOLS() -> tuple[Tool, ...]:  # noqa: N802 - the kernel's established name
-    """Fresh instances of read, write, edit, bash, grep, find, ls, calculator and todo_write."""
+    """Fresh instances of read, write, edit, bash, grep, find, ls, calculator, todo_write and task."""
     return _make(_CODING)
 
 
