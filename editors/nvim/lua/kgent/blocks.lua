@@ -8,17 +8,25 @@ local ns_blocks = vim.api.nvim_create_namespace('kgent.transcript.blocks')
 local I = transcript._internals()
 
 
+local function mark(row, n)
+  local buf = transcript.buf()
+  local first = vim.api.nvim_buf_set_extmark(buf, ns_blocks, row, 0, {})
+  local last = vim.api.nvim_buf_set_extmark(buf, ns_blocks, row + n - 1, 0, { right_gravity = false })
+  return { key = I.current().key, first = first, last = last }
+end
+
 --- Append `lines` as a block that can be rewritten or removed later; returns its handle.
 ---@param lines string[]
 ---@param kind string
 ---@return {key: string, first: integer, last: integer}
 function M.add(lines, kind)
-  local n = #lines -- append_lines may put a blank line in front of `lines`
   local row = transcript.append_lines(lines, kind)
-  local buf = transcript.buf()
-  local first = vim.api.nvim_buf_set_extmark(buf, ns_blocks, row, 0, {})
-  local last = vim.api.nvim_buf_set_extmark(buf, ns_blocks, row + n - 1, 0, { right_gravity = false })
-  return { key = I.current().key, first = first, last = last }
+  return mark(row, #lines)
+end
+
+--- Append `lines` (left unchanged) as a block spanning exactly them, for M.replace; returns its handle.
+function M.add_exact(lines, kind)
+  return mark(transcript.append_lines(vim.list_extend({}, lines), kind), #lines)
 end
 
 --- The 0-based rows [first, last] of a block, or nil if it is gone.

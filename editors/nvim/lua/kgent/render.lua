@@ -42,7 +42,7 @@ local function show_plan(run_id, entries)
   local b = plans[run_id]
   if not (b and blocks.replace(b, lines, 'plan')) then
     transcript.end_stream()
-    plans[run_id] = blocks.add(lines, 'plan')
+    plans[run_id] = blocks.add_exact(lines, 'plan')
   end
 end
 
@@ -75,11 +75,37 @@ end
 
 ---@param run {id: string, session_id: string, workspace: string?}
 ---@param ev table
+--- A sub-agent's run (the `task` tool; its events carry parentRunId): one line when it starts and ends, its tool
+--- calls labelled with its name; its text and prompt stay out (the task's result line carries its answer).
+local SUB_SHOWN = { run_start = true, run_end = true, tool_call = true, tool_update = true, permission_request = true,
+  permission_resolved = true, plan = true }
+
+local function sub_event(run, ev)
+  if ev.type == 'run_start' then
+    run.agent = ev.agent or 'sub-agent'
+    transcript.end_stream()
+    transcript.append_lines({ ('↳ **Sub-agent: %s** started (%s)'):format(run.agent, run.id) }, 'tool')
+  elseif ev.type == 'run_end' then
+    M.close_tools(run, ev)
+    transcript.append_lines({ ('↳ **Sub-agent: %s** %s · %d turn%s'):format(run.agent or 'sub-agent',
+      ev.status or '?', ev.turns or 0, ev.turns == 1 and '' or 's') }, 'tool')
+  end
+end
+
+---@param run {id: string, session_id: string, workspace: string?, parent: string?, agent: string?}
+---@param ev table
 function M.on_event(run, ev)
   local ty = ev.type
   local tr = config.options.transcript
   transcript.use(run.session_id or run.key)
   transcript.add_run(run.id)
+  if run.parent then
+    if not SUB_SHOWN[ty] then
+      return
+    elseif ty == 'run_start' or ty == 'run_end' then
+      return sub_event(run, ev)
+    end
+  end
   if ty == 'run_start' then
     local head = ('## Run %s · %s/%s · %s'):format(run.id, ev.provider or '?', ev.model or '?', ev.mode or '?')
     local lines = { head, ('_session %s · %s_'):format(ev.sessionId or run.session_id or '?', ev.workspace or '') }
@@ -115,6 +141,9 @@ function M.on_event(run, ev)
     local title = ev.title or ev.name or 'tool'
     if ev.command and not title:find(ev.command, 1, true) then
       title = title .. ': `' .. first_line(ev.command) .. '`'
+    end
+    if run.parent then
+      title = ('↳ %s: %s'):format(run.agent or 'sub-agent', title)
     end
     local path = ev.path or (type(ev.args) == 'table' and type(ev.args.path) == 'string' and ev.args.path) or nil
     transcript.add_tool(tool_key(run.id, ev.toolCallId), { title = title, status = 'pending', run = run.id,
@@ -195,16 +224,20 @@ end
 
 ---@param run {id: string, workspace: string?}
 ---@param ev table  the run_end event
-function M.run_end(run, ev)
+--- A call still pending or running gets no final tool_update when the run is cancelled (e.g. while its approval
+--- was open): close its line here.
+function M.close_tools(run, ev)
   plans[run.id] = nil
-  -- A call still pending or running gets no final tool_update when the run is cancelled (e.g. while its
-  -- approval was open): close its line here.
   for key, t in pairs(transcript.tools()) do
     if t.run == run.id and (t.status == 'pending' or t.status == 'in_progress') then
       t.status = ev.status == 'cancelled' and 'cancelled' or 'unfinished'
       transcript.update_tool(key)
     end
   end
+end
+
+function M.run_end(run, ev)
+  M.close_tools(run, ev)
   local status = ev.status or '?'
   local head = ('**Run %s** · %s'):format(status, ev.stopReason or '?')
   if ev.turns then

@@ -52,11 +52,12 @@ function diffHtml(diff: string): string {
 }
 
 function renderTool(t: ToolItem, wasOpen: boolean | undefined): HTMLElement {
-  const d = el("details", `tool status-${t.status}${t.isError ? " error" : ""}`) as HTMLDetailsElement;
+  const d = el("details", `tool status-${t.status}${t.isError ? " error" : ""}${t.agent !== undefined ? " sub" : ""}`) as HTMLDetailsElement;
   d.open = wasOpen ?? (t.status === "in_progress" || t.status === "pending");
   const status = STATUS_TEXT[t.status] ?? t.status;
   const decided = t.decidedBy ? ` <span class="decided">· ${escapeHtml(t.decidedBy)}</span>` : "";
-  d.appendChild(el("summary", "", `<span class="badge">${escapeHtml(status)}</span> <span class="tool-title">${escapeHtml(t.title)}</span>${decided}`));
+  const agent = t.agent !== undefined ? `<span class="agent">↳ ${escapeHtml(t.agent)}</span> ` : "";
+  d.appendChild(el("summary", "", `${agent}<span class="badge">${escapeHtml(status)}</span> <span class="tool-title">${escapeHtml(t.title)}</span>${decided}`));
   if (t.command) d.appendChild(el("pre", "command", `$ ${escapeHtml(t.command)}`));
   if (t.diff) d.appendChild(el("pre", "diff", diffHtml(t.diff)));
   if (t.output) d.appendChild(el("pre", "output", escapeHtml(t.output)));
@@ -91,7 +92,8 @@ function renderApproval(a: ApprovalItem): HTMLElement {
   card.dataset.requestId = a.requestId;
   card.setAttribute("role", "group");
   card.setAttribute("aria-label", `Approval: ${a.title}`);
-  card.appendChild(el("div", "card-title", `<strong>Kgent wants to:</strong> ${escapeHtml(a.title)}`));
+  const who = a.agent !== undefined ? `Sub-agent “${escapeHtml(a.agent)}” wants to:` : "Kgent wants to:";
+  card.appendChild(el("div", "card-title", `<strong>${who}</strong> ${escapeHtml(a.title)}`));
   card.appendChild(el("div", "card-why", `${escapeHtml(a.reason)} · <span class="risk">${escapeHtml(a.risk)} risk</span>`));
   if (a.command) card.appendChild(el("pre", "command", `$ ${escapeHtml(a.command)}`));
   if (a.diff) card.appendChild(el("pre", "diff", diffHtml(a.diff)));
