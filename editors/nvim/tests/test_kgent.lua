@@ -1123,6 +1123,7 @@ test('todo_write: the plan is one block of the transcript, rewritten in place as
     { tr[at], tr[at + 1], tr[at + 2] }, 'the latest plan')
   contains(tr, 'sample.py sets value = 1 and prints it, so it prints 1.', 'the answer after it')
   contains(tr, '✓ Update the plan (2 items) · completed', 'the todo_write calls are tool lines')
+  truthy(not H.has_line(tr, 'Plan updated: 2 item(s), 2 completed, 0 in progress.'), 'their results are the block')
   eq('DiagnosticInfo', vim.api.nvim_get_hl(0, { name = 'KgentPlan' }).link, 'KgentPlan')
 end)
 

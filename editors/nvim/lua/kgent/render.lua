@@ -147,7 +147,7 @@ function M.on_event(run, ev)
     end
     local path = ev.path or (type(ev.args) == 'table' and type(ev.args.path) == 'string' and ev.args.path) or nil
     transcript.add_tool(tool_key(run.id, ev.toolCallId), { title = title, status = 'pending', run = run.id,
-      path = path, kind = ev.kind })
+      path = path, kind = ev.kind, name = ev.name })
     require('kgent.approval_inline').tool_added(tool_key(run.id, ev.toolCallId))
   elseif ty == 'tool_update' then
     local key = tool_key(run.id, ev.toolCallId)
@@ -157,7 +157,9 @@ function M.on_event(run, ev)
       local cut_short = ev.status == 'failed' and type(ev.output) == 'string' and vim.startswith(ev.output, 'cancelled:')
       t.status = cut_short and 'cancelled' or ev.status or t.status
       transcript.update_tool(key)
-      if (ev.status == 'completed' or ev.status == 'failed') and not cut_short then
+      -- todo_write's result is the plan, which its plan block shows already
+      local shown = t.name == 'todo_write' and ev.status == 'completed'
+      if (ev.status == 'completed' or ev.status == 'failed') and not cut_short and not shown then
         transcript.tool_output(key, ev.output)
       end
     end
