@@ -15,6 +15,7 @@ from kgent.core.events import (
     SubRunEvent,
     ToolCallEvent,
     ToolUpdate,
+    UsageEvent,
     event_to_dict,
 )
 from kgent.core.messages import UserMessage
@@ -51,6 +52,10 @@ async def test_a_sub_agent_runs_on_its_own_branch_asks_through_the_parent_and_an
     assert start.parent_run_id == run.run_id and start.parent_tool_call_id == task_call.tool_call_id
     assert start.agent == "Check sample.py" and start.prompt == SUB_PROMPT
     assert end.result.status == "settled" and end.result.patch == ""
+    # the parent's usage includes the sub-agent's: its whole run counts as one more turn of the parent
+    turns = [e.turn for e in events if isinstance(e, UsageEvent)]
+    assert {k: v for k, v in end.result.usage.items() if k != "cost"} in turns
+    assert result.usage["inputTokens"] == sum(t["inputTokens"] for t in turns)
     assert {e.run_id for e in events if isinstance(e, SubRunEvent)} == {start.run_id}
     # the sub-agent's command was asked, naming it; its read was not
     [asked] = [e for e in sub if isinstance(e, PermissionRequest)]

@@ -82,7 +82,7 @@ class SubAgents:
             session_id=loop.spec.session_id,
             resume=True,
             parent_entry_id=loop.state.stored_leaf,
-            cost_limit=loop.spec.cost_limit,
+            cost_limit=loop.cost.remaining,
             origin=SubRunOrigin(
                 parent_run_id=parent.run_id,
                 parent_tool_call_id=self.call_id,
@@ -105,7 +105,12 @@ class SubAgents:
             raise
         finally:
             parent.disown(child)
-        result = await child.result()
+            if not child.done:  # the relay failed (a bug): the sub-run must not outlive the call
+                child.cancel()
+            result = await child.result()  # ended (the relay saw its last event): this does not wait
+            parent.emit(
+                loop.cost.absorb(result.usage)
+            )  # the parent's usage and cost limit include its sub-agents'
         error = result.error["message"] if result.error else None
         return SubTaskResult(
             run_id=child.run_id, status=result.status, text=result.text, error=error, turns=result.turns
