@@ -1,7 +1,7 @@
 // Drives `kgent acp` with the official TypeScript SDK's client (`client()` / `connectWith`, SDK 2.x): a second ACP
 // implementation no one here wrote. Run: `npm install && npm test` (KGENT: the kgent command; default ../../.venv).
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Readable, Writable } from "node:stream";
@@ -53,4 +53,76 @@ test("a full run: initialize, session/new, prompt with an approval, the edit's d
   const diff = updates.find((u) => u.sessionUpdate === "tool_call_update" && u.content?.[0]?.type === "diff");
   assert.equal(diff.content[0].newText, "first\n");
   assert.equal(diff.content[0].path, join(workspace, "notes.txt"));
+});
+
+test("commands run in the client's terminal (terminal/*), each one asked, the terminal embedded in the tool call", async () => {
+  const workspace = mkdtempSync(join(tmpdir(), "kgent-acp-ts-ws-"));
+  writeFileSync(join(workspace, "sample.txt"), "x\n");
+  const { proc, stream } = startAgent("list-then-count");
+  const updates = [];
+  const asked = [];
+  const terminals = new Map(); // id → { child, output, exit, released }
+  const exited = (t) => new Promise((ok) => (t.exit ? ok() : t.child.once("close", () => ok())));
+  const status = (t) => (t.exit.signal ? { signal: t.exit.signal } : { exitCode: t.exit.code });
+  const app = client({ name: "kgent-ts-terminal-test" })
+    .onRequest(methods.client.session.requestPermission, ({ params }) => {
+      asked.push(params);
+      return { outcome: { outcome: "selected", optionId: "allow_once" } };
+    })
+    .onNotification(methods.client.session.update, ({ params }) => {
+      updates.push(params.update);
+    })
+    .onRequest(methods.client.terminal.create, ({ params }) => {
+      const child = spawn(params.command, params.args ?? [], { cwd: params.cwd, stdio: ["ignore", "pipe", "pipe"] });
+      const t = { child, output: "", exit: null, released: false, command: [params.command, ...(params.args ?? [])] };
+      child.stdout.on("data", (d) => (t.output += d));
+      child.stderr.on("data", (d) => (t.output += d));
+      child.once("close", (code, signal) => (t.exit = { code, signal }));
+      const id = `ts-term-${terminals.size + 1}`;
+      terminals.set(id, t);
+      return { terminalId: id };
+    })
+    .onRequest(methods.client.terminal.waitForExit, async ({ params }) => {
+      const t = terminals.get(params.terminalId);
+      await exited(t);
+      return status(t);
+    })
+    .onRequest(methods.client.terminal.output, ({ params }) => {
+      const t = terminals.get(params.terminalId);
+      return { output: t.output, truncated: false, exitStatus: t.exit ? status(t) : null };
+    })
+    .onRequest(methods.client.terminal.kill, ({ params }) => {
+      terminals.get(params.terminalId).child.kill();
+      return {};
+    })
+    .onRequest(methods.client.terminal.release, ({ params }) => {
+      const t = terminals.get(params.terminalId);
+      t.released = true;
+      if (!t.exit) t.child.kill();
+      return {};
+    });
+  const result = await app.connectWith(stream, async (ctx) => {
+    await ctx.request(methods.agent.initialize, {
+      protocolVersion: PROTOCOL_VERSION,
+      clientCapabilities: { terminal: true },
+    });
+    const session = await ctx.request(methods.agent.session.new, { cwd: workspace, mcpServers: [] });
+    await ctx.request(methods.agent.session.setMode, { sessionId: session.sessionId, modeId: "auto" });
+    return ctx.request(methods.agent.session.prompt, {
+      sessionId: session.sessionId,
+      prompt: [{ type: "text", text: "list and count" }],
+    });
+  });
+  proc.stdin.end();
+  assert.equal(result.stopReason, "end_turn");
+  assert.equal(asked.length, 2); // `ls` too: in the client's terminal nothing runs unasked outside full mode
+  assert.deepEqual([...terminals.values()].map((t) => t.command.slice(1, 2)), [["-c"], ["-c"]]);
+  assert.ok([...terminals.values()].every((t) => t.released));
+  const done = updates.filter((u) => u.sessionUpdate === "tool_call_update" && u.status === "completed");
+  assert.deepEqual(done.map((u) => u.content[0]), [
+    { type: "terminal", terminalId: "ts-term-1" },
+    { type: "terminal", terminalId: "ts-term-2" },
+  ]);
+  assert.match(done[0].rawOutput.output, /sample\.txt/);
+  assert.match(done[1].rawOutput.output, /line 3/);
 });

@@ -209,6 +209,13 @@ def test_a_shell_read_runs_unasked_only_inside_the_sandbox(mode: Mode) -> None:
         decide(mode, _intent("read", "workspace", False), sandboxed=False).action == "allow"
     )  # file tools: no shell
     assert decide("full", _bash("shell"), sandboxed=False).action == "allow"
+    elsewhere = decide(
+        mode, _bash("read"), sandboxed=False, unsandboxed="shell commands run in the editor's terminal"
+    )
+    assert (
+        elsewhere.action == "ask"
+        and "the editor's terminal, so every shell command is asked" in elsewhere.reason
+    )
 
 
 def test_the_grant_follows_the_mode_and_the_approval() -> None:

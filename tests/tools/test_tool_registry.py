@@ -17,6 +17,7 @@ def test_coding_tools_are_fresh_and_complete() -> None:
         "find",
         "ls",
         "calculator",
+        "web_fetch",
         "todo_write",
         "task",
     ]
@@ -26,7 +27,7 @@ def test_coding_tools_are_fresh_and_complete() -> None:
         assert tool.parameters["type"] == "object"
         assert tool.parameters["additionalProperties"] is False
         assert set(tool.parameters.get("required", [])) <= set(tool.parameters["properties"])
-        assert tool.description and tool.kind in ("read", "edit", "execute", "search", "think")
+        assert tool.description and tool.kind in ("read", "edit", "execute", "search", "think", "fetch")
 
 
 def test_read_only_tools() -> None:

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from acp import PROTOCOL_VERSION, Client, RequestError
+from acp import Client, RequestError
 from acp import helpers as H
 from acp import schema as S
 
@@ -30,14 +30,17 @@ from kgent.providers.base import ProviderConfig
 from kgent.service.providers import ProviderPool
 from kgent.service.store import open_store
 from kgent.session.paths import normalize_workspace
+from kgent.tools.base import CommandRunner
 from kgent.tools.ops import FileOps
 
 from . import updates as U
 from .files import ClientFileOps
+from .handshake import API_KEY_AUTH, ClientOffer, initialize_result
+from .live import LiveOutput
+from .terminal import ClientTerminalRunner
 
 log = logging.getLogger("kgent.acp")
 
-VERSION = "0.1.0"
 MODES = (
     S.SessionMode(id="plan", name="Plan", description="read and search only; no edits, no commands"),
     S.SessionMode(id="ask", name="Ask", description="ask before every edit and command"),
@@ -46,14 +49,6 @@ MODES = (
 )
 _MODE_IDS = frozenset(m.id for m in MODES)
 _DIFF_LIMIT = 1 << 20  # bytes: larger files are not sent as diffs
-API_KEY_AUTH = S.EnvVarAuthMethod(
-    type="env_var",
-    id="api-key",
-    name="API key",
-    description="Kgent reads the model provider's key from its environment (DEEPSEEK_API_KEY, OPENAI_API_KEY, "
-    "ANTHROPIC_API_KEY or KGENT_API_KEY); set it in the client's configuration of the agent command.",
-    vars=[S.AuthEnvVar(name="KGENT_API_KEY", label="API key of the model provider")],
-)
 
 
 class _Session:
@@ -67,6 +62,7 @@ class _Session:
             str, tuple[str, str | None]
         ] = {}  # tool call id → (absolute path, text before the edit)
         self.agents: dict[str, str] = {}  # live sub-agent run id → its name
+        self.terminals: dict[str, str] = {}  # tool call id → the client's terminal running its command
 
 
 async def _read_text(fs: FileOps, path: str) -> str | None:
@@ -82,13 +78,14 @@ async def _read_text(fs: FileOps, path: str) -> str | None:
 class KgentAgent:
     """One ACP connection. Requests for different sessions run concurrently; one prompt at a time per session."""
 
-    def __init__(self, env: Mapping[str, str]) -> None:
+    def __init__(self, env: Mapping[str, str], offer: ClientOffer | None = None) -> None:
         self.env = env
+        # what the client offered in `initialize` (kgent.acp.handshake may have answered it before we existed)
+        self.offer = offer or ClientOffer()
         self.store, _ = open_store()
         self.providers = ProviderPool()
         self.sessions: dict[str, _Session] = {}
         self.client: Client | None = None
-        self.fs_read = self.fs_write = False  # what the client offered in `initialize`
         self._kernels: dict[
             str, AgentKernel
         ] = {}  # per session: each has its own FileOps (fs/* name the session)
@@ -100,22 +97,13 @@ class KgentAgent:
     async def initialize(
         self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None, **kwargs: Any
     ) -> S.InitializeResponse:
-        fs = client_capabilities.fs if isinstance(client_capabilities, S.ClientCapabilities) else None
-        self.fs_read = bool(fs is not None and fs.read_text_file)
-        self.fs_write = bool(fs is not None and fs.write_text_file)
-        return S.InitializeResponse(
-            protocol_version=min(protocol_version, PROTOCOL_VERSION),
-            agent_capabilities=S.AgentCapabilities(
-                load_session=True,
-                prompt_capabilities=S.PromptCapabilities(embedded_context=True),
-                session_capabilities=S.SessionCapabilities(list=S.SessionListCapabilities()),
-            ),
-            agent_info=S.Implementation(name="kgent", title="Kgent", version=VERSION),
-            auth_methods=[API_KEY_AUTH],
-        )
+        """An `initialize` the stdlib handshake left to the SDK (kgent.acp.handshake answers the usual ones)."""
+        if isinstance(client_capabilities, S.ClientCapabilities):
+            self.offer.take(client_capabilities.model_dump(by_alias=True))
+        return S.InitializeResponse.model_validate(initialize_result(protocol_version))
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> S.AuthenticateResponse | None:
-        if method_id != API_KEY_AUTH.id:
+        if method_id != API_KEY_AUTH["id"]:
             raise RequestError.invalid_params({"methodId": f"unknown auth method {method_id!r}"})
         try:
             self._provider_config()
@@ -260,9 +248,15 @@ class KgentAgent:
                 cost_limit=cost_limit(self.env),
             )
             fs: FileOps | None = None
-            if self.client is not None and (self.fs_read or self.fs_write):
-                fs = ClientFileOps(self.client, session_id, read=self.fs_read, write=self.fs_write)
-            kernel = self._kernels[session_id] = AgentKernel(provider, store=self.store, config=config, fs=fs)
+            offer = self.offer
+            if self.client is not None and (offer.fs_read or offer.fs_write):
+                fs = ClientFileOps(self.client, session_id, read=offer.fs_read, write=offer.fs_write)
+            runner: CommandRunner | None = None
+            if self.client is not None and offer.terminal:  # commands run in the client's terminal (asked)
+                runner = ClientTerminalRunner(self.client, session_id, self._terminal_opened(session_id))
+            kernel = self._kernels[session_id] = AgentKernel(
+                provider, store=self.store, config=config, fs=fs, runner=runner
+            )
         return kernel, provider
 
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> S.PromptResponse:
@@ -284,6 +278,7 @@ class KgentAgent:
             raise _internal(exc) from None
         session.run = run
         result = None
+        live = LiveOutput(lambda call_id, text: self._update(session_id, U.live_output(call_id, text)))
         try:
             async for event in run:
                 if isinstance(event, SubRunEvent):  # a sub-agent's calls and prompts show as this turn's
@@ -302,8 +297,16 @@ class KgentAgent:
                         session.before[event.tool_call_id] = (absolute, await _read_text(kernel.fs, absolute))
                     await self._update(session_id, U.tool_call_start(event, session.workspace))
                 elif isinstance(event, ToolUpdate):
+                    terminal = session.terminals.get(event.tool_call_id)
+                    if event.status == "in_progress":
+                        if event.output and terminal is None:  # a terminal shows its own output live
+                            await live.feed(event.tool_call_id, event.output)
+                        elif not event.output:
+                            await self._update(session_id, U.tool_call_update(event, None))
+                        continue
+                    await live.end(event.tool_call_id)
                     diff = await self._diff(kernel.fs, session, event)
-                    await self._update(session_id, U.tool_call_update(event, diff))
+                    await self._update(session_id, U.tool_call_update(event, diff, terminal))
                 elif isinstance(event, PlanEvent):
                     await self._update(session_id, U.plan_update(event))
                 elif isinstance(event, PermissionRequest):
@@ -314,7 +317,9 @@ class KgentAgent:
         finally:
             for task in list(session.asks):
                 task.cancel()
+            live.close()
             session.before.clear()
+            session.terminals.clear()
         if result is None:  # pragma: no cover - every run ends with run_end
             raise RequestError.internal_error({"message": "the run ended without a result"})
         reason = U.stop_reason(result)
@@ -322,6 +327,17 @@ class KgentAgent:
             error = result.error or {"code": "failed", "message": "the run failed"}
             raise RequestError.internal_error({"code": error.get("code"), "message": error.get("message")})
         return S.PromptResponse(stop_reason=reason)
+
+    def _terminal_opened(self, session_id: str) -> Callable[[str, str], Awaitable[None]]:
+        """What the terminal runner calls once a command's terminal exists: embed it in the tool call."""
+
+        async def embed(tool_call_id: str, terminal_id: str) -> None:
+            session = self.sessions.get(session_id)
+            if session is not None:
+                session.terminals[tool_call_id] = terminal_id
+            await self._update(session_id, U.terminal_attached(tool_call_id, terminal_id))
+
+        return embed
 
     async def _diff(
         self, fs: FileOps, session: _Session, event: ToolUpdate

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 log = logging.getLogger("kgent.acp")
@@ -34,8 +35,14 @@ def _error(code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
 
 
-async def pump(source: asyncio.StreamReader, sink: asyncio.StreamReader, out: asyncio.StreamWriter) -> None:
-    """Copy `source` to `sink` line by line until EOF, answering on `out` for the lines `screen` refuses."""
+async def pump(
+    source: asyncio.StreamReader,
+    sink: asyncio.StreamReader,
+    out: asyncio.StreamWriter,
+    intercept: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None,
+) -> None:
+    """Copy `source` to `sink` line by line until EOF, answering on `out` for the lines `screen` refuses, and for
+    the requests `intercept` answers (`initialize`, before the SDK has loaded)."""
     try:
         while True:
             try:
@@ -46,13 +53,25 @@ async def pump(source: asyncio.StreamReader, sink: asyncio.StreamReader, out: as
             if not line:
                 break
             refusal = screen(line)
-            if refusal is None:
+            reply = _intercepted(line, intercept) if refusal is None else None
+            if reply is not None:
+                _reply(out, reply)
+            elif refusal is None:
                 sink.feed_data(line)
             else:
                 log.warning("refused a line from the client: %s", refusal["error"]["message"])
                 _reply(out, refusal)
     finally:
         sink.feed_eof()
+
+
+def _intercepted(
+    line: bytes, intercept: Callable[[dict[str, Any]], dict[str, Any] | None] | None
+) -> dict[str, Any] | None:
+    if intercept is None or b'"initialize"' not in line:  # parse again only what may be `initialize`
+        return None
+    message = json.loads(line)
+    return intercept(message) if isinstance(message, dict) else None
 
 
 def _reply(out: asyncio.StreamWriter, message: dict[str, Any]) -> None:

@@ -1,42 +1,66 @@
-"""`kgent acp`'s process: logging to stderr (stdout carries ACP messages only), the agent on stdin/stdout."""
+"""`kgent acp`'s process: logging to stderr (stdout carries ACP messages only), the agent on stdin/stdout.
+
+`initialize` is answered at once by stdlib code (kgent.acp.handshake) while a thread imports the SDK (its pydantic
+schema alone takes ~0.35 s) and the kernel; every other message waits for them, buffered, and goes to the SDK."""
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import os
+import sys
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
+
+from .guard import pump
+from .handshake import ClientOffer, answer
 
 if TYPE_CHECKING:
     from acp import Agent
 
+LIMIT = 50 * 1024 * 1024  # bytes of one line (the SDK's default stdio limit)
+
+
+async def stdio_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """Async stdin and stdout without the SDK (which Windows needs: there its own streams are used)."""
+    if sys.platform == "win32":  # pragma: no cover - the SDK's thread-fed streams
+        from acp.stdio import stdio_streams as sdk_streams
+
+        return await sdk_streams(limit=LIMIT)
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=LIMIT)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, sys.stdout)
+    return reader, asyncio.StreamWriter(transport, protocol, None, loop)
+
 
 def main(env: Mapping[str, str], *, log_level: str | None = None) -> int:
-    from acp import run_agent
-    from acp.core import DEFAULT_STDIO_BUFFER_LIMIT_BYTES as LIMIT
-    from acp.stdio import stdio_streams
-
-    from .agent import KgentAgent
-    from .guard import pump
-
     level = (log_level or env.get("KGENT_LOG_LEVEL") or "WARNING").upper()
     logging.basicConfig(
         level=getattr(logging, level, logging.WARNING), format="%(name)s %(levelname)s %(message)s"
     )
 
     async def serve() -> None:
-        agent = KgentAgent(env)
-        stdin, stdout = await stdio_streams(limit=LIMIT)
+        offer = ClientOffer()
+        stdin, stdout = await stdio_streams()
         screened = asyncio.StreamReader(limit=LIMIT)
-        reader = asyncio.get_running_loop().create_task(pump(stdin, screened, stdout))
+        reader = asyncio.get_running_loop().create_task(
+            pump(stdin, screened, stdout, lambda message: answer(message, offer))
+        )
+        agent: Any = None
         try:
-            # The SDK finds handlers by name and answers -32601 for those an agent leaves out (session/list, …),
+            loaded = await asyncio.to_thread(importlib.import_module, "kgent.acp.agent")
+            from acp import run_agent
+
+            agent = loaded.KgentAgent(env, offer)
+            # The SDK finds handlers by name and answers -32601 for those an agent leaves out (session/fork, …),
             # so KgentAgent implements only what it supports, not the whole Agent protocol.
             await run_agent(cast("Agent", agent), stdout, screened)
         finally:
             reader.cancel()
-            await agent.aclose()
+            if agent is not None:
+                await agent.aclose()
 
     try:
         asyncio.run(serve())

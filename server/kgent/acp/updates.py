@@ -73,11 +73,19 @@ def tool_call_start(event: ToolCallEvent, workspace: str) -> S.ToolCallStart:
     )
 
 
-def tool_call_update(event: ToolUpdate, diff: S.FileEditToolCallContent | None) -> S.ToolCallProgress:
-    """Progress or the end of a call: a finished edit carries its diff, a command (or any tool) its output."""
+def tool_call_update(
+    event: ToolUpdate, diff: S.FileEditToolCallContent | None, terminal: str | None = None
+) -> S.ToolCallProgress:
+    """Progress or the end of a call: a finished edit carries its diff, a command (or any tool) its output — or,
+    when the command ran in the client's terminal, that terminal (the client shows its output) and the output as
+    `rawOutput`."""
     content: list[Any] = []
     if diff is not None:
         content.append(diff)
+    if terminal is not None:
+        content.append(H.tool_terminal_ref(terminal))
+        raw = {"output": event.output} if event.output else None
+        return H.update_tool_call(event.tool_call_id, status=event.status, content=content, raw_output=raw)
     if event.output:
         content.append(H.tool_content(H.text_block(event.output)))
     return H.update_tool_call(event.tool_call_id, status=event.status, content=content or None)
@@ -115,6 +123,18 @@ def sub_agent_event(
 def plan_update(event: PlanEvent) -> S.AgentPlanUpdate:
     """The agent's whole plan, as ACP's `plan` update (which also replaces the previous one)."""
     return H.update_plan(H.plan_entry(e.content, priority=e.priority, status=e.status) for e in event.entries)
+
+
+def live_output(tool_call_id: str, output: str) -> S.ToolCallProgress:
+    """A running command's output so far (it replaces the call's content shown before)."""
+    return H.update_tool_call(
+        tool_call_id, status="in_progress", content=[H.tool_content(H.text_block(output))]
+    )
+
+
+def terminal_attached(tool_call_id: str, terminal_id: str) -> S.ToolCallProgress:
+    """The call's command runs in this terminal of the client: it shows the output live."""
+    return H.update_tool_call(tool_call_id, status="in_progress", content=[H.tool_terminal_ref(terminal_id)])
 
 
 def permission_tool_call(event: PermissionRequest, workspace: str) -> S.ToolCallUpdate:

@@ -41,6 +41,7 @@ TOOLS = (
     ("find", "search", True),
     ("ls", "search", True),
     ("calculator", "think", True),
+    ("web_fetch", "fetch", True),
     ("todo_write", "think", True),
     ("task", "think", False),
 )

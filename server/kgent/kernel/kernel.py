@@ -24,7 +24,8 @@ from kgent.session.entries import SessionEntry, new_id
 from kgent.session.memory import InMemorySessionStore
 from kgent.session.store import SessionStore
 from kgent.tools import CODING_TOOLS, spill
-from kgent.tools.base import ChangeTracking, Tool
+from kgent.tools.base import ChangeTracking, CommandRunner, Tool
+from kgent.tools.bash import LOCAL_RUNNER
 from kgent.tools.changes import ChangeTracker
 from kgent.tools.ops import FileOps, LocalFileOps
 from kgent.tools.sandbox import Sandbox, detect
@@ -42,6 +43,7 @@ class AgentKernel:
         config: KernelConfig | None = None,
         fs: FileOps | None = None,
         sandbox: Sandbox | None = None,
+        runner: CommandRunner | None = None,
     ) -> None:
         self.provider = provider
         self.tools: tuple[Tool, ...] = tuple(tools) if tools is not None else tuple(CODING_TOOLS())
@@ -51,6 +53,9 @@ class AgentKernel:
         # Where shell commands run: bubblewrap when it works here (probed once per process), else NoSandbox, under
         # which every shell command is asked.
         self.sandbox: Sandbox = sandbox if sandbox is not None else detect()
+        # Where the bash tool runs commands: locally by default; a front may run them elsewhere (ACP: the client's
+        # terminal), and a runner that is not sandboxed makes every shell command ask.
+        self.runner: CommandRunner = runner if runner is not None else LOCAL_RUNNER
         spill.sweep()  # spill files of runs whose process died
         self.project: Callable[[Sequence[SessionEntry]], list[Message]] = project
         # Context compaction (kgent.context): a policy the loop asks before each request; None turns it off.

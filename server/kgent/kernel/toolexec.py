@@ -36,6 +36,7 @@ class _Ready:
         None  # the hash a person's approval was given for; checked again just before running
     )
     grant: Grant | None = None  # a shell call's sandbox allowance (None: unconfined, full mode)
+    allow_private: bool = False  # a network call approved for the private address its URL resolves to
 
 
 class ToolBatch:
@@ -80,7 +81,9 @@ class ToolBatch:
         decisions, self.decisions = self.decisions, []
         await self.loop.persist(decisions + self.loop.tool_result_entries(ordered))
 
-    def _context(self, allow_outside: bool, call_id: str = "", grant: Grant | None = None) -> ToolContext:
+    def _context(
+        self, allow_outside: bool, call_id: str = "", grant: Grant | None = None, allow_private: bool = False
+    ) -> ToolContext:
         emit = self.run.emit
 
         def on_update(text: str) -> None:
@@ -91,11 +94,14 @@ class ToolBatch:
             fs=self.loop.kernel.fs,
             changes=self.tracker,
             allow_outside=allow_outside,
+            allow_private=allow_private,
             on_update=on_update if call_id else None,
             bash_timeout=self.loop.kernel.config.bash_timeout,
             output_dir=spill.run_dir(self.run.run_id),
             sandbox=self.loop.kernel.sandbox if grant is not None else None,
             grant=grant,
+            runner=self.loop.kernel.runner,
+            tool_call_id=f"{self.run.run_id}:{call_id}" if self.loop.spec.origin and call_id else call_id,
             emit=emit,
             subagents=self.loop.kernel.subagents(self.loop, self.run, self.tracker, call_id)
             if call_id
@@ -128,7 +134,12 @@ class ToolBatch:
         if problem:
             self._fail(call, f"invalid_arguments: {problem}")
             return None
-        intent = classify(tool, call.arguments, self.loop.spec.workspace)
+        workspace = self.loop.spec.workspace
+        if getattr(getattr(tool, "intent", None), "url_arg", None) is not None:
+            # classifying a URL resolves its host (a blocking DNS look-up): off the event loop
+            intent = await asyncio.to_thread(classify, tool, call.arguments, workspace)
+        else:
+            intent = classify(tool, call.arguments, workspace)
         approved, reason, binding, asked = await self._authorize(
             call, tool, intent, desc.title, desc.path, desc.command
         )
@@ -137,7 +148,14 @@ class ToolBatch:
             return None
         mode = self.loop.spec.mode
         grant = shell_grant(mode, intent, approved=asked) if intent.subject == "command" else None  # type: ignore[arg-type]
-        return _Ready(call, tool, allow_outside=intent.scope == "outside", binding=binding, grant=grant)
+        return _Ready(
+            call,
+            tool,
+            allow_outside=intent.scope == "outside",
+            binding=binding,
+            grant=grant,
+            allow_private=intent.operation == "network" and intent.protected,
+        )
 
     async def _authorize(
         self, call: ToolCall, tool: Tool, intent: Intent, title: str, path: str | None, command: str | None
@@ -147,7 +165,15 @@ class ToolBatch:
         loop, run = self.loop, self.run
         rules = loop.kernel.rules_for(loop.spec.session_id)
         remembered = rules.match(intent)
-        verdict = decide(loop.spec.mode, intent, sandboxed=loop.kernel.sandbox.contains)  # type: ignore[arg-type]
+        runner = loop.kernel.runner
+        verdict = decide(
+            loop.spec.mode,  # type: ignore[arg-type]
+            intent,
+            sandboxed=loop.kernel.sandbox.contains and runner.sandboxed,
+            unsandboxed=None
+            if runner.sandboxed
+            else f"shell commands run in {runner.where}, outside the sandbox",
+        )
         if verdict.action == "allow" and remembered is not False:
             return True, "", None, False
         if remembered is False or verdict.action == "deny":
@@ -275,7 +301,7 @@ class ToolBatch:
         emit(ToolUpdate(tool_call_id=call.id, status="in_progress"))
         try:
             out = await ready.tool.run(
-                call.arguments, self._context(ready.allow_outside, call.id, ready.grant)
+                call.arguments, self._context(ready.allow_outside, call.id, ready.grant, ready.allow_private)
             )
         except asyncio.CancelledError:
             self.results[call.id] = _error(call, _CANCELLED)

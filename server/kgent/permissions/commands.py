@@ -27,7 +27,7 @@ _REDIRECT: Final = frozenset("<>")
 
 _NETWORK_RE: Final = re.compile(
     r"(?<![\w.-])(?:curl|wget|ssh|scp|sftp|rsync|nc|ncat|netcat|telnet|ftp|socat)(?![\w.-])"
-    r"|(?<![\w.-])git\s(?:[^\n;&|]*\s)?(?:clone|fetch|pull|push|ls-remote)(?![\w.-])"
+    r"|(?<![\w.-])git\s(?:[^\n;&|]*\s)?(?:clone|fetch|pull|push|ls-remote|submodule|remote\s+(?:update|prune|show))(?![\w.-])"
     r"|(?<![\w.-])(?:pip[\d.]*|uv\s+pip|poetry|pipx)\s+(?:install|download|add)(?![\w.-])"
     r"|(?<![\w.-])uv\s+(?:add|sync|tool\s+install)(?![\w.-])"
     r"|(?<![\w.-])(?:npm|pnpm|yarn|bun)\s+(?:install|i|ci|add|publish)(?![\w.-])"

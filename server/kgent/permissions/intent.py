@@ -10,9 +10,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from kgent.permissions import commands
 from kgent.tools import tool_by_name
+from kgent.tools.addresses import private_target, url_problem
 from kgent.tools.base import Tool, ToolIntent
 from kgent.tools.paths import classify_path
 
@@ -187,6 +189,29 @@ def _classify_bash(
     )
 
 
+def _classify_url(tool: str, declared: ToolIntent, args: Mapping[str, Any]) -> Intent:
+    """A call that reaches a URL: its host is resolved, and a private address (loopback, private ranges,
+    link-local) is `protected` — asked in every mode but full, and not covered by an 'allow always' for public
+    addresses."""
+    assert declared.url_arg is not None
+    url = args.get(declared.url_arg)
+    if not isinstance(url, str):
+        return _unknown(tool, f"calls {tool} without a URL")
+    verb = declared.verb or "reaches"
+    private = private_target(url) if url_problem(url) is None else None
+    if private is None:
+        return Intent(tool=tool, operation="network", scope="outside", reason=f"{verb} {url}")
+    host = urlsplit(url).hostname or ""
+    return Intent(
+        tool=tool,
+        operation="network",
+        scope="outside",
+        paths=(host,),
+        protected=True,
+        reason=f"{verb} a private network address ({host if host == private else f'{host} is {private}'}): {url}",
+    )
+
+
 def classify(tool: str | Tool, args: Mapping[str, Any], workspace: Path) -> Intent:
     """Classify one call of `tool` (the tool itself, or a built-in tool's name) from the intent the tool declares;
     never raises for odd arguments (they make the intent `unknown`), and a tool that declares none is `unknown`."""
@@ -202,6 +227,8 @@ def classify(tool: str | Tool, args: Mapping[str, Any], workspace: Path) -> Inte
         return _classify_file_tool(name, declared, args, workspace)
     if declared.effect in ("read", "think"):
         return Intent(tool=name, operation="read", scope="workspace", reason=declared.verb or f"runs {name}")
+    if declared.effect == "network" and declared.url_arg is not None:
+        return _classify_url(name, declared, args)
     if declared.effect == "network":
         return Intent(tool=name, operation="network", scope="outside", reason=f"uses the network: {name}")
     return _unknown(name, f"calls {name}, which declares no path or command the policy can check")

@@ -16,6 +16,7 @@ Action = Literal["allow", "deny", "ask"]
 Risk = Literal["low", "medium", "high"]
 
 _PROTECTED = "protected files need your approval"
+_PRIVATE = "private network addresses need your approval"
 _NO_SANDBOX = "there is no sandbox here (bubblewrap), so every shell command is asked"
 _READS_WORKSPACE = "reading the workspace is allowed"
 
@@ -52,7 +53,7 @@ def _plan(intent: Intent) -> tuple[Action, str]:
 
 def _ask(intent: Intent) -> tuple[Action, str]:
     if intent.protected:
-        return "ask", _PROTECTED
+        return "ask", _PRIVATE if intent.operation == "network" else _PROTECTED
     if intent.operation == "read" and intent.scope == "workspace":
         return "allow", _READS_WORKSPACE
     return "ask", "ask mode asks before anything but reading the workspace"
@@ -60,7 +61,7 @@ def _ask(intent: Intent) -> tuple[Action, str]:
 
 def _auto(intent: Intent) -> tuple[Action, str]:
     if intent.protected:
-        return "ask", _PROTECTED
+        return "ask", _PRIVATE if intent.operation == "network" else _PROTECTED
     if intent.scope == "outside":
         return "ask", "auto mode asks before leaving the workspace"
     if intent.operation == "read":
@@ -74,11 +75,12 @@ def _auto(intent: Intent) -> tuple[Action, str]:
     return "ask", "auto mode asks before calls it cannot classify"
 
 
-def decide(mode: Mode, intent: Intent, *, sandboxed: bool = False) -> Verdict:
+def decide(mode: Mode, intent: Intent, *, sandboxed: bool = False, unsandboxed: str | None = None) -> Verdict:
     """Apply the matrix: full allows all; plan reads only; ask allows workspace reads; auto adds workspace writes.
 
     Protected files ask in every mode but full (plan still denies what it would deny anyway). A shell command runs
-    unasked only when it is a plain read and `sandboxed` (it will run inside the OS sandbox); otherwise it asks.
+    unasked only when it is a plain read and `sandboxed` (it will run inside the OS sandbox); otherwise it asks,
+    saying why it is not sandboxed (`unsandboxed`, default: there is no sandbox here).
     """
     action: Action
     why: str
@@ -93,7 +95,7 @@ def decide(mode: Mode, intent: Intent, *, sandboxed: bool = False) -> Verdict:
     else:  # a str that escaped normalize_mode: a bug, not a reason to allow anything
         raise ValueError(f"unknown permission mode {mode!r}; expected one of {', '.join(MODES)}")
     if action == "allow" and mode != "full" and intent.subject == "command" and not sandboxed:
-        action, why = "ask", _NO_SANDBOX
+        action, why = "ask", f"{unsandboxed}, so every shell command is asked" if unsandboxed else _NO_SANDBOX
     return Verdict(action=action, risk=risk_of(intent), reason=f"{intent.reason}; {why}")
 
 

@@ -36,6 +36,7 @@ _EXPORTS = {
     "FindTool": "find",
     "LsTool": "ls",
     "CalculatorTool": "calculator",
+    "WebFetchTool": "web_fetch",
     "TodoWriteTool": "todo",
     "TaskTool": "task",
 }
@@ -48,6 +49,7 @@ _CODING = (
     "FindTool",
     "LsTool",
     "CalculatorTool",
+    "WebFetchTool",
     "TodoWriteTool",
     "TaskTool",
 )
@@ -68,7 +70,7 @@ def _make(names: tuple[str, ...]) -> tuple[Tool, ...]:
 
 
 def CODING_TOOLS() -> tuple[Tool, ...]:  # noqa: N802 - the kernel's established name
-    """Fresh instances of read, write, edit, bash, grep, find, ls, calculator, todo_write and task."""
+    """Fresh instances of read, write, edit, bash, grep, find, ls, calculator, web_fetch, todo_write and task."""
     return _make(_CODING)
 
 

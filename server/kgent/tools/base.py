@@ -26,11 +26,12 @@ class ToolIntent:
     `effect`: read (touches nothing), write (changes the file at its path), execute (runs the shell command in
     `command_arg`), network (leaves the machine), think (pure computation). `path_arg` names the argument holding
     the file or directory the call touches; `default_path` is used when that argument is absent ("." = the
-    workspace). `verb` is how a reason reads: "reads", "searches", "edits".
+    workspace); `url_arg` the URL a network call reaches (its host is resolved: a private address asks separately). `verb` is how a reason reads: "reads", "searches", "edits".
     """
 
     effect: Effect
     path_arg: str | None = None
+    url_arg: str | None = None
     default_path: str | None = None
     command_arg: str | None = None
     verb: str = ""
@@ -118,6 +119,31 @@ class SubAgentRunner(Protocol):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class CommandResult:
+    """What a finished (or timed-out) shell command left: its output, tail-truncated for the model, the exit code
+    (None when it timed out or died of a signal) and details (fullOutputPath, truncation, sandbox, terminalId)."""
+
+    output: str
+    exit_code: int | None
+    timed_out: bool = False
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+class CommandRunner(Protocol):
+    """Where the bash tool runs a command: `kgent.tools.bash.LocalCommandRunner` (a local process group, inside the
+    sandbox when the call has a grant) by default; a front may run it elsewhere (ACP: the client's terminal).
+
+    `sandboxed` says whether the runner applies the call's sandbox grant. One that does not (`where` says where the
+    command runs instead) makes the policy ask before every shell command, as when there is no sandbox at all.
+    `run` stops the command after `limit` seconds (timed_out), raises OSError when the command cannot start, and on cancellation stops the command, then re-raises."""
+
+    sandboxed: bool
+    where: str
+
+    async def run(self, command: str, ctx: ToolContext, limit: float) -> CommandResult: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolContext:
     """Per-call environment. `allow_outside` is True only when policy or the person approved leaving the workspace.
 
@@ -133,6 +159,9 @@ class ToolContext:
     output_dir: Path | None = None
     sandbox: Sandbox | None = None
     grant: Grant | None = None
+    runner: CommandRunner | None = None
+    tool_call_id: str = ""  # unique in the run's tree: a sub-agent's calls are "<its run id>:<call id>"
+    allow_private: bool = False
     emit: Callable[[Event], None] | None = None  # the run's event sink (todo_write's `plan`); None: no run
     subagents: SubAgentRunner | None = (
         None  # the `task` tool's way to start a sub-agent; None: none can start

@@ -17,7 +17,14 @@ from typing import Any
 from kgent.core.events import ToolKind
 from kgent.tools import spill
 from kgent.tools.args import ToolArgError, error_output, num_arg, req_str
-from kgent.tools.base import CallDescription, FileChangePreview, ToolContext, ToolIntent, ToolOutput
+from kgent.tools.base import (
+    CallDescription,
+    CommandResult,
+    FileChangePreview,
+    ToolContext,
+    ToolIntent,
+    ToolOutput,
+)
 from kgent.tools.procgroup import become_subreaper, kill_group, note_lingering, sweep_lingering
 from kgent.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_tail
 
@@ -266,7 +273,7 @@ class BashTool:
         return None
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        """Run the command; kills its process group on timeout or cancellation."""
+        """Run the command through the context's runner (locally by default); a timeout or cancel stops it."""
         try:
             command = req_str(args, "command")
             timeout = num_arg(args, "timeout") or ctx.bash_timeout
@@ -274,34 +281,47 @@ class BashTool:
             return error_output(e.message)
         if not command.strip():
             return error_output("Command is empty")
-        become_subreaper()
-        sweep_lingering()
-        sink = _Output(ctx.output_dir, ctx.on_update)
         try:
-            proc = await _spawn(command, ctx)
+            result = await (ctx.runner or LOCAL_RUNNER).run(command, ctx, timeout)
         except OSError as e:
             return error_output(f"Failed to start command: {e}")
-        try:
-            timed_out = await self._supervise(proc, sink, timeout)
-        finally:
-            sink.close()
-        out, details = sink.render()
-        if ctx.sandbox is not None and ctx.sandbox.contains and ctx.grant is not None:
-            details["sandbox"] = f"{ctx.sandbox.name}: {ctx.grant.describe()}"
-        code = proc.returncode
-        details["exitCode"] = None if timed_out else code
-        if timed_out:
+        out, details = result.output, {**result.details, "exitCode": result.exit_code}
+        if result.timed_out:
             details["timedOut"] = True
             return ToolOutput(
                 content=f"{out}\n\nCommand timed out after {timeout:g} seconds",
                 is_error=True,
                 details=details,
             )
-        if code != 0:
-            return ToolOutput(
-                content=f"{out}\n\nCommand exited with code {code}", is_error=True, details=details
-            )
+        if result.exit_code != 0:
+            ending = "was killed" if result.exit_code is None else f"exited with code {result.exit_code}"
+            return ToolOutput(content=f"{out}\n\nCommand {ending}", is_error=True, details=details)
         return ToolOutput(content=f"{out}\n\nExit code: 0", details=details)
+
+
+class LocalCommandRunner:
+    """Runs `bash -c` here, in its own process group (inside the sandbox when the call has a grant); the merged
+    output streams to `ctx.on_update` and is spilled to a file past the limits."""
+
+    sandboxed = True
+    where = "this machine"
+
+    async def run(self, command: str, ctx: ToolContext, limit: float) -> CommandResult:
+        become_subreaper()
+        sweep_lingering()
+        sink = _Output(ctx.output_dir, ctx.on_update)
+        proc = await _spawn(command, ctx)
+        try:
+            timed_out = await self._supervise(proc, sink, limit)
+        finally:
+            sink.close()
+        out, details = sink.render()
+        if ctx.sandbox is not None and ctx.sandbox.contains and ctx.grant is not None:
+            details["sandbox"] = f"{ctx.sandbox.name}: {ctx.grant.describe()}"
+        code = proc.returncode
+        return CommandResult(
+            output=out, exit_code=None if timed_out else code, timed_out=timed_out, details=details
+        )
 
     @staticmethod
     async def _supervise(proc: asyncio.subprocess.Process, sink: _Output, seconds: float) -> bool:
@@ -326,3 +346,6 @@ class BashTool:
             for task in (reader, waiter):
                 if not task.done():
                     task.cancel()
+
+
+LOCAL_RUNNER = LocalCommandRunner()

@@ -1,0 +1,79 @@
+"""ACP `initialize` in the standard library only, so `kgent acp` answers it while the SDK (whose pydantic schema takes
+~0.35 s to import) and the kernel load in a thread. The SDK path (`KgentAgent.initialize`) answers from the same
+tables; tests/acp/test_acp_handshake.py holds them to the SDK's models."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+PROTOCOL_VERSION = 1  # ACP's (acp.PROTOCOL_VERSION; a test pins them together)
+VERSION = "0.1.0"
+API_KEY_AUTH: dict[str, Any] = {
+    "type": "env_var",
+    "id": "api-key",
+    "name": "API key",
+    "description": "Kgent reads the model provider's key from its environment (DEEPSEEK_API_KEY, OPENAI_API_KEY, "
+    "ANTHROPIC_API_KEY or KGENT_API_KEY); set it in the client's configuration of the agent command.",
+    "vars": [{"name": "KGENT_API_KEY", "label": "API key of the model provider"}],
+}
+
+
+@dataclass(slots=True)
+class ClientOffer:
+    """What the client offered in `initialize` (the last one wins): its `fs/*` methods and `terminal/*`."""
+
+    fs_read: bool = False
+    fs_write: bool = False
+    terminal: bool = False
+
+    def take(self, capabilities: dict[str, Any]) -> None:
+        fs = capabilities.get("fs")
+        fs = fs if isinstance(fs, dict) else {}
+        self.fs_read = fs.get("readTextFile") is True
+        self.fs_write = fs.get("writeTextFile") is True
+        self.terminal = capabilities.get("terminal") is True
+
+
+def initialize_result(requested: int) -> dict[str, Any]:
+    """The `initialize` result in ACP's JSON spelling."""
+    return {
+        "protocolVersion": min(requested, PROTOCOL_VERSION),
+        "agentCapabilities": {
+            "loadSession": True,
+            "promptCapabilities": {"embeddedContext": True},
+            "sessionCapabilities": {"list": {}},
+        },
+        "agentInfo": {"name": "kgent", "title": "Kgent", "version": VERSION},
+        "authMethods": [API_KEY_AUTH],
+    }
+
+
+def answer(message: dict[str, Any], offer: ClientOffer) -> dict[str, Any] | None:
+    """The response to a well-formed `initialize` request (noting what the client offers), else None: anything
+    else, an `initialize` with odd params included, goes to the SDK (which answers it, or says what is wrong)."""
+    if message.get("method") != "initialize" or message.get("jsonrpc") != "2.0":
+        return None
+    mid, params = message.get("id"), message.get("params")
+    if not isinstance(mid, (int, str)) or isinstance(mid, bool) or not isinstance(params, dict):
+        return None
+    version, capabilities = params.get("protocolVersion"), params.get("clientCapabilities", {})
+    if not isinstance(version, int) or isinstance(version, bool) or not 0 <= version <= 65535:
+        return None
+    if not isinstance(capabilities, dict) or not _plain(capabilities):
+        return None
+    offer.take(capabilities)
+    return {"jsonrpc": "2.0", "id": mid, "result": initialize_result(version)}
+
+
+def _plain(capabilities: dict[str, Any]) -> bool:
+    """The capabilities Kgent reads have the types ACP gives them (else the SDK's validation answers)."""
+    fs = capabilities.get("fs", {})
+    if not isinstance(fs, dict):
+        return False
+    flags = (
+        fs.get("readTextFile", False),
+        fs.get("writeTextFile", False),
+        capabilities.get("terminal", False),
+    )
+    return all(isinstance(flag, bool) for flag in flags)

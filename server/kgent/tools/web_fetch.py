@@ -1,0 +1,172 @@
+# Concept: the web_fetch tool — one http(s) page as text for the model (HTML as Markdown), bounded in size and time.
+"""`WebFetchTool`: GET a URL with httpx, never with a credential (no auth headers, no proxies or .netrc from the
+environment, no user:password@ URLs); redirects followed by hand, each hop checked again (http(s) only; a private
+address only when the call was approved for that very host). HTML becomes Markdown (markdownify)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+import httpx
+
+from kgent.core.events import ToolKind
+from kgent.tools.addresses import private_address, url_problem
+from kgent.tools.args import ToolArgError, error_output, num_arg, req_str
+from kgent.tools.base import CallDescription, FileChangePreview, ToolContext, ToolIntent, ToolOutput
+from kgent.tools.truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
+
+MAX_BYTES = 5 * 1024 * 1024  # of the body read off the wire; the rest is not downloaded
+MAX_REDIRECTS = 5
+DEFAULT_TIMEOUT = 30.0
+USER_AGENT = "kgent-web-fetch/0.1"
+_TEXT_TYPES = ("text/", "application/json", "application/xml", "application/xhtml", "+json", "+xml")
+_DROPPED_TAGS = ("script", "style", "noscript", "template", "svg", "head", "iframe")
+
+
+class WebFetchTool:
+    """Fetch a web page."""
+
+    name = "web_fetch"
+    kind: ToolKind = "fetch"
+    read_only = True
+    intent = ToolIntent(effect="network", url_arg="url", verb="fetches")
+    description = (
+        "Fetch an http(s) URL and return its content as text: HTML pages converted to Markdown (scripts and styles "
+        f"dropped), text and JSON as they are. Reads at most {MAX_BYTES // (1024 * 1024)}MB; the result is cut to "
+        f"its first {DEFAULT_MAX_BYTES // 1024}KB. Follows up to {MAX_REDIRECTS} redirects. No cookies, keys or "
+        "credentials are sent. Times out after 30 seconds (set timeout in seconds to change it)."
+    )
+    parameters: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "url": {"type": "string", "description": "The http or https URL to fetch"},
+            "timeout": {"type": "number", "description": "Timeout in seconds (default 30)"},
+        },
+        "required": ["url"],
+        "additionalProperties": False,
+    }
+
+    def describe(self, args: dict[str, Any], ctx: ToolContext) -> CallDescription:
+        """'Fetch <url>'."""
+        return CallDescription(title=f"Fetch {str(args.get('url') or '')[:200]}")
+
+    async def preview(self, args: dict[str, Any], ctx: ToolContext) -> FileChangePreview | None:
+        """A fetch changes no file."""
+        return None
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        """Fetch, following redirects hop by hop; every failure is an error result."""
+        try:
+            url = req_str(args, "url").strip()
+            timeout = num_arg(args, "timeout") or DEFAULT_TIMEOUT
+        except ToolArgError as e:
+            return error_output(e.message)
+        approved_host = urlsplit(url).hostname
+        try:
+            async with asyncio.timeout(timeout):
+                return await self._fetch(url, approved_host, ctx, timeout)
+        except TimeoutError:
+            return error_output(f"Fetching {url} timed out after {timeout:g} seconds")
+
+    async def _fetch(
+        self, url: str, approved_host: str | None, ctx: ToolContext, seconds: float
+    ) -> ToolOutput:
+        # trust_env=False: no proxy, .netrc or certificate settings (nor credentials) from the environment.
+        async with httpx.AsyncClient(
+            trust_env=False, follow_redirects=False, timeout=seconds, headers={"User-Agent": USER_AGENT}
+        ) as client:
+            hops: list[str] = []
+            while True:
+                refusal = await _check(url, approved_host, ctx)
+                if refusal is not None:
+                    return error_output(refusal, url=url, redirects=hops)
+                try:
+                    async with client.stream(
+                        "GET", url, headers={"Accept": "text/html, text/*;q=0.9, */*;q=0.5"}
+                    ) as r:
+                        if r.is_redirect and "location" in r.headers:
+                            if len(hops) >= MAX_REDIRECTS:
+                                return error_output(f"More than {MAX_REDIRECTS} redirects, last to {url}")
+                            hops.append(url)
+                            url = urljoin(url, r.headers["location"])
+                            continue
+                        body, cut = await _read(r)
+                        return _result(url, r, body, cut, hops)
+                except httpx.HTTPError as exc:
+                    return error_output(f"Fetching {url} failed: {type(exc).__name__}: {exc}")
+
+
+async def _check(url: str, approved_host: str | None, ctx: ToolContext) -> str | None:
+    """Why this hop may not be fetched: a bad URL, or a private address the call was not approved for."""
+    problem = url_problem(url)
+    if problem is not None:
+        return f"Refused {url}: {problem}"
+    host = urlsplit(url).hostname or ""
+    private = await asyncio.to_thread(private_address, host)
+    if private is None:
+        return None
+    if not ctx.allow_private:
+        return (
+            f"Refused {url}: {host} resolves to a private address ({private}), and this call was approved for "
+            "public addresses only; call web_fetch with that URL to ask the user"
+        )
+    if host != approved_host:
+        return f"Refused {url}: a redirect to another private host ({host}, {private}) than the approved one"
+    return None
+
+
+async def _read(response: httpx.Response) -> tuple[bytes, bool]:
+    body = bytearray()
+    async for chunk in response.aiter_bytes():
+        body += chunk
+        if len(body) > MAX_BYTES:
+            return bytes(body[:MAX_BYTES]), True
+    return bytes(body), False
+
+
+def _result(url: str, response: httpx.Response, body: bytes, cut: bool, hops: list[str]) -> ToolOutput:
+    ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    details: dict[str, Any] = {
+        "url": url,
+        "status": response.status_code,
+        "contentType": ctype,
+        "bytes": len(body),
+    }
+    if hops:
+        details["redirects"] = hops
+    if ctype and not any(t in ctype for t in _TEXT_TYPES):
+        return error_output(f"{url} is {ctype}, not text ({format_size(len(body))})", **details)
+    if "html" in ctype or (
+        not ctype and body.lstrip()[:15].lower().startswith((b"<!doctype html", b"<html"))
+    ):
+        text = html_to_markdown(body)
+    else:
+        text = body.decode(response.encoding or "utf-8", "replace")
+    tr = truncate_head(text.strip())
+    out = tr.content or "(empty page)"
+    notes = []
+    if cut:
+        notes.append(f"only the first {format_size(MAX_BYTES)} were downloaded")
+    if tr.truncated:
+        notes.append(f"showing {tr.output_lines} of {tr.total_lines} lines ({format_size(tr.output_bytes)})")
+        details["truncation"] = tr.as_dict()
+    if notes:
+        out += f"\n\n[{'; '.join(notes)}]"
+    head = f"{url} → {response.status_code} {response.reason_phrase}".rstrip()
+    if response.is_error:
+        return ToolOutput(content=f"{head}\n\n{out}", is_error=True, details=details)
+    return ToolOutput(content=f"{head}\n\n{out}", details=details)
+
+
+def html_to_markdown(html: bytes) -> str:
+    """An HTML document as Markdown: ATX headings, links kept, scripts, styles and the head dropped."""
+    from bs4 import BeautifulSoup
+    from markdownify import ATX, MarkdownConverter
+
+    soup = BeautifulSoup(html, "html.parser")
+    for tag in soup(list(_DROPPED_TAGS)):
+        tag.decompose()
+    markdown: str = MarkdownConverter(heading_style=ATX).convert_soup(soup)
+    return "\n".join(line.rstrip() for line in markdown.splitlines())
