@@ -8,16 +8,17 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from kgent.core.events import Event, PermissionRequest
+from kgent.core.events import Event, PermissionRequest, prompt_of
 
 
 async def collect(run: Any, answer: str | Callable[[PermissionRequest], str] = "allow_once") -> list[Event]:
     events: list[Event] = []
     async for event in run:
         events.append(event)
-        if isinstance(event, PermissionRequest):
-            decision = answer(event) if callable(answer) else answer
-            run.resolve_permission(event.request_id, decision)
+        asked = prompt_of(event)  # the run's own prompt or a sub-agent's: the same answer
+        if asked is not None:
+            decision = answer(asked) if callable(answer) else answer
+            run.resolve_permission(asked.request_id, decision)
     return events
 
 

@@ -55,6 +55,29 @@ def test_demo_shows_read_edit_approval_bash_answer_and_patch(tmp_path: Path) -> 
     assert "settled" in text
 
 
+def test_demo_task_shows_the_sub_agent_its_approval_and_its_answer(tmp_path: Path) -> None:
+    out = kgent("demo", "task", cwd=tmp_path, state=tmp_path / "state")
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    order = [
+        "▶ Sub-agent: Check sample.py",
+        "↳ Check sample.py started",
+        "Check sample.py ▶ Read sample.py",
+        "? Check sample.py asks",
+        "↳ Check sample.py settled",
+        "✓ Sub-agent: Check sample.py",
+        "The sub-agent ran sample.py: it prints 1.",
+    ]
+    positions = [text.index(marker) for marker in order]
+    assert positions == sorted(positions)
+
+
+def test_demo_plan_shows_the_plan_as_it_changes(tmp_path: Path) -> None:
+    out = kgent("demo", "plan", cwd=tmp_path, state=tmp_path / "state")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.count("plan:") == 3 and "✓ Explain what it prints" in out.stdout
+
+
 def test_run_json_streams_events_and_ends_with_the_result(ws: Path) -> None:
     out = kgent(
         "run",
@@ -500,8 +523,8 @@ def test_cost_limit_flag_stops_the_run(ws: Path) -> None:
     from kgent.testing import ModelServer
 
     with ModelServer("tool-loop") as server:
-        # The four calls of tool-loop on Claude Sonnet cost about $0.0062 (the first writes the cache), then
-        # about $0.001 each: the limit stops it after one or two.
+        # The four calls of tool-loop on Claude Sonnet cost about $0.008 (the first writes the cache of the prompt and
+        # the tool schemas), then about $0.001 each: the limit stops it after one or two.
         out = kgent(
             "run",
             "--provider",
@@ -511,7 +534,7 @@ def test_cost_limit_flag_stops_the_run(ws: Path) -> None:
             "--model",
             "claude-sonnet-4-5",
             "--cost-limit",
-            "0.008",
+            "0.010",
             "--mode",
             "full",
             "set value",
@@ -519,7 +542,7 @@ def test_cost_limit_flag_stops_the_run(ws: Path) -> None:
             state=ws.parent / "state",
         )
     assert out.returncode == 1, out.stdout
-    assert "failed (cost_limit)" in out.stdout and "limit of $0.0080" in out.stdout, out.stdout
+    assert "failed (cost_limit)" in out.stdout and "limit of $0.0100" in out.stdout, out.stdout
     assert 1 <= len(server.requests) < 4  # it stopped between model calls
     bad = kgent("run", "--provider", "scripted", "--cost-limit", "1", "x", cwd=ws, state=ws.parent / "state")
     assert bad.returncode == 2 and "needs the price of model 'hello'" in bad.stdout

@@ -400,3 +400,44 @@ async def test_a_session_moves_between_the_stdio_daemon_and_acp(workspace: Path)
         await daemon.close()
     texts = [e["message"]["text"] for e in tree["entries"] if e.get("message", {}).get("role") == "user"]
     assert texts == ["from the daemon", "from acp"]
+
+
+async def test_todo_write_plans_become_plan_updates_and_replay(workspace: Path) -> None:
+    (workspace / "sample.py").write_text("value = 1\nprint(value)\n")
+    client = Client()
+    async with agent(client, "plan") as conn:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        done = await conn.prompt(session_id=session.session_id, prompt=[text_block("what does it print?")])
+    assert done.stop_reason == "end_turn" and client.asked == []
+    plans = [u for u in client.updates if u.session_update == "plan"]
+    assert [[(e.content, e.status, e.priority) for e in p.entries] for p in plans] == [
+        [("Read sample.py", "in_progress", "high"), ("Explain what it prints", "pending", "medium")],
+        [("Read sample.py", "completed", "high"), ("Explain what it prints", "in_progress", "medium")],
+        [("Read sample.py", "completed", "high"), ("Explain what it prints", "completed", "medium")],
+    ]
+    replayed = Client()
+    async with agent(replayed) as conn:
+        await conn.load_session(cwd=str(workspace), session_id=session.session_id, mcp_servers=[])
+    assert [u.entries for u in replayed.updates if u.session_update == "plan"] == [p.entries for p in plans]
+
+
+async def test_a_sub_agents_calls_and_approval_reach_the_acp_client(workspace: Path) -> None:
+    (workspace / "sample.py").write_text("value = 1\nprint(value)\n")
+    client = Client(["allow_once"])
+    async with agent(client, "task") as conn:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        done = await conn.prompt(session_id=session.session_id, prompt=[text_block("what does it print?")])
+    assert done.stop_reason == "end_turn"
+    [asked] = client.asked
+    assert asked.tool_call.title == "Check sample.py: Run `python3 sample.py`"
+    starts = [u for u in client.updates if u.session_update == "tool_call"]
+    assert [s.title for s in starts] == [
+        "Sub-agent: Check sample.py",
+        "Check sample.py: Read sample.py",
+        "Check sample.py: Run `python3 sample.py`",
+    ]
+    assert asked.tool_call.tool_call_id == starts[2].tool_call_id != starts[0].tool_call_id
+    assert (
+        client.text()
+        == "I'll ask a sub-agent to check what sample.py prints.The sub-agent ran sample.py: it prints 1."
+    )

@@ -247,3 +247,16 @@ def test_without_the_token_the_page_asks_for_it(context: BrowserContext, server:
     page.locator("#token-form button").click()
     expect(page.locator("#token-dialog")).to_be_hidden()
     expect(page.locator("#workspace option")).to_have_count(1)
+
+
+def test_a_sub_agents_approval_is_asked_on_the_page(context: BrowserContext, server: HttpServer) -> None:
+    page = open_page(context, server)
+    start_run(page, "scripted/task", "What does sample.py print? Ask a sub-agent.")
+    card = page.locator(".approval.sub-agent")  # its events are on its own stream; its prompt comes here
+    expect(card).to_be_visible()
+    expect(card.locator(".command")).to_have_text("python3 sample.py")
+    expect(page.locator(".card.tool .title").filter(has_text='sub-agent "Check sample.py"')).to_have_count(1)
+    card.locator("button[data-option-id=allow_once]").click()
+    expect(page.locator(".run-end")).to_contain_text("Run settled")
+    expect(card.locator(".decision")).to_have_text("answered")
+    expect(page.locator(".msg.assistant").last).to_contain_text("it prints 1")

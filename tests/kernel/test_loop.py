@@ -532,3 +532,29 @@ async def test_the_change_baseline_overlaps_the_first_model_call_and_tools_wait_
     result = await run.result()
     assert result.status == "settled" and tracker.order == ["baseline", "write"]
     assert (workspace / "a.txt").read_text() == "x\n"
+
+
+async def test_todo_write_plans_and_a_resume_shows_the_plan_again(make_kernel, workspace: Path) -> None:
+    from kgent.core.events import PlanEvent
+
+    kernel = make_kernel("plan", mode="plan")
+    run = kernel.create_run("what does sample.py print?", workspace=workspace)
+    events = await collect(run)
+    result = await run.result()
+    assert result.status == "settled" and not any(isinstance(e, PermissionRequest) for e in events)
+    plans = [e for e in events if isinstance(e, PlanEvent)]
+    assert [[(p.content, p.status) for p in plan.entries] for plan in plans] == [
+        [("Read sample.py", "in_progress"), ("Explain what it prints", "pending")],
+        [("Read sample.py", "completed"), ("Explain what it prints", "in_progress")],
+        [("Read sample.py", "completed"), ("Explain what it prints", "completed")],
+    ]
+    # each plan event comes while its call runs: after the call's tool_call, before its final tool_update
+    first = types(events).index("plan")
+    assert types(events)[first - 2 : first + 2] == ["tool_call", "tool_update", "plan", "tool_update"]
+
+    again = kernel.create_run("thanks", workspace=workspace, session_id=result.session_id)
+    resumed = await collect(again)
+    assert types(resumed)[:3] == ["run_start", "plan", "user_message"]
+    assert resumed[1] == plans[-1]
+    fresh = kernel.create_run("a new session has no plan yet", workspace=workspace)
+    assert types(await collect(fresh))[:2] == ["run_start", "user_message"]

@@ -18,6 +18,8 @@ def test_coding_tools_are_fresh_and_complete() -> None:
         "ls",
         "calculator",
         "web_fetch",
+        "todo_write",
+        "task",
     ]
     assert all(a is not b for a, b in zip(tools, CODING_TOOLS(), strict=True))
     for tool in tools:

@@ -1141,4 +1141,89 @@ test('trust_project_extensions: the project\'s own extension runs (its tool answ
   eq({ '5' }, outputs, 'the extension tool answered')
 end)
 
+test('todo_write: the plan is one block of the transcript, rewritten in place as it changes', function()
+  H.fresh({ files = { ['sample.py'] = SAMPLE }, setup = { model = 'plan' } })
+  vim.cmd('Kgent run What does sample.py print?')
+  local e = H.wait_run_end()
+  eq('settled', e.status, 'status')
+  eq(0, #H.prompts, 'planning is never asked')
+  local tr = H.transcript()
+  local heads, at = 0, nil
+  for i, l in ipairs(tr) do
+    if vim.startswith(l, '**Plan**') then
+      heads, at = heads + 1, i
+    end
+  end
+  eq(1, heads, 'one plan block, rewritten in place')
+  eq({ '**Plan** · 2/2 done', '- [x] Read sample.py (high)', '- [x] Explain what it prints' },
+    { tr[at], tr[at + 1], tr[at + 2] }, 'the latest plan')
+  contains(tr, 'sample.py sets value = 1 and prints it, so it prints 1.', 'the answer after it')
+  contains(tr, '✓ Update the plan (2 items) · completed', 'the todo_write calls are tool lines')
+  truthy(not H.has_line(tr, 'Plan updated: 2 item(s), 2 completed, 0 in progress.'), 'their results are the block')
+  eq('DiagnosticInfo', vim.api.nvim_get_hl(0, { name = 'KgentPlan' }).link, 'KgentPlan')
+end)
+
+--- The run_end of the run :Kgent run started (a sub-agent's run ends first: its events carry parentRunId).
+local function wait_top_end()
+  H.wait_for(function()
+    for _, p in ipairs(H.events) do
+      if p.event.type == 'run_end' and not p.parentRunId then
+        return true
+      end
+    end
+  end, 'the run_end of the top-level run')
+  for _, p in ipairs(H.events) do
+    if p.event.type == 'run_end' and not p.parentRunId then
+      return p.event
+    end
+  end
+end
+
+test('task: a sub-agent\'s calls are labelled in the transcript, its prompt names it; cancel stops it mid-command',
+  function()
+  local ws = H.fresh({ files = { ['sample.py'] = SAMPLE }, setup = { model = 'task' } })
+  H.answer_all('allow_once')
+  vim.cmd('Kgent run What does sample.py print?')
+  local e = wait_top_end()
+  eq('settled', e.status, 'status')
+  eq(1, #H.prompts, 'one prompt: the sub-agent\'s command')
+  contains({ H.prompts[1].opts.prompt }, 'Kgent sub-agent "Check sample.py": Run `python3 sample.py`', 'prompt names it')
+  local tr = H.transcript()
+  contains(tr, '↳ **Sub-agent: Check sample.py** started', 'its start')
+  contains(tr, '✓ ↳ Check sample.py: Read sample.py · completed', 'its read, labelled')
+  contains(tr, '↳ Check sample.py: Run `python3 sample.py`', 'its command, labelled')
+  contains(tr, '↳ **Sub-agent: Check sample.py** settled · 3 turns', 'its end')
+  contains(tr, 'The sub-agent ran sample.py: it prints 1.', 'the parent\'s answer')
+  local summaries = 0
+  for _, l in ipairs(tr) do
+    if l:find('**Run settled**', 1, true) then
+      summaries = summaries + 1
+    end
+  end
+  eq(1, summaries, 'one run summary: the sub-run is not a run of the transcript')
+
+  -- :Kgent cancel while the sub-agent's command runs: the run ends cancelled, the command's line with it
+  local script = vim.fn.tempname() .. '-long-task.json'
+  H.write_file(script, vim.json.encode({
+    turns = { { { tool = 'task', args = { description = 'Wait', prompt = 'wait', tools = { 'bash' } } } },
+      { { text = 'never' } } },
+    prompts = { wait = { { { tool = 'bash', args = { command = 'echo started; sleep 60' } } }, { { text = 'slept' } } } },
+  }))
+  H.events = {}
+  kgent.run('Wait.', { model = script, mode = 'full' })
+  H.wait_for(function()
+    for _, p in ipairs(H.events) do
+      local ev = p.event
+      if p.parentRunId and ev.type == 'tool_update' and type(ev.output) == 'string' and ev.output:find('started') then
+        return true
+      end
+    end
+  end, 'the sub-agent\'s command to run')
+  vim.cmd('Kgent cancel')
+  local e2 = wait_top_end()
+  eq('cancelled', e2.status, 'cancelled')
+  contains(H.transcript(), '↳ **Sub-agent: Wait** cancelled · 1 turn', 'the sub-agent ended cancelled')
+  eq(nil, kgent.state.run_id, 'no current run')
+end)
+
 H.run_all()

@@ -65,7 +65,8 @@ export function approvalPrompt(params: PermissionParams): ApprovalPrompt {
   else if (tc.path) what = `${tc.name} ${tc.path}`;
   else what = tc.title || tc.name;
   const outside = params.scope === "outside" ? " (outside the workspace)" : "";
-  const title = `Kgent wants to ${what}${outside}`;
+  const who = params.agent ? `Kgent's sub-agent “${params.agent}”` : "Kgent";
+  const title = `${who} wants to ${what}${outside}`;
   // "Escape rejects" first: VS Code cuts a long placeholder at the prompt's width.
   const placeholder = `Escape rejects · ${params.risk} risk · ${params.reason}`;
 

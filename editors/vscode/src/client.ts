@@ -441,6 +441,7 @@ export class KgentClient {
       handle.deliver(params);
       return;
     }
+    if (params.parentRunId !== undefined && params.parentRunId !== null) return; // a sub-agent's run: no agent/run of ours
     let buf = this.unclaimed.get(params.runId);
     if (buf === undefined) {
       buf = [];

@@ -34,6 +34,8 @@ export interface ToolItem extends Base {
   isError: boolean;
   /** How its permission was decided when not by you (a session rule, the mode, a timeout). */
   decidedBy?: string;
+  /** A sub-agent's call: the sub-agent's name (its card sits under the `task` card that started it). */
+  agent?: string;
 }
 export interface ApprovalItem extends Base {
   type: "approval";
@@ -54,6 +56,8 @@ export interface ApprovalItem extends Base {
   state: "pending" | "answered" | "withdrawn";
   /** The option chosen (its name), once answered. */
   answer?: string;
+  /** A sub-agent's prompt: its name. */
+  agent?: string;
 }
 export interface EndItem extends Base {
   type: "end";
@@ -72,7 +76,13 @@ export interface NoteItem extends Base {
   severity: "info" | "error";
 }
 
-export type PanelItem = UserItem | TextItem | ToolItem | ApprovalItem | EndItem | NoteItem;
+/** The agent's plan (`todo_write`): one card per run, replaced in place by each `plan` event. */
+export interface PlanItem extends Base {
+  type: "plan";
+  entries: P.PlanEntry[];
+}
+
+export type PanelItem = UserItem | TextItem | ToolItem | ApprovalItem | EndItem | NoteItem | PlanItem;
 
 export interface LiveRun {
   runId: string;
@@ -124,6 +134,8 @@ export class PanelModel {
   private readonly open = new Map<string, TextItem>();
   private readonly workspaces = new Map<string, string>();
   private readonly ended = new Set<string>();
+  /** Live sub-agent runs (`parentRunId` on their events): run id → the sub-agent's name. */
+  private readonly subRuns = new Map<string, string>();
   private seq = 0;
   choices: PanelChoices = { modes: ["plan", "ask", "auto", "full"], mode: "ask", models: [], model: "", provider: "" };
   sessionId: string | undefined;
@@ -201,6 +213,7 @@ export class PanelModel {
     const e = knownEvent(params.event);
     if (e === undefined) return;
     const runId = params.runId;
+    if (params.parentRunId !== undefined && params.parentRunId !== null && !this.subEvent(runId, e)) return;
     switch (e.type) {
       case "run_start":
         this.runStarted(runId, params.sessionId, oneLine(e.prompt, 60), e.workspace);
@@ -239,6 +252,7 @@ export class PanelModel {
           status: "pending",
           output: "",
           isError: false,
+          agent: this.subRuns.get(runId),
         });
         return;
       case "tool_update": {
@@ -261,6 +275,18 @@ export class PanelModel {
         if (t !== undefined && t.type === "tool" && e.source !== "host") {
           t.decidedBy = `${e.approved ? "allowed" : "refused"} by ${e.source.replace("_", " ")}${e.reason ? `: ${e.reason}` : ""}`;
           this.touch(t);
+        }
+        return;
+      }
+      case "plan": {
+        const id = `plan-${runId}`;
+        const p = this.byId.get(id);
+        if (p !== undefined && p.type === "plan") {
+          p.entries = e.entries;
+          this.touch(p);
+        } else {
+          this.open.delete(runId);
+          this.push<PlanItem>({ type: "plan", id, rev: 0, runId, entries: e.entries });
         }
         return;
       }
@@ -303,6 +329,29 @@ export class PanelModel {
     }
   }
 
+  /**
+   * A sub-agent's event: its calls (and their approvals and updates) show as cards labelled with its name, under the
+   * `task` card that started it (they arrive before that call ends); the rest of its run is the `task` call's
+   * business. True when the event is to be shown as any other.
+   */
+  private subEvent(runId: string, e: P.KnownEvent): boolean {
+    switch (e.type) {
+      case "run_start":
+        this.subRuns.set(runId, e.agent ?? "sub-agent");
+        return false;
+      case "run_end":
+        this.subRuns.delete(runId);
+        return false;
+      case "tool_call":
+      case "tool_update":
+      case "permission_resolved":
+      case "plan":
+        return true;
+      default:
+        return false;
+    }
+  }
+
   /** An approval card for a pending `agent/permission` request. */
   approvalRequested(params: P.PermissionParams, deadline: number | undefined, canOpenDiff: boolean): ApprovalItem {
     this.open.delete(params.runId);
@@ -325,6 +374,7 @@ export class PanelModel {
       options: params.options,
       deadline,
       state: "pending",
+      agent: params.agent ?? undefined,
     });
   }
 

@@ -59,6 +59,8 @@ export type {
   PermissionResult,
   PermissionSelected,
   PermissionToolCall,
+  PlanEntry,
+  PlanEvent,
   ProjectTrust,
   QueueUpdateEvent,
   ResourceBlock,
@@ -133,6 +135,7 @@ const EVENT_TYPES: Record<W.KnownEvent["type"], true> = {
   usage: true,
   retry: true,
   compaction: true,
+  plan: true,
   run_end: true,
 };
 

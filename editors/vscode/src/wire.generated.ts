@@ -13,6 +13,8 @@ export interface AcpPermissionResult {
 export interface AgentEventParams {
   runId: string;
   sessionId: string;
+  /** Present on every event of a sub-agent's run: the run that started it. */
+  parentRunId?: string | null;
   /** 0, 1, 2, … per run, without gaps. */
   seq: number;
   event: KnownEvent;
@@ -222,6 +224,7 @@ export type KnownEvent =
   | UsageEvent
   | RetryEvent
   | CompactionEvent
+  | PlanEvent
   | RunEndEvent;
 
 export interface McpServerInfo {
@@ -278,8 +281,12 @@ export interface PermissionParams {
   operation: "read" | "write" | "shell" | "network" | "unknown" | (string & {});
   scope: "workspace" | "outside" | (string & {});
   options: PermissionOption[];
+  /** A sub-agent's prompt: its name (the `task` call's description). */
+  agent?: string | null;
   runId: string;
   sessionId: string;
+  /** A sub-agent's prompt: the run that started it. */
+  parentRunId?: string | null;
 }
 
 export interface PermissionRequestEvent {
@@ -292,6 +299,8 @@ export interface PermissionRequestEvent {
   operation: "read" | "write" | "shell" | "network" | "unknown" | (string & {});
   scope: "workspace" | "outside" | (string & {});
   options: PermissionOption[];
+  /** A sub-agent's prompt: its name (the `task` call's description). */
+  agent?: string | null;
   type: "permission_request";
 }
 
@@ -331,6 +340,18 @@ export interface PermissionToolCall {
   oldText?: string | null;
   /** Edits: the whole file after the change. */
   newText?: string | null;
+}
+
+export interface PlanEntry {
+  content: string;
+  status: "pending" | "in_progress" | "completed" | (string & {});
+  priority: "high" | "medium" | "low" | (string & {});
+}
+
+/** The agent's plan (`todo_write`): the whole list, replacing the previous one. */
+export interface PlanEvent {
+  type: "plan";
+  entries: PlanEntry[];
 }
 
 export interface ProjectTrust {
@@ -495,6 +516,12 @@ export interface RunStartEvent {
   provider: string;
   model: string;
   prompt: string;
+  /** A sub-agent's run: the run whose `task` call started it. */
+  parentRunId?: string | null;
+  /** A sub-agent's run: that `task` call. */
+  parentToolCallId?: string | null;
+  /** A sub-agent's run: its name. */
+  agent?: string | null;
 }
 
 export type RunStatus = "settled" | "cancelled" | "failed";

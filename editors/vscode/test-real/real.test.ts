@@ -305,6 +305,40 @@ describe("Kgent in a real VS Code (code-server)", { timeout: 30 * 60_000 }, () =
     });
   });
 
+  test("plan and sub-agent: one plan card updated in place; a sub-agent's cards under its task, its approval naming it", async () => {
+    assert.ok(ide);
+    fs.writeFileSync(path.join(ide.workspace, "sample.py"), SAMPLE);
+    await step(page, "plan", async () => {
+      await panel.locator("#new").click();
+      await panel.locator("#model").selectOption("plan");
+      await page.locator(".statusbar-item", { hasText: "plan" }).first().waitFor({ timeout: STEP_MS });
+      await panel.locator("#input").fill("What does sample.py print?");
+      await panel.locator("#input").press("Enter");
+      await panel.locator(".end.status-settled").first().waitFor({ timeout: STEP_MS });
+      assert.equal(await panel.locator(".card.plan").count(), 1);
+      const entries = panel.locator(".card.plan .plan-entry");
+      assert.equal(await entries.count(), 2);
+      assert.equal(await panel.locator(".card.plan .plan-entry.status-completed").count(), 2);
+      assert.match(await panel.locator(".card.plan .card-title").innerText(), /2\/2 done/);
+    });
+    await shot(page, "panel-plan");
+    await step(page, "sub-agent", async () => {
+      await panel.locator("#new").click();
+      await panel.locator("#model").selectOption("task");
+      await page.locator(".statusbar-item", { hasText: "task" }).first().waitFor({ timeout: STEP_MS });
+      await panel.locator("#input").fill("What does sample.py print? Ask a sub-agent.");
+      await panel.locator("#input").press("Enter");
+      const card = panel.locator(".card.approval.pending").first();
+      await card.waitFor({ timeout: STEP_MS });
+      assert.match(await card.locator(".card-title").innerText(), /Sub-agent “Check sample\.py” wants to:/);
+      await panel.locator("details.tool.sub .agent", { hasText: "Check sample.py" }).first().waitFor({ timeout: STEP_MS });
+      await shot(page, "panel-subagent-approval");
+      await card.locator("button.opt", { hasText: "Allow once" }).first().click();
+      await panel.locator(".end.status-settled").first().waitFor({ timeout: STEP_MS });
+      assert.match(await panel.locator("#log").innerText(), /it prints 1/);
+    });
+  });
+
   test("restricted mode: the panel and the commands say why Kgent is off", async () => {
     const restricted = await startCodeServer(vsix, false);
     const p = await openWorkbench(restricted);

@@ -3,6 +3,7 @@
 
 import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
+import * as os from "node:os";
 import { createRequire } from "node:module";
 import * as path from "node:path";
 import { afterEach, describe, test } from "node:test";
@@ -118,6 +119,69 @@ describe("the Kgent panel (extension side)", () => {
     assert.ok(items(w).some((i) => i.type === "thinking"));
     assert.equal(fs.readFileSync(path.join(w.sb.workspace, "sample.py"), "utf8"), "value = 2\nprint(value)\n");
     assert.equal(state.ui.progress.length, 0, "a panel run has no progress notification");
+  });
+
+  test("todo_write: one plan card per run, updated in place as the plan changes", AGAINST_DAEMON, async () => {
+    const w = open({ "kgent.model": "plan" });
+    w.view.send({ type: "send", text: "What does sample.py print?" });
+    const end = await waitFor("the end", () => items(w).find((i) => i.type === "end"));
+    assert.equal(end.type === "end" && end.status, "settled");
+    assert.equal(pendingCards(w).length, 0, "planning is never asked");
+    const plans = items(w).filter((i) => i.type === "plan");
+    assert.equal(plans.length, 1, "one card, updated in place");
+    const plan = plans[0];
+    assert.ok(plan.type === "plan" && plan.rev === 2, "two updates after the first plan");
+    assert.deepEqual(plan.type === "plan" && plan.entries.map((e) => [e.content, e.status, e.priority]), [
+      ["Read sample.py", "completed", "high"],
+      ["Explain what it prints", "completed", "medium"],
+    ]);
+    const order = items(w).map((i) => i.type);
+    assert.ok(order.indexOf("plan") < order.indexOf("end"));
+  });
+
+  test("task: the sub-agent's calls sit under the task card, its approval is a card naming it; Stop cancels it mid-command", AGAINST_DAEMON, async () => {
+    const w = open({ "kgent.model": "task" });
+    w.view.send({ type: "send", text: "What does sample.py print?" });
+    const card = await waitFor("the sub-agent's approval card", () => pendingCards(w)[0]);
+    assert.equal(card.agent, "Check sample.py");
+    assert.match(card.title, /Run a command/);
+    const order = items(w).filter((i) => i.type === "tool");
+    assert.deepEqual(order.map((t) => t.type === "tool" && [t.name, t.agent ?? null]), [
+      ["task", null],
+      ["read", "Check sample.py"],
+      ["bash", "Check sample.py"],
+    ]);
+    assert.equal(lastState(w)?.live.length, 1, "the sub-agent is not a run of its own in the live bar");
+    await answer(w, card, "allow_once");
+    const end = await waitFor("the end", () => items(w).find((i) => i.type === "end"));
+    assert.equal(end.type === "end" && end.status, "settled");
+    assert.equal(items(w).filter((i) => i.type === "end").length, 1, "the sub-run's end is its task card's business");
+    const task = items(w).find((i) => i.type === "tool" && i.name === "task");
+    assert.ok(task?.type === "tool" && task.status === "completed" && task.output === "sample.py prints 1.", JSON.stringify(task));
+    assert.ok(items(w).some((i) => i.type === "assistant" && /it prints 1/.test(i.text)));
+
+  });
+
+  test("task: Stop while the sub-agent's command runs cancels the run and the sub-agent's command with it", AGAINST_DAEMON, async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kgent-task-"));
+    const script = path.join(dir, "long-task.json");
+    fs.writeFileSync(script, JSON.stringify({
+      turns: [[{ tool: "task", args: { description: "Wait", prompt: "wait", tools: ["bash"] } }], [{ text: "never" }]],
+      prompts: { wait: [[{ tool: "bash", args: { command: "echo started; sleep 60" } }], [{ text: "slept" }]] },
+    }));
+    const w = open({ "kgent.model": script, "kgent.permissionMode": "full" });
+    w.view.send({ type: "send", text: "Wait." });
+    await waitFor("the sub-agent's command running", () =>
+      items(w).find((i) => i.type === "tool" && i.agent === "Wait" && i.status === "in_progress" && i.output.includes("started")),
+    );
+    w.view.send({ type: "stop" });
+    const end = await waitFor("the end", () => items(w).find((i) => i.type === "end"));
+    assert.equal(end.type === "end" && end.status, "cancelled");
+    const sub = items(w).find((i) => i.type === "tool" && i.agent === "Wait");
+    assert.ok(sub?.type === "tool" && sub.status === "failed" && sub.output.includes("started"), JSON.stringify(sub));
+    const task = items(w).find((i) => i.type === "tool" && i.name === "task");
+    assert.ok(task?.type === "tool" && task.status === "failed", JSON.stringify(task));
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 
   test("several pending approvals at once (concurrent runs), each answered on its own card", AGAINST_DAEMON, async () => {

@@ -26,7 +26,15 @@ from kgent.config import (
     require_key,
 )
 from kgent.core.errors import ConfigError, KgentError, SessionError
-from kgent.core.events import MessageDelta, PermissionRequest, RunEnd, ToolCallEvent, ToolUpdate
+from kgent.core.events import (
+    MessageDelta,
+    PermissionRequest,
+    PlanEvent,
+    RunEnd,
+    SubRunEvent,
+    ToolCallEvent,
+    ToolUpdate,
+)
 from kgent.ext.host import Extensions
 from kgent.kernel import AgentKernel, AgentRun, KernelConfig
 from kgent.providers.base import ProviderConfig
@@ -64,6 +72,7 @@ class _Session:
         self.before: dict[
             str, tuple[str, str | None]
         ] = {}  # tool call id → (absolute path, text before the edit)
+        self.agents: dict[str, str] = {}  # live sub-agent run id → its name
         self.terminals: dict[str, str] = {}  # tool call id → the client's terminal running its command
 
 
@@ -302,6 +311,11 @@ class KgentAgent:
         live = LiveOutput(lambda call_id, text: self._update(session_id, U.live_output(call_id, text)))
         try:
             async for event in run:
+                if isinstance(event, SubRunEvent):  # a sub-agent's calls and prompts show as this turn's
+                    shown = U.sub_agent_event(event, session.agents)
+                    if shown is None:
+                        continue
+                    event = shown
                 if type(event) is MessageDelta:
                     chunk = (
                         H.update_agent_message_text if event.kind == "text" else H.update_agent_thought_text
@@ -323,6 +337,8 @@ class KgentAgent:
                     await live.end(event.tool_call_id)
                     diff = await self._diff(kernel.fs, session, event)
                     await self._update(session_id, U.tool_call_update(event, diff, terminal))
+                elif isinstance(event, PlanEvent):
+                    await self._update(session_id, U.plan_update(event))
                 elif isinstance(event, PermissionRequest):
                     if not run.cancel_requested:
                         self._ask(session, session_id, run, event)

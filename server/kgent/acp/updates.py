@@ -3,14 +3,32 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, get_args
 
 from acp import helpers as H
 from acp import schema as S
 
-from kgent.core.events import PermissionRequest, RunResult, ToolCallEvent, ToolUpdate
-from kgent.core.messages import AssistantMessage, Message, SummaryMessage, ToolResultMessage, UserMessage
+from kgent.core.events import (
+    PermissionRequest,
+    PlanEvent,
+    RunEnd,
+    RunResult,
+    RunStart,
+    SubRunEvent,
+    ToolCallEvent,
+    ToolUpdate,
+)
+from kgent.core.messages import (
+    AssistantMessage,
+    Message,
+    SummaryMessage,
+    ToolResultMessage,
+    UserMessage,
+    message_to_dict,
+)
+from kgent.tools.todo import TodoWriteTool, latest_plan
 
 _KINDS = frozenset(get_args(S.ToolKind))
 # the kernel's stop reasons of a settled run → ACP's
@@ -71,6 +89,40 @@ def tool_call_update(
     if event.output:
         content.append(H.tool_content(H.text_block(event.output)))
     return H.update_tool_call(event.tool_call_id, status=event.status, content=content or None)
+
+
+def sub_agent_event(
+    wrapped: SubRunEvent, agents: dict[str, str]
+) -> ToolCallEvent | ToolUpdate | PermissionRequest | None:
+    """A sub-agent's call, update or prompt as one of the turn's own: its id prefixed with the sub-run's (ids are
+    unique per run only), its title with the sub-agent's name. None for what ACP shows no other way (its text, its
+    start and end: the `task` call's result carries its answer). `agents` tracks the names of live sub-runs."""
+    event, run_id = wrapped.event, wrapped.run_id
+    if isinstance(event, RunStart):
+        agents[run_id] = event.agent or "sub-agent"
+        return None
+    if isinstance(event, RunEnd):
+        agents.pop(run_id, None)
+        return None
+    name = agents.get(run_id, "sub-agent")
+    if isinstance(event, ToolCallEvent):
+        return replace(event, tool_call_id=f"{run_id}:{event.tool_call_id}", title=f"{name}: {event.title}")
+    if isinstance(event, ToolUpdate):
+        return replace(event, tool_call_id=f"{run_id}:{event.tool_call_id}")
+    if isinstance(event, PermissionRequest):
+        call = event.tool_call
+        relabelled = {
+            **call,
+            "toolCallId": f"{run_id}:{call.get('toolCallId', '')}",
+            "title": f"{name}: {call.get('title', '')}",
+        }
+        return replace(event, tool_call=relabelled)
+    return None
+
+
+def plan_update(event: PlanEvent) -> S.AgentPlanUpdate:
+    """The agent's whole plan, as ACP's `plan` update (which also replaces the previous one)."""
+    return H.update_plan(H.plan_entry(e.content, priority=e.priority, status=e.status) for e in event.entries)
 
 
 def live_output(tool_call_id: str, output: str) -> S.ToolCallProgress:
@@ -142,6 +194,10 @@ def replay(messages: Iterable[Message], kinds: dict[str, str], workspace: str) -
                     status="failed" if message.is_error else "completed",
                     content=[H.tool_content(H.text_block(message.content))] if message.content else None,
                 )
+                if message.name == TodoWriteTool.name and not message.is_error:
+                    plan = latest_plan([message_to_dict(message)])
+                    if plan is not None:
+                        yield plan_update(PlanEvent(entries=plan))
 
 
 def _path(args: dict[str, Any]) -> str | None:

@@ -9,11 +9,18 @@ from pathlib import Path
 from typing import Any
 
 SAMPLE = "value = 1\nprint(value)\n"
+# The demo cases: a built-in script each, and the prompt its run starts with.
+PROMPTS = {
+    "tool-loop": "Change value in sample.py to 2 and check it.",
+    "streamed-run": "Say hello.",
+    "plan": "What does sample.py print? Keep a plan.",
+    "task": "What does sample.py print? Ask a sub-agent.",
+}
 
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("demo", help="watch a scripted run (no API key, no network)")
-    p.add_argument("case", nargs="?", default="tool-loop", choices=["tool-loop", "streamed-run", "extension"])
+    p.add_argument("case", nargs="?", default="tool-loop", choices=[*PROMPTS, "extension"])
     p.add_argument("--json", action="store_true", help="print JSON Lines of events")
 
 
@@ -37,9 +44,7 @@ async def _main(args: argparse.Namespace) -> int:
             kernel, prompt = _extension_kernel(renderer)
         else:
             kernel = AgentKernel(ScriptedProvider(args.case), config=KernelConfig(mode="ask"))
-            prompt = (
-                "Change value in sample.py to 2 and check it." if args.case == "tool-loop" else "Say hello."
-            )
+            prompt = PROMPTS[args.case]
         run = kernel.create_run(prompt, workspace=workspace)
         result = await drive(run, renderer, interactive=False, answer=approve)
         await kernel.aclose()

@@ -12,10 +12,12 @@ from kgent.core.events import (
     MessageEnd,
     PermissionRequest,
     PermissionResolved,
+    PlanEvent,
     QueueUpdate,
     RetryEvent,
     RunEnd,
     RunStart,
+    SubRunEvent,
     ToolCallEvent,
     ToolUpdate,
     UserInput,
@@ -74,6 +76,7 @@ class HumanRenderer:
         self.console = console or Console(highlight=False, emoji=False)  # print text as it is
         self._in_text: str | None = None  # "text" | "thinking" while a delta run is open
         self._titles: dict[str, str] = {}
+        self._agents: dict[str, str] = {}  # sub-agent run id → its name
 
     def _end_stream(self) -> None:
         if self._in_text is not None:
@@ -85,9 +88,45 @@ class HumanRenderer:
         for key, value in obj.items():
             self.console.print(f"[dim]{escape(str(key))}:[/] {escape(str(value))}")
 
+    def _sub(self, event: SubRunEvent) -> None:
+        """A sub-agent's activity, indented under its task: its start and end, tool calls and approvals."""
+        c, inner = self.console, event.event
+        if isinstance(inner, RunStart):
+            self._agents[event.run_id] = inner.agent or "sub-agent"
+        name = escape(self._agents.get(event.run_id, "sub-agent"))
+        match inner:
+            case RunStart():
+                self._end_stream()
+                c.print(f"  [bold blue]↳ {name}[/] [dim]started ({event.run_id})[/]")
+            case ToolCallEvent() | PermissionRequest() | ToolUpdate(status="completed" | "failed"):
+                key = f"{event.run_id}:{getattr(inner, 'tool_call_id', '')}"
+                if isinstance(inner, ToolCallEvent):
+                    self._titles[key] = inner.title
+                    c.print(f"  [blue]{name}[/] [yellow]▶ {escape(inner.title)}[/]")
+                elif isinstance(inner, PermissionRequest):
+                    self._end_stream()
+                    c.print(
+                        f"  [bold magenta]? {name} asks[/] ({inner.risk} risk): {escape(inner.tool_call['title'])}"
+                    )
+                else:
+                    mark = "[green]✓[/]" if inner.status == "completed" else "[red]✗[/]"
+                    c.print(f"  [blue]{name}[/]   {mark} {escape(self._titles.get(key, inner.tool_call_id))}")
+            case RunEnd(result=end):
+                c.print(f"  [bold blue]↳ {name}[/] [dim]{end.status} after {end.turns} turn(s)[/]")
+            case _:
+                pass
+
     def event(self, event: Event) -> None:
         c = self.console
         match event:
+            case SubRunEvent():
+                self._sub(event)
+            case PlanEvent(entries=entries):
+                self._end_stream()
+                marks = {"completed": "[green]✓[/]", "in_progress": "[yellow]▸[/]", "pending": "○"}
+                c.print("[bold]plan:[/]")
+                for e in entries:
+                    c.print(f"  {marks[e.status]} {escape(e.content)}")
             case MessageDelta(kind=kind, delta=delta):
                 if self._in_text != kind:
                     self._end_stream()

@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from kgent.core.events import PermissionRequest, RunEnd
+from kgent.core.events import PermissionRequest, RunEnd, prompt_of
 
 
 def add_common(p: argparse.ArgumentParser) -> None:
@@ -196,16 +196,17 @@ async def drive(run: Any, renderer: Any, *, interactive: bool, answer: Any = Non
     """Consume the run's events, answering approvals; return the result."""
     async for event in run:
         renderer.event(event)
-        if isinstance(event, PermissionRequest):
+        asked = prompt_of(event)
+        if asked is not None:
             decision: str | None
             if answer is not None:
-                decision = answer(event)
+                decision = answer(asked)
             elif interactive:
-                decision = await ask_unless_ended(run, event)
+                decision = await ask_unless_ended(run, asked)
             else:
                 decision = "reject_once"
             if decision is not None:
-                run.resolve_permission(event.request_id, decision)
+                run.resolve_permission(asked.request_id, decision)
         elif isinstance(event, RunEnd):
             pass
     return await run.result()

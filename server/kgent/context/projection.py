@@ -19,6 +19,15 @@ from kgent.session.entries import SessionEntry
 INTERRUPTED = "tool_error: no result was recorded for this call (the run was interrupted before it finished)"
 
 
+def own_context(branch: Sequence[SessionEntry]) -> Sequence[SessionEntry]:
+    """The part of a branch its agent sees: after the latest `subrun` entry, where a sub-agent's run started afresh
+    (with only its task prompt); the whole branch when there is none."""
+    for i in range(len(branch) - 1, -1, -1):
+        if branch[i].type == "subrun":
+            return branch[i + 1 :]
+    return branch
+
+
 def latest_checkpoint(branch: Sequence[SessionEntry]) -> int | None:
     """Index of the latest `compaction` entry on the branch, or None."""
     for i in range(len(branch) - 1, -1, -1):
@@ -51,6 +60,7 @@ def project(branch: Sequence[SessionEntry]) -> list[Message]:
     Every tool call is followed by its result: a call whose result never reached the file (a killed run) gets an
     error result, and a result whose call is not in the projection is left out.
     """
+    branch = own_context(branch)
     c = latest_checkpoint(branch)
     head: list[Message] = [SummaryMessage(text=branch[c].data["summary"])] if c is not None else []
     return head + pair_tool_results([message_from_dict(e.data["message"]) for e in live_entries(branch)])

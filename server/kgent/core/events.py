@@ -10,12 +10,16 @@ from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Literal
 
 ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
+PlanStatus = Literal["pending", "in_progress", "completed"]
+PlanPriority = Literal["high", "medium", "low"]
 RunStatus = Literal["settled", "cancelled", "failed"]
 PermissionOptionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunStart:
+    """The run began. A sub-agent's run (the `task` tool) names its parent run, the call that started it, and itself."""
+
     type: ClassVar[str] = "run_start"
     run_id: str
     session_id: str
@@ -24,6 +28,9 @@ class RunStart:
     provider: str
     model: str
     prompt: str
+    parent_run_id: str | None = None
+    parent_tool_call_id: str | None = None
+    agent: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -101,6 +108,7 @@ class PermissionRequest:
     operation: str
     scope: str
     options: tuple[PermissionOption, ...] = DEFAULT_PERMISSION_OPTIONS
+    agent: str | None = None  # the sub-agent asking (None: the run's own agent)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -151,6 +159,23 @@ class CompactionEvent:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PlanEntry:
+    """One item of the agent's plan (the `todo_write` tool's list)."""
+
+    content: str
+    status: PlanStatus
+    priority: PlanPriority = "medium"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanEvent:
+    """The agent's plan changed (or a resumed session's plan, re-announced): the whole list, which replaces the last."""
+
+    type: ClassVar[str] = "plan"
+    entries: tuple[PlanEntry, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunResult:
     """How a run ended: what `await run.result()` returns and what its `RunEnd` carries."""
 
@@ -177,6 +202,18 @@ class RunEnd:
     result: RunResult
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SubRunEvent:
+    """An event of a sub-agent's run (`run_id`, started by the `task` tool of `parent_run_id`), carried in the stream
+    of the run whose consumer the host is: hosts show it as an event of that sub-run (the daemon sends it as an
+    `agent/event` of `run_id` with `parentRunId`). A sub-run of a sub-run arrives flat, naming its own parent."""
+
+    type: ClassVar[str] = "subrun"
+    run_id: str
+    parent_run_id: str
+    event: Event
+
+
 Event = (
     RunStart
     | UserInput
@@ -190,6 +227,8 @@ Event = (
     | UsageEvent
     | RetryEvent
     | CompactionEvent
+    | PlanEvent
+    | SubRunEvent
     | RunEnd
 )
 
@@ -208,9 +247,17 @@ EVENT_TYPES: tuple[str, ...] = tuple(
         UsageEvent,
         RetryEvent,
         CompactionEvent,
+        PlanEvent,
         RunEnd,
     )
 )
+
+
+def prompt_of(event: Event) -> PermissionRequest | None:
+    """The permission prompt an event carries, the run's own or one of its sub-agents' (answer either through the
+    run's `resolve_permission`), or None."""
+    inner = event.event if isinstance(event, SubRunEvent) else event
+    return inner if isinstance(inner, PermissionRequest) else None
 
 
 def _camel(name: str) -> str:
@@ -260,6 +307,13 @@ def wire_keys(cls: type) -> tuple[str, ...]:
 
 def event_to_dict(event: Event) -> dict[str, Any]:
     """The wire form: `{"type": ..., camelCaseField: value, ...}`; None-valued optional fields are omitted."""
+    if isinstance(event, SubRunEvent):
+        return {
+            "type": event.type,
+            "runId": event.run_id,
+            "parentRunId": event.parent_run_id,
+            "event": event_to_dict(event.event),
+        }
     d: dict[str, Any] = {"type": event.type}
     source: Any = event
     keys = _keys(type(event))

@@ -89,6 +89,7 @@ class Hub:
         self.archive = archive
         self._writes: set[asyncio.Task[None]] = set()
         self.logs: dict[str, RunLog] = {}
+        self._subs: set[str] = set()  # live sub-agent runs, whose logs opened with their first event
         self._ended: OrderedDict[str, int] = OrderedDict()  # ended runs in memory → their event counts
         self._ended_events = 0
         self.session_runs: dict[
@@ -176,7 +177,14 @@ class Hub:
         await waiter
 
     def send_event(self, run_id: str, seq: int, params: str) -> None:
-        self.logs[run_id].append(seq, params)
+        log = self.logs.get(run_id)
+        if log is None:  # a sub-agent's run (the `task` tool): its own stream, not one of the session's runs
+            log = self.logs[run_id] = RunLog(run_id, json.loads(params)["sessionId"])
+            self._subs.add(run_id)
+        log.append(seq, params)
+        if run_id in self._subs and '"type":"run_end"' in params:
+            self._subs.discard(run_id)
+            self.closed_run(run_id)
 
     # -- approvals --------------------------------------------------------------------------------------------------
     def request(self, method: str, params: dict[str, Any], msg_id: str) -> asyncio.Future[Any]:

@@ -12,6 +12,10 @@ from kgent.providers.pricing import PriceTable
 class KernelConfig:
     mode: str = "ask"
     max_turns: int = 200  # model turns a run may take (a run's own limit, create_run(max_turns=), wins)
+    # Sub-agents (the `task` tool): how deep they may nest (1: a sub-agent cannot start another) and how many one run
+    # may start.
+    max_subagent_depth: int = 1
+    max_subagents: int = 8
     system_prompt: str | None = None  # None: the built-in coding prompt (kernel/prompt.py)
     bash_timeout: float = 120.0
     approval_timeout: float | None = None  # seconds a permission prompt may stay open; None = no limit

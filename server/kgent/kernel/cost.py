@@ -50,6 +50,20 @@ class RunCost:
         self._last = (*self._sending, usage)
         return UsageEvent(turn=usage_to_wire(usage, turn), total=self.wire())
 
+    def absorb(self, wire: dict[str, Any]) -> UsageEvent:
+        """Count a sub-agent's whole run (its `run_end` usage) as one turn of this run; the `usage` event to emit."""
+        usage = Usage.from_dict(wire)
+        cost = wire.get("cost")
+        turn = float(cost["amount"]) if isinstance(cost, dict) and self.price is not None else None
+        self.usage = self.usage + usage
+        self.spent += turn or 0.0
+        return UsageEvent(turn=usage_to_wire(usage, turn), total=self.wire())
+
+    @property
+    def remaining(self) -> float | None:
+        """What is left of the limit (None without one)."""
+        return None if self.limit is None else self.limit - self.spent
+
     def check(self, history: Sequence[Message], overhead: int) -> dict[str, str] | None:
         """Before a model call carrying `history`: the run's error (code `cost_limit`) when the call would likely
         take the spending past the limit, else None (always None without a limit or a price)."""

@@ -17,6 +17,7 @@ from kgent.kernel.config import KernelConfig
 from kgent.kernel.hooks import HookContext, KernelHooks, NoHooks, observer
 from kgent.kernel.loop import Loop, RunSpec
 from kgent.kernel.run import AgentRun
+from kgent.kernel.subagents import SubAgents
 from kgent.permissions import SessionRules, normalize_mode
 from kgent.providers.base import Provider
 from kgent.providers.pricing import builtin_prices
@@ -165,6 +166,10 @@ class AgentKernel:
             if entry.type == "permission" and "rules" in entry.data:
                 self._rules[session_id] = SessionRules.from_list(entry.data["rules"])
                 return
+
+    def subagents(self, loop: Loop, run: AgentRun, tracker: ChangeTracking, call_id: str) -> SubAgents:
+        """The `task` tool's sub-agent runner for one tool call of `run`."""
+        return SubAgents(self, loop, run, tracker, call_id)
 
     def change_tracker(self, workspace: Path) -> ChangeTracking:
         """A run's change tracking (override to record changes differently)."""

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from kgent.context.compaction import Compaction, CompactionSettings, RunCompaction, RunContext
 from kgent.context.tokens import estimate_overhead
 from kgent.core.errors import KgentError
-from kgent.core.events import MessageEnd, RunResult, RunStart, UserInput
+from kgent.core.events import MessageEnd, PlanEvent, RunResult, RunStart, UserInput
 from kgent.core.messages import (
     AssistantMessage,
     Message,
@@ -32,8 +32,9 @@ from kgent.kernel.turn import stream_turn
 from kgent.providers.base import CONTEXT_OVERFLOW, Provider, ProviderRequest, ToolSchema
 from kgent.providers.pricing import builtin_prices
 from kgent.session.entries import SessionEntry, SessionInfo, new_entry
-from kgent.tools.base import ChangeTracking
+from kgent.tools.base import ChangeTracking, Tool
 from kgent.tools.ops import FileOps
+from kgent.tools.todo import latest_plan
 
 if TYPE_CHECKING:
     from kgent.kernel.kernel import AgentKernel
@@ -58,6 +59,20 @@ class RunSpec:
     hook_context: HookContext
     max_turns: int | None = None  # None: KernelConfig.max_turns
     fs: FileOps | None = None  # this run's file access (an editor's buffers); None: the kernel's
+    origin: SubRunOrigin | None = None  # set for a sub-agent's run (the `task` tool)
+    tools: tuple[Tool, ...] | None = None  # None: the kernel's tools
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SubRunOrigin:
+    """Where a sub-agent's run comes from: it starts afresh (its history is its prompt) on a branch of its own off
+    `parent_entry_id`, records changes in its parent's tracker, and runs without compaction."""
+
+    parent_run_id: str
+    parent_tool_call_id: str
+    agent: str
+    depth: int  # 1 for a sub-agent of a top-level run
+    tracker: ChangeTracking
 
 
 @dataclass(slots=True)
@@ -67,6 +82,9 @@ class LoopState:
     turns: int = 0
     last_text: str = ""
     stop_reason: str = "end"
+    stored_leaf: str | None = (
+        None  # the last entry known to be in the store (where a sub-agent's branch starts)
+    )
 
 
 class Loop:
@@ -77,10 +95,12 @@ class Loop:
         self.spec = spec
         self.state = LoopState()
         self.permission_count = 0
-        self.tools = {t.name: t for t in kernel.tools}
+        self.subagents_started = 0
+        tools = spec.tools if spec.tools is not None else kernel.tools
+        self.tools = {t.name: t for t in tools}
         self.fs: FileOps = spec.fs or kernel.fs
         self.schemas = tuple(
-            ToolSchema(name=t.name, description=t.description, parameters=t.parameters) for t in kernel.tools
+            ToolSchema(name=t.name, description=t.description, parameters=t.parameters) for t in tools
         )
         self.system_prompt = ""  # set when the session is open: it carries the session's date
         self.overhead = 0  # estimated tokens of the system prompt and the tool schemas
@@ -98,7 +118,7 @@ class Loop:
             str(spec.workspace), self.schemas, day=day
         )
         self.overhead = estimate_overhead(self.system_prompt, self.schemas)
-        if kernel.compactor is not None:
+        if kernel.compactor is not None and spec.origin is None:
             self.compaction = kernel.compactor.for_run(
                 RunContext(
                     store=kernel.store,
@@ -114,14 +134,22 @@ class Loop:
             )
 
     async def __call__(self, run: AgentRun) -> RunResult:
-        tracker = RunReview(
-            self.kernel.change_tracker(self.spec.workspace), self.fs, self.spec.workspace, run.run_id
+        origin = self.spec.origin
+        # A sub-run's changes are its parent's: the parent's tracker records and reports them (and its review).
+        tracker: ChangeTracking = (
+            origin.tracker
+            if origin
+            else RunReview(
+                self.kernel.change_tracker(self.spec.workspace), self.fs, self.spec.workspace, run.run_id
+            )
         )
         status, error = "failed", None
         try:
             await self._open_session(run)  # first: a cancel from here on still leaves the host a session
-            # The baseline is taken while the first model call streams; tools wait for it (_turns).
-            self.tracking = asyncio.ensure_future(tracker.start())
+            if (
+                origin is None
+            ):  # the baseline is taken while the first model call streams; tools wait for it (_turns)
+                self.tracking = asyncio.ensure_future(tracker.start())
             status, error = await self._turns(run, tracker)
         except asyncio.CancelledError:
             # run.cancel() or the host's loop shutting down: either way the run ends cancelled, with its run_end
@@ -139,10 +167,10 @@ class Loop:
         try:
             if self.tracking is not None:
                 await self.tracking
-            changed, patch = await tracker.finish()
+            changed, patch = await tracker.finish() if origin is None else ((), "")
         except Exception as exc:  # the patch is a report; failing to make it must not lose the result
             changed, patch = (), f"# kgent could not compute the patch: {type(exc).__name__}: {exc}\n"
-        review = tracker.entry_data()
+        review = tracker.entry_data() if isinstance(tracker, RunReview) else None
         if review is not None:  # before run_end: a host may ask for the review as soon as the run has ended
             try:
                 await self.persist([self.entry("review", **review)])
@@ -174,14 +202,18 @@ class Loop:
 
     async def _open_session(self, run: AgentRun) -> None:
         spec, store = self.spec, self.kernel.store
-        if spec.resume:
+        plan = None
+        if spec.origin is not None:
+            info = await self._open_sub_run(run.run_id, spec.origin)
+        elif spec.resume:
             tree = await store.load(spec.session_id)
             info = tree.info
             leaf = spec.parent_entry_id if spec.parent_entry_id is not None else tree.leaf_id
             if leaf is not None and leaf not in tree.entries:
                 raise KgentError(f"no entry {leaf!r} in session {spec.session_id}", code="entry_not_found")
-            self.state.leaf_id = leaf
+            self.state.leaf_id = self.state.stored_leaf = leaf
             branch = tree.branch(leaf)
+            plan = latest_plan(e.data["message"] for e in branch if e.type == "message")
             self.state.history = self.kernel.project(branch)
             self.kernel.restore_rules(spec.session_id, branch)
             config = self._config()
@@ -207,8 +239,13 @@ class Loop:
                 provider=spec.provider.name,
                 model=spec.provider.model,
                 prompt=spec.prompt,
+                parent_run_id=spec.origin.parent_run_id if spec.origin else None,
+                parent_tool_call_id=spec.origin.parent_tool_call_id if spec.origin else None,
+                agent=spec.origin.agent if spec.origin else None,
             )
         )
+        if plan:  # a resumed branch's plan, so the host shows it again
+            run.emit(PlanEvent(entries=plan))
         await self._add_user(run, spec.prompt, "prompt")
 
     async def _add_run_tools(self) -> None:
@@ -220,6 +257,21 @@ class Loop:
         self.schemas += tuple(
             ToolSchema(name=t.name, description=t.description, parameters=t.parameters) for t in added
         )
+
+    async def _open_sub_run(self, run_id: str, origin: SubRunOrigin) -> SessionInfo:
+        """A sub-agent's start: its `subrun` entry off the parent's last stored entry; no history before its prompt."""
+        info = (await self.kernel.store.load(self.spec.session_id)).info
+        self.state.leaf_id = self.spec.parent_entry_id
+        marker = self.entry(
+            "subrun",
+            runId=run_id,
+            parentRunId=origin.parent_run_id,
+            toolCallId=origin.parent_tool_call_id,
+            agent=origin.agent,
+            tools=list(self.tools),
+        )
+        await self.persist([marker])
+        return info
 
     def _config(self) -> dict[str, str]:
         spec = self.spec
@@ -236,7 +288,7 @@ class Loop:
         """Append entries (already chained from the current leaf) as one durable batch."""
         if entries:
             await self.kernel.store.append(self.spec.session_id, entries)
-            self.state.leaf_id = entries[-1].id
+            self.state.leaf_id = self.state.stored_leaf = entries[-1].id
 
     def entry(self, type: str, **data: Any) -> SessionEntry:
         """A new entry chained after the current leaf (call `persist` to store it)."""

@@ -33,6 +33,7 @@ class AgentRun:
         self._accepting = True  # steer/follow_up still reach the model
         self._task: asyncio.Task[None] | None = None
         self._started = False
+        self._children: dict[str, AgentRun] = {}  # live sub-agent runs (the `task` tool), by run id
 
     # -- driven by the loop ------------------------------------------------------------------------------------
     def _start(self, body: Callable[[AgentRun], Awaitable[RunResult]]) -> None:
@@ -97,6 +98,21 @@ class AgentRun:
     def cancel_requested(self) -> bool:
         return self._cancel_requested
 
+    def adopt(self, child: AgentRun) -> None:
+        """`child` is a sub-agent's run of this one until `disown`: its prompts are answered through this run."""
+        self._children[child.run_id] = child
+
+    def disown(self, child: AgentRun) -> None:
+        self._children.pop(child.run_id, None)
+
+    def sub_run(self, run_id: str) -> AgentRun | None:
+        """A live sub-agent run of this run (at any depth), by id."""
+        for child in self._children.values():
+            found = child if child.run_id == run_id else child.sub_run(run_id)
+            if found is not None:
+                return found
+        return None
+
     # -- the host's side ---------------------------------------------------------------------------------------
     def __aiter__(self) -> AsyncIterator[Event]:
         if self._consumed:
@@ -117,7 +133,8 @@ class AgentRun:
 
     @property
     def pending_permissions(self) -> tuple[str, ...]:
-        return tuple(self._pending)
+        """Open prompts of this run and of its sub-agents' runs."""
+        return tuple(self._pending) + tuple(p for c in self._children.values() for p in c.pending_permissions)
 
     def steer(self, text: str) -> None:
         """Deliver `text` to the model after the current tool batch (before its next request)."""
@@ -144,9 +161,12 @@ class AgentRun:
             self._task.cancel()
 
     def resolve_permission(self, request_id: str, option_id: str) -> bool:
-        """Answer a `permission_request`. An unknown option counts as a reject. False if the id is not pending."""
+        """Answer a `permission_request` (this run's or one of its sub-agents'). An unknown option counts as a reject.
+        False if the id is not pending."""
         fut = self._pending.pop(request_id, None)
-        if fut is None or fut.done():
+        if fut is None:
+            return any(c.resolve_permission(request_id, option_id) for c in list(self._children.values()))
+        if fut.done():
             return False
         fut.set_result(option_id)
         return True

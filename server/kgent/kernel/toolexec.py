@@ -103,7 +103,11 @@ class ToolBatch:
             sandbox=self.loop.kernel.sandbox if grant is not None else None,
             grant=grant,
             runner=self.loop.kernel.runner,
-            tool_call_id=call_id,
+            tool_call_id=f"{self.run.run_id}:{call_id}" if self.loop.spec.origin and call_id else call_id,
+            emit=emit,
+            subagents=self.loop.kernel.subagents(self.loop, self.run, self.tracker, call_id)
+            if call_id
+            else None,
         )
 
     async def _prepare(self, call: ToolCall) -> _Ready | None:
@@ -234,6 +238,7 @@ class ToolBatch:
                 reason=verdict.reason,
                 operation=intent.operation,
                 scope=intent.scope,
+                agent=loop.spec.origin.agent if loop.spec.origin else None,
             )
         )
         timeout = loop.kernel.config.approval_timeout

@@ -7,6 +7,8 @@ Which turn plays: one past the turn of the latest scripted reply since the last 
 script restarts after a steering or follow-up message; past the end, the last turn repeats (make it a text answer).
 Compaction answers its summary requests without a model (see `model_free_summaries`, kgent.context.summarizing).
 Built-in scripts live in kgent/scripts/NAME.json; `--script` also takes a path to a JSON file.
+A script file may add `"prompts": {"<text>": [turns]}`: a conversation whose first user message is that text plays
+those turns instead (how a scripted `task` tool call gives its sub-agent a script of its own).
 """
 
 from __future__ import annotations
@@ -40,6 +42,19 @@ def builtin_scripts() -> list[str]:
 
 def load_script(name_or_path: str) -> Script:
     """A built-in script by name, or a JSON file (a list of turns, or {"turns": [...]})."""
+    return _turns(name_or_path, _load(name_or_path))
+
+
+def load_prompts(name_or_path: str) -> dict[str, Script]:
+    """A script file's per-prompt scripts (`"prompts"`; empty when it has none)."""
+    data = _load(name_or_path)
+    prompts = data.get("prompts", {}) if isinstance(data, dict) else {}
+    if not isinstance(prompts, dict):
+        raise ConfigError(f"script {name_or_path!r}: 'prompts' must map prompt texts to lists of turns")
+    return {text: _turns(f"{name_or_path}: {text}", turns) for text, turns in prompts.items()}
+
+
+def _load(name_or_path: str) -> Any:
     path = Path(name_or_path)
     if name_or_path.endswith(".json") and path.is_file():
         text = path.read_text(encoding="utf-8")
@@ -50,7 +65,10 @@ def load_script(name_or_path: str) -> Script:
                 f"unknown script {name_or_path!r}: use one of {', '.join(builtin_scripts())} or a path to a .json file"
             )
         text = res.read_text(encoding="utf-8")
-    data = json.loads(text)
+    return json.loads(text)
+
+
+def _turns(name_or_path: str, data: Any) -> Script:
     turns = data["turns"] if isinstance(data, dict) else data
     if not isinstance(turns, list) or not turns or not all(isinstance(t, list) for t in turns):
         raise ConfigError(f"script {name_or_path!r} must be a non-empty list of turns (lists of steps)")
@@ -80,6 +98,7 @@ class ScriptedProvider:
 
     def __init__(self, script: Script | str = "hello", *, model: str | None = None) -> None:
         self.script: Script = load_script(script) if isinstance(script, str) else script
+        self.prompts: dict[str, Script] = load_prompts(script) if isinstance(script, str) else {}
         self.model = model or (script if isinstance(script, str) else "script")
         self.requests: list[ProviderRequest] = []
 
@@ -100,7 +119,9 @@ class ScriptedProvider:
         text, thinking = "", ""
         calls: list[ToolCall] = []
         usage = Usage(input_tokens=sum(len(str(m)) for m in request.messages) // 4, output_tokens=0)
-        for step in self.script[min(turn, len(self.script) - 1)]:
+        first = next((m.text for m in request.messages if isinstance(m, UserMessage)), None)
+        script = self.prompts.get(first, self.script) if first is not None else self.script
+        for step in script[min(turn, len(script) - 1)]:
             await asyncio.sleep(0)
             if "sleep" in step:
                 await asyncio.sleep(float(step["sleep"]))

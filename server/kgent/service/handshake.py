@@ -43,6 +43,8 @@ TOOLS = (
     ("ls", "search", True),
     ("calculator", "think", True),
     ("web_fetch", "fetch", True),
+    ("todo_write", "think", True),
+    ("task", "think", False),
 )
 EVENT_TYPES = (
     "run_start",
@@ -57,6 +59,7 @@ EVENT_TYPES = (
     "usage",
     "retry",
     "compaction",
+    "plan",
     "run_end",
 )
 PROMPT_CONTENT = ("text", "resource_link", "resource")

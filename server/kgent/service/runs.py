@@ -11,7 +11,14 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-from kgent.core.events import MessageDelta, PermissionResolved, RunEnd, event_to_dict
+from kgent.core.events import (
+    MessageDelta,
+    PermissionRequest,
+    PermissionResolved,
+    RunEnd,
+    SubRunEvent,
+    event_to_dict,
+)
 from kgent.kernel.run import AgentRun
 from kgent.service.wire import chosen_option
 
@@ -49,6 +56,7 @@ class RunHandle:
         self.seq = 0
         self.status: str | None = None
         self.prompts: dict[str, asyncio.Task[None]] = {}
+        self.subs: dict[str, _SubRun] = {}  # live sub-agent runs (the `task` tool) of this run, by run id
         self.task: asyncio.Task[None] | None = None
         # Set once the run has opened its session (run_start: a new session is on disk) or has ended.
         self.opened = asyncio.Event()
@@ -86,6 +94,9 @@ class RunHandle:
             async for event in self.run:
                 if type(event) is MessageDelta:
                     self._send_delta(event)
+                    continue
+                if type(event) is SubRunEvent:
+                    self._forward_sub(event)
                     continue
                 kind = event.type
                 if kind == "run_start":
@@ -148,10 +159,44 @@ class RunHandle:
             self.withdraw_all()
             self.on_end(self)
 
+    def _forward_sub(self, wrapped: SubRunEvent) -> None:
+        """A sub-agent's event: an `agent/event` of its own run (own seq, `parentRunId`), its prompts asked as its."""
+        sub = self.subs.get(wrapped.run_id)
+        if sub is None:
+            sub = self.subs[wrapped.run_id] = _SubRun(wrapped.run_id, wrapped.parent_run_id, self.session_id)
+        event = wrapped.event
+        if isinstance(event, RunEnd):
+            for rid in sub.prompts:
+                self.withdraw(rid)  # before its run_end, as for any run
+            del self.subs[wrapped.run_id]
+        elif isinstance(event, PermissionResolved) and event.request_id in self.prompts:
+            self.withdraw(event.request_id)  # timed out
+        data = event_to_dict(event)
+        seq, params = sub.frame(data)
+        self.out.send_event(sub.run_id, seq, params)
+        if isinstance(event, PermissionRequest) and not self.run.cancel_requested:
+            sub.prompts.append(event.request_id)
+            self._ask(data, sub)
+
+    def cancel_sub(self, run_id: str) -> bool | None:
+        """Cancel one live sub-agent run of this run (its parent goes on: the `task` call fails); None if there is no
+        such sub-run here."""
+        if run_id not in self.subs:
+            return None
+        child = self.run.sub_run(run_id)
+        if child is None or child.done:
+            return False
+        for rid in self.subs[run_id].prompts:
+            self.withdraw(rid)
+        child.cancel()
+        return True
+
     # -- permissions --------------------------------------------------------------------------------------------
-    def _ask(self, event: dict[str, Any]) -> None:
+    def _ask(self, event: dict[str, Any], sub: _SubRun | None = None) -> None:
         rid = event["requestId"]
         params = {"runId": self.run_id, "sessionId": self.session_id}
+        if sub is not None:
+            params.update(runId=sub.run_id, parentRunId=sub.parent_run_id)
         params.update((k, v) for k, v in event.items() if k != "type")
         future = self.out.request("agent/permission", params, rid)
         self.prompts[rid] = asyncio.get_running_loop().create_task(self._await_answer(rid, future))
@@ -185,3 +230,23 @@ class RunHandle:
         self.withdraw_all()
         self.run.cancel()
         return True
+
+
+class _SubRun:
+    """The wire side of one sub-agent run: its envelope (with `parentRunId`), its seq, its open prompts."""
+
+    def __init__(self, run_id: str, parent_run_id: str, session_id: str) -> None:
+        self.run_id = run_id
+        self.parent_run_id = parent_run_id
+        self.seq = 0
+        self.prompts: list[str] = []
+        self._prefix = (
+            f'{{"runId":{_encode(run_id)},"sessionId":{_encode(session_id)},'
+            f'"parentRunId":{_encode(parent_run_id)},"seq":'
+        )
+
+    def frame(self, event: dict[str, Any]) -> tuple[int, str]:
+        """The event's seq and its `agent/event` params (compact JSON)."""
+        seq = self.seq
+        self.seq += 1
+        return seq, f'{self._prefix}{seq},"event":{_encode(event)}}}'

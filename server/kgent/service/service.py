@@ -354,6 +354,10 @@ class Service:
         return handle
 
     def cancel(self, run_id: str) -> bool:
+        for live in list(self.runs.values()):  # a sub-agent's run: cancel only it (its `task` call fails)
+            cancelled = live.cancel_sub(run_id)
+            if cancelled is not None:
+                return cancelled
         handle = self._handle(run_id)
         return handle.cancel() if handle is not None else False
 

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from kgent.config import context_overrides
 from kgent.core.errors import KgentError
-from kgent.core.events import MessageEnd, PermissionRequest, RunResult, UsageEvent
+from kgent.core.events import MessageEnd, RunResult, UsageEvent, prompt_of
 from kgent.kernel import AgentKernel, AgentRun, KernelConfig
 from kgent.providers.base import Provider
 from kgent.session.entries import new_id
@@ -262,10 +262,10 @@ class Evaluator:
                     live.turns += 1
                     if self.progress is not None:
                         self.progress.instance_update(inst.instance_id, live.turns, _tokens(live.usage))
-                elif isinstance(
-                    event, PermissionRequest
-                ):  # full mode asks nothing; if it did, nobody is here
-                    run.resolve_permission(event.request_id, "reject_once")
+                elif (
+                    asked := prompt_of(event)
+                ) is not None:  # full mode asks nothing; if it did, nobody is here
+                    run.resolve_permission(asked.request_id, "reject_once")
             result = await run.result()
         except (
             KgentError

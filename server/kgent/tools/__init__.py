@@ -37,6 +37,8 @@ _EXPORTS = {
     "LsTool": "ls",
     "CalculatorTool": "calculator",
     "WebFetchTool": "web_fetch",
+    "TodoWriteTool": "todo",
+    "TaskTool": "task",
 }
 _CODING = (
     "ReadTool",
@@ -48,6 +50,8 @@ _CODING = (
     "LsTool",
     "CalculatorTool",
     "WebFetchTool",
+    "TodoWriteTool",
+    "TaskTool",
 )
 _READ_ONLY = ("ReadTool", "GrepTool", "FindTool", "LsTool", "CalculatorTool")
 
@@ -66,7 +70,7 @@ def _make(names: tuple[str, ...]) -> tuple[Tool, ...]:
 
 
 def CODING_TOOLS() -> tuple[Tool, ...]:  # noqa: N802 - the kernel's established name
-    """Fresh instances of read, write, edit, bash, grep, find, ls, calculator and web_fetch."""
+    """Fresh instances of read, write, edit, bash, grep, find, ls, calculator, web_fetch, todo_write and task."""
     return _make(_CODING)
 
 

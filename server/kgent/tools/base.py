@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from kgent.core.events import ToolKind
+from kgent.core.events import Event, ToolKind
 from kgent.tools.ops import FileOps
 from kgent.tools.sandbox import Grant, Sandbox
 
@@ -80,6 +80,45 @@ class ChangeTracking(Protocol):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SubTask:
+    """What the `task` tool asks of a sub-agent: its prompt (its whole context), a name for people to see it by, and
+    the tools it gets (None: the runner's read-only default)."""
+
+    prompt: str
+    agent: str
+    tools: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SubTaskResult:
+    """How a sub-agent's run ended: `status` settled / cancelled / failed, its final text, the error when failed."""
+
+    run_id: str
+    status: str
+    text: str
+    error: str | None = None
+    turns: int = 0
+
+
+class SubAgentError(Exception):
+    """A sub-agent could not be started (a limit, a tool it may not have); the message says why, for the model."""
+
+
+class SubAgentRunner(Protocol):
+    """Runs sub-agents for one tool call of a run (the kernel implements it and puts it in the call's ToolContext).
+
+    `run` starts the sub-run, streams its events to the host as the parent's sub-run, and returns when it ends;
+    cancelling the awaiting task cancels the sub-run (and waits for it to end). It raises SubAgentError, before
+    starting anything, when a limit or the tool allowlist forbids the sub-agent."""
+
+    def allowed_tools(self) -> tuple[str, ...]: ...
+
+    def default_tools(self) -> tuple[str, ...]: ...
+
+    async def run(self, task: SubTask) -> SubTaskResult: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CommandResult:
     """What a finished (or timed-out) shell command left: its output, tail-truncated for the model, the exit code
     (None when it timed out or died of a signal) and details (fullOutputPath, truncation, sandbox, terminalId)."""
@@ -109,7 +148,7 @@ class ToolContext:
     """Per-call environment. `allow_outside` is True only when policy or the person approved leaving the workspace.
 
     `sandbox` and `grant`: where a shell command runs and what it may touch there; without them (full mode, or a
-    caller running a tool directly) a command runs unconfined."""
+    caller running a tool directly) a command runs unconfined. `emit` sends an event into the run's stream."""
 
     workspace: Path
     fs: FileOps
@@ -121,8 +160,12 @@ class ToolContext:
     sandbox: Sandbox | None = None
     grant: Grant | None = None
     runner: CommandRunner | None = None
-    tool_call_id: str = ""
+    tool_call_id: str = ""  # unique in the run's tree: a sub-agent's calls are "<its run id>:<call id>"
     allow_private: bool = False
+    emit: Callable[[Event], None] | None = None  # the run's event sink (todo_write's `plan`); None: no run
+    subagents: SubAgentRunner | None = (
+        None  # the `task` tool's way to start a sub-agent; None: none can start
+    )
 
 
 @runtime_checkable

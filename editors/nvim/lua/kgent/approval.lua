@@ -51,7 +51,8 @@ M.details_lines = preview.details_lines
 ---@return string
 function M.prompt_text(p)
   local tc = p.toolCall or {}
-  local parts = { 'Kgent: ' .. (tc.title or tc.name or 'tool call') }
+  local who = p.agent and ('Kgent sub-agent "%s": '):format(p.agent) or 'Kgent: '
+  local parts = { who .. (tc.title or tc.name or 'tool call') }
   if tc.command and not (tc.title or ''):find(tc.command, 1, true) then
     parts[#parts + 1] = '$ ' .. tc.command
   elseif tc.path and not (tc.title or ''):find(tc.path, 1, true) then

@@ -60,7 +60,8 @@ function M.block_lines(prompt)
       tags[#tags + 1] = p[k]
     end
   end
-  local lines = { ('**Approve?** %s%s'):format(tc.title or tc.name or 'tool call',
+  local who = p.agent and ('(sub-agent "%s") '):format(p.agent) or ''
+  local lines = { ('**Approve?** %s%s%s'):format(who, tc.title or tc.name or 'tool call',
     #tags > 0 and ('  [' .. table.concat(tags, ' · ') .. ']') or '') }
   if p.reason then
     lines[#lines + 1] = '  why: ' .. p.reason

@@ -8,16 +8,25 @@ local ns_blocks = vim.api.nvim_create_namespace('kgent.transcript.blocks')
 local I = transcript._internals()
 
 
+local function mark(row, n)
+  local buf = transcript.buf()
+  local first = vim.api.nvim_buf_set_extmark(buf, ns_blocks, row, 0, {})
+  local last = vim.api.nvim_buf_set_extmark(buf, ns_blocks, row + n - 1, 0, { right_gravity = false })
+  return { key = I.current().key, first = first, last = last }
+end
+
 --- Append `lines` as a block that can be rewritten or removed later; returns its handle.
 ---@param lines string[]
 ---@param kind string
 ---@return {key: string, first: integer, last: integer}
 function M.add(lines, kind)
   local row = transcript.append_lines(lines, kind)
-  local buf = transcript.buf()
-  local first = vim.api.nvim_buf_set_extmark(buf, ns_blocks, row, 0, {})
-  local last = vim.api.nvim_buf_set_extmark(buf, ns_blocks, row + #lines - 1, 0, { right_gravity = false })
-  return { key = I.current().key, first = first, last = last }
+  return mark(row, #lines)
+end
+
+--- Append `lines` (left unchanged) as a block spanning exactly them, for M.replace; returns its handle.
+function M.add_exact(lines, kind)
+  return mark(transcript.append_lines(vim.list_extend({}, lines), kind), #lines)
 end
 
 --- The 0-based rows [first, last] of a block, or nil if it is gone.
@@ -47,6 +56,26 @@ function M.set_line(b, offset, text)
   end)
   I.set_current(prev)
   I.hl(buf, first + offset, 1, 'approval')
+end
+
+--- Replace a block's lines by `lines` (any number), in place; false if the block is gone.
+function M.replace(b, lines, kind)
+  local first, last, buf = M.rows(b)
+  if not first then
+    return false
+  end
+  local prev = I.current()
+  I.set_current(I.get(b.key))
+  I.edit(function(bb)
+    vim.api.nvim_buf_del_extmark(bb, ns_blocks, b.first)
+    vim.api.nvim_buf_del_extmark(bb, ns_blocks, b.last)
+    vim.api.nvim_buf_set_lines(bb, first, last + 1, false, lines)
+    b.first = vim.api.nvim_buf_set_extmark(bb, ns_blocks, first, 0, {})
+    b.last = vim.api.nvim_buf_set_extmark(bb, ns_blocks, first + #lines - 1, 0, { right_gravity = false })
+  end)
+  I.set_current(prev)
+  I.hl(buf, first, #lines, kind)
+  return true
 end
 
 --- Remove a block (and the blank line before it, if it is the buffer's last thing).

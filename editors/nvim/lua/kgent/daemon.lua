@@ -81,10 +81,16 @@ function handlers.on_event(params, conn)
     state.runs[params.runId] = run
   end
   run.session_id = params.sessionId or run.session_id
+  run.parent = params.parentRunId or run.parent -- a sub-agent's run (the `task` tool)
   if ev.type == 'run_start' and ev.workspace then
     run.workspace = ev.workspace
   end
   render.on_event(run, ev)
+  if run.parent then
+    run.live = ev.type ~= 'run_end'
+    emit('KgentEvent', params)
+    return
+  end
   if ev.type == 'tool_update' and ev.status == 'in_progress' and conn then
     M.snapshot_children(conn)
     M.watch_children(conn)

@@ -12,6 +12,7 @@ M.groups = {
   KgentApprovalKey = 'Special', -- the keys line of a pending approval
   KgentLost = 'DiagnosticError', -- tools lost with a daemon that died
   KgentQueue = 'DiagnosticHint', -- the chat's queued messages
+  KgentPlan = 'DiagnosticInfo', -- the agent's plan (todo_write)
 }
 
 --- Which group each kind of transcript line gets.
@@ -23,6 +24,7 @@ M.kind = {
   summary = 'KgentSummary',
   approval = 'KgentApproval',
   lost = 'KgentLost',
+  plan = 'KgentPlan',
 }
 
 function M.setup()

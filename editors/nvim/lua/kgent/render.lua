@@ -16,6 +16,36 @@ local function tool_key(run_id, tool_call_id)
   return tostring(run_id or '') .. '\0' .. tostring(tool_call_id or '')
 end
 
+local PLAN_MARK = { completed = '[x]', in_progress = '[~]', pending = '[ ]' }
+-- The plan block of each run (kgent.blocks handle), rewritten in place by each `plan` event.
+local plans = {}
+
+--- "**Plan** · 1/3 done" and one markdown checkbox line per entry ([~] in progress, "(high)" for high priority).
+function M.plan_lines(entries)
+  local done = 0
+  local lines = {}
+  for _, e in ipairs(entries or {}) do
+    done = done + (e.status == 'completed' and 1 or 0)
+    local prio = e.priority == 'high' and ' (high)' or ''
+    lines[#lines + 1] = ('- %s %s%s'):format(PLAN_MARK[e.status] or '[ ]', first_line(e.content), prio)
+  end
+  table.insert(lines, 1, ('**Plan** · %d/%d done'):format(done, #lines))
+  if #lines == 1 then
+    lines[2] = '_(empty)_'
+  end
+  return lines
+end
+
+local function show_plan(run_id, entries)
+  local blocks = require('kgent.blocks')
+  local lines = M.plan_lines(entries)
+  local b = plans[run_id]
+  if not (b and blocks.replace(b, lines, 'plan')) then
+    transcript.end_stream()
+    plans[run_id] = blocks.add_exact(lines, 'plan')
+  end
+end
+
 local DECISION = {
   allow_once = 'approved once',
   allow_always = 'approved for the session',
@@ -45,11 +75,37 @@ end
 
 ---@param run {id: string, session_id: string, workspace: string?}
 ---@param ev table
+--- A sub-agent's run (the `task` tool; its events carry parentRunId): one line when it starts and ends, its tool
+--- calls labelled with its name; its text and prompt stay out (the task's result line carries its answer).
+local SUB_SHOWN = { run_start = true, run_end = true, tool_call = true, tool_update = true, permission_request = true,
+  permission_resolved = true, plan = true }
+
+local function sub_event(run, ev)
+  if ev.type == 'run_start' then
+    run.agent = ev.agent or 'sub-agent'
+    transcript.end_stream()
+    transcript.append_lines({ ('↳ **Sub-agent: %s** started (%s)'):format(run.agent, run.id) }, 'tool')
+  elseif ev.type == 'run_end' then
+    M.close_tools(run, ev)
+    transcript.append_lines({ ('↳ **Sub-agent: %s** %s · %d turn%s'):format(run.agent or 'sub-agent',
+      ev.status or '?', ev.turns or 0, ev.turns == 1 and '' or 's') }, 'tool')
+  end
+end
+
+---@param run {id: string, session_id: string, workspace: string?, parent: string?, agent: string?}
+---@param ev table
 function M.on_event(run, ev)
   local ty = ev.type
   local tr = config.options.transcript
   transcript.use(run.session_id or run.key)
   transcript.add_run(run.id)
+  if run.parent then
+    if not SUB_SHOWN[ty] then
+      return
+    elseif ty == 'run_start' or ty == 'run_end' then
+      return sub_event(run, ev)
+    end
+  end
   if ty == 'run_start' then
     local head = ('## Run %s · %s/%s · %s'):format(run.id, ev.provider or '?', ev.model or '?', ev.mode or '?')
     local lines = { head, ('_session %s · %s_'):format(ev.sessionId or run.session_id or '?', ev.workspace or '') }
@@ -86,9 +142,12 @@ function M.on_event(run, ev)
     if ev.command and not title:find(ev.command, 1, true) then
       title = title .. ': `' .. first_line(ev.command) .. '`'
     end
+    if run.parent then
+      title = ('↳ %s: %s'):format(run.agent or 'sub-agent', title)
+    end
     local path = ev.path or (type(ev.args) == 'table' and type(ev.args.path) == 'string' and ev.args.path) or nil
     transcript.add_tool(tool_key(run.id, ev.toolCallId), { title = title, status = 'pending', run = run.id,
-      path = path, kind = ev.kind })
+      path = path, kind = ev.kind, name = ev.name })
     require('kgent.approval_inline').tool_added(tool_key(run.id, ev.toolCallId))
   elseif ty == 'tool_update' then
     local key = tool_key(run.id, ev.toolCallId)
@@ -98,7 +157,9 @@ function M.on_event(run, ev)
       local cut_short = ev.status == 'failed' and type(ev.output) == 'string' and vim.startswith(ev.output, 'cancelled:')
       t.status = cut_short and 'cancelled' or ev.status or t.status
       transcript.update_tool(key)
-      if (ev.status == 'completed' or ev.status == 'failed') and not cut_short then
+      -- todo_write's result is the plan, which its plan block shows already
+      local shown = t.name == 'todo_write' and ev.status == 'completed'
+      if (ev.status == 'completed' or ev.status == 'failed') and not cut_short and not shown then
         transcript.tool_output(key, ev.output)
       end
     end
@@ -140,6 +201,8 @@ function M.on_event(run, ev)
       ev.delaySeconds or '?', first_line(tostring(ev.error or ''))))
   elseif ty == 'compaction' then
     transcript.note(('compaction %s (%s)'):format(ev.status or '?', ev.trigger or '?'))
+  elseif ty == 'plan' then
+    show_plan(run.id, ev.entries)
   elseif ty == 'run_end' then
     M.run_end(run, ev)
   end
@@ -163,15 +226,20 @@ end
 
 ---@param run {id: string, workspace: string?}
 ---@param ev table  the run_end event
-function M.run_end(run, ev)
-  -- A call still pending or running gets no final tool_update when the run is cancelled (e.g. while its
-  -- approval was open): close its line here.
+--- A call still pending or running gets no final tool_update when the run is cancelled (e.g. while its approval
+--- was open): close its line here.
+function M.close_tools(run, ev)
+  plans[run.id] = nil
   for key, t in pairs(transcript.tools()) do
     if t.run == run.id and (t.status == 'pending' or t.status == 'in_progress') then
       t.status = ev.status == 'cancelled' and 'cancelled' or 'unfinished'
       transcript.update_tool(key)
     end
   end
+end
+
+function M.run_end(run, ev)
+  M.close_tools(run, ev)
   local status = ev.status or '?'
   local head = ('**Run %s** · %s'):format(status, ev.stopReason or '?')
   if ev.turns then

@@ -18,6 +18,7 @@ local ns_hl = vim.api.nvim_create_namespace('kgent.transcript.hl')
 ---@field approval string?
 ---@field run string  the run id
 ---@field path string?  the file it touches
+---@field name string?  the tool
 
 ---@class kgent.Transcript
 ---@field key string  the session id, or "new-<n>" until it is known

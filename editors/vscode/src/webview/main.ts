@@ -3,7 +3,7 @@
 
 import { escapeHtml, renderMarkdown } from "../markdown";
 import type { FromPage, SessionRow, ToPage } from "../panelMessages";
-import type { ApprovalItem, EndItem, LiveRun, PanelItem, PanelState, ToolItem } from "../panelModel";
+import type { ApprovalItem, EndItem, LiveRun, PanelItem, PanelState, PlanItem, ToolItem } from "../panelModel";
 import { formatUsage } from "../usage";
 
 declare function acquireVsCodeApi(): { postMessage(m: FromPage): void; getState(): unknown; setState(s: unknown): void };
@@ -52,15 +52,33 @@ function diffHtml(diff: string): string {
 }
 
 function renderTool(t: ToolItem, wasOpen: boolean | undefined): HTMLElement {
-  const d = el("details", `tool status-${t.status}${t.isError ? " error" : ""}`) as HTMLDetailsElement;
+  const d = el("details", `tool status-${t.status}${t.isError ? " error" : ""}${t.agent !== undefined ? " sub" : ""}`) as HTMLDetailsElement;
   d.open = wasOpen ?? (t.status === "in_progress" || t.status === "pending");
   const status = STATUS_TEXT[t.status] ?? t.status;
   const decided = t.decidedBy ? ` <span class="decided">· ${escapeHtml(t.decidedBy)}</span>` : "";
-  d.appendChild(el("summary", "", `<span class="badge">${escapeHtml(status)}</span> <span class="tool-title">${escapeHtml(t.title)}</span>${decided}`));
+  const agent = t.agent !== undefined ? `<span class="agent">↳ ${escapeHtml(t.agent)}</span> ` : "";
+  d.appendChild(el("summary", "", `${agent}<span class="badge">${escapeHtml(status)}</span> <span class="tool-title">${escapeHtml(t.title)}</span>${decided}`));
   if (t.command) d.appendChild(el("pre", "command", `$ ${escapeHtml(t.command)}`));
   if (t.diff) d.appendChild(el("pre", "diff", diffHtml(t.diff)));
   if (t.output) d.appendChild(el("pre", "output", escapeHtml(t.output)));
   return d;
+}
+
+const PLAN_MARKS: Record<string, string> = { completed: "✓", in_progress: "▸", pending: "○" };
+
+function renderPlan(p: PlanItem): HTMLElement {
+  const card = el("div", "card plan");
+  const done = p.entries.filter((e) => e.status === "completed").length;
+  card.appendChild(el("div", "card-title", `<strong>Plan</strong> <span class="plan-count">${done}/${p.entries.length} done</span>`));
+  if (p.entries.length === 0) card.appendChild(el("div", "note", "The plan is empty."));
+  const ol = el("ol", "plan-entries");
+  for (const e of p.entries) {
+    const li = el("li", `plan-entry status-${e.status} priority-${e.priority}`, `<span class="mark">${PLAN_MARKS[e.status] ?? "○"}</span> ${escapeHtml(e.content)}`);
+    li.title = `${e.status.replace("_", " ")} · ${e.priority} priority`;
+    ol.appendChild(li);
+  }
+  card.appendChild(ol);
+  return card;
 }
 
 function countdownText(deadline: number): string {
@@ -74,7 +92,8 @@ function renderApproval(a: ApprovalItem): HTMLElement {
   card.dataset.requestId = a.requestId;
   card.setAttribute("role", "group");
   card.setAttribute("aria-label", `Approval: ${a.title}`);
-  card.appendChild(el("div", "card-title", `<strong>Kgent wants to:</strong> ${escapeHtml(a.title)}`));
+  const who = a.agent !== undefined ? `Sub-agent “${escapeHtml(a.agent)}” wants to:` : "Kgent wants to:";
+  card.appendChild(el("div", "card-title", `<strong>${who}</strong> ${escapeHtml(a.title)}`));
   card.appendChild(el("div", "card-why", `${escapeHtml(a.reason)} · <span class="risk">${escapeHtml(a.risk)} risk</span>`));
   if (a.command) card.appendChild(el("pre", "command", `$ ${escapeHtml(a.command)}`));
   if (a.diff) card.appendChild(el("pre", "diff", diffHtml(a.diff)));
@@ -145,6 +164,8 @@ function renderItem(item: PanelItem, old: HTMLElement | undefined): HTMLElement 
       return renderApproval(item);
     case "end":
       return renderEnd(item);
+    case "plan":
+      return renderPlan(item);
     case "note":
       return el("div", `note ${item.severity}`, escapeHtml(item.text));
   }

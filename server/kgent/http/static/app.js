@@ -123,7 +123,7 @@ function toolUpdate(ev) {
 function approvalCard(ev) {
   const call = ev.toolCall || {};
   const card = state.tools.get(call.toolCallId) || toolCard(call);
-  const box = el("div", "approval");
+  const box = el("div", ev.parentRunId ? "approval sub-agent" : "approval");
   box.dataset.requestId = ev.requestId;
   box.append(el("div", "why", `${ev.reason} (risk: ${ev.risk})`));
   if (call.command) box.append(el("div", "command", call.command));
@@ -161,12 +161,39 @@ function resolved(ev) {
   const box = ev.requestId ? document.querySelector(`.approval[data-request-id="${CSS.escape(ev.requestId)}"]`) : null;
   const who = { host: "", policy: " by the mode", session_rule: " by a session rule", timeout: " (no answer in time)" }[ev.source] ?? "";
   const text = `${DECISIONS[ev.decision] || ev.decision}${who}`;
-  const line = el("div", `decision ${ev.approved ? "approved" : "rejected"}`, text);
+  const line = el("div", `decision ${ev.approved === undefined ? "" : ev.approved ? "approved" : "rejected"}`, text);
   if (box) {
     box.classList.add("closed");
     box.querySelector(".buttons")?.remove();
     box.append(line);
   } else if (card) card.append(line);
+}
+
+// A sub-agent's (the `task` tool's) events go to its own run's stream; its approvals are asked here, on the card of
+// the task call that started it: while a task call runs, the pending approvals naming this run as parent are polled.
+let subAgentTimer = null;
+function watchSubAgents() {
+  if (subAgentTimer) return;
+  const parent = state.runId;
+  subAgentTimer = setInterval(async () => {
+    const live = parent && state.runId === parent;
+    if (!live) {
+      clearInterval(subAgentTimer);
+      subAgentTimer = null;
+    }
+    const { permissions } = live ? await api("GET", "/api/permissions").catch(() => ({ permissions: [] })) : { permissions: [] };
+    const open = new Set();
+    for (const p of permissions) {
+      if (p.parentRunId !== parent) continue;
+      open.add(p.requestId);
+      if (document.querySelector(`.approval[data-request-id="${CSS.escape(p.requestId)}"]`)) continue;
+      const call = { ...(p.toolCall || {}), title: `sub-agent "${p.agent || "task"}": ${p.toolCall?.title || ""}` };
+      approvalCard({ ...p, toolCall: call });
+    }
+    for (const box of document.querySelectorAll(".approval.sub-agent:not(.closed)")) {
+      if (!open.has(box.dataset.requestId)) resolved({ requestId: box.dataset.requestId, decision: "answered" });
+    }
+  }, 500);
 }
 
 function runEnd(ev) {
@@ -228,6 +255,7 @@ function onEvent(params) {
     }
     case "tool_call":
       toolCard(ev);
+      if (ev.name === "task") watchSubAgents();
       break;
     case "tool_update":
       toolUpdate(ev);

@@ -59,6 +59,9 @@ class PermissionFields(Payload):
     operation: Operation
     scope: Scope
     options: list[PermissionOption]
+    agent: str | None = Field(
+        default=None, description="A sub-agent's prompt: its name (the `task` call's description)."
+    )
 
 
 # -- events ----------------------------------------------------------------------------------------------------------
@@ -73,6 +76,11 @@ class RunStartEvent(Payload):
     provider: str
     model: str
     prompt: str
+    parent_run_id: str | None = Field(
+        default=None, description="A sub-agent's run: the run whose `task` call started it."
+    )
+    parent_tool_call_id: str | None = Field(default=None, description="A sub-agent's run: that `task` call.")
+    agent: str | None = Field(default=None, description="A sub-agent's run: its name.")
 
 
 class UserMessageEvent(Payload):
@@ -163,6 +171,19 @@ class CompactionEvent(Payload):
     error: str | None = None
 
 
+class PlanEntry(Payload):
+    content: str
+    status: Literal["pending", "in_progress", "completed"]
+    priority: Literal["high", "medium", "low"]
+
+
+class PlanEvent(Payload):
+    """The agent's plan (`todo_write`): the whole list, replacing the previous one."""
+
+    type: Literal["plan"]
+    entries: list[PlanEntry]
+
+
 class RunError(Payload):
     code: str
     message: str
@@ -198,6 +219,7 @@ EVENTS: tuple[type[Payload], ...] = (
     UsageEvent,
     RetryEvent,
     CompactionEvent,
+    PlanEvent,
     RunEndEvent,
 )
 
@@ -216,6 +238,7 @@ KnownEvent = TypeAliasType(
         | UsageEvent
         | RetryEvent
         | CompactionEvent
+        | PlanEvent
         | RunEndEvent,
         Field(discriminator="type"),
     ],
@@ -227,6 +250,9 @@ class AgentEventParams(Payload):
 
     run_id: str
     session_id: str
+    parent_run_id: str | None = Field(
+        default=None, description="Present on every event of a sub-agent's run: the run that started it."
+    )
     seq: int = Field(description="0, 1, 2, … per run, without gaps.")
     event: KnownEvent
 
@@ -236,3 +262,6 @@ class PermissionParams(PermissionFields):
 
     run_id: str
     session_id: str
+    parent_run_id: str | None = Field(
+        default=None, description="A sub-agent's prompt: the run that started it."
+    )
