@@ -381,6 +381,11 @@ export class KgentClient {
     return this.request(() => this.conn.sendRequest(P.AgentFollowUp, { runId, text }));
   }
 
+  /** Drop the run's queued steering and follow-up messages (a `queue_update` with empty lists follows). */
+  clearQueue(runId: string): Promise<Record<string, never>> {
+    return this.request(() => this.conn.sendRequest(P.AgentClearQueue, { runId }));
+  }
+
   sessions(workspace: string): Promise<P.SessionsResult> {
     return this.request(() => this.conn.sendRequest(P.AgentSessions, { workspace }));
   }

@@ -538,4 +538,6 @@ export interface UserMessageEvent {
   type: "user_message";
   text: string;
   source: "prompt" | "steer" | "follow_up" | (string & {});
+  /** Its session entry: fork there (`agent/fork` to its parent) to edit and resend it. */
+  entryId?: string | null;
 }
