@@ -1,12 +1,13 @@
 // The messages between the Kgent panel's page (webview/main.ts) and the extension (ui/panel.ts). No `vscode`, no DOM.
 
-import type { PanelState } from "./panelModel";
+import type { PanelState } from "./panelItems";
 
 /** Extension → page. */
 export type ToPage =
   | { type: "state"; state: PanelState }
   | { type: "focusInput" }
   | { type: "insert"; text: string }
+  | { type: "setInput"; text: string }
   | { type: "sessions"; sessions: SessionRow[] };
 
 export interface SessionRow {
@@ -31,6 +32,8 @@ export type FromPage =
   | { type: "history" }
   | { type: "resume"; sessionId: string; title: string }
   | { type: "fork"; sessionId: string; title: string }
+  | { type: "forkAt"; sessionId: string; entryId: string }
+  | { type: "clearQueue"; runId: string }
   | { type: "attachSelection" };
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -88,6 +91,15 @@ export function parseFromPage(m: unknown): FromPage | undefined {
     case "fork": {
       const sessionId = s("sessionId");
       return sessionId !== undefined ? { type: "fork", sessionId, title: s("title") ?? sessionId } : undefined;
+    }
+    case "forkAt": {
+      const sessionId = s("sessionId");
+      const entryId = s("entryId");
+      return sessionId !== undefined && entryId !== undefined ? { type: "forkAt", sessionId, entryId } : undefined;
+    }
+    case "clearQueue": {
+      const runId = s("runId");
+      return runId !== undefined ? { type: "clearQueue", runId } : undefined;
     }
     default:
       return undefined;
