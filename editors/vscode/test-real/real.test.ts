@@ -58,6 +58,7 @@ async function startCodeServer(vsix: string, trusted: boolean): Promise<Instance
         "kgent.provider": "scripted",
         "kgent.model": "tool-loop",
         "kgent.permissionMode": "ask",
+        "kgent.approvalTimeout": 900, // long enough never to expire here; the cards show its countdown
         "workbench.startupEditor": "none",
         "workbench.tips.enabled": false,
         "workbench.enableExperiments": false,
@@ -134,6 +135,18 @@ async function palette(page: Page, title: string): Promise<void> {
   await page.keyboard.press("Enter");
 }
 
+/** Wait until the panel's input holds `value`. */
+async function waitForValue(panel: FrameLocator, value: string): Promise<void> {
+  const input = panel.locator("#input");
+  const deadline = Date.now() + STEP_MS;
+  for (;;) {
+    const got = await input.inputValue();
+    if (got === value) return;
+    if (Date.now() > deadline) assert.equal(got, value, "the panel's input");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 /** The Kgent panel's page: VS Code nests a webview's content in an inner frame. */
 function panelFrame(page: Page): FrameLocator {
   return page.frameLocator("iframe.webview.ready").frameLocator("#active-frame");
@@ -154,6 +167,18 @@ async function step<T>(page: Page, name: string, fn: () => Promise<T>): Promise<
     await page.screenshot({ path: path.join(ARTIFACTS, `failed-${name}.png`) }).catch(() => undefined);
     throw e;
   }
+}
+
+function secondsLeft(countdown: string): number {
+  return Number(/in (\d+) s/.exec(countdown)?.[1] ?? NaN);
+}
+
+/** Send a message from the panel's box and wait for its run to end (the panel shows one more end line). */
+async function sendAndWait(panel: FrameLocator, text: string): Promise<void> {
+  const ends = await panel.locator(".end").count();
+  await panel.locator("#input").fill(text);
+  await panel.locator("#input").press("Enter");
+  await panel.locator(".end").nth(ends).waitFor({ timeout: STEP_MS });
 }
 
 function buildVsix(): string {
@@ -216,6 +241,14 @@ describe("Kgent in a real VS Code (code-server)", { timeout: 30 * 60_000 }, () =
         await card.locator("button.opt", { hasText: name }).first().waitFor({ timeout: STEP_MS });
       }
     });
+    await step(page, "countdown", async () => {
+      // kgent.approvalTimeout is set: the card counts down to the automatic reject, second by second.
+      const countdown = card.locator(".countdown");
+      const first = await countdown.innerText();
+      assert.match(first, /^rejected automatically in \d+ s$/);
+      await panel.locator(".card.approval.pending .countdown", { hasNotText: first }).first().waitFor({ timeout: STEP_MS });
+      assert.ok(secondsLeft(await countdown.innerText()) < secondsLeft(first), "it counts down");
+    });
     await shot(page, "panel-approval");
 
     await step(page, "palette-never-answers", async () => {
@@ -247,6 +280,7 @@ describe("Kgent in a real VS Code (code-server)", { timeout: 30 * 60_000 }, () =
     await step(page, "transcript", async () => {
       const text = await panel.locator("#log").innerText();
       assert.match(text, /Updated sample\.py: value is now 2/);
+      await panel.locator(".msg.assistant.markdown p", { hasText: "Updated sample.py" }).first().waitFor({ timeout: STEP_MS }); // rendered Markdown
       assert.match(text, /Answered: Allow once/);
       assert.match(text, /1 file changed/);
       assert.equal(fs.readFileSync(path.join(ide!.workspace, "sample.py"), "utf8"), "value = 2\nprint(value)\n");
@@ -294,7 +328,13 @@ describe("Kgent in a real VS Code (code-server)", { timeout: 30 * 60_000 }, () =
       await card.locator("button.opt", { hasText: "Allow once" }).first().click();
       // Live output: the command's first line appears while it still runs.
       await panel.locator("details.tool.status-in_progress pre.output", { hasText: "started" }).first().waitFor({ timeout: STEP_MS });
+      // While it runs, Enter queues a follow-up; Clear drops it.
+      await panel.locator("#input").fill("and then say done");
+      await panel.locator("#input").press("Enter");
+      await panel.locator("#live .queue .chip", { hasText: "follow-up: and then say done" }).waitFor({ timeout: STEP_MS });
       await shot(page, "panel-streaming");
+      await panel.locator("#live .queue button.clear-queue").click();
+      await panel.locator("#live .queue").waitFor({ state: "detached", timeout: STEP_MS });
       await panel.locator("#live button.stop").first().click();
       await panel.locator(".end.status-cancelled").first().waitFor({ timeout: STEP_MS });
       const tool = panel.locator("details.tool", { hasText: "sleep 60" }).first();
@@ -302,6 +342,88 @@ describe("Kgent in a real VS Code (code-server)", { timeout: 30 * 60_000 }, () =
       assert.match(output, /^started$/m);
       assert.doesNotMatch(output, /^finished$/m);
       assert.match(output, /cancelled/);
+      assert.equal(await panel.locator(".msg.user.source-follow_up").count(), 0, "the cleared follow-up never reached the run");
+    });
+  });
+
+  test("keybindings: Ctrl+Alt+K focuses the panel, Ctrl+Alt+L mentions the selection; the file goes along", async () => {
+    assert.ok(ide);
+    fs.writeFileSync(path.join(ide.workspace, "sample.py"), SAMPLE);
+    await step(page, "focus-key", async () => {
+      await panel.locator("#new").click();
+      await panel.locator("#model").selectOption("hello");
+      await page.locator(".statusbar-item", { hasText: "hello" }).first().waitFor({ timeout: STEP_MS });
+      await page.keyboard.press("Control+B"); // hide the side bar, and the panel with it
+      await page.locator("iframe.webview.ready").first().waitFor({ state: "hidden", timeout: STEP_MS });
+      await page.keyboard.press("Control+Alt+K");
+      await panel.locator("#input").waitFor({ timeout: STEP_MS });
+      // Typing lands in the panel's box; Shift+Enter is a new line, not a send.
+      await page.keyboard.type("typed after the shortcut");
+      await page.keyboard.press("Shift+Enter");
+      await page.keyboard.type("on two lines");
+      await waitForValue(panel, "typed after the shortcut\non two lines");
+      assert.equal(await panel.locator(".msg.user").count(), 0, "nothing was sent");
+      await panel.locator("#input").fill("");
+    });
+    await step(page, "selection-key", async () => {
+      await page.keyboard.press("Control+P");
+      await page.locator(".quick-input-widget .quick-input-box input").fill("sample.py");
+      await page.locator(".quick-input-list .monaco-list-row", { hasText: "sample.py" }).first().waitFor({ timeout: STEP_MS });
+      await page.keyboard.press("Enter");
+      await page.locator(".monaco-editor .view-line", { hasText: "value = 1" }).first().click();
+      await page.keyboard.press("Control+A");
+      await page.keyboard.press("Control+Alt+L");
+      await waitForValue(panel, "@sample.py#L1-2 ");
+    });
+    await step(page, "mention", async () => {
+      // The input holds the mention; the person adds the question and sends it: the lines go along as a resource.
+      await panel.locator("#input").press("End");
+      await panel.locator("#input").pressSequentially("what does this print?");
+      await panel.locator("#input").press("Enter");
+      await panel.locator(".end.status-settled").first().waitFor({ timeout: STEP_MS });
+      const user = panel.locator(".msg.user").last();
+      assert.match(await user.locator(".text").innerText(), /^@sample\.py#L1-2 what does this print\?$/);
+      const attachment = user.locator("details.attachment");
+      assert.equal(await attachment.locator("summary").innerText(), "sample.py#L1-L2");
+      await attachment.locator("summary").click();
+      assert.equal(await attachment.locator("pre").innerText(), "value = 1\nprint(value)");
+    });
+  });
+
+  test("history: Resume brings a session's conversation back; Fork here branches before any message", async () => {
+    await step(page, "resume", async () => {
+      await panel.locator("#new").click();
+      await panel.locator("#empty:not([hidden])").waitFor({ timeout: STEP_MS });
+      await panel.locator("#historyButton").click();
+      const row = panel.locator(".history-row", { hasText: "Change value to 2 in sample.py" }).first();
+      await row.locator("button", { hasText: "Resume" }).click();
+      // The first test's conversation, as it was: the message, the answer, the tool calls with their results.
+      await panel.locator(".msg.user", { hasText: "Change value to 2 in sample.py and check it." }).waitFor({ timeout: STEP_MS });
+      await panel.locator(".msg.assistant", { hasText: "Updated sample.py: value is now 2" }).waitFor({ timeout: STEP_MS });
+      await panel.locator("details.tool.status-completed", { hasText: "Edit sample.py" }).waitFor({ timeout: STEP_MS });
+      assert.match(await panel.locator("#session").innerText(), /Continuing: Change value to 2/);
+      await panel.locator(".msg.user").first().hover();
+      await shot(page, "panel-resumed");
+    });
+    await step(page, "fork-here", async () => {
+      await sendAndWait(panel, "Say something else.");
+      assert.equal(await panel.locator(".msg.user").count(), 2);
+      // Branch before the first message: the panel shows nothing before it, and the message is back in the box.
+      const first = panel.locator(".msg.user").first();
+      await first.hover();
+      await first.locator("button.fork-here").click();
+      await panel.locator(".note", { hasText: "Forked before “Change value to 2 in sample.py" }).waitFor({ timeout: STEP_MS });
+      assert.equal(await panel.locator(".msg.user").count(), 0);
+      await waitForValue(panel, "Change value to 2 in sample.py and check it.");
+      await panel.locator("#input").fill("A different first message.");
+      await panel.locator("#input").press("Enter");
+      await panel.locator(".end").first().waitFor({ timeout: STEP_MS });
+      // Resume again: the session now reads from the new branch.
+      await panel.locator("#historyButton").click();
+      await panel.locator(".history-row").first().locator("button", { hasText: "Resume" }).click(); // the newest
+      await panel.locator(".note", { hasText: /^Resumed/ }).last().waitFor({ timeout: STEP_MS });
+      const texts = await panel.locator(".msg.user .text").allInnerTexts();
+      assert.deepEqual(texts, ["A different first message."]);
     });
   });
 
