@@ -353,6 +353,11 @@ describe("Kgent in a real VS Code (code-server)", { timeout: 30 * 60_000 }, () =
       await panel.locator("#new").click();
       await panel.locator("#model").selectOption("hello");
       await page.locator(".statusbar-item", { hasText: "hello" }).first().waitFor({ timeout: STEP_MS });
+      // The mode picker too: the status bar follows it.
+      await panel.locator("#mode").selectOption("plan");
+      await page.locator(".statusbar-item", { hasText: "plan" }).first().waitFor({ timeout: STEP_MS });
+      await panel.locator("#mode").selectOption("ask");
+      await page.locator(".statusbar-item", { hasText: "ask" }).first().waitFor({ timeout: STEP_MS });
       await page.keyboard.press("Control+B"); // hide the side bar, and the panel with it
       await page.locator("iframe.webview.ready").first().waitFor({ state: "hidden", timeout: STEP_MS });
       await page.keyboard.press("Control+Alt+K");

@@ -1,6 +1,8 @@
 // The editor-agnostic helpers on their own (no daemon, no vscode).
 
 import { strict as assert } from "node:assert";
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { describe, test } from "node:test";
 import { approvalPrompt, diffPreview } from "../src/approval";
 import { sanitizeAnswer } from "../src/client";
@@ -12,6 +14,7 @@ import { splitAttachments } from "../src/panelHistory";
 import { PanelModel } from "../src/panelModel";
 import { TranscriptWriter } from "../src/transcript";
 import { formatUsage, sandboxStatus } from "../src/usage";
+import { extensionRoot } from "./helpers";
 
 function permission(toolCall: Partial<PermissionParams["toolCall"]>, options?: PermissionParams["options"]): PermissionParams {
   return {
@@ -258,6 +261,28 @@ describe("panel model: a stored session", () => {
 
   test("splitAttachments leaves a message without resources as it is", () => {
     assert.deepEqual(splitAttachments("a <resource> b"), { text: "a <resource> b", attachments: [] });
+  });
+});
+
+describe("the manifest", () => {
+  test("a provider list, the keybindings, the activity-bar view with its icon, and a word for Restricted Mode", () => {
+    const pkg = JSON.parse(fs.readFileSync(path.join(extensionRoot(), "package.json"), "utf8")) as {
+      contributes: {
+        configuration: { properties: Record<string, { enum?: string[] }> };
+        keybindings: { command: string; key: string }[];
+        viewsContainers: { activitybar: { id: string; icon: string }[] };
+        views: Record<string, { type: string; id: string }[]>;
+      };
+      capabilities: { untrustedWorkspaces: { supported: string; description: string } };
+    };
+    const c = pkg.contributes;
+    assert.deepEqual(c.configuration.properties["kgent.provider"].enum, ["", "openai", "anthropic", "scripted"]);
+    assert.deepEqual(c.keybindings.map((k) => [k.command, k.key]), [["kgent.focusPanel", "ctrl+alt+k"], ["kgent.runOnSelection", "ctrl+alt+l"]]);
+    const bar = c.viewsContainers.activitybar.find((v) => v.id === "kgent");
+    assert.ok(bar && fs.existsSync(path.join(extensionRoot(), bar.icon)), "the activity bar icon");
+    assert.deepEqual(c.views.kgent.map((v) => [v.type, v.id]), [["webview", "kgent.panel"]]);
+    assert.equal(pkg.capabilities.untrustedWorkspaces.supported, "limited");
+    assert.match(pkg.capabilities.untrustedWorkspaces.description, /Restricted Mode/);
   });
 });
 
