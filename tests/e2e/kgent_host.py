@@ -83,6 +83,13 @@ def allow_once(params: dict[str, Any]) -> dict[str, Any]:
     return {"outcome": "selected", "optionId": "allow_once"}
 
 
+def not_open(method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """A host with no file open."""
+    return {"agent/readTextFile": {"content": None}, "agent/writeTextFile": {"applied": False}}.get(
+        method, {"saved": []}
+    )
+
+
 def select(option_id: str) -> Policy:
     return lambda params: {"outcome": "selected", "optionId": option_id}
 
@@ -98,6 +105,22 @@ class KgentHost(JsonRPCClient):
         self.stderr = bytearray()
         self._ended: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._drain: asyncio.Task[None] | None = None
+        # Host-owned files: what each agent/readTextFile, agent/writeTextFile, agent/saveFiles request asked (in
+        # order, as (method, params)), answered by `files` (method, params → result; sync or async).
+        self.file_requests: list[tuple[str, dict[str, Any]]] = []
+        self.files: Callable[[str, dict[str, Any]], Any] = not_open
+
+        def serve_files(method: str) -> None:
+            @self.feature(method)
+            async def on_file_request(params: dict[str, Any]) -> Any:
+                self.file_requests.append((method, params))
+                answer = self.files(method, params)
+                if asyncio.iscoroutine(answer):
+                    answer = await answer
+                return answer
+
+        for method in ("agent/readTextFile", "agent/writeTextFile", "agent/saveFiles"):
+            serve_files(method)
 
         @self.feature("agent/event")
         def on_event(params: dict[str, Any]) -> None:
@@ -157,11 +180,11 @@ class KgentHost(JsonRPCClient):
             conforms(RESULTS[method], result)
         return result
 
-    async def initialize(self, **settings: Any) -> dict[str, Any]:
+    async def initialize(self, capabilities: dict[str, Any] | None = None, **settings: Any) -> dict[str, Any]:
         params: dict[str, Any] = {
             "protocolVersion": 1,
             "clientInfo": {"name": "kgent-e2e"},
-            "capabilities": {},
+            "capabilities": capabilities or {},
         }
         if settings:
             params["settings"] = settings

@@ -69,7 +69,8 @@ async def test_a_run_writes_its_session_and_resumes_after_a_restart(tmp_path, wo
         "user:is it still 2?",
     ]
     [info] = await JsonlSessionStore(root).list(str(workspace))
-    assert (info.id, info.title, info.entry_count) == (first.session_id, "make value 2", 9)
+    # the first run's config, 6 messages and review set (it edited sample.py); the second's prompt and answer
+    assert (info.id, info.title, info.entry_count) == (first.session_id, "make value 2", 10)
 
 
 async def test_fork_branches_from_an_entry_and_other_branches_stay_out_of_the_context(

@@ -10,6 +10,24 @@ import type * as W from "./wire.generated";
 
 export type {
   AcpPermissionResult,
+  ApplyReviewParams,
+  ApplyReviewResult,
+  ClientCapabilities,
+  FsCapabilities,
+  HunkOutcome,
+  HunkResult,
+  HunkStatus,
+  ReadTextFileParams,
+  ReadTextFileResult,
+  ReviewFile,
+  ReviewHunk,
+  ReviewParams,
+  ReviewResult,
+  ReviewRun,
+  SaveFilesParams,
+  SaveFilesResult,
+  WriteTextFileParams,
+  WriteTextFileResult,
   AssistantMessage,
   CancelRequestParams,
   CancelResult,
@@ -159,3 +177,9 @@ export const AgentCompact = new RequestType<W.CompactParams, W.CompactResult, Er
 export const AgentEvent = new NotificationType<AgentEventParams>("agent/event");
 export const AgentPermission = new RequestType<W.PermissionParams, W.PermissionResult, ErrorData>("agent/permission");
 export const CancelRequest = new NotificationType<W.CancelRequestParams>("$/cancelRequest");
+// Host-owned files and review (protocol.md § Host-owned files, § Review).
+export const AgentReview = new RequestType<W.ReviewParams, W.ReviewResult, ErrorData>("agent/review");
+export const AgentApplyReview = new RequestType<W.ApplyReviewParams, W.ApplyReviewResult, ErrorData>("agent/applyReview");
+export const AgentReadTextFile = new RequestType<W.ReadTextFileParams, W.ReadTextFileResult, ErrorData>("agent/readTextFile");
+export const AgentWriteTextFile = new RequestType<W.WriteTextFileParams, W.WriteTextFileResult, ErrorData>("agent/writeTextFile");
+export const AgentSaveFiles = new RequestType<W.SaveFilesParams, W.SaveFilesResult, ErrorData>("agent/saveFiles");

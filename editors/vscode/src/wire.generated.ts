@@ -18,6 +18,25 @@ export interface AgentEventParams {
   event: KnownEvent;
 }
 
+/** Keep (accept) and revert (reject) hunks of a session. */
+export interface ApplyReviewParams {
+  sessionId: string;
+  /** Hunk ids to keep. */
+  accept?: string[];
+  /** Hunk ids to revert. */
+  reject?: string[];
+}
+
+export interface ApplyReviewResult {
+  /** One per hunk id given: accepts first, then rejects. */
+  results: HunkResult[];
+  /**
+   * How the model learns of the rejections: steered into the session's live run, or put before the session's next
+   * prompt; null when nothing was rejected.
+   */
+  told: "run" | "next_prompt" | (string & {}) | null;
+}
+
 /** One model turn, as stored in the session. */
 export interface AssistantMessage {
   role: "assistant";
@@ -41,6 +60,10 @@ export interface CancelRequestParams {
 export interface CancelResult {
   /** False if the run had already ended. */
   cancelled: boolean;
+}
+
+export interface ClientCapabilities {
+  fs?: FsCapabilities | null;
 }
 
 /** Who the client is (for logs). */
@@ -98,12 +121,37 @@ export interface ForkResult {
   leafId: string;
 }
 
+/** The files a client serves from its open buffers (named after ACP's `fs/read_text_file` / `fs/write_text_file`). */
+export interface FsCapabilities {
+  /** It answers agent/readTextFile. */
+  readTextFile?: boolean;
+  /** It answers agent/writeTextFile. */
+  writeTextFile?: boolean;
+  /** It answers agent/saveFiles. */
+  saveFiles?: boolean;
+}
+
+export type HunkOutcome = "accepted" | "rejected" | "conflict" | "not_found" | "already_rejected";
+
+export interface HunkResult {
+  hunkId: string;
+  /**
+   * accepted: kept. rejected: reverted. conflict: its lines changed since the run, nothing touched (still pending).
+   * not_found: no such hunk in the session. already_rejected: it was reverted before.
+   */
+  outcome: HunkOutcome | (string & {});
+  path?: string | null;
+  message?: string | null;
+}
+
+export type HunkStatus = "pending" | "accepted" | "rejected";
+
 export interface InitializeParams {
   /** The latest protocol version the client speaks. */
   protocolVersion: number;
   clientInfo?: ClientInfo | null;
-  /** Reserved: send {}. */
-  capabilities?: Record<string, unknown> | null;
+  /** What the client offers (fs: host-owned files); {} for nothing. */
+  capabilities?: ClientCapabilities | null;
   settings?: InitializeSettings | null;
 }
 
@@ -123,6 +171,11 @@ export interface InitializeSettings {
   mode?: string | null;
   /** Seconds an approval may take before it counts as a reject; null: no limit. */
   approvalTimeout?: number | null;
+  /**
+   * Seconds the client may take to answer a file request (agent/readTextFile, …) before the daemon uses the disk;
+   * default KGENT_FS_TIMEOUT or 10.
+   */
+  fsTimeout?: number | null;
 }
 
 export type KnownEvent =
@@ -241,6 +294,20 @@ export interface QueueUpdateEvent {
   followUp: string[];
 }
 
+/** `agent/readTextFile`: the text of a file the client has open (unsaved edits included). */
+export interface ReadTextFileParams {
+  /** The run that needs the file; absent for agent/applyReview's reads and writes. */
+  runId?: string | null;
+  sessionId: string;
+  /** Absolute path (of the daemon's machine). */
+  path: string;
+}
+
+export interface ReadTextFileResult {
+  /** The buffer's full text; null when the client does not have the file open (the daemon then reads the disk). */
+  content: string | null;
+}
+
 export interface ResourceBlock {
   type: "resource";
   resource: TextResource;
@@ -261,6 +328,60 @@ export interface RetryEvent {
   maxAttempts: number;
   delaySeconds: number;
   error: string;
+}
+
+export interface ReviewFile {
+  /** Workspace-relative. */
+  path: string;
+  absolutePath: string;
+  /** The run created the file. */
+  created: boolean;
+  /** The run deleted the file. */
+  deleted: boolean;
+  hunks: ReviewHunk[];
+}
+
+/** One contiguous change. Line numbers are 1-based; an empty range (count 0) sits just before its start line. */
+export interface ReviewHunk {
+  /** Unique in the session: '<runId>.<n>'. */
+  id: string;
+  status: HunkStatus | (string & {});
+  /** First line of the replaced text in the file before the run. */
+  oldStart: number;
+  oldCount: number;
+  /** First line of the new text in the file as the run left it. */
+  newStart: number;
+  newCount: number;
+  /**
+   * Where the new text is in the file now (1-based; the editor's buffer when the client serves it), which differs from
+   * newStart once lines above changed; null when the hunk is rejected or its lines (or the unchanged lines around
+   * them) changed since — rejecting it would be a conflict.
+   */
+  currentStart: number | null;
+  /** The lines the run replaced (with their line endings). */
+  oldText: string;
+  /** The lines the run put there. */
+  newText: string;
+}
+
+/** List the hunks of a session's runs (all of them, or one run's). */
+export interface ReviewParams {
+  /** Required unless runId names a run this daemon process started. */
+  sessionId?: string | null;
+  /** Only this run's hunks. */
+  runId?: string | null;
+}
+
+export interface ReviewResult {
+  sessionId: string;
+  workspace: string;
+  /** In the order the runs ended; runs that changed nothing are absent. */
+  runs: ReviewRun[];
+}
+
+export interface ReviewRun {
+  runId: string;
+  files: ReviewFile[];
 }
 
 /** The run's terminal event: exactly one, always last. */
@@ -329,6 +450,19 @@ export interface RunTextParams {
   text: string;
 }
 
+/** `agent/saveFiles`: save these buffers (the run wrote them) before a shell command reads the disk. */
+export interface SaveFilesParams {
+  runId?: string | null;
+  sessionId: string;
+  /** Absolute paths. */
+  paths: string[];
+}
+
+export interface SaveFilesResult {
+  /** The paths now saved; the others stay unsaved (the model is told). */
+  saved: string[];
+}
+
 export interface ServerCapabilities {
   modes: (PermissionMode | (string & {}))[];
   defaultMode: string;
@@ -360,6 +494,10 @@ export interface ServerFeatures {
   permissionOptionKinds: (PermissionOptionKind | (string & {}))[];
   /** Seconds an approval may take; null: no limit. */
   approvalTimeout: number | null;
+  /** It asks a client that offers capabilities.fs for its open buffers. */
+  hostFiles: boolean;
+  /** It serves agent/review and agent/applyReview. */
+  review: boolean;
 }
 
 export interface ServerInfo {
@@ -540,4 +678,22 @@ export interface UserMessageEvent {
   source: "prompt" | "steer" | "follow_up" | (string & {});
   /** Its session entry: fork there (`agent/fork` to its parent) to edit and resend it. */
   entryId?: string | null;
+}
+
+/** `agent/writeTextFile`: put this full text into the file's open buffer, without saving it. */
+export interface WriteTextFileParams {
+  /** The run that needs the file; absent for agent/applyReview's reads and writes. */
+  runId?: string | null;
+  sessionId: string;
+  /** Absolute path (of the daemon's machine). */
+  path: string;
+  content: string;
+}
+
+export interface WriteTextFileResult {
+  /**
+   * True: the buffer holds the content now. False: the client does not have the file open (the daemon then writes the
+   * disk).
+   */
+  applied: boolean;
 }

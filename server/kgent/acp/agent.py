@@ -25,7 +25,7 @@ from kgent.session.paths import normalize_workspace
 from kgent.tools.ops import FileOps
 
 from . import updates as U
-from .files import ClientFileOps
+from .files import client_file_ops
 
 log = logging.getLogger("kgent.acp")
 
@@ -252,7 +252,7 @@ class KgentAgent:
             )
             fs: FileOps | None = None
             if self.client is not None and (self.fs_read or self.fs_write):
-                fs = ClientFileOps(self.client, session_id, read=self.fs_read, write=self.fs_write)
+                fs = client_file_ops(self.client, session_id, read=self.fs_read, write=self.fs_write)
             kernel = self._kernels[session_id] = AgentKernel(provider, store=self.store, config=config, fs=fs)
         return kernel, provider
 

@@ -92,6 +92,11 @@ class Settings:
     mode: str | None = None
     approval_timeout: float | None = None
     approval_timeout_set: bool = False
+    # Host-owned files (`capabilities.fs` of initialize): what the client serves, and how long it may take.
+    fs_read: bool = False
+    fs_write: bool = False
+    fs_save: bool = False
+    fs_timeout: float | None = None
 
     def merged(self, params: Mapping[str, Any]) -> Settings:
         """These settings updated by an `initialize.settings` object (validated here)."""
@@ -126,7 +131,31 @@ class Settings:
                 )
             changes["approval_timeout"] = None if raw is None else float(raw)
             changes["approval_timeout_set"] = True
+        if params.get("fsTimeout") is not None:
+            raw = params["fsTimeout"]
+            if isinstance(raw, bool) or not isinstance(raw, int | float) or not 0 < raw < 1e9:
+                raise ParamsError("invalid params: 'settings.fsTimeout' must be a number of seconds > 0")
+            changes["fs_timeout"] = float(raw)
         return replace(self, **changes)
+
+    def with_fs(self, capabilities: Mapping[str, Any]) -> Settings:
+        """These settings with the client's `capabilities.fs` (validated here)."""
+        fs = capabilities.get("fs")
+        if fs is None:
+            return self
+        if not isinstance(fs, dict):
+            raise ParamsError("invalid params: 'capabilities.fs' must be an object")
+        flags: dict[str, Any] = {}
+        for wire, name in (
+            ("readTextFile", "fs_read"),
+            ("writeTextFile", "fs_write"),
+            ("saveFiles", "fs_save"),
+        ):
+            value = fs.get(wire, False)
+            if not isinstance(value, bool):
+                raise ParamsError(f"invalid params: 'capabilities.fs.{wire}' must be a boolean")
+            flags[name] = value
+        return replace(self, **flags)
 
 
 def parse_initialize(params: Any, settings: Settings) -> tuple[int, Settings]:
@@ -146,7 +175,7 @@ def parse_initialize(params: Any, settings: Settings) -> tuple[int, Settings]:
     info = params.get("clientInfo") or {}
     if "name" in info and not isinstance(info["name"], str):
         raise ParamsError("invalid params: 'clientInfo.name' must be a string")
-    new_settings = settings.merged(params.get("settings") or {})
+    new_settings = settings.merged(params.get("settings") or {}).with_fs(params.get("capabilities") or {})
     answer = version if version in SUPPORTED_VERSIONS else PROTOCOL_VERSION
     return answer, new_settings
 
@@ -214,6 +243,8 @@ def capabilities(settings: Settings, env: Mapping[str, str]) -> dict[str, Any]:
             "promptContent": list(PROMPT_CONTENT),
             "permissionOptionKinds": list(OPTION_KINDS),
             "approvalTimeout": effective_approval_timeout(settings, env),
+            "hostFiles": True,
+            "review": True,
         },
     }
 

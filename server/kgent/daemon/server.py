@@ -130,6 +130,14 @@ async def _compact(svc: Service, params: Any) -> W.CompactResult:
     return await svc.compact(W.CompactParams.parse(params))
 
 
+async def _review(svc: Service, params: Any) -> W.ReviewResult:
+    return await svc.review(W.ReviewParams.parse(params))
+
+
+async def _apply_review(svc: Service, params: Any) -> W.ApplyReviewResult:
+    return await svc.apply_review(W.ApplyReviewParams.parse(params))
+
+
 # The handler table: every request the daemon serves (protocol.md § Method index).
 REQUESTS: dict[str, Handler] = {
     "initialize": _initialize,
@@ -143,9 +151,18 @@ REQUESTS: dict[str, Handler] = {
     "agent/session": _session,
     "agent/fork": _fork,
     "agent/compact": _compact,
+    "agent/review": _review,
+    "agent/applyReview": _apply_review,
 }
 NOTIFICATIONS = ("exit", "$/cancelRequest")  # `$/cancelRequest` is pygls' built-in
-SENT = ("agent/event", "agent/permission", "$/cancelRequest")  # daemon → client
+SENT = (
+    "agent/event",
+    "agent/permission",
+    "agent/readTextFile",
+    "agent/writeTextFile",
+    "agent/saveFiles",
+    "$/cancelRequest",
+)  # daemon → client
 
 
 def _wrap(svc: Service, method: str, handler: Handler) -> Callable[[Any], Awaitable[Any]]:

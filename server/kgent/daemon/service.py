@@ -13,10 +13,11 @@ import importlib
 import logging
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from kgent.config import context_overrides, cost_limit, prices, provider_config, require_key
-from kgent.core.errors import SessionError
+from kgent.core.errors import RunStateError, SessionError
 from kgent.daemon import wire as W
 from kgent.daemon.errors import CONFIG, CONFLICT, NOT_FOUND, DaemonError
 from kgent.daemon.handshake import (
@@ -28,15 +29,20 @@ from kgent.daemon.handshake import (
     normalize_provider,
     parse_initialize,
 )
+from kgent.daemon.hostfiles import DaemonTextFiles
 from kgent.daemon.runs import Outbox, RunHandle
 from kgent.kernel import AgentKernel, KernelConfig
 from kgent.kernel.cost import session_usage
 from kgent.providers.base import Provider, ProviderConfig
 from kgent.providers.pricing import PriceTable
+from kgent.service.hostfiles import DEFAULT_TIMEOUT, HostFileOps
 from kgent.service.providers import ProviderPool
+from kgent.service.review import apply_review, current_starts, pending_note, review_files
+from kgent.service.review import told as mark_told
 from kgent.service.store import open_store
 from kgent.session.entries import tree_to_dict
 from kgent.session.paths import normalize_workspace
+from kgent.tools.ops import LocalFileOps
 
 log = logging.getLogger("kgent.daemon")
 
@@ -44,6 +50,14 @@ MAX_ENDED = 1024
 OPEN_WAIT = (
     10.0  # seconds a session request waits for a new run to write its session (a git snapshot comes first)
 )
+
+
+def _positive(raw: str | None) -> float | None:
+    try:
+        value = float(raw) if raw else None
+    except ValueError:
+        return None
+    return value if value is not None and value > 0 else None
 
 
 class Service:
@@ -55,6 +69,7 @@ class Service:
         self.providers = ProviderPool()
         self.runs: dict[str, RunHandle] = {}
         self.ended: OrderedDict[str, str] = OrderedDict()
+        self.run_sessions: dict[str, str] = {}  # run id → session id, for agent/review {runId}
         self.busy: dict[
             str, str
         ] = {}  # session id → what a request is doing to it (no run may start meanwhile)
@@ -151,25 +166,133 @@ class Service:
                     f"session {p.session_id} belongs to another workspace: {tree.info.workspace}",
                     "config_error",
                 )
+        text = p.text
+        if p.session_id is not None:  # rejections the model was not told of yet go before the prompt
+            note = pending_note(tree.branch(p.parent_entry_id))
+            text = f"{note}\n\n{text}" if note else text
         provider = await self.providers.aget(self.provider_config(p.provider, p.model))
         kernel = self.kernel(provider)
         if p.session_id is not None:
             self._check_idle(p.session_id)  # again: another request may have started one while we loaded
+        files = self._host_files(None, p.session_id or "")
         run = kernel.create_run(
-            p.text,
+            text,
             workspace=workspace,  # type: ignore[arg-type]
             session_id=p.session_id,
             parent_entry_id=p.parent_entry_id,
             mode=p.mode or default_mode(self.settings, self.env),
             provider=provider,
             cost_limit=p.cost_limit,
+            fs=files,
         )
+        if files is not None:  # named before the run's first await: its first file request carries them
+            host: DaemonTextFiles = files.host  # type: ignore[assignment]
+            host.run_id, host.session_id = run.run_id, run.session_id
+        self.run_sessions[run.run_id] = run.session_id
+        while len(self.run_sessions) > MAX_ENDED:
+            self.run_sessions.pop(next(iter(self.run_sessions)))
         handle = RunHandle(run, self.out, self._ended)
         if p.session_id is None:  # a new session: written by the run, or by us if it ends before it does
             handle.new_session_in = normalize_workspace(str(workspace))
             handle.keep_session = functools.partial(self._keep_session, run.session_id, handle.new_session_in)
         self.runs[run.run_id] = handle
         return handle
+
+    def _host_files(self, run_id: str | None, session_id: str) -> HostFileOps | None:
+        """FileOps through the client's buffers, when it offered them in `initialize`."""
+        st = self.settings
+        if not (st.fs_read or st.fs_write):
+            return None
+        timeout = st.fs_timeout or _positive(self.env.get("KGENT_FS_TIMEOUT")) or DEFAULT_TIMEOUT
+        host = DaemonTextFiles(self.out, run_id, session_id)
+        return HostFileOps(host, read=st.fs_read, write=st.fs_write, save=st.fs_save, timeout=timeout)
+
+    # -- review -----------------------------------------------------------------------------------------------------
+    async def review(self, p: W.ReviewParams) -> W.ReviewResult:
+        sid = p.session_id
+        if sid is None:
+            sid = self.run_sessions.get(p.run_id or "")
+            if sid is None:
+                raise DaemonError(
+                    NOT_FOUND, f"no run {p.run_id!r} in this daemon: give its sessionId", "run_not_found"
+                )
+        await self._opened(session_id=sid)
+        tree = await self.store.load(sid)
+        runs: dict[str, list[dict[str, Any]]] = {}
+        files = review_files(tree, p.run_id)
+        fs = self._host_files(None, sid) or LocalFileOps()
+        now = await current_starts(fs, Path(tree.info.workspace), files)
+        for f in files:
+            runs.setdefault(f.run_id, []).append(
+                {
+                    "path": f.path,
+                    "absolutePath": str(Path(tree.info.workspace) / f.path),
+                    "created": f.created,
+                    "deleted": f.deleted,
+                    "hunks": [
+                        {
+                            "id": h.id,
+                            "status": f.status[h.id],
+                            "oldStart": h.old_start,
+                            "oldCount": len(h.old_lines),
+                            "newStart": h.new_start,
+                            "newCount": len(h.new_lines),
+                            "currentStart": now.get(h.id),
+                            "oldText": h.old_text,
+                            "newText": h.new_text,
+                        }
+                        for h in f.hunks
+                    ],
+                }
+            )
+        return W.ReviewResult.model_validate(
+            {
+                "sessionId": sid,
+                "workspace": tree.info.workspace,
+                "runs": [{"runId": r, "files": files} for r, files in runs.items()],
+            }
+        )
+
+    async def apply_review(self, p: W.ApplyReviewParams) -> W.ApplyReviewResult:
+        sid = p.session_id
+        doing = self.busy.get(sid)
+        if doing is not None:
+            raise DaemonError(CONFLICT, f"session {sid} is being {doing}", "session_busy")
+        self.busy[sid] = "reviewed"  # no run starts meanwhile: it would not be told of the rejections
+        try:
+            tree = await self.store.load(sid)
+            fs = self._host_files(None, sid) or LocalFileOps()
+            outcomes, entry = await apply_review(tree, fs, p.accept, p.reject)
+            how = None
+            if entry is not None:
+                if entry.data.get("note"):
+                    how = "next_prompt"
+                    live = self._kernel.live_run(sid) if self._kernel is not None else None
+                    if live is not None:
+                        with contextlib.suppress(RunStateError):
+                            live.steer(str(entry.data["note"]))
+                            entry, how = mark_told(entry), "run"
+                await self.store.append(sid, [entry])
+        finally:
+            self.busy.pop(sid, None)
+        return W.ApplyReviewResult.model_validate(
+            {
+                "results": [
+                    {
+                        k: v
+                        for k, v in {
+                            "hunkId": o.hunk_id,
+                            "outcome": o.outcome,
+                            "path": o.path,
+                            "message": o.message,
+                        }.items()
+                        if v is not None
+                    }
+                    for o in outcomes
+                ],
+                "told": how,
+            }
+        )
 
     async def _keep_session(self, session_id: str, workspace: str) -> None:
         """Create the (empty) session of a run that ended before it wrote it; nothing if it exists."""

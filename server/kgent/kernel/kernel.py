@@ -68,11 +68,13 @@ class AgentKernel:
         mode: str | None = None,
         provider: Provider | None = None,
         cost_limit: float | None = None,
+        fs: FileOps | None = None,
     ) -> AgentRun:
         """Start a run now (inside a running event loop). `session_id` resumes that session at its active leaf
         or at `parent_entry_id` (a fork); without it a new session is created. `cost_limit` (US dollars; default
         `KernelConfig.cost_limit`) ends the run `failed` (`cost_limit`) before a model call would pass it; it needs
-        the model's price (ConfigError otherwise)."""
+        the model's price (ConfigError otherwise). `fs` is this run's file access (an editor's buffers; default the
+        kernel's)."""
         ws = Path(workspace)
         if not ws.is_absolute():
             raise ConfigError(f"workspace must be an absolute path, got {str(workspace)!r}")
@@ -97,6 +99,7 @@ class AgentKernel:
             resume=session_id is not None,
             parent_entry_id=parent_entry_id,
             cost_limit=limit,
+            fs=fs,
         )
         self._live[sid] = run
         hold, release = getattr(self.store, "hold", None), getattr(self.store, "release", None)

@@ -23,6 +23,7 @@ from kgent.core.messages import (
 )
 from kgent.kernel.cost import RunCost
 from kgent.kernel.prompt import system_prompt
+from kgent.kernel.review import RunReview
 from kgent.kernel.run import AgentRun
 from kgent.kernel.toolexec import ToolBatch
 from kgent.kernel.turn import stream_turn
@@ -30,6 +31,7 @@ from kgent.providers.base import CONTEXT_OVERFLOW, Provider, ProviderRequest, To
 from kgent.providers.pricing import builtin_prices
 from kgent.session.entries import SessionEntry, SessionInfo, new_entry
 from kgent.tools.base import ChangeTracking
+from kgent.tools.ops import FileOps
 
 if TYPE_CHECKING:
     from kgent.kernel.kernel import AgentKernel
@@ -49,6 +51,7 @@ class RunSpec:
     cost_limit: float | None = (
         None  # US dollars; the run fails (cost_limit) before a model call would pass it
     )
+    fs: FileOps | None = None  # this run's file access (an editor's buffers); None: the kernel's
 
 
 @dataclass(slots=True)
@@ -69,6 +72,7 @@ class Loop:
         self.state = LoopState()
         self.permission_count = 0
         self.tools = {t.name: t for t in kernel.tools}
+        self.fs: FileOps = spec.fs or kernel.fs
         self.schemas = tuple(
             ToolSchema(name=t.name, description=t.description, parameters=t.parameters) for t in kernel.tools
         )
@@ -103,7 +107,9 @@ class Loop:
             )
 
     async def __call__(self, run: AgentRun) -> RunResult:
-        tracker = self.kernel.change_tracker(self.spec.workspace)
+        tracker = RunReview(
+            self.kernel.change_tracker(self.spec.workspace), self.fs, self.spec.workspace, run.run_id
+        )
         status, error = "failed", None
         try:
             await self._open_session(run)  # first: a cancel from here on still leaves the host a session
@@ -126,6 +132,12 @@ class Loop:
             changed, patch = await tracker.finish()
         except Exception as exc:  # the patch is a report; failing to make it must not lose the result
             changed, patch = (), f"# kgent could not compute the patch: {type(exc).__name__}: {exc}\n"
+        review = tracker.entry_data()
+        if review is not None:  # before run_end: a host may ask for the review as soon as the run has ended
+            try:
+                await self.persist([self.entry("review", **review)])
+            except KgentError:
+                pass  # the run's result stands; its changes are in the patch
         return RunResult(
             run_id=run.run_id,
             session_id=self.spec.session_id,

@@ -7,7 +7,7 @@ approval prompt shows the workspace as it will be when that call runs.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from kgent.core.events import PermissionRequest, PermissionResolved, ToolCallEvent, ToolUpdate
@@ -17,6 +17,7 @@ from kgent.permissions import Intent, binding_hash, classify, decide, request_id
 from kgent.session.entries import SessionEntry
 from kgent.tools import spill
 from kgent.tools.base import ChangeTracking, Tool, ToolContext, ToolOutput
+from kgent.tools.ops import HostBuffers
 from kgent.tools.sandbox import Grant
 
 if TYPE_CHECKING:
@@ -88,7 +89,7 @@ class ToolBatch:
 
         return ToolContext(
             workspace=self.loop.spec.workspace,
-            fs=self.loop.kernel.fs,
+            fs=self.loop.fs,
             changes=self.tracker,
             allow_outside=allow_outside,
             on_update=on_update if call_id else None,
@@ -268,7 +269,12 @@ class ToolBatch:
             self._fail(call, "permission_denied: the arguments changed after they were approved")
             return
         emit(ToolUpdate(tool_call_id=call.id, status="in_progress"))
+        buffers = self.loop.fs if isinstance(self.loop.fs, HostBuffers) else None
+        unsaved: list[str] = []
         try:
+            unsaved = (
+                await buffers.save_buffers() if buffers and ready.tool.intent.effect == "execute" else []
+            )
             out = await ready.tool.run(
                 call.arguments, self._context(ready.allow_outside, call.id, ready.grant)
             )
@@ -278,6 +284,8 @@ class ToolBatch:
             raise
         except Exception as exc:  # a tool bug must not kill the run: the model sees it
             out = ToolOutput(content=f"tool_error: {type(exc).__name__}: {exc}", is_error=True)
+        if buffers is not None:
+            out = _with_notes(out, buffers.take_notes(), unsaved)
         self.results[call.id] = ToolResultMessage(
             tool_call_id=call.id,
             name=call.name,
@@ -300,6 +308,20 @@ class ToolBatch:
         result = _error(call, text)
         self.results[call.id] = result
         self.run.emit(ToolUpdate(tool_call_id=call.id, status="failed", output=text, is_error=True))
+
+
+def _with_notes(out: ToolOutput, notes: list[str], unsaved: list[str]) -> ToolOutput:
+    """The output with the file notes of the call appended (the model and the person both see them)."""
+    if unsaved:
+        notes = [
+            *notes,
+            "These files have unsaved changes in the editor that the command did not see (it read the disk): "
+            + ", ".join(unsaved),
+        ]
+    if not notes:
+        return out
+    text = "\n".join(f"[kgent: {n}]" for n in notes)
+    return replace(out, content=f"{out.content}\n\n{text}" if out.content else text)
 
 
 def _error(call: ToolCall, text: str) -> ToolResultMessage:

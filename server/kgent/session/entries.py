@@ -2,7 +2,7 @@
 
 Entry types: `message` {message}, `config` {mode, provider, model}, `permission` {toolCallId, tool, decision, source,
 argsSha256, operation, scope, reason, rules}, `compaction` {summary, coveredEntryIds, firstKeptEntryId, ...},
-`label` {targetId, label}. The line form and the file around it are in docs/session-format.md.
+`label` {targetId, label}, `review` {runId, files}, `review_decision` {decisions, note}. The line form and the file around it are in docs/session-format.md.
 """
 
 from __future__ import annotations

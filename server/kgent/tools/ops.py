@@ -179,3 +179,17 @@ class LocalFileOps:
     async def remove(self, path: Path) -> None:
         """Delete a file, symlink or empty directory."""
         await asyncio.to_thread(_remove, path)
+
+
+@runtime_checkable
+class HostBuffers(Protocol):
+    """What FileOps served by an editor adds (kgent.service.hostfiles.HostFileOps): the loop saves the buffers a run
+    wrote before a shell command runs, and shows the notes of fallbacks (a host that timed out, a bad answer)."""
+
+    async def save_buffers(self) -> list[str]:
+        """Ask the host to save the buffers this run wrote; the paths still unsaved afterwards."""
+        ...
+
+    def take_notes(self) -> list[str]:
+        """Notes since the last call (each a sentence for the model and the person), then forget them."""
+        ...

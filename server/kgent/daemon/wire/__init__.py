@@ -7,6 +7,7 @@ and are not imported here.
 """
 
 from kgent.daemon.wire.base import Params, Payload, params_error
+from kgent.daemon.wire.files import ApplyReviewParams, ApplyReviewResult, ReviewParams, ReviewResult
 from kgent.daemon.wire.requests import (
     CompactParams,
     ForkParams,
@@ -31,6 +32,8 @@ from kgent.daemon.wire.results import (
 )
 
 __all__ = [
+    "ApplyReviewParams",
+    "ApplyReviewResult",
     "CancelResult",
     "CompactParams",
     "CompactResult",
@@ -42,6 +45,8 @@ __all__ = [
     "Params",
     "Payload",
     "PermissionResult",
+    "ReviewParams",
+    "ReviewResult",
     "RunIdParams",
     "RunParams",
     "RunResult",

@@ -24,6 +24,7 @@ from pydantic_core import PydanticCustomError
 from typing_extensions import TypeAliasType
 
 from kgent.daemon.wire.base import AbsolutePath, Mode, NonBlankStr, NonEmptyStr, Params, PositiveNumber
+from kgent.daemon.wire.files import ClientCapabilities
 
 # -- initialize ----------------------------------------------------------------------------------------------------
 
@@ -46,6 +47,11 @@ class InitializeSettings(Params):
     approval_timeout: Annotated[float, Field(gt=0, lt=1e9)] | None = Field(
         default=None, description="Seconds an approval may take before it counts as a reject; null: no limit."
     )
+    fs_timeout: Annotated[float, Field(gt=0, lt=1e9)] | None = Field(
+        default=None,
+        description="Seconds the client may take to answer a file request (agent/readTextFile, …) before the "
+        "daemon uses the disk; default KGENT_FS_TIMEOUT or 10.",
+    )
 
 
 class InitializeParams(Params):
@@ -53,7 +59,9 @@ class InitializeParams(Params):
         description="The latest protocol version the client speaks."
     )
     client_info: ClientInfo | None = None
-    capabilities: dict[str, Any] | None = Field(default=None, description="Reserved: send {}.")
+    capabilities: ClientCapabilities | None = Field(
+        default=None, description="What the client offers (fs: host-owned files); {} for nothing."
+    )
     settings: InitializeSettings | None = None
 
 

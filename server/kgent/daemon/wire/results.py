@@ -45,6 +45,8 @@ class ServerFeatures(Payload):
     prompt_content: list[str] = Field(description="The content block types a prompt may hold.")
     permission_option_kinds: list[PermissionOptionKind]
     approval_timeout: float | None = Field(description="Seconds an approval may take; null: no limit.")
+    host_files: bool = Field(description="It asks a client that offers capabilities.fs for its open buffers.")
+    review: bool = Field(description="It serves agent/review and agent/applyReview.")
 
 
 class ServerCapabilities(Payload):

@@ -17,6 +17,7 @@ from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode
 
 from kgent.daemon.handshake import PROTOCOL_VERSION
 from kgent.daemon.wire import events as E
+from kgent.daemon.wire import files as F
 from kgent.daemon.wire import requests as Q
 from kgent.daemon.wire import results as R
 
@@ -50,9 +51,14 @@ METHODS: tuple[Method, ...] = (
     Method("agent/session", _IN, "request", Q.SessionParams, R.SessionResult),
     Method("agent/fork", _IN, "request", Q.ForkParams, R.ForkResult),
     Method("agent/compact", _IN, "request", Q.CompactParams, R.CompactResult),
+    Method("agent/review", _IN, "request", F.ReviewParams, F.ReviewResult),
+    Method("agent/applyReview", _IN, "request", F.ApplyReviewParams, F.ApplyReviewResult),
     Method("$/cancelRequest", "both", "notification", Q.CancelRequestParams),
     Method("agent/event", _OUT, "notification", E.AgentEventParams),
     Method("agent/permission", _OUT, "request", E.PermissionParams, Q.PermissionResult),
+    Method("agent/readTextFile", _OUT, "request", F.ReadTextFileParams, F.ReadTextFileResult),
+    Method("agent/writeTextFile", _OUT, "request", F.WriteTextFileParams, F.WriteTextFileResult),
+    Method("agent/saveFiles", _OUT, "request", F.SaveFilesParams, F.SaveFilesResult),
 )
 
 

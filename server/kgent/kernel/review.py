@@ -1,0 +1,131 @@
+"""RunReview: a run's review set — per file it changed, the hunks — kept beside the run's change tracking.
+
+It wraps any ChangeTracking (only its public `start` / `record_before` / `finish`): files a write tool touched are
+diffed from the text the tool saw before its first write (through the run's FileOps, so an unsaved buffer counts)
+to their text at the end; files only a shell command changed come from the tracker's patch. The set becomes a
+`review` session entry when the run ends (docs/session-format.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from kgent.tools.base import ChangeTracking
+from kgent.tools.diffs import file_patch
+from kgent.tools.hunks import Hunk, compute_hunks, patch_sections, reverse_patch
+from kgent.tools.ops import FileOps, LocalFileOps
+from kgent.tools.paths import classify_path
+
+MAX_REVIEW_BYTES = 2 * 1024 * 1024  # larger files are named as changed, without hunks
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReviewFile:
+    """One changed file of a run: workspace-relative path, whether the run created or deleted it, its hunks."""
+
+    path: str
+    created: bool
+    deleted: bool
+    hunks: tuple[Hunk, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "created": self.created,
+            "deleted": self.deleted,
+            "hunks": [h.to_dict() for h in self.hunks],
+        }
+
+
+async def _text(fs: FileOps, path: Path) -> str | None:
+    """A file's text; None when absent; raises ValueError for a binary or too large file."""
+    if not await fs.exists(path) or await fs.is_dir(path):
+        return None
+    if await fs.size(path) > MAX_REVIEW_BYTES:
+        raise ValueError("too large")
+    data = await fs.read_bytes(path)
+    if b"\x00" in data:
+        raise ValueError("binary")
+    return data.decode("utf-8")  # UnicodeDecodeError is a ValueError: not reviewable
+
+
+class RunReview:
+    """ChangeTracking that also records what a review needs; `files` is set by `finish`."""
+
+    def __init__(self, inner: ChangeTracking, fs: FileOps, workspace: Path, run_id: str) -> None:
+        self.inner = inner
+        self.fs = fs
+        self.workspace = workspace
+        self.run_id = run_id
+        self._before: dict[str, str | None] = {}  # rel → text before the run's first write ('' → unreadable)
+        self._unreviewable: set[str] = set()
+        self.files: list[ReviewFile] = []
+
+    async def start(self) -> None:
+        await self.inner.start()
+
+    async def record_before(self, abs_path: Path, fs: FileOps) -> None:
+        await self.inner.record_before(abs_path, fs)
+        where = classify_path(self.workspace, str(abs_path))
+        if not where.inside or where.rel in self._before or where.rel in self._unreviewable:
+            return
+        try:
+            self._before[where.rel] = await _text(fs, where.abs)
+        except (ValueError, OSError):
+            self._unreviewable.add(where.rel)
+
+    async def finish(self) -> tuple[tuple[str, ...], str]:
+        """The tracker's paths and patch, plus files changed only in the host's buffers (unsaved: the disk does not
+        show them); builds `files`."""
+        paths, patch = await self.inner.finish()
+        changed, extra = set(paths), []
+        texts: dict[str, tuple[str | None, str | None]] = {}
+        for rel, before in self._before.items():
+            try:
+                after = await _text(self.fs, self.workspace / rel)
+            except (ValueError, OSError):
+                continue
+            if after != before:
+                texts[rel] = (before, after)
+                if (
+                    rel not in changed
+                ):  # the change sits in an editor's buffer: the disk-based patch misses it
+                    changed.add(rel)
+                    extra.append(file_patch(rel, _bytes(before), _bytes(after)))
+        sections = patch_sections(patch)
+        disk = LocalFileOps()
+        for rel in sorted(set(paths) - set(texts) - self._unreviewable):
+            section = sections.get(rel)
+            if section is None or rel in self._before:
+                continue
+            try:
+                pair = reverse_patch(await _text(disk, self.workspace / rel), section)
+            except (ValueError, OSError):
+                continue
+            if pair is not None:
+                texts[rel] = pair
+        n = 0
+        for rel in sorted(texts):
+            before, after = texts[rel]
+            hunks = tuple(
+                replace(h, id=f"{self.run_id}.{n + k + 1}")
+                for k, h in enumerate(compute_hunks(before, after))
+            )
+            n += len(hunks)
+            if hunks or before is None or after is None:
+                self.files.append(
+                    ReviewFile(path=rel, created=before is None, deleted=after is None, hunks=hunks)
+                )
+        return tuple(sorted(changed)), patch + "".join(extra)
+
+    def entry_data(self) -> dict[str, Any] | None:
+        """The `review` entry's data, or None when the run changed nothing reviewable."""
+        if not self.files:
+            return None
+        return {"runId": self.run_id, "files": [f.to_dict() for f in self.files]}
+
+
+def _bytes(text: str | None) -> bytes | None:
+    return None if text is None else text.encode("utf-8")
