@@ -25,3 +25,14 @@ export function serveFiles(conn: MessageConnection, host: FileHost): void {
   conn.onRequest(P.AgentWriteTextFile, async (params) => ({ applied: await host.write(params) }));
   conn.onRequest(P.AgentSaveFiles, async (params) => ({ saved: await host.save(params) }));
 }
+
+/** The smallest replacement turning `before` into `after` (UTF-16 offsets): an edit that keeps the cursor, folds and
+ * undo local, instead of replacing the whole buffer. */
+export function minimalChange(before: string, after: string): { start: number; end: number; text: string } {
+  let start = 0;
+  const max = Math.min(before.length, after.length);
+  while (start < max && before.charCodeAt(start) === after.charCodeAt(start)) start++;
+  let tail = 0;
+  while (tail < max - start && before.charCodeAt(before.length - 1 - tail) === after.charCodeAt(after.length - 1 - tail)) tail++;
+  return { start, end: before.length - tail, text: after.slice(start, after.length - tail) };
+}

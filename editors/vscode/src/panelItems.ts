@@ -67,6 +67,7 @@ export interface ApprovalItem extends Base {
 }
 export interface EndItem extends Base {
   type: "end";
+  sessionId: string;
   status: string;
   text: string;
   error?: string;

@@ -26,6 +26,7 @@ export type FromPage =
   | { type: "openDiff"; requestId: string }
   | { type: "openFile"; workspace: string; path: string }
   | { type: "showPatch"; runId: string }
+  | { type: "review"; runId: string; sessionId: string }
   | { type: "setMode"; mode: string }
   | { type: "setModel"; model: string }
   | { type: "newConversation" }
@@ -71,6 +72,11 @@ export function parseFromPage(m: unknown): FromPage | undefined {
       const workspace = s("workspace");
       const p = s("path");
       return workspace !== undefined && p !== undefined ? { type: "openFile", workspace, path: p } : undefined;
+    }
+    case "review": {
+      const runId = s("runId");
+      const sessionId = s("sessionId");
+      return runId !== undefined && sessionId !== undefined ? { type: "review", runId, sessionId } : undefined;
     }
     case "showPatch": {
       const runId = s("runId");

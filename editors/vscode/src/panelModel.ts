@@ -187,6 +187,7 @@ export class PanelModel {
           id: this.nextId("end"),
           rev: 0,
           runId,
+          sessionId: e.sessionId,
           status: e.status,
           text: e.text,
           error: e.error?.message,
@@ -256,6 +257,12 @@ export class PanelModel {
     this.sessionId = session.sessionId;
     this.sessionLabel = label;
     for (const item of storedItems(session, (prefix) => this.nextId(prefix))) this.push(item);
+  }
+
+  /** The last run shown that changed files (what Kgent: Review Changes reviews). */
+  lastChangingRun(): { sessionId: string; runId: string } | undefined {
+    const end = [...this.items].reverse().find((i): i is EndItem => i.type === "end" && i.changedPaths.length > 0);
+    return end === undefined ? undefined : { sessionId: end.sessionId, runId: end.runId };
   }
 
   pendingApprovals(): ApprovalItem[] {

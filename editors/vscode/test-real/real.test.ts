@@ -9,7 +9,7 @@ import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { chromium, type Browser, type FrameLocator, type Page } from "playwright-core";
+import { chromium, type Browser, type FrameLocator, type Locator, type Page } from "playwright-core";
 
 const HERE = path.resolve(__dirname, "..");
 const EXT = path.resolve(HERE, "..");
@@ -20,6 +20,10 @@ const CODE_SERVER = path.join(HERE, "node_modules", "code-server", "out", "node"
 const KGENT = process.env.KGENT_BIN ?? path.join(REPO, ".venv", "bin", "kgent");
 const STEP_MS = 120_000; // per wait: generous, the machine is shared
 const SAMPLE = "value = 1\nprint(value)\n";
+// The files of the buffer and review tests (made at the start: Quick Open finds the files it indexed then).
+const NOTES = "note: on disk\n";
+const A = "alpha\nbeta\ncharlie\ndelta\necho\nfoxtrot\ngolf\nhotel\nindia\n";
+const B = "alpha\nbravo\ncharlie\ndelta\necho\nfoxtrot\ngolf\nhotel\nindia\njuliet\n";
 const SHOTS = process.env.KGENT_SCREENSHOTS === "1";
 
 function freePort(): Promise<number> {
@@ -50,6 +54,9 @@ async function startCodeServer(vsix: string, trusted: boolean): Promise<Instance
   fs.mkdirSync(path.join(userData, "User"), { recursive: true });
   fs.mkdirSync(workspace);
   fs.writeFileSync(path.join(workspace, "sample.py"), SAMPLE);
+  fs.writeFileSync(path.join(workspace, "notes.txt"), NOTES);
+  fs.writeFileSync(path.join(workspace, "a.txt"), A);
+  fs.writeFileSync(path.join(workspace, "b.txt"), B);
   fs.writeFileSync(
     path.join(userData, "User", "settings.json"),
     JSON.stringify(
@@ -72,6 +79,7 @@ async function startCodeServer(vsix: string, trusted: boolean): Promise<Instance
         "window.commandCenter": false,
         "chat.commandCenter.enabled": false,
         "workbench.colorTheme": "Default Dark Modern",
+        "files.autoSave": "off", // desktop VS Code's default (the web build saves after a delay): unsaved stays unsaved
       },
       null,
       2,
@@ -133,6 +141,27 @@ async function palette(page: Page, title: string): Promise<void> {
   await box.fill(`>${title}`);
   await page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first().waitFor({ timeout: STEP_MS });
   await page.keyboard.press("Enter");
+}
+
+/** Quick Open (Ctrl+P) a file of the workspace and wait for its editor. */
+async function quickOpen(page: Page, name: string): Promise<void> {
+  await page.keyboard.press("Control+P");
+  await page.locator(".quick-input-widget .quick-input-box input").fill(name);
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first().waitFor({ timeout: STEP_MS });
+  await page.keyboard.press("Enter");
+  await page.locator(".tab.active", { hasText: name }).waitFor({ timeout: STEP_MS });
+}
+
+async function waitForCount(locator: Locator, n: number): Promise<void> {
+  await waitFor(async () => (await locator.count()) === n, `${n} of ${locator.toString()}`);
+}
+
+async function waitFor(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + STEP_MS;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 /** Wait until the panel's input holds `value`. */
@@ -371,10 +400,7 @@ describe("Kgent in a real VS Code (code-server)", { timeout: 30 * 60_000 }, () =
       await panel.locator("#input").fill("");
     });
     await step(page, "selection-key", async () => {
-      await page.keyboard.press("Control+P");
-      await page.locator(".quick-input-widget .quick-input-box input").fill("sample.py");
-      await page.locator(".quick-input-list .monaco-list-row", { hasText: "sample.py" }).first().waitFor({ timeout: STEP_MS });
-      await page.keyboard.press("Enter");
+      await quickOpen(page, "sample.py");
       await page.locator(".monaco-editor .view-line", { hasText: "value = 1" }).first().click();
       await page.keyboard.press("Control+A");
       await page.keyboard.press("Control+Alt+L");
@@ -429,6 +455,93 @@ describe("Kgent in a real VS Code (code-server)", { timeout: 30 * 60_000 }, () =
       await panel.locator(".note", { hasText: /^Resumed/ }).last().waitFor({ timeout: STEP_MS });
       const texts = await panel.locator(".msg.user .text").allInnerTexts();
       assert.deepEqual(texts, ["A different first message."]);
+    });
+  });
+
+  test("buffers: the agent reads the unsaved buffer, its approved edit lands there (undoable) and survives a save", async () => {
+    assert.ok(ide);
+    const notes = path.join(ide.workspace, "notes.txt");
+    await step(page, "unsaved-buffer", async () => {
+      await quickOpen(page, "notes.txt");
+      await page.locator(".monaco-editor .view-line", { hasText: "note: on disk" }).first().click();
+      await page.keyboard.press("Control+A");
+      await page.keyboard.type("note: unsaved in the editor");
+      await page.locator(".tab.dirty", { hasText: "notes.txt" }).waitFor({ timeout: STEP_MS });
+    });
+    await step(page, "approve-buffer-edit", async () => {
+      await panel.locator("#new").click();
+      await panel.locator("#model").selectOption("buffer-edit");
+      await page.locator(".statusbar-item", { hasText: "buffer-edit" }).first().waitFor({ timeout: STEP_MS });
+      await panel.locator("#input").fill("Edit the notes.");
+      await panel.locator("#input").press("Enter");
+      const card = panel.locator(".card.approval.pending").first();
+      await card.waitFor({ timeout: STEP_MS });
+      // What the agent read, and what the approval compares against, is the unsaved buffer — not the disk.
+      await panel.locator("details.tool pre.output", { hasText: /note:\sunsaved\sin\sthe\seditor/ }).first().waitFor({ state: "attached", timeout: STEP_MS });
+      const diff = await card.locator("pre.diff").innerText();
+      assert.match(diff, /-note: unsaved in the editor/);
+      assert.match(diff, /\+NOTE: unsaved in the editor/);
+      await card.locator("button.opt", { hasText: "Allow once" }).first().click();
+      // The edit goes into the buffer; the next call, `cat notes.txt` (a plain read: no approval), reads the disk, so
+      // the buffer is saved before it runs, and the command sees the edit.
+      await panel.locator(".end.status-settled").first().waitFor({ timeout: STEP_MS });
+      await page.locator(".monaco-editor .view-line", { hasText: /NOTE:\sunsaved\sin\sthe\seditor/ }).first().waitFor({ timeout: STEP_MS });
+      assert.equal(fs.readFileSync(notes, "utf8"), "NOTE: unsaved in the editor");
+      await panel.locator("details.tool pre.output", { hasText: /^NOTE: unsaved in the editor/ }).last().waitFor({ state: "attached", timeout: STEP_MS });
+    });
+    await step(page, "undo-and-save", async () => {
+      await page.locator(".monaco-editor .view-line", { hasText: /NOTE:\sunsaved/ }).first().click();
+      await page.keyboard.press("Control+Z"); // the agent's edit is one step of the editor's undo
+      await page.locator(".monaco-editor .view-line", { hasText: /note:\sunsaved\sin\sthe\seditor/ }).first().waitFor({ timeout: STEP_MS });
+      await page.keyboard.press("Control+Shift+Z");
+      await page.locator(".monaco-editor .view-line", { hasText: /NOTE:\sunsaved\sin\sthe\seditor/ }).first().waitFor({ timeout: STEP_MS });
+      await page.keyboard.press("End");
+      await page.keyboard.type(", and mine");
+      await page.keyboard.press("Control+S");
+      await page.locator(".tab.dirty", { hasText: "notes.txt" }).waitFor({ state: "detached", timeout: STEP_MS });
+      assert.equal(fs.readFileSync(notes, "utf8"), "NOTE: unsaved in the editor, and mine");
+    });
+  });
+
+  test("review: Review Changes in the diff editor, 3 of 4 hunks in 2 files accepted and 1 rejected", async () => {
+    assert.ok(ide);
+    const a = path.join(ide.workspace, "a.txt");
+    const b = path.join(ide.workspace, "b.txt");
+    const lens = (name: string) => page.locator(".monaco-diff-editor .editor.modified .codelens-decoration a", { hasText: new RegExp(`^${name}$`) });
+    await step(page, "review-run", async () => {
+      await quickOpen(page, "a.txt"); // a.txt is open: the run's edits land in its buffer
+      await panel.locator("#new").click();
+      await panel.locator("#model").selectOption("review-edits");
+      await panel.locator("#mode").selectOption("full");
+      await page.locator(".statusbar-item", { hasText: "full" }).first().waitFor({ timeout: STEP_MS });
+      await sendAndWait(panel, "Edit a.txt and b.txt.");
+      await panel.locator("#mode").selectOption("ask");
+      assert.equal(fs.readFileSync(a, "utf8"), A, "a.txt's edits are in its buffer");
+      assert.equal(fs.readFileSync(b, "utf8"), B.replace("charlie", "CHARLIE").replace("india", "INDIA"));
+      await panel.locator(".end button.review").last().click();
+      await page.locator(".tab", { hasText: "a.txt: before the run ↔ now (Kgent review)" }).waitFor({ timeout: STEP_MS });
+      await page.locator(".tab", { hasText: "b.txt: before the run ↔ now (Kgent review)" }).waitFor({ timeout: STEP_MS });
+    });
+    await step(page, "review-b", async () => {
+      // b.txt's diff is in front: its two hunks, each with Accept and Reject.
+      await lens("Accept").nth(1).waitFor({ timeout: STEP_MS });
+      await shot(page, "review-diff");
+      await lens("Accept").first().click();
+      await waitForCount(lens("Accept"), 1);
+      await lens("Accept").first().click();
+      await waitForCount(lens("Accept"), 0);
+    });
+    await step(page, "review-a", async () => {
+      await page.locator(".tab", { hasText: "a.txt: before the run ↔ now (Kgent review)" }).click();
+      await waitForCount(lens("Accept"), 2);
+      await lens("Accept").first().click(); // beta → BETA: kept
+      await waitForCount(lens("Accept"), 1);
+      await lens("Reject").first().click(); // hotel → HOTEL: reverted, in the buffer
+      await page.locator(".notifications-toasts .notification-toast", { hasText: "review done" }).first().waitFor({ timeout: STEP_MS });
+      assert.equal(fs.readFileSync(b, "utf8"), B.replace("charlie", "CHARLIE").replace("india", "INDIA"));
+      assert.equal(fs.readFileSync(a, "utf8"), A, "not saved yet");
+      await palette(page, "File: Save All");
+      await waitFor(() => fs.readFileSync(a, "utf8") === A.replace("beta", "BETA"), "a.txt saved with 1 of its 2 changes");
     });
   });
 

@@ -213,6 +213,9 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
       }
       case "openFile":
         return openChangedFiles(m.workspace, [m.path]);
+      case "review":
+        await vscode.commands.executeCommand("kgent.reviewChanges", { sessionId: m.sessionId, runId: m.runId });
+        return;
       case "showPatch":
         return this.runs.showPatch(m.runId, this.patches.get(m.runId) ?? "");
       case "setMode":

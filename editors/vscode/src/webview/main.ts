@@ -123,7 +123,10 @@ function renderEnd(e: EndItem): HTMLElement {
       ul.appendChild(li);
     }
     div.appendChild(ul);
-    div.appendChild(button("Show patch", "secondary", () => post({ type: "showPatch", runId: e.runId })));
+    const row = el("div", "buttons");
+    row.appendChild(button("Review changes", "review", () => post({ type: "review", runId: e.runId, sessionId: e.sessionId }), "Keep or revert each change, in the diff editor"));
+    row.appendChild(button("Show patch", "secondary", () => post({ type: "showPatch", runId: e.runId })));
+    div.appendChild(row);
   }
   return div;
 }
