@@ -7,11 +7,13 @@ import { describe, test } from "node:test";
 import { approvalPrompt, diffPreview } from "../src/approval";
 import { sanitizeAnswer } from "../src/client";
 import { buildPrompt, relativeTime } from "../src/prompt";
-import type { AgentEventParams, PermissionParams, SessionResult } from "../src/protocol";
+import type { AgentEventParams, PermissionParams, ReviewHunk, SessionResult } from "../src/protocol";
 import { renderMarkdown } from "../src/markdown";
 import { mentionFor, parseMentions, promptWithMentions } from "../src/mentions";
+import { minimalChange } from "../src/hostFiles";
 import { splitAttachments } from "../src/panelHistory";
 import { PanelModel } from "../src/panelModel";
+import { hunkLine, withoutHunks } from "../src/reviewModel";
 import { TranscriptWriter } from "../src/transcript";
 import { formatUsage, sandboxStatus } from "../src/usage";
 import { extensionRoot } from "./helpers";
@@ -261,6 +263,33 @@ describe("panel model: a stored session", () => {
 
   test("splitAttachments leaves a message without resources as it is", () => {
     assert.deepEqual(splitAttachments("a <resource> b"), { text: "a <resource> b", attachments: [] });
+  });
+});
+
+describe("buffers and review helpers", () => {
+  test("minimalChange replaces only what differs", () => {
+    assert.deepEqual(minimalChange("note: x\nrest\n", "NOTE: x\nrest\n"), { start: 0, end: 4, text: "NOTE" });
+    assert.deepEqual(minimalChange("abc", "abc"), { start: 3, end: 3, text: "" });
+    assert.deepEqual(minimalChange("aXa", "aa"), { start: 1, end: 2, text: "" });
+    assert.deepEqual(minimalChange("", "new\n"), { start: 0, end: 0, text: "new\n" });
+    for (const [a, b] of [["aaa", "aa"], ["ab", "abab"], ["x\ny", "x\n\ny"]]) {
+      const c = minimalChange(a, b);
+      assert.equal(a.slice(0, c.start) + c.text + a.slice(c.end), b);
+    }
+  });
+
+  test("withoutHunks undoes replacements, insertions and deletions at their current lines", () => {
+    const hunk = (h: Partial<ReviewHunk>): ReviewHunk => ({ id: "r.1", status: "pending", oldStart: 1, oldCount: 1, newStart: 1, newCount: 1, currentStart: 1, oldText: "", newText: "", ...h });
+    const now = "one\nTWO\nnew line\nfour\n";
+    const hunks = [
+      hunk({ currentStart: 2, oldText: "two\n", newText: "TWO\n" }),
+      hunk({ currentStart: 3, oldCount: 0, oldText: "", newText: "new line\n" }),
+      hunk({ currentStart: 4, newCount: 0, oldText: "three\n", newText: "" }), // deleted before "four"
+      hunk({ currentStart: null, oldText: "zero\n", newText: "ZERO\n" }), // changed since: left as it is
+    ];
+    assert.equal(withoutHunks(now, hunks), "one\ntwo\nthree\nfour\n");
+    assert.equal(hunkLine(hunks[2], 4), 3);
+    assert.equal(hunkLine(hunk({ currentStart: 9 }), 4), 3, "an insertion at the end sits on the last line");
   });
 });
 
