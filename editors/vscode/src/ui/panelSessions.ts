@@ -1,7 +1,7 @@
 // The Kgent panel's session history: list the folder's sessions, resume one (its conversation comes back into the
 // panel) and fork at any of its messages (`agent/fork` before it; the message goes back into the input).
 
-import { errorOf } from "../client";
+import { errorOf, type KgentClient } from "../client";
 import { splitAttachments } from "../panelHistory";
 import type { PanelModel } from "../panelModel";
 import type { ToPage } from "../panelMessages";
@@ -40,32 +40,34 @@ export class PanelSessions {
     }
   }
 
-  /** History → Resume: the session's conversation in the panel; the next message continues it. */
-  async resume(sessionId: string, title: string): Promise<void> {
+  /** Run `fn` with the daemon (started if needed); a failure becomes a note ("Could not <what>: …"). */
+  private async attempt(what: string, fn: (client: KgentClient) => Promise<void>): Promise<void> {
     const client = await this.daemon.client();
     if (client === undefined) return;
     try {
-      this.model.showSession(await client.session(sessionId, true), title);
-      this.model.note(`Resumed “${title}”: your next message continues it.`);
+      await fn(client);
     } catch (e) {
-      this.model.note(`Could not read the session: ${errorOf(e).message}`, "error");
+      this.model.note(`Could not ${what}: ${errorOf(e).message}`, "error");
     }
     this.refresh();
   }
 
+  /** History → Resume: the session's conversation in the panel; the next message continues it. */
+  resume(sessionId: string, title: string): Promise<void> {
+    return this.attempt("read the session", async (client) => {
+      this.model.showSession(await client.session(sessionId, true), title);
+      this.model.note(`Resumed “${title}”: your next message continues it.`);
+    });
+  }
+
   /** History → Fork: branch the session before its last message (see `forkAt`). */
-  async fork(sessionId: string, title: string): Promise<void> {
-    const client = await this.daemon.client();
-    if (client === undefined) return;
-    try {
+  fork(sessionId: string, title: string): Promise<void> {
+    return this.attempt("fork the session", async (client) => {
       const session = await client.session(sessionId, true);
       const lastUser = [...session.entries].reverse().find((e) => e.message?.role === "user");
-      if (lastUser !== undefined) return await this.forkAt(sessionId, lastUser.id);
+      if (lastUser !== undefined) return this.forkAt(sessionId, lastUser.id);
       this.model.note(`“${title}” has no message to branch from: use New instead.`, "error");
-    } catch (e) {
-      this.model.note(`Could not fork the session: ${errorOf(e).message}`, "error");
-    }
-    this.refresh();
+    });
   }
 
   /**
@@ -73,24 +75,19 @@ export class PanelSessions {
    * there is shown, and the message goes back into the input to be edited and sent. Nothing is lost: the old branch
    * stays in the session.
    */
-  async forkAt(sessionId: string, entryId: string): Promise<void> {
-    const client = await this.daemon.client();
-    if (client === undefined) return;
-    try {
+  forkAt(sessionId: string, entryId: string): Promise<void> {
+    return this.attempt("fork the session", async (client) => {
       const whole = await client.session(sessionId);
       const entry = whole.entries.find((e) => e.id === entryId);
       const text = entry?.message?.role === "user" ? entry.message.text : undefined;
       if (entry === undefined || text === undefined || entry.parentId === null) {
         this.model.note("That message cannot be branched from: use New instead.", "error");
-      } else {
-        await client.fork(sessionId, entry.parentId);
-        this.model.showSession(await client.session(sessionId, true), `fork of “${firstLine(whole.title || sessionId, 60)}”`);
-        this.model.note(`Forked before “${firstLine(text, 60)}”: edit it below and send it to continue on a new branch (the old branch is kept in the session).`);
-        this.post({ type: "setInput", text: splitAttachments(text).text });
+        return;
       }
-    } catch (e) {
-      this.model.note(`Could not fork the session: ${errorOf(e).message}`, "error");
-    }
-    this.refresh();
+      await client.fork(sessionId, entry.parentId);
+      this.model.showSession(await client.session(sessionId, true), `fork of “${firstLine(whole.title || sessionId, 60)}”`);
+      this.model.note(`Forked before “${firstLine(text, 60)}”: edit it below and send it to continue on a new branch (the old branch is kept in the session).`);
+      this.post({ type: "setInput", text: splitAttachments(text).text });
+    });
   }
 }
