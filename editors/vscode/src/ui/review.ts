@@ -61,7 +61,10 @@ export class Review implements vscode.CodeLensProvider, vscode.TextDocumentConte
 
   /** Kgent: Review Changes: open a diff per file of the run that still has undecided hunks. */
   async open(target?: ReviewTarget): Promise<void> {
-    if (!vscode.workspace.isTrusted) return;
+    if (!vscode.workspace.isTrusted) {
+      void vscode.window.showWarningMessage("Kgent is off in Restricted Mode: trust the folder to review its changes.");
+      return;
+    }
     const run = target ?? this.lastRun();
     if (run === undefined) {
       void vscode.window.showInformationMessage("Kgent: no run to review yet. Changes show here after a run that edits files.");
