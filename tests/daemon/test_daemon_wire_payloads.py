@@ -129,6 +129,7 @@ EVENTS: list[K.Event] = [
     K.RetryEvent(attempt=1, max_attempts=3, delay_seconds=1, error="503"),
     K.CompactionEvent(status="started", trigger="manual"),
     K.CompactionEvent(status="completed", trigger="overflow", entry_id="e", tokens_before=9, tokens_after=1),
+    K.UserInput(text="hi", source="prompt", entry_id="e0"),
     K.RunResult(
         run_id="run-1",
         session_id="s",

@@ -157,6 +157,7 @@ BAD_PARAMS = [
     ("agent/cancel", {"runId": 12}, "runId"),
     ("agent/steer", {"runId": "r"}, "text"),
     ("agent/followUp", {"runId": "r", "text": "   "}, "text"),
+    ("agent/clearQueue", {}, "runId"),
     ("agent/sessions", {}, "workspace"),
     ("agent/sessions", {"workspace": "."}, "workspace"),
     ("agent/session", {"sessionId": None}, "sessionId"),

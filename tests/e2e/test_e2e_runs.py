@@ -255,6 +255,37 @@ async def test_follow_up_extends_the_run(host: KgentHost, workspace: Path) -> No
     assert unknown.value.code == -32002 and unknown.value.data["code"] == "run_not_found"
 
 
+async def test_clear_queue_drops_what_the_model_has_not_seen(host: KgentHost, workspace: Path) -> None:
+    run_id, _, release = await start_held_run(host, workspace)
+    await host.call("agent/steer", {"runId": run_id, "text": "Use value 3, not 2."})
+    await host.call("agent/followUp", {"runId": run_id, "text": "Then add a test."})
+    assert await host.call("agent/clearQueue", {"runId": run_id}) == {}
+    release.set()
+    end = await host.wait_end(run_id)
+    check_stream(host, run_id)
+    # Neither message reached the model: the script's two turns, the prompt only.
+    assert end["status"] == "settled" and end["turns"] == 2
+    users = host.of(run_id, "user_message")
+    assert [u["source"] for u in users] == ["prompt"]
+    # The message names its session entry (what a host forks at to edit and resend it).
+    session = await host.call("agent/session", {"sessionId": end["sessionId"]})
+    entry = next(e for e in session["entries"] if e["id"] == users[0]["entryId"])
+    assert entry["message"] == {"role": "user", "text": "Think slowly"}
+    queues = host.of(run_id, "queue_update")
+    assert queues[1] == {
+        "type": "queue_update",
+        "steering": ["Use value 3, not 2."],
+        "followUp": ["Then add a test."],
+    }
+    assert queues[-1] == {"type": "queue_update", "steering": [], "followUp": []}
+    with pytest.raises(JsonRpcException) as ended:
+        await host.call("agent/clearQueue", {"runId": run_id})
+    assert ended.value.code == -32003 and ended.value.data["code"] == "run_not_live"
+    with pytest.raises(JsonRpcException) as unknown:
+        await host.call("agent/clearQueue", {"runId": "run-nope"})
+    assert unknown.value.code == -32002 and unknown.value.data["code"] == "run_not_found"
+
+
 async def test_second_run_on_a_live_session_is_refused(host: KgentHost, workspace: Path) -> None:
     run_id, session_id, release = await start_held_run(host, workspace)
     with pytest.raises(JsonRpcException) as busy:

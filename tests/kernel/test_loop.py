@@ -13,6 +13,7 @@ from kgent.core.events import (
     MessageDelta,
     PermissionRequest,
     PermissionResolved,
+    QueueUpdate,
     RunEnd,
     ToolCallEvent,
     ToolUpdate,
@@ -291,6 +292,22 @@ async def test_follow_up_runs_after_the_run_would_settle(make_kernel, workspace:
     inputs = [(e.source, e.text) for e in events if isinstance(e, UserInput)]
     assert inputs == [("prompt", "first"), ("follow_up", "second")]
     assert len(kernel.provider.requests) == 2
+
+
+async def test_a_cleared_queue_never_reaches_the_model(make_kernel, workspace: Path) -> None:
+    kernel = make_kernel("slow-answer")
+    run = kernel.create_run("first", workspace=workspace)
+    run.steer("steer me")
+    run.follow_up("second")
+    run.clear_queue()
+    events = await collect(run)
+    assert (await run.result()).status == "settled"
+    assert [(e.source, e.text) for e in events if isinstance(e, UserInput)] == [("prompt", "first")]
+    queues = [(e.steering, e.follow_up) for e in events if isinstance(e, QueueUpdate)]
+    assert queues == [(("steer me",), ()), (("steer me",), ("second",)), ((), ())]
+    assert len(kernel.provider.requests) == 1
+    with pytest.raises(RunStateError):
+        run.clear_queue()
 
 
 async def test_one_consumer_and_one_live_run_per_session(make_kernel, workspace: Path) -> None:

@@ -1036,6 +1036,17 @@ test('the chat: <CR> runs with #buffer, while live <CR> steers, <C-f> queues a f
   truthy(shown:find('follow-up 1, starts when the run ends: Then add a test.', 1, true), 'queue shown: ' .. shown)
   vim.cmd('Kgent queue clear')
   eq(0, #require('kgent.chat').state.queue, 'queue cleared')
+  -- A steering message the daemon holds is dropped by :Kgent queue clear too (agent/clearQueue).
+  vim.api.nvim_buf_set_lines(cbuf, 0, -1, false, { 'Forget this.' })
+  H.press(cw, 'A<C-s><Esc>')
+  H.wait_for(function()
+    return #require('kgent.chat').state.steering == 1
+  end, 'the steer held by the daemon')
+  vim.cmd('Kgent queue clear')
+  H.wait_for(function()
+    return #require('kgent.chat').state.steering == 0
+  end, 'the daemon dropped it')
+  contains(H.notes, 'dropped the steering messages the run had not read', 'acknowledged')
   vim.api.nvim_buf_set_lines(cbuf, 0, -1, false, { 'Then say bye.' })
   H.press(cw, '<C-f>')
   vim.api.nvim_buf_set_lines(cbuf, 0, -1, false, { 'Use three.' })
@@ -1054,11 +1065,13 @@ test('the chat: <CR> runs with #buffer, while live <CR> steers, <C-f> queues a f
   H.wait_for(function()
     return #H.of_type('run_end') == 2
   end, 'both ends')
-  local steered = false
+  local steered = {}
   for _, u in ipairs(H.of_type('user_message')) do
-    steered = steered or (u.source == 'steer' and u.text == 'Use three.')
+    if u.source == 'steer' then
+      steered[#steered + 1] = u.text
+    end
   end
-  truthy(steered, 'the steering message was delivered')
+  eq({ 'Use three.' }, steered, 'the steering message was delivered, the cleared one never')
 end)
 
 test('errors in plugin words: a missing daemon, a daemon that exits at once (one message)', function()

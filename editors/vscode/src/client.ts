@@ -14,6 +14,7 @@ import {
   type CancellationToken,
   type MessageConnection,
 } from "vscode-jsonrpc/node";
+import { FS_CAPABILITIES, serveFiles, type FileHost } from "./hostFiles";
 import * as P from "./protocol";
 
 export const CLIENT_NAME = "kgent-vscode";
@@ -51,6 +52,8 @@ export interface ClientHooks {
   decide(params: P.PermissionParams, token: CancellationToken): Promise<P.PermissionResult>;
   /** The process ended (after `stop()` too: see `expected`). */
   onExit?(info: ExitInfo): void;
+  /** The editor's open buffers: declared in `initialize` (`capabilities.fs`) and served to the daemon. */
+  files?: FileHost;
 }
 
 /** A JSON-RPC error from the daemon (or a client-side failure dressed as one). */
@@ -247,6 +250,7 @@ export class KgentClient {
     child.on("exit", (code, signal) => client.onProcessEnd(code, signal));
     conn.onNotification(P.AgentEvent, (params) => client.onAgentEvent(params));
     conn.onRequest(P.AgentPermission, (params, token) => client.onPermission(params, token));
+    if (hooks.files !== undefined) serveFiles(conn, hooks.files);
     conn.onError(([err]) => log(`[kgent-client] connection error: ${err.message}\n`));
     conn.listen();
 
@@ -257,7 +261,7 @@ export class KgentClient {
         conn.sendRequest(P.Initialize, {
           protocolVersion: P.PROTOCOL_VERSION,
           clientInfo: options.clientInfo ?? { name: CLIENT_NAME, version: CLIENT_VERSION },
-          capabilities: {},
+          capabilities: hooks.files !== undefined ? FS_CAPABILITIES : {},
           settings: options.settings ?? {},
         }),
         client.exitPromise.then((info): never => {
@@ -347,7 +351,7 @@ export class KgentClient {
       this.conn.sendRequest(P.Initialize, {
         protocolVersion: P.PROTOCOL_VERSION,
         clientInfo: { name: CLIENT_NAME, version: CLIENT_VERSION },
-        capabilities: {},
+        capabilities: this.hooks.files !== undefined ? FS_CAPABILITIES : {},
         settings,
       }),
     );
@@ -381,6 +385,11 @@ export class KgentClient {
     return this.request(() => this.conn.sendRequest(P.AgentFollowUp, { runId, text }));
   }
 
+  /** Drop the run's queued steering and follow-up messages (a `queue_update` with empty lists follows). */
+  clearQueue(runId: string): Promise<Record<string, never>> {
+    return this.request(() => this.conn.sendRequest(P.AgentClearQueue, { runId }));
+  }
+
   sessions(workspace: string): Promise<P.SessionsResult> {
     return this.request(() => this.conn.sendRequest(P.AgentSessions, { workspace }));
   }
@@ -399,6 +408,16 @@ export class KgentClient {
     return this.request(() =>
       token === undefined ? this.conn.sendRequest(P.AgentCompact, params) : this.conn.sendRequest(P.AgentCompact, params, token),
     );
+  }
+
+  /** The hunks a session's (or one run's) changes are made of, with their review status (`agent/review`). */
+  review(params: P.ReviewParams): Promise<P.ReviewResult> {
+    return this.request(() => this.conn.sendRequest(P.AgentReview, params));
+  }
+
+  /** Keep (accept) and revert (reject) hunks; conflicts come back per hunk (`agent/applyReview`). */
+  applyReview(params: P.ApplyReviewParams): Promise<P.ApplyReviewResult> {
+    return this.request(() => this.conn.sendRequest(P.AgentApplyReview, params));
   }
 
   /**

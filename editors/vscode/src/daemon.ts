@@ -101,6 +101,7 @@ export class DaemonManager {
         log: this.hooks.log,
         onEvent: this.hooks.onEvent,
         decide: this.hooks.decide,
+        files: this.hooks.files,
         onExit: (info) => this.onExit(ref.client, info),
       },
       { settings: cfg.settings },

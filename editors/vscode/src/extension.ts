@@ -11,6 +11,8 @@ import { SCHEME, VirtualDocuments } from "./ui/documents";
 import { Output } from "./ui/output";
 import { Panel } from "./ui/panel";
 import { Runs } from "./ui/runs";
+import { Buffers } from "./ui/buffers";
+import { Review } from "./ui/review";
 import { approvalUi, chooseMode, chooseModel, daemonConfig, setApiKey } from "./ui/settings";
 import { ChoicesStatus, StatusBar } from "./ui/status";
 import { Tasks } from "./ui/tasks";
@@ -55,12 +57,14 @@ class KgentExtension implements vscode.Disposable {
         approvalUi() === "quickPick" ? approvals.decide(params, token) : panel.decide(params, token),
       changed,
       onEvent: (e) => panel.onEvent(e),
+      files: new Buffers(),
     });
     const runs = new Runs(daemon, output, docs, changed);
     const tasks = new Tasks(runs, daemon, output);
     const panel: Panel = new Panel(context.extensionUri, daemon, runs, approvals, changed);
     const choices = new ChoicesStatus();
-    this.disposables.push(panel, choices);
+    const review = new Review(daemon, () => panel.model.lastChangingRun());
+    this.disposables.push(panel, choices, review);
     this.daemon = daemon;
     this.api = {
       daemonPid: () => daemon.current?.pid,

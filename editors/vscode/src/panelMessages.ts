@@ -1,12 +1,13 @@
 // The messages between the Kgent panel's page (webview/main.ts) and the extension (ui/panel.ts). No `vscode`, no DOM.
 
-import type { PanelState } from "./panelModel";
+import type { PanelState } from "./panelItems";
 
 /** Extension → page. */
 export type ToPage =
   | { type: "state"; state: PanelState }
   | { type: "focusInput" }
   | { type: "insert"; text: string }
+  | { type: "setInput"; text: string }
   | { type: "sessions"; sessions: SessionRow[] };
 
 export interface SessionRow {
@@ -25,12 +26,15 @@ export type FromPage =
   | { type: "openDiff"; requestId: string }
   | { type: "openFile"; workspace: string; path: string }
   | { type: "showPatch"; runId: string }
+  | { type: "review"; runId: string; sessionId: string }
   | { type: "setMode"; mode: string }
   | { type: "setModel"; model: string }
   | { type: "newConversation" }
   | { type: "history" }
   | { type: "resume"; sessionId: string; title: string }
   | { type: "fork"; sessionId: string; title: string }
+  | { type: "forkAt"; sessionId: string; entryId: string }
+  | { type: "clearQueue"; runId: string }
   | { type: "attachSelection" };
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -69,6 +73,11 @@ export function parseFromPage(m: unknown): FromPage | undefined {
       const p = s("path");
       return workspace !== undefined && p !== undefined ? { type: "openFile", workspace, path: p } : undefined;
     }
+    case "review": {
+      const runId = s("runId");
+      const sessionId = s("sessionId");
+      return runId !== undefined && sessionId !== undefined ? { type: "review", runId, sessionId } : undefined;
+    }
     case "showPatch": {
       const runId = s("runId");
       return runId !== undefined ? { type: "showPatch", runId } : undefined;
@@ -88,6 +97,15 @@ export function parseFromPage(m: unknown): FromPage | undefined {
     case "fork": {
       const sessionId = s("sessionId");
       return sessionId !== undefined ? { type: "fork", sessionId, title: s("title") ?? sessionId } : undefined;
+    }
+    case "forkAt": {
+      const sessionId = s("sessionId");
+      const entryId = s("entryId");
+      return sessionId !== undefined && entryId !== undefined ? { type: "forkAt", sessionId, entryId } : undefined;
+    }
+    case "clearQueue": {
+      const runId = s("runId");
+      return runId !== undefined ? { type: "clearQueue", runId } : undefined;
     }
     default:
       return undefined;

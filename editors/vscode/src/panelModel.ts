@@ -1,121 +1,11 @@
 // What the Kgent panel shows, folded from `agent/event`s and approval requests. Editor-agnostic (no `vscode`): the
 // webview view (ui/panel.ts) posts `PanelState` to the page (webview/main.ts), which renders it.
 
+import { storedItems, userItem } from "./panelHistory";
+import type { ApprovalItem, EndItem, LiveRun, NoteItem, PanelChoices, PanelItem, PanelState, PlanItem, TextItem, ToolItem } from "./panelItems";
+import { oneLine } from "./panelItems";
 import { knownEvent } from "./protocol";
 import type * as P from "./protocol";
-
-/** Every item has a stable `id` and a `rev` that grows when it changes (the page re-renders only changed items). */
-interface Base {
-  id: string;
-  rev: number;
-  runId: string;
-}
-
-export interface UserItem extends Base {
-  type: "user";
-  text: string;
-  source: string;
-}
-export interface TextItem extends Base {
-  type: "assistant" | "thinking";
-  text: string;
-}
-export interface ToolItem extends Base {
-  type: "tool";
-  toolCallId: string;
-  name: string;
-  kind: string;
-  title: string;
-  command?: string;
-  path?: string;
-  status: string;
-  output: string;
-  diff?: string;
-  isError: boolean;
-  /** How its permission was decided when not by you (a session rule, the mode, a timeout). */
-  decidedBy?: string;
-  /** A sub-agent's call: the sub-agent's name (its card sits under the `task` card that started it). */
-  agent?: string;
-}
-export interface ApprovalItem extends Base {
-  type: "approval";
-  requestId: string;
-  toolCallId: string;
-  title: string;
-  reason: string;
-  risk: string;
-  scope: string;
-  command?: string;
-  path?: string;
-  diff?: string;
-  /** True when a side-by-side diff can be opened in the editor. */
-  canOpenDiff: boolean;
-  options: P.PermissionOption[];
-  /** Epoch milliseconds after which the daemon rejects the call (the countdown), if a timeout is set. */
-  deadline?: number;
-  state: "pending" | "answered" | "withdrawn";
-  /** The option chosen (its name), once answered. */
-  answer?: string;
-  /** A sub-agent's prompt: its name. */
-  agent?: string;
-}
-export interface EndItem extends Base {
-  type: "end";
-  status: string;
-  text: string;
-  error?: string;
-  errorCode?: string;
-  changedPaths: string[];
-  workspace: string;
-  usage: P.Usage;
-  turns: number;
-}
-export interface NoteItem extends Base {
-  type: "note";
-  text: string;
-  severity: "info" | "error";
-}
-
-/** The agent's plan (`todo_write`): one card per run, replaced in place by each `plan` event. */
-export interface PlanItem extends Base {
-  type: "plan";
-  entries: P.PlanEntry[];
-}
-
-export type PanelItem = UserItem | TextItem | ToolItem | ApprovalItem | EndItem | NoteItem | PlanItem;
-
-export interface LiveRun {
-  runId: string;
-  sessionId: string;
-  label: string;
-  steering: string[];
-  followUp: string[];
-  usage?: P.Usage;
-}
-
-export interface PanelChoices {
-  modes: string[];
-  mode: string;
-  models: string[];
-  model: string;
-  provider: string;
-}
-
-/** Everything the page needs, posted whole (items carry revs so the page can skip unchanged ones). */
-export interface PanelState {
-  items: PanelItem[];
-  live: LiveRun[];
-  choices: PanelChoices;
-  /** The session the next message continues (after a run, a resume or a fork); undefined: a new session. */
-  sessionId?: string;
-  sessionLabel?: string;
-  trusted: boolean;
-}
-
-export function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s*\n\s*/g, " ⏎ ").trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-}
 
 /** The title an approval card carries: what the call does, in words. */
 export function approvalTitle(params: P.PermissionParams): string {
@@ -220,7 +110,7 @@ export class PanelModel {
         return;
       case "user_message":
         this.open.delete(runId);
-        this.push<UserItem>({ type: "user", id: this.nextId("user"), rev: 0, runId, text: e.text, source: e.source });
+        this.push(userItem(this.nextId("user"), runId, e.text, e.source, params.sessionId, e.entryId ?? undefined));
         return;
       case "message_delta": {
         const kind = e.kind === "thinking" ? "thinking" : "assistant";
@@ -313,6 +203,7 @@ export class PanelModel {
           id: this.nextId("end"),
           rev: 0,
           runId,
+          sessionId: e.sessionId,
           status: e.status,
           text: e.text,
           error: e.error?.message,
@@ -395,6 +286,23 @@ export class PanelModel {
       this.items = this.items.filter((i) => i !== a);
       this.byId.delete(a.id);
     }
+  }
+
+  /**
+   * Show a stored session's active branch (a resume, a fork): its messages and tool calls as the live events showed
+   * them, in place of the conversation (live runs stay). The next message continues the session.
+   */
+  showSession(session: P.SessionResult, label: string): void {
+    this.clear();
+    this.sessionId = session.sessionId;
+    this.sessionLabel = label;
+    for (const item of storedItems(session, (prefix) => this.nextId(prefix))) this.push(item);
+  }
+
+  /** The last run shown that changed files (what Kgent: Review Changes reviews). */
+  lastChangingRun(): { sessionId: string; runId: string } | undefined {
+    const end = [...this.items].reverse().find((i): i is EndItem => i.type === "end" && i.changedPaths.length > 0);
+    return end === undefined ? undefined : { sessionId: end.sessionId, runId: end.runId };
   }
 
   pendingApprovals(): ApprovalItem[] {

@@ -176,6 +176,7 @@ export const AgentRun = new RequestType<W.RunParams, W.RunResult, ErrorData>("ag
 export const AgentCancel = new RequestType<W.RunIdParams, W.CancelResult, ErrorData>("agent/cancel");
 export const AgentSteer = new RequestType<W.RunTextParams, W.EmptyResult, ErrorData>("agent/steer");
 export const AgentFollowUp = new RequestType<W.RunTextParams, W.EmptyResult, ErrorData>("agent/followUp");
+export const AgentClearQueue = new RequestType<W.RunIdParams, W.EmptyResult, ErrorData>("agent/clearQueue");
 export const AgentSessions = new RequestType<W.SessionsParams, W.SessionsResult, ErrorData>("agent/sessions");
 export const AgentSession = new RequestType<W.SessionParams, W.SessionResult, ErrorData>("agent/session");
 export const AgentFork = new RequestType<W.ForkParams, W.ForkResult, ErrorData>("agent/fork");

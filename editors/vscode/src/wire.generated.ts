@@ -759,6 +759,8 @@ export interface UserMessageEvent {
   type: "user_message";
   text: string;
   source: "prompt" | "steer" | "follow_up" | (string & {});
+  /** Its session entry: fork there (`agent/fork` to its parent) to edit and resend it. */
+  entryId?: string | null;
 }
 
 /** `agent/writeTextFile`: put this full text into the file's open buffer, without saving it. */

@@ -9,7 +9,7 @@ import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { chromium, type Browser, type FrameLocator, type Page } from "playwright-core";
+import { chromium, type Browser, type FrameLocator, type Locator, type Page } from "playwright-core";
 
 const HERE = path.resolve(__dirname, "..");
 const EXT = path.resolve(HERE, "..");
@@ -20,6 +20,10 @@ const CODE_SERVER = path.join(HERE, "node_modules", "code-server", "out", "node"
 const KGENT = process.env.KGENT_BIN ?? path.join(REPO, ".venv", "bin", "kgent");
 const STEP_MS = 120_000; // per wait: generous, the machine is shared
 const SAMPLE = "value = 1\nprint(value)\n";
+// The files of the buffer and review tests (made at the start: Quick Open finds the files it indexed then).
+const NOTES = "note: on disk\n";
+const A = "alpha\nbeta\ncharlie\ndelta\necho\nfoxtrot\ngolf\nhotel\nindia\n";
+const B = "alpha\nbravo\ncharlie\ndelta\necho\nfoxtrot\ngolf\nhotel\nindia\njuliet\n";
 const SHOTS = process.env.KGENT_SCREENSHOTS === "1";
 
 function freePort(): Promise<number> {
@@ -50,6 +54,9 @@ async function startCodeServer(vsix: string, trusted: boolean): Promise<Instance
   fs.mkdirSync(path.join(userData, "User"), { recursive: true });
   fs.mkdirSync(workspace);
   fs.writeFileSync(path.join(workspace, "sample.py"), SAMPLE);
+  fs.writeFileSync(path.join(workspace, "notes.txt"), NOTES);
+  fs.writeFileSync(path.join(workspace, "a.txt"), A);
+  fs.writeFileSync(path.join(workspace, "b.txt"), B);
   fs.writeFileSync(
     path.join(userData, "User", "settings.json"),
     JSON.stringify(
@@ -58,6 +65,7 @@ async function startCodeServer(vsix: string, trusted: boolean): Promise<Instance
         "kgent.provider": "scripted",
         "kgent.model": "tool-loop",
         "kgent.permissionMode": "ask",
+        "kgent.approvalTimeout": 900, // long enough never to expire here; the cards show its countdown
         "workbench.startupEditor": "none",
         "workbench.tips.enabled": false,
         "workbench.enableExperiments": false,
@@ -71,6 +79,7 @@ async function startCodeServer(vsix: string, trusted: boolean): Promise<Instance
         "window.commandCenter": false,
         "chat.commandCenter.enabled": false,
         "workbench.colorTheme": "Default Dark Modern",
+        "files.autoSave": "off", // desktop VS Code's default (the web build saves after a delay): unsaved stays unsaved
       },
       null,
       2,
@@ -134,6 +143,39 @@ async function palette(page: Page, title: string): Promise<void> {
   await page.keyboard.press("Enter");
 }
 
+/** Quick Open (Ctrl+P) a file of the workspace and wait for its editor. */
+async function quickOpen(page: Page, name: string): Promise<void> {
+  await page.keyboard.press("Control+P");
+  await page.locator(".quick-input-widget .quick-input-box input").fill(name);
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first().waitFor({ timeout: STEP_MS });
+  await page.keyboard.press("Enter");
+  await page.locator(".tab.active", { hasText: name }).waitFor({ timeout: STEP_MS });
+}
+
+async function waitForCount(locator: Locator, n: number): Promise<void> {
+  await waitFor(async () => (await locator.count()) === n, `${n} of ${locator.toString()}`);
+}
+
+async function waitFor(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + STEP_MS;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Wait until the panel's input holds `value`. */
+async function waitForValue(panel: FrameLocator, value: string): Promise<void> {
+  const input = panel.locator("#input");
+  const deadline = Date.now() + STEP_MS;
+  for (;;) {
+    const got = await input.inputValue();
+    if (got === value) return;
+    if (Date.now() > deadline) assert.equal(got, value, "the panel's input");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 /** The Kgent panel's page: VS Code nests a webview's content in an inner frame. */
 function panelFrame(page: Page): FrameLocator {
   return page.frameLocator("iframe.webview.ready").frameLocator("#active-frame");
@@ -154,6 +196,18 @@ async function step<T>(page: Page, name: string, fn: () => Promise<T>): Promise<
     await page.screenshot({ path: path.join(ARTIFACTS, `failed-${name}.png`) }).catch(() => undefined);
     throw e;
   }
+}
+
+function secondsLeft(countdown: string): number {
+  return Number(/in (\d+) s/.exec(countdown)?.[1] ?? NaN);
+}
+
+/** Send a message from the panel's box and wait for its run to end (the panel shows one more end line). */
+async function sendAndWait(panel: FrameLocator, text: string): Promise<void> {
+  const ends = await panel.locator(".end").count();
+  await panel.locator("#input").fill(text);
+  await panel.locator("#input").press("Enter");
+  await panel.locator(".end").nth(ends).waitFor({ timeout: STEP_MS });
 }
 
 function buildVsix(): string {
@@ -216,6 +270,14 @@ describe("Kgent in a real VS Code (code-server)", { timeout: 30 * 60_000 }, () =
         await card.locator("button.opt", { hasText: name }).first().waitFor({ timeout: STEP_MS });
       }
     });
+    await step(page, "countdown", async () => {
+      // kgent.approvalTimeout is set: the card counts down to the automatic reject, second by second.
+      const countdown = card.locator(".countdown");
+      const first = await countdown.innerText();
+      assert.match(first, /^rejected automatically in \d+ s$/);
+      await panel.locator(".card.approval.pending .countdown", { hasNotText: first }).first().waitFor({ timeout: STEP_MS });
+      assert.ok(secondsLeft(await countdown.innerText()) < secondsLeft(first), "it counts down");
+    });
     await shot(page, "panel-approval");
 
     await step(page, "palette-never-answers", async () => {
@@ -247,6 +309,7 @@ describe("Kgent in a real VS Code (code-server)", { timeout: 30 * 60_000 }, () =
     await step(page, "transcript", async () => {
       const text = await panel.locator("#log").innerText();
       assert.match(text, /Updated sample\.py: value is now 2/);
+      await panel.locator(".msg.assistant.markdown p", { hasText: "Updated sample.py" }).first().waitFor({ timeout: STEP_MS }); // rendered Markdown
       assert.match(text, /Answered: Allow once/);
       assert.match(text, /1 file changed/);
       assert.equal(fs.readFileSync(path.join(ide!.workspace, "sample.py"), "utf8"), "value = 2\nprint(value)\n");
@@ -294,7 +357,13 @@ describe("Kgent in a real VS Code (code-server)", { timeout: 30 * 60_000 }, () =
       await card.locator("button.opt", { hasText: "Allow once" }).first().click();
       // Live output: the command's first line appears while it still runs.
       await panel.locator("details.tool.status-in_progress pre.output", { hasText: "started" }).first().waitFor({ timeout: STEP_MS });
+      // While it runs, Enter queues a follow-up; Clear drops it.
+      await panel.locator("#input").fill("and then say done");
+      await panel.locator("#input").press("Enter");
+      await panel.locator("#live .queue .chip", { hasText: "follow-up: and then say done" }).waitFor({ timeout: STEP_MS });
       await shot(page, "panel-streaming");
+      await panel.locator("#live .queue button.clear-queue").click();
+      await panel.locator("#live .queue").waitFor({ state: "detached", timeout: STEP_MS });
       await panel.locator("#live button.stop").first().click();
       await panel.locator(".end.status-cancelled").first().waitFor({ timeout: STEP_MS });
       const tool = panel.locator("details.tool", { hasText: "sleep 60" }).first();
@@ -302,6 +371,177 @@ describe("Kgent in a real VS Code (code-server)", { timeout: 30 * 60_000 }, () =
       assert.match(output, /^started$/m);
       assert.doesNotMatch(output, /^finished$/m);
       assert.match(output, /cancelled/);
+      assert.equal(await panel.locator(".msg.user.source-follow_up").count(), 0, "the cleared follow-up never reached the run");
+    });
+  });
+
+  test("keybindings: Ctrl+Alt+K focuses the panel, Ctrl+Alt+L mentions the selection; the file goes along", async () => {
+    assert.ok(ide);
+    fs.writeFileSync(path.join(ide.workspace, "sample.py"), SAMPLE);
+    await step(page, "focus-key", async () => {
+      await panel.locator("#new").click();
+      await panel.locator("#model").selectOption("hello");
+      await page.locator(".statusbar-item", { hasText: "hello" }).first().waitFor({ timeout: STEP_MS });
+      // The mode picker too: the status bar follows it.
+      await panel.locator("#mode").selectOption("plan");
+      await page.locator(".statusbar-item", { hasText: "plan" }).first().waitFor({ timeout: STEP_MS });
+      await panel.locator("#mode").selectOption("ask");
+      await page.locator(".statusbar-item", { hasText: "ask" }).first().waitFor({ timeout: STEP_MS });
+      await page.keyboard.press("Control+B"); // hide the side bar, and the panel with it
+      await page.locator("iframe.webview.ready").first().waitFor({ state: "hidden", timeout: STEP_MS });
+      await page.keyboard.press("Control+Alt+K");
+      await panel.locator("#input").waitFor({ timeout: STEP_MS });
+      // Typing lands in the panel's box; Shift+Enter is a new line, not a send.
+      await page.keyboard.type("typed after the shortcut");
+      await page.keyboard.press("Shift+Enter");
+      await page.keyboard.type("on two lines");
+      await waitForValue(panel, "typed after the shortcut\non two lines");
+      assert.equal(await panel.locator(".msg.user").count(), 0, "nothing was sent");
+      await panel.locator("#input").fill("");
+    });
+    await step(page, "selection-key", async () => {
+      await quickOpen(page, "sample.py");
+      await page.locator(".monaco-editor .view-line", { hasText: "value = 1" }).first().click();
+      await page.keyboard.press("Control+A");
+      await page.keyboard.press("Control+Alt+L");
+      await waitForValue(panel, "@sample.py#L1-2 ");
+    });
+    await step(page, "mention", async () => {
+      // The input holds the mention; the person adds the question and sends it: the lines go along as a resource.
+      await panel.locator("#input").press("End");
+      await panel.locator("#input").pressSequentially("what does this print?");
+      await panel.locator("#input").press("Enter");
+      await panel.locator(".end.status-settled").first().waitFor({ timeout: STEP_MS });
+      const user = panel.locator(".msg.user").last();
+      assert.match(await user.locator(".text").innerText(), /^@sample\.py#L1-2 what does this print\?$/);
+      const attachment = user.locator("details.attachment");
+      assert.equal(await attachment.locator("summary").innerText(), "sample.py#L1-L2");
+      await attachment.locator("summary").click();
+      assert.equal(await attachment.locator("pre").innerText(), "value = 1\nprint(value)");
+    });
+  });
+
+  test("history: Resume brings a session's conversation back; Fork here branches before any message", async () => {
+    await step(page, "resume", async () => {
+      await panel.locator("#new").click();
+      await panel.locator("#empty:not([hidden])").waitFor({ timeout: STEP_MS });
+      await panel.locator("#historyButton").click();
+      const row = panel.locator(".history-row", { hasText: "Change value to 2 in sample.py" }).first();
+      await row.locator("button", { hasText: "Resume" }).click();
+      // The first test's conversation, as it was: the message, the answer, the tool calls with their results.
+      await panel.locator(".msg.user", { hasText: "Change value to 2 in sample.py and check it." }).waitFor({ timeout: STEP_MS });
+      await panel.locator(".msg.assistant", { hasText: "Updated sample.py: value is now 2" }).waitFor({ timeout: STEP_MS });
+      await panel.locator("details.tool.status-completed", { hasText: "Edit sample.py" }).waitFor({ timeout: STEP_MS });
+      assert.match(await panel.locator("#session").innerText(), /Continuing: Change value to 2/);
+      await panel.locator(".msg.user").first().hover();
+      await shot(page, "panel-resumed");
+    });
+    await step(page, "fork-here", async () => {
+      await sendAndWait(panel, "Say something else.");
+      assert.equal(await panel.locator(".msg.user").count(), 2);
+      // Branch before the first message: the panel shows nothing before it, and the message is back in the box.
+      const first = panel.locator(".msg.user").first();
+      await first.hover();
+      await first.locator("button.fork-here").click();
+      await panel.locator(".note", { hasText: "Forked before “Change value to 2 in sample.py" }).waitFor({ timeout: STEP_MS });
+      assert.equal(await panel.locator(".msg.user").count(), 0);
+      await waitForValue(panel, "Change value to 2 in sample.py and check it.");
+      await panel.locator("#input").fill("A different first message.");
+      await panel.locator("#input").press("Enter");
+      await panel.locator(".end").first().waitFor({ timeout: STEP_MS });
+      // Resume again: the session now reads from the new branch.
+      await panel.locator("#historyButton").click();
+      await panel.locator(".history-row").first().locator("button", { hasText: "Resume" }).click(); // the newest
+      await panel.locator(".note", { hasText: /^Resumed/ }).last().waitFor({ timeout: STEP_MS });
+      const texts = await panel.locator(".msg.user .text").allInnerTexts();
+      assert.deepEqual(texts, ["A different first message."]);
+    });
+  });
+
+  test("buffers: the agent reads the unsaved buffer, its approved edit lands there (undoable) and survives a save", async () => {
+    assert.ok(ide);
+    const notes = path.join(ide.workspace, "notes.txt");
+    await step(page, "unsaved-buffer", async () => {
+      await quickOpen(page, "notes.txt");
+      await page.locator(".monaco-editor .view-line", { hasText: "note: on disk" }).first().click();
+      await page.keyboard.press("Control+A");
+      await page.keyboard.type("note: unsaved in the editor");
+      await page.locator(".tab.dirty", { hasText: "notes.txt" }).waitFor({ timeout: STEP_MS });
+    });
+    await step(page, "approve-buffer-edit", async () => {
+      await panel.locator("#new").click();
+      await panel.locator("#model").selectOption("buffer-edit");
+      await page.locator(".statusbar-item", { hasText: "buffer-edit" }).first().waitFor({ timeout: STEP_MS });
+      await panel.locator("#input").fill("Edit the notes.");
+      await panel.locator("#input").press("Enter");
+      const card = panel.locator(".card.approval.pending").first();
+      await card.waitFor({ timeout: STEP_MS });
+      // What the agent read, and what the approval compares against, is the unsaved buffer — not the disk.
+      await panel.locator("details.tool pre.output", { hasText: /note:\sunsaved\sin\sthe\seditor/ }).first().waitFor({ state: "attached", timeout: STEP_MS });
+      const diff = await card.locator("pre.diff").innerText();
+      assert.match(diff, /-note: unsaved in the editor/);
+      assert.match(diff, /\+NOTE: unsaved in the editor/);
+      await card.locator("button.opt", { hasText: "Allow once" }).first().click();
+      // The edit goes into the buffer; the next call, `cat notes.txt` (a plain read: no approval), reads the disk, so
+      // the buffer is saved before it runs, and the command sees the edit.
+      await panel.locator(".end.status-settled").first().waitFor({ timeout: STEP_MS });
+      await page.locator(".monaco-editor .view-line", { hasText: /NOTE:\sunsaved\sin\sthe\seditor/ }).first().waitFor({ timeout: STEP_MS });
+      assert.equal(fs.readFileSync(notes, "utf8"), "NOTE: unsaved in the editor");
+      await panel.locator("details.tool pre.output", { hasText: /^NOTE: unsaved in the editor/ }).last().waitFor({ state: "attached", timeout: STEP_MS });
+    });
+    await step(page, "undo-and-save", async () => {
+      await page.locator(".monaco-editor .view-line", { hasText: /NOTE:\sunsaved/ }).first().click();
+      await page.keyboard.press("Control+Z"); // the agent's edit is one step of the editor's undo
+      await page.locator(".monaco-editor .view-line", { hasText: /note:\sunsaved\sin\sthe\seditor/ }).first().waitFor({ timeout: STEP_MS });
+      await page.keyboard.press("Control+Shift+Z");
+      await page.locator(".monaco-editor .view-line", { hasText: /NOTE:\sunsaved\sin\sthe\seditor/ }).first().waitFor({ timeout: STEP_MS });
+      await page.keyboard.press("End");
+      await page.keyboard.type(", and mine");
+      await page.keyboard.press("Control+S");
+      await page.locator(".tab.dirty", { hasText: "notes.txt" }).waitFor({ state: "detached", timeout: STEP_MS });
+      assert.equal(fs.readFileSync(notes, "utf8"), "NOTE: unsaved in the editor, and mine");
+    });
+  });
+
+  test("review: Review Changes in the diff editor, 3 of 4 hunks in 2 files accepted and 1 rejected", async () => {
+    assert.ok(ide);
+    const a = path.join(ide.workspace, "a.txt");
+    const b = path.join(ide.workspace, "b.txt");
+    const lens = (name: string) => page.locator(".monaco-diff-editor .editor.modified .codelens-decoration a", { hasText: new RegExp(`^${name}$`) });
+    await step(page, "review-run", async () => {
+      await quickOpen(page, "a.txt"); // a.txt is open: the run's edits land in its buffer
+      await panel.locator("#new").click();
+      await panel.locator("#model").selectOption("review-edits");
+      await panel.locator("#mode").selectOption("full");
+      await page.locator(".statusbar-item", { hasText: "full" }).first().waitFor({ timeout: STEP_MS });
+      await sendAndWait(panel, "Edit a.txt and b.txt.");
+      await panel.locator("#mode").selectOption("ask");
+      assert.equal(fs.readFileSync(a, "utf8"), A, "a.txt's edits are in its buffer");
+      assert.equal(fs.readFileSync(b, "utf8"), B.replace("charlie", "CHARLIE").replace("india", "INDIA"));
+      await panel.locator(".end button.review").last().click();
+      await page.locator(".tab", { hasText: "a.txt: before the run ↔ now (Kgent review)" }).waitFor({ timeout: STEP_MS });
+      await page.locator(".tab", { hasText: "b.txt: before the run ↔ now (Kgent review)" }).waitFor({ timeout: STEP_MS });
+    });
+    await step(page, "review-b", async () => {
+      // b.txt's diff is in front: its two hunks, each with Accept and Reject.
+      await lens("Accept").nth(1).waitFor({ timeout: STEP_MS });
+      await shot(page, "review-diff");
+      await lens("Accept").first().click();
+      await waitForCount(lens("Accept"), 1);
+      await lens("Accept").first().click();
+      await waitForCount(lens("Accept"), 0);
+    });
+    await step(page, "review-a", async () => {
+      await page.locator(".tab", { hasText: "a.txt: before the run ↔ now (Kgent review)" }).click();
+      await waitForCount(lens("Accept"), 2);
+      await lens("Accept").first().click(); // beta → BETA: kept
+      await waitForCount(lens("Accept"), 1);
+      await lens("Reject").first().click(); // hotel → HOTEL: reverted, in the buffer
+      await page.locator(".notifications-toasts .notification-toast", { hasText: "review done" }).first().waitFor({ timeout: STEP_MS });
+      assert.equal(fs.readFileSync(b, "utf8"), B.replace("charlie", "CHARLIE").replace("india", "INDIA"));
+      assert.equal(fs.readFileSync(a, "utf8"), A, "not saved yet");
+      await palette(page, "File: Save All");
+      await waitFor(() => fs.readFileSync(a, "utf8") === A.replace("beta", "BETA"), "a.txt saved with 1 of its 2 changes");
     });
   });
 

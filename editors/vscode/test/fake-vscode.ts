@@ -386,6 +386,11 @@ const fakeVscode = {
   CancellationTokenSource,
   EventEmitter: Emitter,
   ConfigurationTarget: { Global: 1, Workspace: 2, WorkspaceFolder: 3 },
+  languages: {
+    registerCodeLensProvider(_selector: unknown, _provider: unknown): Disposable {
+      return { dispose: () => undefined }; // CodeLens (the review) is tested in the real VS Code (test-real/)
+    },
+  },
   window: {
     registerWebviewViewProvider(id: string, provider: FakeWebviewViewProvider): Disposable {
       state.webviewProviders.set(id, provider);
@@ -458,6 +463,7 @@ const fakeVscode = {
       return state.trusted;
     },
     onDidGrantWorkspaceTrust: (_l: Listener<unknown>): Disposable => ({ dispose: () => undefined }),
+    onDidChangeTextDocument: (_l: Listener<unknown>): Disposable => ({ dispose: () => undefined }),
     textDocuments: [] as FakeTextDocument[],
     get workspaceFolders(): FakeState["workspaceFolders"] {
       return state.workspaceFolders;

@@ -9,7 +9,7 @@ import * as path from "node:path";
 import { afterEach, describe, test } from "node:test";
 import type { KgentApi, RunSummary } from "../src/extension";
 import type { SessionRow, ToPage } from "../src/panelMessages";
-import type { ApprovalItem, PanelItem, PanelState } from "../src/panelModel";
+import type { ApprovalItem, PanelItem, PanelState, UserItem } from "../src/panelItems";
 import { fakeContext, installFakeVscode, openWebviewView, resetFake, state, type FakeContext, type FakeWebviewView } from "./fake-vscode";
 import { AGAINST_DAEMON, extensionRoot, gateScript, isAlive, sandbox, serverCommandLine, waitFor, type Sandbox } from "./helpers";
 
@@ -86,6 +86,23 @@ async function answer(w: World, card: ApprovalItem, kind: string): Promise<void>
     items(w).some((i) => i.type === "tool" && i.toolCallId === card.toolCallId && i.runId === card.runId && i.decidedBy === `Answered: ${opt.name}`),
   );
   assert.ok(!items(w).some((i) => i.id === card.id), "the card is gone");
+}
+
+function users(w: World): UserItem[] {
+  return items(w).filter((i): i is UserItem => i.type === "user");
+}
+
+interface StoredEntry {
+  id: string;
+  parentId: string | null;
+  message?: { role: string; text?: string };
+}
+
+/** The session file's entries, as the daemon wrote them. */
+function sessionEntries(w: World, sessionId: string): StoredEntry[] {
+  const file = fs.readdirSync(w.sb.stateDir, { recursive: true }).map(String).find((f) => f.includes(sessionId) && f.endsWith(".jsonl"));
+  assert.ok(file, "the session file");
+  return fs.readFileSync(path.join(w.sb.stateDir, file), "utf8").trim().split("\n").slice(1).map((l) => JSON.parse(l) as StoredEntry);
 }
 
 describe("the Kgent panel (extension side)", () => {
@@ -230,12 +247,18 @@ describe("the Kgent panel (extension side)", () => {
     assert.equal(fs.readFileSync(path.join(w.sb.workspace, "sample.py"), "utf8"), "value = 1\nprint(value)\n");
   });
 
-  test("History: the folder's sessions; Fork continues a copy, Resume the original; @file mentions go along", AGAINST_DAEMON, async () => {
+  test("History: Resume shows the conversation; Fork at any message branches before it; @file mentions go along", AGAINST_DAEMON, async () => {
     const w = open({ "kgent.model": "hello" });
     w.view.send({ type: "send", text: "Look at @sample.py please." });
     await waitFor("the first run", () => items(w).find((i) => i.type === "end"));
     const original = lastState(w)?.sessionId;
     assert.ok(original);
+    w.view.send({ type: "send", text: "Again." });
+    await waitFor("the second run", () => items(w).filter((i) => i.type === "end").length === 2);
+    const live = users(w);
+    assert.deepEqual(live.map((u) => u.text), ["Look at @sample.py please.", "Again."]);
+    assert.deepEqual(live[0].attachments.map((a) => [a.name, a.text]), [["sample.py", "value = 1\nprint(value)\n"]], "the mention, shown as an attachment");
+    assert.ok(live.every((u) => u.entryId !== undefined && u.sessionId === original), "live messages name their entries");
     w.view.send({ type: "history" });
     const rows = await waitFor("the sessions", () => {
       const m = w.view.posted.find((p) => (p as ToPage).type === "sessions") as { sessions: SessionRow[] } | undefined;
@@ -243,32 +266,57 @@ describe("the Kgent panel (extension side)", () => {
     });
     assert.equal(rows.length, 1);
     assert.equal(rows[0].sessionId, original);
-    w.view.send({ type: "send", text: "Again." });
-    await waitFor("the second run", () => items(w).filter((i) => i.type === "end").length === 2);
-    w.view.send({ type: "fork", sessionId: original, title: rows[0].title });
-    await waitFor("the fork", () => items(w).find((i) => i.type === "note" && /^Forked .* before its last message/.test(i.text)));
+
+    // Resume, from a new conversation: the session's messages come back into the panel.
+    w.view.send({ type: "newConversation" });
+    await waitFor("an empty panel", () => items(w).length === 0);
+    w.view.send({ type: "resume", sessionId: original, title: rows[0].title });
+    await waitFor("the replayed conversation", () => users(w).length === 2);
+    assert.deepEqual(users(w).map((u) => [u.text, u.attachments, u.entryId]), live.map((u) => [u.text, u.attachments, u.entryId]));
+    assert.equal(items(w).filter((i) => i.type === "assistant" && /Hello from the scripted provider/.test(i.text)).length, 2);
+    assert.ok(items(w).some((i) => i.type === "note" && /^Resumed /.test(i.text)));
+    assert.equal(lastState(w)?.sessionId, original);
+
+    // Fork at the second message: the panel shows the branch up to it, the message goes back into the input.
+    w.view.send({ type: "forkAt", sessionId: original, entryId: live[1].entryId! });
+    await waitFor("the fork", () => items(w).find((i) => i.type === "note" && /^Forked before “Again\.”/.test(i.text)));
+    assert.deepEqual(users(w).map((u) => u.text), ["Look at @sample.py please."]);
+    assert.ok(w.view.posted.some((p) => (p as ToPage).type === "setInput" && (p as { text: string }).text === "Again."));
     assert.equal(lastState(w)?.sessionId, original, "a fork is a branch of the same session");
     w.view.send({ type: "send", text: "Instead." });
-    await waitFor("the third run", () => items(w).filter((i) => i.type === "end").length === 3);
-    // The branch now reads: the first exchange, then "Instead." ("Again." stays on the old branch).
-    const file = fs.readdirSync(w.sb.stateDir, { recursive: true }).map(String).find((f) => f.includes(original) && f.endsWith(".jsonl"));
-    assert.ok(file, "the session file");
-    const entries = fs.readFileSync(path.join(w.sb.stateDir, file), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { id?: string; parentId?: string | null; message?: { role: string; text?: string } });
-    const instead = entries.find((e) => e.message?.role === "user" && e.message.text === "Instead.");
-    const again = entries.find((e) => e.message?.role === "user" && e.message.text === "Again.");
-    assert.ok(instead && again);
+    await waitFor("the third run", () => items(w).filter((i) => i.type === "end").length === 1);
+
+    // Fork at the very first message: the next message starts the conversation over, on a new branch.
+    w.view.send({ type: "forkAt", sessionId: original, entryId: live[0].entryId! });
+    await waitFor("the second fork", () => items(w).find((i) => i.type === "note" && /^Forked before “Look at/.test(i.text)));
+    assert.deepEqual(users(w), []);
+    assert.ok(w.view.posted.some((p) => (p as ToPage).type === "setInput" && (p as { text: string }).text === "Look at @sample.py please."), "without the attachment");
+    w.view.send({ type: "send", text: "Fresh start." });
+    await waitFor("the fourth run", () => items(w).some((i) => i.type === "end"));
+
+    const entries = sessionEntries(w, original);
+    const byText = (t: string) => entries.find((e) => e.message?.role === "user" && e.message.text?.startsWith(t));
+    const [first, again, instead, fresh] = ["Look at @sample.py", "Again.", "Instead.", "Fresh start."].map(byText);
+    assert.ok(first && again && instead && fresh);
     assert.equal(instead.parentId, again.parentId, "“Instead.” replaces “Again.” on a new branch");
-    const first = entries.find((e) => e.message?.role === "user" && e.message.text?.startsWith("Look at @sample.py"));
+    assert.equal(fresh.parentId, first.parentId, "“Fresh start.” replaces the first message");
     assert.match(JSON.stringify(first), /value = 1\\nprint\(value\)/, "the mentioned file went along with the message");
-    w.view.send({ type: "resume", sessionId: original, title: "first" });
-    await waitFor("resumed", () => lastState(w)?.sessionId === original);
+    // History → Fork on the session: before its last message (now “Fresh start.”).
+    w.view.send({ type: "fork", sessionId: original, title: "first" });
+    await waitFor("the history fork", () => items(w).find((i) => i.type === "note" && /^Forked before “Fresh start\.”/.test(i.text)));
   });
 
-  test("while a run is live, a message is queued as a follow-up and shown under the run", AGAINST_DAEMON, async () => {
+  test("while a run is live, a message is queued as a follow-up and shown under the run; Clear drops the queue", AGAINST_DAEMON, async () => {
     const w = open();
     state.config["kgent.model"] = gateScript(path.dirname(w.sb.stateDir));
     w.view.send({ type: "send", text: "Check first." });
     const gate = await waitFor("the gate's card", () => pendingCards(w)[0]);
+    // Queued, then cleared: the model never sees it.
+    w.view.send({ type: "send", text: "forget this", as: "steer" });
+    w.view.send({ type: "send", text: "and this", as: "followUp" });
+    await waitFor("the queue", () => lastState(w)?.live[0]?.followUp.includes("and this") && lastState(w)?.live[0]?.steering.includes("forget this"));
+    w.view.send({ type: "clearQueue", runId: gate.runId });
+    await waitFor("the cleared queue", () => lastState(w)?.live[0]?.followUp.length === 0 && lastState(w)?.live[0]?.steering.length === 0);
     w.view.send({ type: "send", text: "then say done", as: "followUp" });
     await waitFor("the queue", () => lastState(w)?.live[0]?.followUp.includes("then say done"));
     await answer(w, gate, "allow_once");
@@ -279,6 +327,7 @@ describe("the Kgent panel (extension side)", () => {
       else await new Promise((r) => setTimeout(r, 20));
     }
     assert.ok(items(w).some((i) => i.type === "user" && i.source === "follow_up" && i.text === "then say done"));
+    assert.deepEqual(users(w).map((u) => u.text), ["Check first.", "then say done"], "the cleared messages never reached the run");
   });
 
   test("Restricted Mode: the panel says why Kgent is off, and Run Task says so too", AGAINST_DAEMON, async () => {

@@ -1,16 +1,22 @@
 // The editor-agnostic helpers on their own (no daemon, no vscode).
 
 import { strict as assert } from "node:assert";
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { describe, test } from "node:test";
 import { approvalPrompt, diffPreview } from "../src/approval";
 import { sanitizeAnswer } from "../src/client";
 import { buildPrompt, relativeTime } from "../src/prompt";
-import type { AgentEventParams, PermissionParams } from "../src/protocol";
+import type { AgentEventParams, PermissionParams, ReviewHunk, SessionResult } from "../src/protocol";
 import { renderMarkdown } from "../src/markdown";
 import { mentionFor, parseMentions, promptWithMentions } from "../src/mentions";
+import { minimalChange } from "../src/hostFiles";
+import { splitAttachments } from "../src/panelHistory";
 import { PanelModel } from "../src/panelModel";
+import { hunkLine, withoutHunks } from "../src/reviewModel";
 import { TranscriptWriter } from "../src/transcript";
 import { formatUsage, sandboxStatus } from "../src/usage";
+import { extensionRoot } from "./helpers";
 
 function permission(toolCall: Partial<PermissionParams["toolCall"]>, options?: PermissionParams["options"]): PermissionParams {
   return {
@@ -204,6 +210,108 @@ describe("panel model", () => {
     assert.ok(s.items[2].type === "assistant" && s.items[2].text === "Hello");
     assert.equal(s.live.length, 0);
     assert.equal(s.sessionId, "s1");
+  });
+});
+
+describe("panel model: a stored session", () => {
+  test("a resumed session reads as the live run did: messages, attachments, tool calls with their results, notes", () => {
+    const m = new PanelModel();
+    const entry = (id: string, parentId: string | null, message: Record<string, unknown> | undefined, type = "message") =>
+      ({ id, parentId, type, timestamp: "t", ...(message ? { message } : {}) }) as SessionResult["entries"][number];
+    const usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+    const session: SessionResult = {
+      sessionId: "s1",
+      workspace: "/w",
+      title: "fix it",
+      created: "t",
+      leafId: "e6",
+      branch: ["e0", "e1", "e2", "e3", "e4", "e5", "e6"],
+      entries: [
+        entry("e0", null, undefined, "config"),
+        entry("e1", "e0", { role: "user", text: 'fix it\n\n<resource uri="file:///w/a%20b.py#L1-L2">\nx = 1\ny = 2\n</resource>' }),
+        entry("e2", "e1", { role: "assistant", text: "Looking.", thinking: "hm", stopReason: "tool_use", toolCalls: [
+          { id: "c1", name: "edit", arguments: { path: "a.py" } },
+          { id: "c2", name: "bash", arguments: { command: "make test" } },
+        ] }),
+        entry("e3", "e2", { role: "tool", toolCallId: "c1", name: "edit", content: "ok", isError: false, details: { diff: "-x\n+y\n" } }),
+        entry("e4", "e3", { role: "tool", toolCallId: "c2", name: "bash", content: "permission_denied: no", isError: true }),
+        entry("x9", "e3", { role: "user", text: "on another branch" }),
+        entry("e5", "e4", undefined, "compaction"),
+        entry("e6", "e5", { role: "assistant", text: "Done.", stopReason: "end" }),
+      ],
+      labels: {},
+      warnings: ["torn last line"],
+      liveRunId: null,
+      usage,
+    };
+    m.showSession(session, "fix it");
+    const items = m.snapshot().items;
+    assert.deepEqual(items.map((i) => i.type), ["user", "thinking", "assistant", "tool", "tool", "note", "assistant", "note"]);
+    const user = items[0];
+    assert.ok(user.type === "user");
+    assert.deepEqual([user.text, user.entryId, user.sessionId], ["fix it", "e1", "s1"]);
+    assert.deepEqual(user.attachments, [{ uri: "file:///w/a%20b.py#L1-L2", name: "a b.py#L1-L2", text: "x = 1\ny = 2" }]);
+    const [edit, bash] = [items[3], items[4]];
+    assert.ok(edit.type === "tool" && edit.title === "Edit a.py" && edit.status === "completed" && edit.diff === "-x\n+y\n");
+    assert.ok(bash.type === "tool" && bash.title === "Run make test" && bash.status === "failed" && bash.isError && bash.command === "make test");
+    assert.match(items[7].type === "note" ? items[7].text : "", /torn last line/);
+    assert.equal(m.snapshot().sessionId, "s1");
+    // Live runs stay when another session is shown; the conversation is replaced.
+    m.showSession({ ...session, sessionId: "s2", branch: ["e0"] }, "other");
+    assert.deepEqual(m.snapshot().items.map((i) => i.type), ["note"]);
+  });
+
+  test("splitAttachments leaves a message without resources as it is", () => {
+    assert.deepEqual(splitAttachments("a <resource> b"), { text: "a <resource> b", attachments: [] });
+  });
+});
+
+describe("buffers and review helpers", () => {
+  test("minimalChange replaces only what differs", () => {
+    assert.deepEqual(minimalChange("note: x\nrest\n", "NOTE: x\nrest\n"), { start: 0, end: 4, text: "NOTE" });
+    assert.deepEqual(minimalChange("abc", "abc"), { start: 3, end: 3, text: "" });
+    assert.deepEqual(minimalChange("aXa", "aa"), { start: 1, end: 2, text: "" });
+    assert.deepEqual(minimalChange("", "new\n"), { start: 0, end: 0, text: "new\n" });
+    for (const [a, b] of [["aaa", "aa"], ["ab", "abab"], ["x\ny", "x\n\ny"]]) {
+      const c = minimalChange(a, b);
+      assert.equal(a.slice(0, c.start) + c.text + a.slice(c.end), b);
+    }
+  });
+
+  test("withoutHunks undoes replacements, insertions and deletions at their current lines", () => {
+    const hunk = (h: Partial<ReviewHunk>): ReviewHunk => ({ id: "r.1", status: "pending", oldStart: 1, oldCount: 1, newStart: 1, newCount: 1, currentStart: 1, oldText: "", newText: "", ...h });
+    const now = "one\nTWO\nnew line\nfour\n";
+    const hunks = [
+      hunk({ currentStart: 2, oldText: "two\n", newText: "TWO\n" }),
+      hunk({ currentStart: 3, oldCount: 0, oldText: "", newText: "new line\n" }),
+      hunk({ currentStart: 4, newCount: 0, oldText: "three\n", newText: "" }), // deleted before "four"
+      hunk({ currentStart: null, oldText: "zero\n", newText: "ZERO\n" }), // changed since: left as it is
+    ];
+    assert.equal(withoutHunks(now, hunks), "one\ntwo\nthree\nfour\n");
+    assert.equal(hunkLine(hunks[2], 4), 3);
+    assert.equal(hunkLine(hunk({ currentStart: 9 }), 4), 3, "an insertion at the end sits on the last line");
+  });
+});
+
+describe("the manifest", () => {
+  test("a provider list, the keybindings, the activity-bar view with its icon, and a word for Restricted Mode", () => {
+    const pkg = JSON.parse(fs.readFileSync(path.join(extensionRoot(), "package.json"), "utf8")) as {
+      contributes: {
+        configuration: { properties: Record<string, { enum?: string[] }> };
+        keybindings: { command: string; key: string }[];
+        viewsContainers: { activitybar: { id: string; icon: string }[] };
+        views: Record<string, { type: string; id: string }[]>;
+      };
+      capabilities: { untrustedWorkspaces: { supported: string; description: string } };
+    };
+    const c = pkg.contributes;
+    assert.deepEqual(c.configuration.properties["kgent.provider"].enum, ["", "openai", "anthropic", "scripted"]);
+    assert.deepEqual(c.keybindings.map((k) => [k.command, k.key]), [["kgent.focusPanel", "ctrl+alt+k"], ["kgent.runOnSelection", "ctrl+alt+l"]]);
+    const bar = c.viewsContainers.activitybar.find((v) => v.id === "kgent");
+    assert.ok(bar && fs.existsSync(path.join(extensionRoot(), bar.icon)), "the activity bar icon");
+    assert.deepEqual(c.views.kgent.map((v) => [v.type, v.id]), [["webview", "kgent.panel"]]);
+    assert.equal(pkg.capabilities.untrustedWorkspaces.supported, "limited");
+    assert.match(pkg.capabilities.untrustedWorkspaces.description, /Restricted Mode/);
   });
 });
 

@@ -40,6 +40,7 @@ class UserInput:
     type: ClassVar[str] = "user_message"
     text: str
     source: Literal["prompt", "steer", "follow_up"]
+    entry_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -108,6 +108,11 @@ async def _follow_up(svc: Service, params: Any) -> W.EmptyResult:
     return W.EmptyResult()
 
 
+async def _clear_queue(svc: Service, params: Any) -> W.EmptyResult:
+    svc.clear_queue(W.RunIdParams.parse(params).run_id)
+    return W.EmptyResult()
+
+
 async def _sessions(svc: Service, params: Any) -> W.SessionsResult:
     return await svc.sessions(W.SessionsParams.parse(params).workspace)
 
@@ -142,6 +147,7 @@ REQUESTS: dict[str, Handler] = {
     "agent/cancel": _cancel,
     "agent/steer": _steer,
     "agent/followUp": _follow_up,
+    "agent/clearQueue": _clear_queue,
     "agent/sessions": _sessions,
     "agent/session": _session,
     "agent/fork": _fork,

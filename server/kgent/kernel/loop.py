@@ -299,8 +299,9 @@ class Loop:
     async def _add_user(self, run: AgentRun, text: str, source: str) -> None:
         message = UserMessage(text=text)
         self.state.history.append(message)
-        await self.persist([self.entry("message", message=message_to_dict(message))])
-        run.emit(UserInput(text=text, source=source))  # type: ignore[arg-type]
+        entry = self.entry("message", message=message_to_dict(message))
+        await self.persist([entry])
+        run.emit(UserInput(text=text, source=source, entry_id=entry.id))  # type: ignore[arg-type]
 
     async def _turns(self, run: AgentRun, tracker: ChangeTracking) -> tuple[str, dict[str, str] | None]:
         max_turns = self.spec.max_turns or self.kernel.config.max_turns

@@ -148,6 +148,15 @@ class AgentRun:
         self._follow_up.append(text)
         self._emit_queue()
 
+    def clear_queue(self) -> None:
+        """Drop the queued steering and follow-up messages the model has not seen yet (a `queue_update` says so)."""
+        if self.done:
+            raise RunStateError(
+                f"run {self.run_id} has ended; start a new run with its session", code="run_not_live"
+            )
+        self._steering, self._follow_up = [], []
+        self._emit_queue()
+
     def cancel(self) -> None:
         """Stop the run: the model stream is closed, running tools are killed, queued messages dropped.
 

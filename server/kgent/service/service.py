@@ -361,16 +361,24 @@ class Service:
         handle = self._handle(run_id)
         return handle.cancel() if handle is not None else False
 
-    def queue(self, run_id: str, text: str, *, steer: bool) -> None:
+    def _live(self, run_id: str) -> RunHandle:
         handle = self._handle(run_id)
         if handle is None or not handle.live:
             raise DaemonError(
                 CONFLICT, f"run {run_id} has ended; start a new run with its sessionId", "run_not_live"
             )
+        return handle
+
+    def queue(self, run_id: str, text: str, *, steer: bool) -> None:
+        handle = self._live(run_id)
         if steer:
             handle.run.steer(text)
         else:
             handle.run.follow_up(text)
+
+    def clear_queue(self, run_id: str) -> None:
+        """Drop the run's queued steering and follow-up messages (`agent/clearQueue`)."""
+        self._live(run_id).run.clear_queue()
 
     # -- sessions ---------------------------------------------------------------------------------------------------
     async def _opened(self, *, session_id: str | None = None, workspace: str | None = None) -> None:

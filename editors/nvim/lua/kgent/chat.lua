@@ -3,7 +3,7 @@
 -- setup{ chat = { busy } } — a steering message (the model sees it after its current tool calls) or a follow-up;
 -- <C-f> sends the other kind. Follow-ups wait here, listed at the top of the chat (<C-x> or :Kgent queue clear
 -- drops them), and each starts the session's next run when the live one ends. Steering goes to the daemon at
--- once; what it still holds is listed too (from its queue_update events). Mentions: `#buffer` (the buffer the chat
+-- once; what it still holds is listed too (from its queue_update events) and dropped with the follow-ups. Mentions: `#buffer` (the buffer the chat
 -- was opened from), `#file:path` (a file, its loaded buffer if any) and the Visual selection the chat was opened
 -- with are sent as resource blocks (in a steering message or follow-up: as text).
 local config = require('kgent.config')
@@ -166,11 +166,23 @@ function M.send(text, kind)
   return kind
 end
 
---- Drop the queued follow-ups.
+--- Drop the queued follow-ups, and what the live run's daemon still holds (agent/clearQueue).
 function M.clear_queue()
   local n = #C.queue
   C.queue = {}
   M.refresh()
+  local run = live_run()
+  if run and #C.steering > 0 then
+    require('kgent.daemon').with_conn(function(conn)
+      conn:request('agent/clearQueue', { runId = run.id }, function(err)
+        notify(err and require('kgent.rpc').format_error(err) or 'dropped the steering messages the run had not read',
+          err and vim.log.levels.ERROR or nil)
+      end)
+    end)
+    if n == 0 then
+      return
+    end
+  end
   notify(n == 0 and 'no follow-up is queued' or ('dropped %d queued follow-up%s'):format(n, n == 1 and '' or 's'))
 end
 

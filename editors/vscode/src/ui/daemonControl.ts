@@ -3,6 +3,7 @@
 
 import * as vscode from "vscode";
 import { describeExit, errorOf, type ExitInfo, type KgentClient } from "../client";
+import type { FileHost } from "../hostFiles";
 import { DaemonManager, type DaemonConfig, type DaemonHooks } from "../daemon";
 import type { AgentEventParams } from "../protocol";
 import type { Output } from "./output";
@@ -16,6 +17,8 @@ export interface DaemonControlDeps {
   changed: () => void;
   /** Every `agent/event` (the panel's conversation). */
   onEvent?: (params: AgentEventParams) => void;
+  /** The editor's buffers, served to the daemon. */
+  files?: FileHost;
 }
 
 export class DaemonControl {
@@ -36,6 +39,7 @@ export class DaemonControl {
         deps.onEvent?.(e);
       },
       decide: deps.decide,
+      files: deps.files,
       onCrash: (info) => this.onCrash(info),
     });
   }

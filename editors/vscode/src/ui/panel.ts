@@ -10,11 +10,11 @@ import { errorOf, type RunOutcome } from "../client";
 import { mentionFor, promptWithMentions } from "../mentions";
 import { parseFromPage, type FromPage, type ToPage } from "../panelMessages";
 import { PanelModel } from "../panelModel";
-import { relativeTime } from "../prompt";
 import type * as P from "../protocol";
 import { firstLine } from "../transcript";
 import type { Approvals } from "./approvals";
 import type { DaemonControl } from "./daemonControl";
+import { PanelSessions } from "./panelSessions";
 import { openChangedFiles, type Runs } from "./runs";
 import { permissionMode } from "./settings";
 import { pickFolder } from "./tasks";
@@ -35,6 +35,7 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
   private readonly pending = new Map<string, Pending>();
   private readonly patches = new Map<string, string>();
   private readonly disposables: vscode.Disposable[] = [];
+  private readonly sessions: PanelSessions;
 
   /** `changed`: the number of waiting approvals (shown in the status bar) changed. */
   constructor(
@@ -45,6 +46,7 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
     private readonly changed: () => void,
   ) {
     this.model.trusted = vscode.workspace.isTrusted;
+    this.sessions = new PanelSessions(daemon, this.model, () => this.refresh(), (m) => this.post(m));
     this.disposables.push(
       vscode.window.registerWebviewViewProvider(VIEW_ID, this, { webviewOptions: { retainContextWhenHidden: true } }),
       vscode.workspace.onDidGrantWorkspaceTrust(() => {
@@ -211,6 +213,9 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
       }
       case "openFile":
         return openChangedFiles(m.workspace, [m.path]);
+      case "review":
+        await vscode.commands.executeCommand("kgent.reviewChanges", { sessionId: m.sessionId, runId: m.runId });
+        return;
       case "showPatch":
         return this.runs.showPatch(m.runId, this.patches.get(m.runId) ?? "");
       case "setMode":
@@ -224,15 +229,15 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
         this.refresh();
         return;
       case "history":
-        return this.history();
+        return this.sessions.history();
       case "resume":
-        this.model.sessionId = m.sessionId;
-        this.model.sessionLabel = m.title;
-        this.model.note(`Resumed “${m.title}”: your next message continues it.`);
-        this.refresh();
-        return;
+        return this.sessions.resume(m.sessionId, m.title);
       case "fork":
-        return this.fork(m.sessionId, m.title);
+        return this.sessions.fork(m.sessionId, m.title);
+      case "forkAt":
+        return this.sessions.forkAt(m.sessionId, m.entryId);
+      case "clearQueue":
+        return this.clearQueue(m.runId);
       case "attachSelection":
         return this.attachSelection();
     }
@@ -286,47 +291,16 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
     }
   }
 
-  private async history(): Promise<void> {
-    const folder = await pickFolder();
-    const client = folder === undefined ? undefined : await this.daemon.client();
-    if (folder === undefined || client === undefined) return;
+  /** The queue's Clear button: drop the run's queued steering and follow-up messages (`agent/clearQueue`). */
+  private async clearQueue(runId: string): Promise<void> {
     try {
-      const { sessions } = await client.sessions(folder.uri.fsPath);
-      this.post({
-        type: "sessions",
-        sessions: sessions.map((s) => ({
-          sessionId: s.sessionId,
-          title: firstLine(s.title || s.sessionId, 70),
-          when: relativeTime(s.updated),
-          lastEntryId: s.leafId ?? undefined,
-        })),
-      });
+      const client = this.daemon.current;
+      if (client === undefined) throw new Error("the daemon is not running");
+      await client.clearQueue(runId);
     } catch (e) {
-      this.model.note(`Could not list the sessions: ${errorOf(e).message}`, "error");
+      this.model.note(`Could not clear the queue: ${errorOf(e).message}`, "error");
       this.refresh();
     }
-  }
-
-  /** Branch the session just before its last message (`agent/fork`): the next message replaces it; nothing is lost. */
-  private async fork(sessionId: string, title: string): Promise<void> {
-    const client = await this.daemon.client();
-    if (client === undefined) return;
-    try {
-      const session = await client.session(sessionId, true);
-      const lastUser = [...session.entries].reverse().find((e) => e.message?.role === "user");
-      if (lastUser === undefined || lastUser.parentId === null) {
-        this.model.note(`“${title}” has no earlier point to branch from: use New instead.`, "error");
-        this.refresh();
-        return;
-      }
-      const forked = await client.fork(sessionId, lastUser.parentId);
-      this.model.sessionId = forked.sessionId;
-      this.model.sessionLabel = `fork of “${title}”`;
-      this.model.note(`Forked “${title}” before its last message: your next message starts a new branch; the old one is kept.`);
-    } catch (e) {
-      this.model.note(`Could not fork the session: ${errorOf(e).message}`, "error");
-    }
-    this.refresh();
   }
 
   /** Kgent: Run on Selection: the panel, its input holding a mention of the selection. */

@@ -3,7 +3,7 @@
 
 import { escapeHtml, renderMarkdown } from "../markdown";
 import type { FromPage, SessionRow, ToPage } from "../panelMessages";
-import type { ApprovalItem, EndItem, LiveRun, PanelItem, PanelState, PlanItem, ToolItem } from "../panelModel";
+import type { ApprovalItem, EndItem, LiveRun, PanelItem, PanelState, PlanItem, ToolItem, UserItem } from "../panelItems";
 import { formatUsage } from "../usage";
 
 declare function acquireVsCodeApi(): { postMessage(m: FromPage): void; getState(): unknown; setState(s: unknown): void };
@@ -142,7 +142,27 @@ function renderEnd(e: EndItem): HTMLElement {
       ul.appendChild(li);
     }
     div.appendChild(ul);
-    div.appendChild(button("Show patch", "secondary", () => post({ type: "showPatch", runId: e.runId })));
+    const row = el("div", "buttons");
+    row.appendChild(button("Review changes", "review", () => post({ type: "review", runId: e.runId, sessionId: e.sessionId }), "Keep or revert each change, in the diff editor"));
+    row.appendChild(button("Show patch", "secondary", () => post({ type: "showPatch", runId: e.runId })));
+    div.appendChild(row);
+  }
+  return div;
+}
+
+function renderUser(u: UserItem): HTMLElement {
+  const who = u.source === "prompt" ? "You" : u.source === "steer" ? "You (steer)" : "You (follow-up)";
+  const div = el("div", `msg user source-${u.source}`, `<div class="who"><span class="grow">${who}</span></div><div class="text">${escapeHtml(u.text)}</div>`);
+  for (const a of u.attachments) {
+    const d = el("details", "attachment", `<summary>${escapeHtml(a.name)}</summary><pre>${escapeHtml(a.text)}</pre>`);
+    d.title = a.uri;
+    div.appendChild(d);
+  }
+  const entryId = u.entryId;
+  if (entryId !== undefined) {
+    const b = button("Fork here", "link-button fork-here", () => post({ type: "forkAt", sessionId: u.sessionId, entryId }), "Branch the conversation before this message: it goes back into the input to edit and resend (the old branch is kept)");
+    b.dataset.session = u.sessionId;
+    div.querySelector(".who")?.appendChild(b);
   }
   return div;
 }
@@ -150,7 +170,7 @@ function renderEnd(e: EndItem): HTMLElement {
 function renderItem(item: PanelItem, old: HTMLElement | undefined): HTMLElement {
   switch (item.type) {
     case "user":
-      return el("div", `msg user source-${item.source}`, `<div class="who">${item.source === "prompt" ? "You" : item.source === "steer" ? "You (steer)" : "You (follow-up)"}</div><div class="text">${escapeHtml(item.text)}</div>`);
+      return renderUser(item);
     case "assistant":
       return el("div", "msg assistant markdown", renderMarkdown(item.text));
     case "thinking": {
@@ -185,6 +205,7 @@ function renderLive(runs: LiveRun[]): void {
     if (queued.length > 0) {
       const q = el("div", "queue", `<span>Queued (read at the next step / when the run would finish):</span>`);
       for (const t of queued) q.appendChild(el("span", "chip", escapeHtml(t)));
+      q.appendChild(button("Clear", "link-button clear-queue", () => post({ type: "clearQueue", runId: r.runId }), "Drop the queued messages: the model never sees them"));
       liveBar.appendChild(q);
     }
   }
@@ -236,6 +257,9 @@ function render(s: PanelState): void {
   }
   $("empty").hidden = s.items.length > 0;
   renderLive(s.live);
+  // A session with a live run cannot be branched until the run ends.
+  const busy = new Set(s.live.map((r) => r.sessionId));
+  for (const b of log.querySelectorAll<HTMLButtonElement>("button.fork-here")) b.disabled = busy.has(b.dataset.session ?? "");
   fillSelect(modeSel, s.choices.modes, s.choices.mode, "mode");
   fillSelect(modelSel, s.choices.models, s.choices.model, s.choices.provider ? `${s.choices.provider} default` : "default model");
   trustNote.hidden = s.trusted;
@@ -307,6 +331,9 @@ window.addEventListener("message", (ev: MessageEvent<ToPage>) => {
     input.value = `${input.value.slice(0, at)}${m.text}${input.value.slice(at)}`;
     input.focus();
   }
-  else if (m.type === "sessions") renderHistory(m.sessions);
+  else if (m.type === "setInput") {
+    input.value = m.text;
+    input.focus();
+  } else if (m.type === "sessions") renderHistory(m.sessions);
 });
 post({ type: "ready" });

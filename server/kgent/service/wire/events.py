@@ -87,6 +87,10 @@ class UserMessageEvent(Payload):
     type: Literal["user_message"]
     text: str
     source: Literal["prompt", "steer", "follow_up"]
+    entry_id: str | None = Field(
+        default=None,
+        description="Its session entry: fork there (`agent/fork` to its parent) to edit and resend it.",
+    )
 
 
 class MessageDeltaEvent(Payload):

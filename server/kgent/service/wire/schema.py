@@ -46,6 +46,7 @@ METHODS: tuple[Method, ...] = (
     Method("agent/cancel", _IN, "request", Q.RunIdParams, R.CancelResult),
     Method("agent/steer", _IN, "request", Q.RunTextParams, R.EmptyResult),
     Method("agent/followUp", _IN, "request", Q.RunTextParams, R.EmptyResult),
+    Method("agent/clearQueue", _IN, "request", Q.RunIdParams, R.EmptyResult),
     Method("agent/sessions", _IN, "request", Q.SessionsParams, R.SessionsResult),
     Method("agent/session", _IN, "request", Q.SessionParams, R.SessionResult),
     Method("agent/fork", _IN, "request", Q.ForkParams, R.ForkResult),

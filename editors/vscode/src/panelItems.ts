@@ -1,0 +1,129 @@
+// The items the Kgent panel shows and the state it posts to its page. Types only (and one text helper), shared by the
+// model (panelModel.ts), the stored-session reader (panelHistory.ts) and the page (webview/main.ts).
+
+import type * as P from "./protocol";
+
+/** Every item has a stable `id` and a `rev` that grows when it changes (the page re-renders only changed items). */
+interface Base {
+  id: string;
+  rev: number;
+  runId: string;
+}
+
+export interface UserItem extends Base {
+  type: "user";
+  text: string;
+  source: string;
+  /** Files and selections attached to the message (`@file` mentions), shown collapsed. */
+  attachments: Attachment[];
+  sessionId: string;
+  /** Its session entry (the page offers to fork there: edit and resend the message). */
+  entryId?: string;
+}
+export interface Attachment {
+  uri: string;
+  /** The file's name and lines, e.g. `app.py#L3-L9`. */
+  name: string;
+  text: string;
+}
+export interface TextItem extends Base {
+  type: "assistant" | "thinking";
+  text: string;
+}
+export interface ToolItem extends Base {
+  type: "tool";
+  toolCallId: string;
+  name: string;
+  kind: string;
+  title: string;
+  command?: string;
+  path?: string;
+  status: string;
+  output: string;
+  diff?: string;
+  isError: boolean;
+  /** How its permission was decided when not by you (a session rule, the mode, a timeout). */
+  decidedBy?: string;
+  /** A sub-agent's call: the sub-agent's name (its card sits under the `task` card that started it). */
+  agent?: string;
+}
+export interface ApprovalItem extends Base {
+  type: "approval";
+  requestId: string;
+  toolCallId: string;
+  title: string;
+  reason: string;
+  risk: string;
+  scope: string;
+  command?: string;
+  path?: string;
+  diff?: string;
+  /** True when a side-by-side diff can be opened in the editor. */
+  canOpenDiff: boolean;
+  options: P.PermissionOption[];
+  /** Epoch milliseconds after which the daemon rejects the call (the countdown), if a timeout is set. */
+  deadline?: number;
+  state: "pending" | "answered" | "withdrawn";
+  /** The option chosen (its name), once answered. */
+  answer?: string;
+  /** A sub-agent's prompt: its name. */
+  agent?: string;
+}
+export interface EndItem extends Base {
+  type: "end";
+  sessionId: string;
+  status: string;
+  text: string;
+  error?: string;
+  errorCode?: string;
+  changedPaths: string[];
+  workspace: string;
+  usage: P.Usage;
+  turns: number;
+}
+export interface NoteItem extends Base {
+  type: "note";
+  text: string;
+  severity: "info" | "error";
+}
+
+/** The agent's plan (`todo_write`): one card per run, replaced in place by each `plan` event. */
+export interface PlanItem extends Base {
+  type: "plan";
+  entries: P.PlanEntry[];
+}
+
+export type PanelItem = UserItem | TextItem | ToolItem | ApprovalItem | EndItem | NoteItem | PlanItem;
+
+export interface LiveRun {
+  runId: string;
+  sessionId: string;
+  label: string;
+  steering: string[];
+  followUp: string[];
+  usage?: P.Usage;
+}
+
+export interface PanelChoices {
+  modes: string[];
+  mode: string;
+  models: string[];
+  model: string;
+  provider: string;
+}
+
+/** Everything the page needs, posted whole (items carry revs so the page can skip unchanged ones). */
+export interface PanelState {
+  items: PanelItem[];
+  live: LiveRun[];
+  choices: PanelChoices;
+  /** The session the next message continues (after a run, a resume or a fork); undefined: a new session. */
+  sessionId?: string;
+  sessionLabel?: string;
+  trusted: boolean;
+}
+
+export function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s*\n\s*/g, " ⏎ ").trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}

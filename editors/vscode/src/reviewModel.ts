@@ -1,0 +1,49 @@
+// The review of a run's changes (protocol.md § Review), editor-agnostic: which hunks still wait for a decision, the
+// text a file would have if they were all rejected (the left side of the review's diff), and the outcome in words.
+
+import type * as P from "./protocol";
+
+/** A file of the run with the hunks that still wait for a decision. */
+export interface FileToReview {
+  file: P.ReviewFile;
+  /** Pending hunks that can be placed in the file as it is now (Accept / Reject at `currentStart`). */
+  placed: P.ReviewHunk[];
+  /** Pending hunks whose lines changed since: they can be accepted, and rejecting them is a conflict. */
+  changedSince: P.ReviewHunk[];
+}
+
+/** The files of one run that still have pending hunks, in the run's order. */
+export function filesToReview(run: P.ReviewRun | undefined): FileToReview[] {
+  const out: FileToReview[] = [];
+  for (const file of run?.files ?? []) {
+    const pending = file.hunks.filter((h) => h.status === "pending");
+    if (pending.length === 0) continue;
+    out.push({ file, placed: pending.filter((h) => typeof h.currentStart === "number"), changedSince: pending.filter((h) => typeof h.currentStart !== "number") });
+  }
+  return out;
+}
+
+/** Lines with their line endings. */
+function lines(text: string): string[] {
+  return text.match(/[^\n]*\n|[^\n]+$/g) ?? [];
+}
+
+/** `current` with these hunks undone (each at its `currentStart`): what the file would be if they were rejected. */
+export function withoutHunks(current: string, hunks: P.ReviewHunk[]): string {
+  const out = lines(current);
+  const placed = hunks.filter((h) => typeof h.currentStart === "number").sort((a, b) => (b.currentStart ?? 0) - (a.currentStart ?? 0));
+  for (const h of placed) out.splice((h.currentStart ?? 1) - 1, h.newCount, ...lines(h.oldText));
+  return out.join("");
+}
+
+/** The 0-based line a hunk's Accept / Reject sit on, in a document of `lineCount` lines. */
+export function hunkLine(h: P.ReviewHunk, lineCount: number): number {
+  return Math.max(0, Math.min((h.currentStart ?? 1) - 1, lineCount - 1));
+}
+
+/** One line per hunk that was not applied as asked (conflicts and the like), for a warning. */
+export function problems(result: P.ApplyReviewResult): string[] {
+  return result.results
+    .filter((r) => r.outcome === "conflict" || r.outcome === "not_found")
+    .map((r) => `${r.path ?? r.hunkId}: ${r.outcome === "conflict" ? (r.message ?? "its lines changed since; nothing was overwritten") : "no such change"}`);
+}

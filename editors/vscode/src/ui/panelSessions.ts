@@ -1,0 +1,93 @@
+// The Kgent panel's session history: list the folder's sessions, resume one (its conversation comes back into the
+// panel) and fork at any of its messages (`agent/fork` before it; the message goes back into the input).
+
+import { errorOf, type KgentClient } from "../client";
+import { splitAttachments } from "../panelHistory";
+import type { PanelModel } from "../panelModel";
+import type { ToPage } from "../panelMessages";
+import { relativeTime } from "../prompt";
+import { firstLine } from "../transcript";
+import type { DaemonControl } from "./daemonControl";
+import { pickFolder } from "./tasks";
+
+export class PanelSessions {
+  constructor(
+    private readonly daemon: DaemonControl,
+    private readonly model: PanelModel,
+    private readonly refresh: () => void,
+    private readonly post: (m: ToPage) => void,
+  ) {}
+
+  /** History: the folder's sessions, posted to the page's list. */
+  async history(): Promise<void> {
+    const folder = await pickFolder();
+    const client = folder === undefined ? undefined : await this.daemon.client();
+    if (folder === undefined || client === undefined) return;
+    try {
+      const { sessions } = await client.sessions(folder.uri.fsPath);
+      this.post({
+        type: "sessions",
+        sessions: sessions.map((s) => ({
+          sessionId: s.sessionId,
+          title: firstLine(s.title || s.sessionId, 70),
+          when: relativeTime(s.updated),
+          lastEntryId: s.leafId ?? undefined,
+        })),
+      });
+    } catch (e) {
+      this.model.note(`Could not list the sessions: ${errorOf(e).message}`, "error");
+      this.refresh();
+    }
+  }
+
+  /** Run `fn` with the daemon (started if needed); a failure becomes a note ("Could not <what>: …"). */
+  private async attempt(what: string, fn: (client: KgentClient) => Promise<void>): Promise<void> {
+    const client = await this.daemon.client();
+    if (client === undefined) return;
+    try {
+      await fn(client);
+    } catch (e) {
+      this.model.note(`Could not ${what}: ${errorOf(e).message}`, "error");
+    }
+    this.refresh();
+  }
+
+  /** History → Resume: the session's conversation in the panel; the next message continues it. */
+  resume(sessionId: string, title: string): Promise<void> {
+    return this.attempt("read the session", async (client) => {
+      this.model.showSession(await client.session(sessionId, true), title);
+      this.model.note(`Resumed “${title}”: your next message continues it.`);
+    });
+  }
+
+  /** History → Fork: branch the session before its last message (see `forkAt`). */
+  fork(sessionId: string, title: string): Promise<void> {
+    return this.attempt("fork the session", async (client) => {
+      const session = await client.session(sessionId, true);
+      const lastUser = [...session.entries].reverse().find((e) => e.message?.role === "user");
+      if (lastUser !== undefined) return this.forkAt(sessionId, lastUser.id);
+      this.model.note(`“${title}” has no message to branch from: use New instead.`, "error");
+    });
+  }
+
+  /**
+   * Branch the session just before one of its messages (`agent/fork` to the message's parent): the conversation up to
+   * there is shown, and the message goes back into the input to be edited and sent. Nothing is lost: the old branch
+   * stays in the session.
+   */
+  forkAt(sessionId: string, entryId: string): Promise<void> {
+    return this.attempt("fork the session", async (client) => {
+      const whole = await client.session(sessionId);
+      const entry = whole.entries.find((e) => e.id === entryId);
+      const text = entry?.message?.role === "user" ? entry.message.text : undefined;
+      if (entry === undefined || text === undefined || entry.parentId === null) {
+        this.model.note("That message cannot be branched from: use New instead.", "error");
+        return;
+      }
+      await client.fork(sessionId, entry.parentId);
+      this.model.showSession(await client.session(sessionId, true), `fork of “${firstLine(whole.title || sessionId, 60)}”`);
+      this.model.note(`Forked before “${firstLine(text, 60)}”: edit it below and send it to continue on a new branch (the old branch is kept in the session).`);
+      this.post({ type: "setInput", text: splitAttachments(text).text });
+    });
+  }
+}
