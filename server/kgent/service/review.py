@@ -103,7 +103,9 @@ async def apply_review(
     workspace = Path(tree.info.workspace)
     outcomes: dict[str, HunkOutcome] = {}
     decided: list[dict[str, Any]] = []
-    for hid in accept:
+
+    def settled(hid: str) -> bool:
+        """Whether `hid` is decided already (no such hunk, or rejected before): its outcome says so."""
         if hid not in where:
             outcomes[hid] = HunkOutcome(
                 hunk_id=hid, outcome="not_found", message="no such hunk in this session"
@@ -111,17 +113,16 @@ async def apply_review(
         elif where[hid][0].status[hid] == "rejected":
             outcomes[hid] = HunkOutcome(hunk_id=hid, outcome="already_rejected", path=where[hid][0].path)
         else:
+            return False
+        return True
+
+    for hid in accept:
+        if not settled(hid):
             outcomes[hid] = HunkOutcome(hunk_id=hid, outcome="accepted", path=where[hid][0].path)
             decided.append({"hunkId": hid, "status": "accepted"})
     by_path: dict[str, list[tuple[ReviewedFile, Hunk]]] = {}
     for hid in reject:
-        if hid not in where:
-            outcomes[hid] = HunkOutcome(
-                hunk_id=hid, outcome="not_found", message="no such hunk in this session"
-            )
-        elif where[hid][0].status[hid] == "rejected":
-            outcomes[hid] = HunkOutcome(hunk_id=hid, outcome="already_rejected", path=where[hid][0].path)
-        else:
+        if not settled(hid):
             by_path.setdefault(where[hid][0].path, []).append(where[hid])
     rejected: list[tuple[ReviewedFile, Hunk]] = []
     for rel, pairs in by_path.items():
