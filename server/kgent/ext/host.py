@@ -15,7 +15,7 @@ from kgent.core.errors import ConfigError, ExtensionError, KgentError
 from kgent.ext.config import ExtConfig, McpServerConfig, read_config
 from kgent.ext.hooks import ExtensionHooks
 from kgent.ext.loader import ExtensionRecord, load_entry_points, load_refs
-from kgent.ext.mcp import McpManager
+from kgent.ext.mcp.manager import McpManager
 from kgent.ext.registry import Registry
 from kgent.ext.trust import is_trusted
 from kgent.ext.version import API_VERSION
