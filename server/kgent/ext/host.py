@@ -70,6 +70,10 @@ class Extensions:
             self._projects.clear()
 
     def project(self, workspace: Path) -> ProjectExtensions:
+        # Hooks ask once per event: a workspace already seen as a resolved root skips resolve()'s syscalls.
+        found = self._projects.get(str(workspace))
+        if found is not None:
+            return found
         root = workspace.resolve()
         found = self._projects.get(str(root))
         if found is None:
