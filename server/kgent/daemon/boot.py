@@ -18,6 +18,7 @@ from pathlib import Path
 from kgent.daemon.framing import FrameError, FrameParser, FrameWriter
 from kgent.ext.config import configured
 from kgent.service.handshake import ParamsError, Settings, initialize_result, parse_initialize
+from kgent.tools.sandbox import prefetch
 
 
 class _Loader(threading.Thread):
@@ -98,6 +99,9 @@ def main(
     switch = sys.getswitchinterval()
     sys.setswitchinterval(0.0005)  # let this thread answer promptly while the loader holds the GIL
     loader.start()
+    prefetch(
+        env
+    )  # the sandbox probe (a bwrap process) runs while the server loads, not in the first agent/run
     parser, writer = FrameParser(), FrameWriter(out_fd)
     items, eof = read_first(in_fd, parser)
     settings = Settings()

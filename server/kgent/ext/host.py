@@ -15,7 +15,7 @@ from kgent.core.errors import ConfigError, ExtensionError, KgentError
 from kgent.ext.config import ExtConfig, McpServerConfig, read_config
 from kgent.ext.hooks import ExtensionHooks
 from kgent.ext.loader import ExtensionRecord, load_entry_points, load_refs
-from kgent.ext.mcp import McpManager
+from kgent.ext.mcp.manager import McpManager
 from kgent.ext.registry import Registry
 from kgent.ext.trust import is_trusted
 from kgent.ext.version import API_VERSION
@@ -70,6 +70,10 @@ class Extensions:
             self._projects.clear()
 
     def project(self, workspace: Path) -> ProjectExtensions:
+        # Hooks ask once per event: a workspace already seen as a resolved root skips resolve()'s syscalls.
+        found = self._projects.get(str(workspace))
+        if found is not None:
+            return found
         root = workspace.resolve()
         found = self._projects.get(str(root))
         if found is None:

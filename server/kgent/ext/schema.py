@@ -6,12 +6,18 @@ import functools
 import json
 from typing import Any
 
-import jsonschema  # type: ignore[import-untyped]
+
+def _jsonschema() -> Any:
+    """The jsonschema package, imported on first use (~0.1 s): registrations and hooks with schemas are rare."""
+    import jsonschema  # type: ignore[import-untyped]
+
+    return jsonschema
 
 
 @functools.lru_cache(maxsize=256)
 def _check(text: str) -> str | None:
     schema = json.loads(text)
+    jsonschema = _jsonschema()
     try:
         jsonschema.validators.validator_for(schema).check_schema(schema)
     except jsonschema.SchemaError as exc:
@@ -32,6 +38,7 @@ def check_schema(schema: Any) -> str | None:
 
 def check_value(schema: dict[str, Any], value: Any) -> str | None:
     """None when `value` fits `schema` (a schema check_schema accepted); else the first problem, with its path."""
+    jsonschema = _jsonschema()
     validator = jsonschema.validators.validator_for(schema)(schema)
     error = jsonschema.exceptions.best_match(validator.iter_errors(value))
     if error is None:

@@ -10,14 +10,15 @@ import asyncio
 import json
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kgent.core.errors import ExtensionError
 from kgent.ext.config import McpServerConfig
-from kgent.ext.mcp.connection import McpConnection
-from kgent.ext.mcp.tool import McpTool
 from kgent.ext.schema import check_schema
 from kgent.tools.base import Tool
+
+if TYPE_CHECKING:  # the SDK (~0.5 s to import) loads when the first server starts, not with every host
+    from kgent.ext.mcp.connection import McpConnection
 
 log = logging.getLogger("kgent.ext.mcp")
 
@@ -40,11 +41,15 @@ class McpManager:
         if conn is None:
             if self._closed:
                 raise ExtensionError("the MCP servers were stopped (the host is shutting down)")
+            from kgent.ext.mcp.connection import McpConnection
+
             conn = self._connections[key] = McpConnection(config)
         return conn
 
     async def tools_for(self, servers: Sequence[McpServerConfig]) -> list[Tool]:
         """The tools of `servers`, each started (or listed again) when needed."""
+        from kgent.ext.mcp.tool import McpTool
+
         conns = [self.connection(s) for s in servers]
         listed = await asyncio.gather(*(c.refresh() for c in conns), return_exceptions=True)
         tools: list[Tool] = []

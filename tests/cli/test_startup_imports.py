@@ -1,0 +1,101 @@
+"""What `kgent run` and the daemon load: never the parts a run without them does not use (issue 19's start-up).
+
+Each check is a real process: `kgent run` against the local model server, the modules it had loaded written out at
+exit; the daemon's server module imported on its own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kgent.testing import ModelServer
+
+# Loaded only by what needs them: MCP servers (the SDK, its starlette/uvicorn), extension schemas (jsonschema),
+# `kgent serve --http` (fastapi), the human renderer (rich: not with --json), the daemon (pygls, pydantic); httpx's
+# command line client (click, pygments) never.
+NOT_FOR_RUN = (
+    "mcp",
+    "mcp_types",
+    "jsonschema",
+    "anyio.from_thread",
+    "starlette",
+    "uvicorn",
+    "fastapi",
+    "sse_starlette",
+    "rich",
+    "click",
+    "pygments",
+    "pygls",
+    "lsprotocol",
+    "pydantic",
+)
+NOT_FOR_DAEMON = (
+    "mcp",
+    "mcp_types",
+    "jsonschema",
+    "starlette",
+    "uvicorn",
+    "fastapi",
+    "rich",
+    "click",
+    "pygments",
+)
+
+# argv: OUT ARGS...: run `kgent ARGS...` in this process, then write the names of the loaded modules to OUT.
+RUN_AND_LIST = """import atexit, json, runpy, sys
+out = sys.argv[1]
+atexit.register(lambda: open(out, "w").write(json.dumps(sorted(sys.modules))))
+sys.argv = ["kgent", *sys.argv[2:]]
+runpy.run_module("kgent", run_name="__main__")
+"""
+
+
+def loaded(names: list[str], unwanted: tuple[str, ...]) -> list[str]:
+    return sorted({u for u in unwanted for n in names if n == u or n.startswith(u + ".")})
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+@pytest.mark.parametrize("json_flag", [True, False])
+def test_kgent_run_loads_no_mcp_schema_or_server_libraries(
+    tmp_path: Path, wire: str, json_flag: bool
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "sample.py").write_text("value = 1\n")
+    out = tmp_path / "modules.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KGENT_") and "API_KEY" not in k}
+    env.update(KGENT_STATE_DIR=str(tmp_path / "state"), KGENT_CONFIG_DIR=os.environ["KGENT_CONFIG_DIR"])
+    with ModelServer("hello") as server:
+        args = ["run", "--provider", wire, "--model", "test", "--base-url", server.base_url(wire)]
+        args += ["--json"] if json_flag else []
+        done = subprocess.run(
+            [sys.executable, "-c", RUN_AND_LIST, str(out), *args, "say hello"],
+            cwd=ws,
+            env={**env, "KGENT_API_KEY": "sk-test"},
+            stdin=subprocess.DEVNULL,  # not a terminal: the human renderer prints plain text
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert server.requests, "the run reached the model"
+    names = json.loads(out.read_text())
+    assert "httpx" in names and "kgent.providers.http" in names  # the check saw a real provider's run
+    unwanted = NOT_FOR_RUN if json_flag else tuple(m for m in NOT_FOR_RUN if m != "rich")
+    assert loaded(names, unwanted) == []
+
+
+def test_daemon_server_loads_no_mcp_schema_or_terminal_libraries() -> None:
+    code = "import json, sys, kgent.daemon.server, kgent.providers.openai\nprint(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    names = json.loads(done.stdout)
+    assert "pygls" in names
+    assert loaded(names, NOT_FOR_DAEMON) == []
