@@ -55,6 +55,25 @@ def test_demo_shows_read_edit_approval_bash_answer_and_patch(tmp_path: Path) -> 
     assert "settled" in text
 
 
+@pytest.mark.parametrize(
+    ("case", "status", "shown"),
+    [
+        ("failure", "failed", '"code": "scripted_error"'),
+        ("denied", "settled", "permission_denied: the user rejected this call"),
+        ("cancel", "cancelled", '"status": "cancelled"'),
+    ],
+)
+def test_demo_failure_scenarios_end_as_they_should(
+    tmp_path: Path, case: str, status: str, shown: str
+) -> None:
+    out = kgent("demo", case, "--json", cwd=tmp_path, state=tmp_path / "state")
+    assert out.returncode == 0, out.stdout + out.stderr  # 0: the run ended the way the scenario shows
+    lines = [json.loads(line) for line in out.stdout.splitlines()]
+    ends = [e for e in lines if e.get("type") == "run_end"]
+    assert len(ends) == 1 and ends[0]["status"] == status, ends
+    assert shown in out.stdout
+
+
 def test_demo_task_shows_the_sub_agent_its_approval_and_its_answer(tmp_path: Path) -> None:
     out = kgent("demo", "task", cwd=tmp_path, state=tmp_path / "state")
     assert out.returncode == 0, out.stderr
