@@ -84,8 +84,26 @@ def _under(path: str, root: str) -> str | None:
         return "."
     prefix = root if root.endswith(os.sep) else root + os.sep
     if path.startswith(prefix):
-        return PurePosixPath(*Path(path[len(prefix) :]).parts).as_posix()
+        rest = path[len(prefix) :]
+        if os.sep == "/" and _is_clean(
+            rest
+        ):  # already what pathlib would make of it (asked per call, 4× each)
+            return rest
+        return PurePosixPath(*Path(rest).parts).as_posix()
     return None
+
+
+def _is_clean(rel: str) -> bool:
+    """Whether a relative posix path has no empty or `.` component (pathlib would leave it as it is)."""
+    parts = rel.split("/")
+    return "" not in parts and "." not in parts
+
+
+def _parts(rel: str) -> tuple[str, ...]:
+    """`PurePosixPath(rel).parts` for a workspace-relative posix path ("." → no parts), without pathlib when clean."""
+    if rel == ".":
+        return ()
+    return tuple(rel.split("/")) if _is_clean(rel) else PurePosixPath(rel).parts
 
 
 @functools.lru_cache(maxsize=64)
@@ -126,10 +144,10 @@ def classify_path(workspace: Path, raw_path: str, *, physical: bool = False) -> 
             Path(real), Path(real).as_posix(), inside=False, protected=is_protected_name(Path(real).parts)
         )
     rel = rel_real if physical else (_under(lexical, ws) or _under(lexical, ws_real) or rel_real)
-    parts = PurePosixPath(rel).parts if rel != "." else ()
-    real_parts = PurePosixPath(rel_real).parts if rel_real != "." else ()
+    parts = _parts(rel)
+    real_parts = _parts(rel_real)
     lexical_rel = _under(lexical, ws) or _under(lexical, ws_real)
-    lexical_parts = PurePosixPath(lexical_rel).parts if lexical_rel not in (None, ".") else ()
+    lexical_parts = _parts(lexical_rel) if lexical_rel is not None else ()
     protected = is_protected_name(parts) or is_protected_name(real_parts) or is_protected_name(lexical_parts)
     hardlinked = ".git" not in real_parts and is_hardlinked(real)
     return ResolvedPath(
