@@ -355,7 +355,6 @@ def test_reads(ws: Path, command: str) -> None:
         "rm -rf src",
         "cat 'unbalanced",
         "grep -r x .*",
-        "cat src/.?*",
     ],
 )
 def test_asked(ws: Path, command: str) -> None:

@@ -154,6 +154,8 @@ class ToolBatch:
             return None
         mode = self.loop.spec.mode
         grant = shell_grant(mode, intent, approved=asked) if intent.subject == "command" else None  # type: ignore[arg-type]
+        if grant is not None and not asked:  # what runs unasked is what was judged: the classifier's argvs
+            grant = replace(grant, plan=intent.plan)
         return _Ready(
             call,
             tool,

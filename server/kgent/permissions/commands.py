@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from dataclasses import dataclass
 from typing import Final
 
-from kgent.permissions import gitcommands, shellwords
+from kgent.permissions import gitcommands, globbing, shellwords
+from kgent.permissions.globbing import GlobError
 from kgent.permissions.options import Parsed, parse
 from kgent.permissions.programs import (
     FIND_DENIED,
@@ -18,6 +20,7 @@ from kgent.permissions.programs import (
     PROGRAMS,
     Program,
 )
+from kgent.tools.argv import Joint, Plan, Stage
 
 # `| & ; < > $ ` ( )` and newline: anything that chains, redirects or substitutes.
 METACHARACTERS: Final = frozenset("|&;<>$`()\n\r")
@@ -151,28 +154,27 @@ def rule_words(command: str) -> tuple[str, ...] | None:
 
 @dataclass(frozen=True, slots=True)
 class PathWord:
-    """A word the command reads as a file. `pattern`: a glob the shell expands; `tilde`: a home directory;
-    `maybe_revision`: git takes it as a revision when no such file exists (then `revisions_ok` says if that is fine);
-    `files_only`: a directory here would be asked; `glob_only`: an option word with a glob in it (`--include=*.py`),
-    fine as long as the glob matches no file (then bash passes it on as it is)."""
+    """A word the command reads as a file (after Kgent's own expansion: what the program will get). `tilde`: bash
+    would read it as a home directory; `maybe_revision`: git takes it as a revision when no such file exists (then
+    `revisions_ok` says if that is fine); `files_only`: a directory here would be asked."""
 
     text: str
-    pattern: str | None = None
     tilde: bool = False
     maybe_revision: bool = False
     revisions_ok: bool = True
     files_only: bool = False
-    glob_only: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class Reading:
     """The classifier's view of a command: `problem` is None when every word is understood as a read; `paths` are
-    the words to resolve (each must lead to a non-protected file in the workspace); `programs` the commands run."""
+    the words to resolve (each must lead to a non-protected file in the workspace); `programs` the commands run;
+    `plan` the argvs exactly as judged, which is what runs when the command runs unasked (None with a tilde)."""
 
     problem: str | None
     paths: tuple[PathWord, ...] = ()
     programs: tuple[str, ...] = ()
+    plan: Plan | None = None
 
 
 def programs(command: str) -> tuple[str, ...]:
@@ -180,9 +182,14 @@ def programs(command: str) -> tuple[str, ...]:
     return tuple(words[0].text for words in shellwords.lex(command).commands if words)
 
 
-def read_only(command: str) -> Reading:
+def read_only(command: str, workspace: str | os.PathLike[str] | None = None) -> Reading:
     """Classify a command line: a read (problem None) only if every simple command is an allowlisted program with
-    allowlisted options, no redirection to a file, no substitution, no subshell, no environment assignment."""
+    allowlisted options, no redirection to a file, no substitution, no subshell, no environment assignment.
+
+    Words are split and unquoted once, here, and globs expanded against `workspace` as bash would (without a
+    workspace a glob matches nothing and stays as it is); a name from a glob that begins with `-` is passed as
+    `./-name`. The options and operands judged are the expanded words, and `plan` holds those same words: one
+    parse, both judged and run."""
     if not command.strip():
         return Reading(problem="an empty command")
     line = shellwords.lex(command)
@@ -190,18 +197,72 @@ def read_only(command: str) -> Reading:
     if line.problem:
         return Reading(problem=line.problem, programs=progs)
     paths: list[PathWord] = []
-    for words in line.commands:
+    steps: list[tuple[Joint, tuple[Stage, ...]]] = []
+    stages: list[Stage] = []
+    joint: Joint = ""
+    tilde = False
+    for simple in line.simple:
+        first = simple.words[0]
+        if first.pattern is not None or first.tilde:
+            return Reading(problem=f"a program named by a pattern: {first.text}", programs=progs)
+        try:
+            words = _expand(simple.words, workspace)
+        except GlobError as e:
+            return Reading(problem=str(e), programs=progs)
         problem = _simple(words, paths)
+        if problem is None:
+            redirects, problem = _redirects(simple.redirects)
         if problem:
             return Reading(problem=problem, programs=progs)
-    return Reading(problem=None, paths=tuple(paths), programs=progs)
+        tilde = tilde or any(w.tilde for w in words)
+        stages.append(Stage(tuple(w.text for w in words), redirects, pipe_stderr=simple.then == "|&"))
+        if simple.then not in ("|", "|&"):
+            steps.append((joint, tuple(stages)))
+            stages = []
+            joint = "&&" if simple.then == "&&" else "||" if simple.then == "||" else ";"
+    plan = None if tilde else Plan(tuple(steps))
+    return Reading(problem=None, paths=tuple(paths), programs=progs, plan=plan)
+
+
+def _expand(
+    words: tuple[shellwords.Word, ...], workspace: str | os.PathLike[str] | None
+) -> tuple[shellwords.Word, ...]:
+    out: list[shellwords.Word] = []
+    for word in words:
+        matches = globbing.expand(word.pattern, os.fspath(workspace)) if word.pattern and workspace else []
+        if not matches:
+            out.append(shellwords.Word(text=word.text, tilde=word.tilde, quoted=word.quoted))
+            continue
+        if len(out) + len(matches) > globbing.MAX_MATCHES:
+            raise GlobError(f"a glob matching more than {globbing.MAX_MATCHES} files: {word.text}")
+        # a name that would be read as an option is passed so that it cannot be: `./-name`
+        out += [shellwords.Word(text="./" + m if m.startswith("-") else m, quoted=True) for m in matches]
+    return tuple(out)
+
+
+def _redirects(
+    given: tuple[tuple[str, str, str], ...],
+) -> tuple[tuple[tuple[int, int | None], ...], str | None]:
+    """The redirections Kgent wires itself (`2>&1`, `>&2`, `>/dev/null`, `2>/dev/null`, `&>/dev/null`), in order."""
+    out: list[tuple[int, int | None]] = []
+    for fd_text, op, target in given:
+        fd = int(fd_text) if fd_text else 1
+        if op in ("&>", "&>>"):
+            out += [(1, None), (2, None)]
+        elif fd not in (1, 2) or op == "<&" or (op == ">&" and target not in ("1", "2")):
+            return (), f"a redirection Kgent does not wire itself ({fd_text}{op}{target})"
+        elif op == ">&":
+            out.append((fd, int(target)))
+        else:
+            out.append((fd, None))
+    return tuple(out), None
 
 
 def _lookup(words: tuple[shellwords.Word, ...]) -> dict[str, shellwords.Word]:
     by_text: dict[str, shellwords.Word] = {}
     for word in words:
         known = by_text.get(word.text)
-        if known is None or word.pattern is not None or word.tilde:
+        if known is None or word.tilde:
             by_text[word.text] = word
     return by_text
 
@@ -215,14 +276,11 @@ def _path(
     files_only: bool = False,
 ) -> PathWord:
     word = by_text.get(text)
-    pattern, tilde = (
-        (word.pattern, word.tilde) if word is not None else (None, text.startswith("~") or "=~" in text)
-    )
-    # (part of a word — `--file=x`, `-fx` — has no glob of its own; bash may still expand `~` after `=`)
+    # (part of a word — `--file=x`, `-fx` — is read literally by the program; `=~` is treated as a home directory)
+    tilde = word.tilde if word is not None else (text.startswith("~") or "=~" in text)
     return PathWord(
         text=text,
-        pattern=pattern,
-        tilde=tilde,
+        tilde=tilde or "=~" in text,
         maybe_revision=maybe_revision,
         revisions_ok=revisions_ok,
         files_only=files_only,
@@ -232,18 +290,11 @@ def _path(
 def _simple(words: tuple[shellwords.Word, ...], out: list[PathWord]) -> str | None:
     first = words[0]
     name = first.text
-    if first.pattern is not None or first.tilde:
-        return f"a program named by a pattern: {name}"
     if _ASSIGNMENT_RE.match(name):
         return f"an environment assignment: {name.partition('=')[0]}=…"
     if "/" in name:
         return f"a program named by its path: {name}"
     args = words[1:]
-    out.extend(
-        PathWord(text=w.text, pattern=w.pattern, glob_only=True)
-        for w in args
-        if w.pattern is not None and w.text.startswith("-")
-    )
     texts = [w.text for w in args]
     by_text = _lookup(args)
     if name == "git":

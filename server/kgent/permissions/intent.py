@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import fnmatch
-import glob
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -15,7 +13,9 @@ from urllib.parse import urlsplit
 from kgent.permissions import commands
 from kgent.tools import tool_by_name
 from kgent.tools.addresses import private_target, url_problem
+from kgent.tools.argv import Plan
 from kgent.tools.base import Tool, ToolIntent
+from kgent.tools.gitdir import outside_git_dir
 from kgent.tools.paths import classify_path
 
 Operation = Literal["read", "write", "shell", "network", "unknown"]
@@ -35,6 +35,7 @@ class Intent:
     protected: bool = False
     subject: Subject = "tool"  # what a remembered answer matches: the path, the command or the tool itself
     reason: str
+    plan: Plan | None = None  # a read-only command's argvs as judged: what runs when it runs unasked
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -59,40 +60,19 @@ def _resolve_word(workspace: Path, word: str) -> _Target | None:
     return _resolve(workspace, word, physical=True)
 
 
-_MAX_GLOB_MATCHES = 1000
-
-
 def _resolve_path_word(workspace: Path, word: commands.PathWord) -> list[_Target] | str:
-    """The files a path word of a read-only command names (a glob: every match, and the word itself); or why the
-    command is not a plain read after all."""
+    """The file a path word of a read-only command names (words come expanded: a glob's matches are words of
+    their own); or why the command is not a plain read after all."""
     if word.tilde:
         target = _resolve_word(workspace, "~" + word.text.removeprefix("~"))
         return [target] if target is not None else "a path with a NUL byte"
-    if word.glob_only:
-        if word.pattern is not None and glob.glob(word.pattern, root_dir=workspace):
-            return f"a glob in an option that matches files: {word.text}"
-        return []
-    texts = [word.text]
-    if word.pattern is not None:
-        if any(fnmatch.fnmatchcase("..", part) for part in word.pattern.split("/") if part.startswith(".")):
-            return f"a glob that bash expands to `..` as well: {word.text}"
-        matches = glob.glob(word.pattern, root_dir=workspace)
-        if len(matches) > _MAX_GLOB_MATCHES:
-            return f"a glob matching more than {_MAX_GLOB_MATCHES} files: {word.text}"
-        texts += matches
-    targets: list[_Target] = []
-    for text in texts:
-        if word.maybe_revision and not os.path.lexists(os.path.join(workspace, text)):
-            if not word.revisions_ok:
-                return f"git reads file contents from history (revision {text})"
-            continue
-        if word.files_only and os.path.isdir(os.path.join(workspace, text)):
-            return f"git diff of a directory may show protected files' changes: {text}"
-        target = _resolve(workspace, text, physical=True)
-        if target is None:
-            return "a path with a NUL byte"
-        targets.append(target)
-    return targets
+    text = word.text
+    if word.maybe_revision and not os.path.lexists(os.path.join(workspace, text)):
+        return [] if word.revisions_ok else f"git reads file contents from history (revision {text})"
+    if word.files_only and os.path.isdir(os.path.join(workspace, text)):
+        return f"git diff of a directory may show protected files' changes: {text}"
+    target = _resolve(workspace, text, physical=True)
+    return [target] if target is not None else "a path with a NUL byte"
 
 
 def _unknown(tool: str, reason: str, subject: Subject = "tool") -> Intent:
@@ -152,7 +132,7 @@ def _classify_bash(
     command = args.get(command_arg)
     if not isinstance(command, str):
         return _unknown(tool, f"calls {tool} without a command", "command")
-    reading = commands.read_only(command)
+    reading = commands.read_only(command, workspace)
     targets: list[_Target] = []
     if reading.problem is None:
         for word in reading.paths:
@@ -163,6 +143,10 @@ def _classify_bash(
             targets += [t for t in resolved if t not in targets]
     if reading.problem is not None:
         targets = _fallback_targets(command, workspace)
+    if "git" in reading.programs:  # git reads its repository: where it physically is decides the scope
+        repository = outside_git_dir(workspace, os.environ)
+        if repository is not None:
+            targets.append(_Target(shown=repository, inside=False, protected=False))
     operation: Operation = (
         "network" if commands.network_use(command) else "read" if reading.problem is None else "shell"
     )
@@ -186,6 +170,7 @@ def _classify_bash(
         protected=bool(protected),
         subject="command",
         reason=reason,
+        plan=reading.plan if operation == "read" else None,
     )
 
 

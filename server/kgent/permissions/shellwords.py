@@ -32,6 +32,17 @@ class Line:
     problem: str | None = None
     targets: tuple[str, ...] = ()
     operators: tuple[str, ...] = field(default=())
+    simple: tuple[Simple, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Simple:
+    """One simple command as Kgent runs it: its words, the redirections it keeps (`2>&1`, `>/dev/null` … as
+    (fd, operator, target) in order) and the operator after it (`|`, `|&`, `&&`, `||`, `;`, or "" at the end)."""
+
+    words: tuple[Word, ...]
+    redirects: tuple[tuple[str, str, str], ...] = ()
+    then: str = ""
 
 
 class _Lexer:
@@ -43,6 +54,8 @@ class _Lexer:
         self.problem: str | None = None
         self.targets: list[str] = []
         self.operators: list[str] = []
+        self.simple: list[Simple] = []
+        self.redirects: list[tuple[str, str, str]] = []
         self._reset_word()
 
     def _reset_word(self) -> None:
@@ -89,9 +102,13 @@ class _Lexer:
         self.flush_word()
         if self.current:
             self.commands.append(tuple(self.current))
+            self.simple.append(Simple(tuple(self.current), tuple(self.redirects), ";" if op == "\n" else op))
+        elif self.redirects:
+            self.refuse("a redirection without a command")
         elif op not in ("\n", ";", "") or self.operators and self.operators[-1] not in ("\n", ";"):
             self.refuse("a control operator without a command")
         self.current = []
+        self.redirects = []
         if op:
             self.operators.append(op)
 
@@ -144,7 +161,9 @@ class _Lexer:
                 self.add(ch, quoted=False)
                 self.i += 1
         self.end_command("")
-        return Line(tuple(self.commands), self.problem, tuple(self.targets), tuple(self.operators))
+        return Line(
+            tuple(self.commands), self.problem, tuple(self.targets), tuple(self.operators), tuple(self.simple)
+        )
 
     def _double_quoted(self) -> None:
         s = self.s
@@ -205,8 +224,10 @@ class _Lexer:
         if "<" in op and op not in ("<&",):
             self.refuse(f"an input redirection ({fd}{op})")
         elif op in (">&", "<&") and (target.isdigit() or target == "-"):
-            return  # 2>&1, >&2: duplicates a descriptor, touches no file
+            self.redirects.append((fd, op, target))  # 2>&1, >&2: duplicates a descriptor, touches no file
+            return
         elif op in (">", ">>", "&>", "&>>", ">|") and target in _HARMLESS_TARGETS:
+            self.redirects.append((fd, op, target))
             return
         else:
             self.refuse(f"a redirection to a file ({fd}{op} {target})".rstrip())

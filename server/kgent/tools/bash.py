@@ -17,6 +17,7 @@ from typing import Any
 from kgent.core.events import ToolKind
 from kgent.tools import spill
 from kgent.tools.args import ToolArgError, error_output, num_arg, req_str
+from kgent.tools.argv import Plan
 from kgent.tools.base import (
     CallDescription,
     CommandResult,
@@ -25,7 +26,8 @@ from kgent.tools.base import (
     ToolIntent,
     ToolOutput,
 )
-from kgent.tools.procgroup import become_subreaper, kill_group, note_lingering, sweep_lingering
+from kgent.tools.pipeline import PlanRun
+from kgent.tools.procgroup import become_subreaper, exited, kill_group, note_lingering, sweep_lingering
 from kgent.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_tail
 
 PIPE_GRACE = 0.5  # after the shell exits, how long a background process may keep the output pipe open
@@ -173,55 +175,30 @@ async def _pump(stream: asyncio.StreamReader, sink: _Output) -> None:
         sink.feed(chunk)
 
 
-async def _exited(proc: asyncio.subprocess.Process) -> None:
-    # Not proc.wait(): since 3.11.x it also waits for the pipes to close, which a background grandchild can delay.
-    # A pidfd says the moment the shell exits (Linux 5.3+); then asyncio's child watcher sets the return code.
-    await _pidfd_exit(proc)
-    delay = 0.0005
-    while proc.returncode is None:
-        await asyncio.sleep(delay)
-        delay = min(delay * 2, 0.05)
-
-
-async def _pidfd_exit(proc: asyncio.subprocess.Process) -> None:
-    if proc.returncode is not None or not hasattr(os, "pidfd_open"):
-        return
-    try:
-        fd = os.pidfd_open(proc.pid)
-    except OSError:  # already reaped, or a kernel without pidfds: the polling loop does it
-        return
-    loop = asyncio.get_running_loop()
-    readable: asyncio.Future[None] = loop.create_future()
-
-    def exited() -> None:
-        if not readable.done():
-            readable.set_result(None)
-
-    loop.add_reader(fd, exited)
-    try:
-        await readable
-    finally:
-        loop.remove_reader(fd)
-        os.close(fd)
-
-
 async def _spawn(command: str, ctx: ToolContext) -> asyncio.subprocess.Process:
-    """Start the shell (inside the sandbox when the context has one) in its own session; a cancel that lands
-    mid-spawn still kills the whole group."""
+    """Start the shell (inside the sandbox when the context has one) in its own session."""
     argv, env = [_shell(), "-c", command], child_env()
     if ctx.sandbox is not None and ctx.grant is not None:
         argv, env = await asyncio.to_thread(
             ctx.sandbox.wrap, argv, workspace=ctx.workspace, grant=ctx.grant, env=env
         )
+    return await _start(
+        argv,
+        env,
+        ctx.workspace,
+        asyncio.subprocess.DEVNULL,
+        asyncio.subprocess.PIPE,
+        asyncio.subprocess.STDOUT,
+    )
+
+
+async def _start(
+    argv: list[str], env: dict[str, str], cwd: Path, stdin: int, stdout: int, stderr: int
+) -> asyncio.subprocess.Process:
+    """Start a process in its own session; a cancel that lands mid-spawn still kills the whole group."""
     spawn = asyncio.ensure_future(
         asyncio.create_subprocess_exec(
-            *argv,
-            cwd=ctx.workspace,
-            env=env,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
+            *argv, cwd=cwd, env=env, stdin=stdin, stdout=stdout, stderr=stderr, start_new_session=True
         )
     )
     try:
@@ -233,6 +210,14 @@ async def _spawn(command: str, ctx: ToolContext) -> asyncio.subprocess.Process:
             raise asyncio.CancelledError from None
         await kill_group(proc)
         raise
+
+
+def _unasked_plan(ctx: ToolContext) -> Plan | None:
+    """The classifier's argvs when this call runs unasked inside the sandbox (then no shell runs at all)."""
+    grant, sandbox = ctx.grant, ctx.sandbox
+    if grant is None or grant.approved or grant.plan is None or sandbox is None or not sandbox.contains:
+        return None
+    return grant.plan
 
 
 class BashTool:
@@ -300,8 +285,9 @@ class BashTool:
 
 
 class LocalCommandRunner:
-    """Runs `bash -c` here, in its own process group (inside the sandbox when the call has a grant); the merged
-    output streams to `ctx.on_update` and is spilled to a file past the limits."""
+    """Runs `bash -c` here, in its own process group (inside the sandbox when the call has a grant) — or, for a call
+    that runs unasked, the classifier's argvs with no shell at all; the merged output streams to `ctx.on_update` and
+    is spilled to a file past the limits."""
 
     sandboxed = True
     where = "this machine"
@@ -310,24 +296,85 @@ class LocalCommandRunner:
         become_subreaper()
         sweep_lingering()
         sink = _Output(ctx.output_dir, ctx.on_update)
-        proc = await _spawn(command, ctx)
+        plan = _unasked_plan(ctx)
         try:
-            timed_out = await self._supervise(proc, sink, limit)
+            if plan is not None:
+                code, timed_out = await self._run_plan(plan, ctx, sink, limit)
+            else:
+                proc = await _spawn(command, ctx)
+                timed_out = await self._supervise(proc, sink, limit)
+                code = proc.returncode
         finally:
             sink.close()
         out, details = sink.render()
         if ctx.sandbox is not None and ctx.sandbox.contains and ctx.grant is not None:
             details["sandbox"] = f"{ctx.sandbox.name}: {ctx.grant.describe()}"
-        code = proc.returncode
         return CommandResult(
             output=out, exit_code=None if timed_out else code, timed_out=timed_out, details=details
         )
 
     @staticmethod
+    async def _run_plan(
+        plan: Plan, ctx: ToolContext, sink: _Output, seconds: float
+    ) -> tuple[int | None, bool]:
+        """Run the judged argvs, each program exec'd by bwrap directly, pipes and `&&`/`||`/`;` wired here; the
+        merged output, timeout and cancellation behave as for `bash -c`."""
+        assert ctx.sandbox is not None and ctx.grant is not None
+        prefix, env = await asyncio.to_thread(
+            ctx.sandbox.wrap, [], workspace=ctx.workspace, grant=ctx.grant, env=child_env()
+        )
+        loop = asyncio.get_running_loop()
+        read_fd, write_fd = os.pipe()
+        stream = asyncio.StreamReader(limit=2**20)
+        try:
+            transport, _ = await loop.connect_read_pipe(
+                lambda: asyncio.StreamReaderProtocol(stream), os.fdopen(read_fd, "rb", buffering=0)
+            )
+        except BaseException:
+            os.close(read_fd)
+            os.close(write_fd)
+            raise
+
+        async def spawn(
+            argv: tuple[str, ...], stdin: int, stdout: int, stderr: int
+        ) -> asyncio.subprocess.Process:
+            return await _start([*prefix, *argv], env, ctx.workspace, stdin, stdout, stderr)
+
+        runner = PlanRun(plan, spawn, write_fd)
+        reader = asyncio.create_task(_pump(stream, sink))
+        task = asyncio.create_task(runner.run())
+        try:
+            done, _ = await asyncio.wait({task}, timeout=seconds)
+            timed_out = not done
+            if timed_out:
+                task.cancel()
+                await asyncio.wait({task})
+            runner.close()
+            if not timed_out:
+                await asyncio.wait({reader}, timeout=PIPE_GRACE)
+            if timed_out or not reader.done():
+                await runner.kill()
+                await asyncio.wait({reader}, timeout=PIPE_GRACE)
+            else:
+                for proc in runner.procs:
+                    note_lingering(proc)
+            return (None if timed_out else task.result()), timed_out
+        except asyncio.CancelledError:
+            task.cancel()
+            await asyncio.wait({task})
+            await runner.kill()
+            raise
+        finally:
+            runner.close()
+            if not reader.done():
+                reader.cancel()
+            transport.close()
+
+    @staticmethod
     async def _supervise(proc: asyncio.subprocess.Process, sink: _Output, seconds: float) -> bool:
         assert proc.stdout is not None
         reader = asyncio.create_task(_pump(proc.stdout, sink))
-        waiter = asyncio.create_task(_exited(proc))
+        waiter = asyncio.create_task(exited(proc))
         try:
             done, _ = await asyncio.wait({waiter}, timeout=seconds)
             timed_out = not done

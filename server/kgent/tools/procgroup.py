@@ -98,3 +98,36 @@ async def kill_group(proc: asyncio.subprocess.Process) -> None:
         signal_group(pgid, signal.SIGKILL)
         _lingering[pgid] = proc
         raise
+
+
+async def exited(proc: asyncio.subprocess.Process) -> None:
+    """Return once the process has exited and asyncio has its return code (its pipes may still be open)."""
+    # Not proc.wait(): since 3.11.x it also waits for the pipes to close, which a background grandchild can delay.
+    # A pidfd says the moment the shell exits (Linux 5.3+); then asyncio's child watcher sets the return code.
+    await _pidfd_exit(proc)
+    delay = 0.0005
+    while proc.returncode is None:
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 0.05)
+
+
+async def _pidfd_exit(proc: asyncio.subprocess.Process) -> None:
+    if proc.returncode is not None or not hasattr(os, "pidfd_open"):
+        return
+    try:
+        fd = os.pidfd_open(proc.pid)
+    except OSError:  # already reaped, or a kernel without pidfds: the polling loop does it
+        return
+    loop = asyncio.get_running_loop()
+    readable: asyncio.Future[None] = loop.create_future()
+
+    def exited() -> None:
+        if not readable.done():
+            readable.set_result(None)
+
+    loop.add_reader(fd, exited)
+    try:
+        await readable
+    finally:
+        loop.remove_reader(fd)
+        os.close(fd)

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from kgent.tools.argv import Plan
+from kgent.tools.gitdir import repository_dirs
 from kgent.tools.protected import ProtectedFiles
 
 # What stays visible (read-only) of the system, so tools work; anything else of the host is absent.
@@ -57,7 +59,8 @@ class Grant:
     with `write`); `secrets`: protected files are not masked (the call was approved for one); `git`: `.git` is
     readable (writable with `write`) — its config and the user's git config only with `git_config`; `approved`:
     a person (or a remembered answer) approved the call, so PATH toolchains under `$HOME` are visible read-only and
-    multi-link files are not masked.
+    multi-link files are not masked; `plan`: for a call that runs unasked, the argvs the classifier judged — the
+    bash tool runs exactly those, with no shell in between.
     """
 
     write: bool = False
@@ -67,6 +70,7 @@ class Grant:
     git: bool = False
     git_config: bool = False
     approved: bool = False
+    plan: Plan | None = None
 
     def describe(self) -> str:
         """One line for people: what the call runs with."""
@@ -150,7 +154,7 @@ class Bubblewrap:
             child["PATH"] = os.pathsep.join(
                 p
                 for p in env.get("PATH", "").split(os.pathsep)
-                if p and _under(os.path.realpath(p), ws) is None
+                if os.path.isabs(p) and _under(os.path.realpath(p), ws) is None
             )
             for name in [n for n in child if n in _SHELL_STARTUP or n.startswith("BASH_FUNC_")]:
                 del child[name]
@@ -162,7 +166,9 @@ class Bubblewrap:
         if not grant.git and not grant.secrets:
             out += _mask(git)
         elif os.path.lexists(git):
-            out += _git_mounts(git, writable=grant.write, config=grant.git_config or grant.secrets)
+            out += _git_mounts(
+                ws, writable=grant.write, config=grant.git_config or grant.secrets, approved=grant.approved
+            )
         if grant.secrets:
             return out
         scan = self._scans.get(ws)
@@ -246,27 +252,21 @@ def _mask(path: str) -> list[str]:
     return []
 
 
-def _git_mounts(git: str, *, writable: bool, config: bool) -> list[str]:
-    """`.git` readable for git: a worktree's `.git` file names the real git directory (and its common one) outside
-    the workspace, which are bound in too; the config (remote URLs may hold credentials) is empty unless allowed."""
+def _git_mounts(ws: str, *, writable: bool, config: bool, approved: bool) -> list[str]:
+    """`.git` readable for git. A worktree's `.git` file (or a symlink) names git directories outside the workspace:
+    they are bound in only for an approved call — an unasked one sees the workspace alone (the classifier made git
+    in such a workspace an outside read, asked). The config (remote URLs may hold credentials) is empty unless
+    allowed."""
     out: list[str] = []
-    dirs = [git] if os.path.isdir(git) else []
-    if os.path.isfile(git):
-        try:
-            text = Path(git).read_text(encoding="utf-8", errors="replace").strip()
-        except OSError:
-            text = ""
-        if text.startswith("gitdir:"):
-            gitdir = os.path.realpath(os.path.join(os.path.dirname(git), text[7:].strip()))
-            dirs.append(gitdir)
-            common = os.path.join(gitdir, "commondir")
-            if os.path.isfile(common):
-                dirs.append(os.path.realpath(os.path.join(gitdir, Path(common).read_text().strip())))
-            for d in dirs:
-                if os.path.isdir(d):
-                    out += ["--bind" if writable else "--ro-bind", d, d]
-    if not config:
+    dirs = [d for d in repository_dirs(ws) if os.path.isdir(d)]
+    visible = [d for d in dirs if _under(d, ws) is not None]
+    if approved:
         for d in dirs:
+            if d not in visible:
+                out += ["--bind" if writable else "--ro-bind", d, d]
+        visible = dirs
+    if not config:
+        for d in visible:
             if os.path.isfile(os.path.join(d, "config")):
                 out += ["--ro-bind", _empty_file(), os.path.join(d, "config")]
     return out

@@ -1,0 +1,85 @@
+# Concept: where the workspace's git repository physically is — what git itself would read from the workspace
+# (`.git` directory, a `.git` file's `gitdir:`, symlinks, `commondir`, alternates, GIT_DIR-like variables). Stdlib.
+"""`repository_dirs` lists the real directories git reads for the workspace; `outside_git_dir` names the first of
+them (or of the GIT_DIR-like variables) that lies outside the workspace: then git commands read outside it."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Final
+
+# Variables that point git at a repository, objects, an index or a work tree somewhere else.
+GIT_LOCATION_VARIABLES: Final = (
+    "GIT_DIR",
+    "GIT_COMMON_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+)
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read(65536)
+    except OSError:
+        return ""
+
+
+def repository_dirs(workspace: str | os.PathLike[str]) -> tuple[str, ...]:
+    """The real (symlink-free) directories git reads for a workspace: its git directory (a `.git` directory, or what
+    a `.git` file's `gitdir:` names), the common directory a `commondir` file names, and alternate object
+    directories. Empty when the workspace has no `.git`."""
+    ws = os.fspath(workspace)
+    dot_git = os.path.join(ws, ".git")
+    if not os.path.lexists(dot_git):
+        return ()
+    real = os.path.realpath(dot_git)
+    if os.path.isdir(real):
+        gitdir = real
+    else:
+        text = _read(real).strip()
+        if not text.startswith("gitdir:"):
+            return (real,)
+        gitdir = os.path.realpath(os.path.join(ws, text[len("gitdir:") :].strip()))
+    dirs = [gitdir]
+    common = _read(os.path.join(gitdir, "commondir")).strip()
+    if common:
+        dirs.append(os.path.realpath(os.path.join(gitdir, common)))
+    for d in list(dirs):
+        objects = os.path.join(d, "objects")
+        for line in _read(os.path.join(objects, "info", "alternates")).splitlines():
+            line = line.strip()
+            if line and not line.startswith("#"):
+                dirs.append(os.path.realpath(os.path.join(objects, line)))
+    return tuple(dict.fromkeys(dirs))
+
+
+def outside_git_dir(workspace: str | os.PathLike[str], env: Mapping[str, str]) -> str | None:
+    """The first place outside the workspace that git, run in it with `env`, would read its repository from: a
+    GIT_DIR-like variable, the git directory or anything it links to; None when all of it is inside."""
+    ws = os.path.realpath(os.fspath(workspace))
+    for name in GIT_LOCATION_VARIABLES:
+        for value in env.get(name, "").split(os.pathsep) if env.get(name) else ():
+            real = os.path.realpath(os.path.join(ws, value))
+            if not _inside(real, ws):
+                return real
+    for d in repository_dirs(ws):
+        if not _inside(d, ws):
+            return d
+        try:
+            entries = list(os.scandir(d))
+        except OSError:
+            continue
+        for entry in entries:  # `objects`, `refs`, `HEAD`… linked to somewhere else
+            if entry.is_symlink():
+                real = os.path.realpath(entry.path)
+                if not _inside(real, ws):
+                    return real
+    return None
