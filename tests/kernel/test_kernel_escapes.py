@@ -9,6 +9,7 @@ the markers' shared prefix, never their random part, so a marker seen anywhere i
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import secrets
@@ -241,21 +242,33 @@ class Outcome:
 
 
 async def _run(world: World, mode: str, sandbox: Sandbox) -> Outcome:
-    calls = [
-        {"tool": "bash", "args": {"command": c}, "id": f"sh{i}"} for i, c in enumerate(SHELL_PROBES + SANE)
-    ]
-    calls += [{"tool": t, "args": a, "id": f"f{i}"} for i, (t, a) in enumerate(FILE_PROBES)]
+    return await _drive(
+        world.ws, world.state / mode / sandbox.name, SHELL_PROBES + SANE, FILE_PROBES, mode, sandbox
+    )
+
+
+async def _drive(
+    ws: Path,
+    state: Path,
+    commands: list[str],
+    file_probes: list[tuple[str, dict[str, Any]]],
+    mode: str,
+    sandbox: Sandbox,
+    answer: str = "reject_once",
+) -> Outcome:
+    calls = [{"tool": "bash", "args": {"command": c}, "id": f"sh{i}"} for i, c in enumerate(commands)]
+    calls += [{"tool": t, "args": a, "id": f"f{i}"} for i, (t, a) in enumerate(file_probes)]
     provider = Recording(ScriptedProvider([calls, [{"text": "done"}]]))
-    store = JsonlSessionStore(world.state / mode / sandbox.name)
+    store = JsonlSessionStore(state)
     kernel = AgentKernel(provider, store=store, config=KernelConfig(mode=mode), sandbox=sandbox)  # type: ignore[arg-type]
-    run = kernel.create_run("probe the secrets", workspace=world.ws)
+    run = kernel.create_run("probe the secrets", workspace=ws)
     out = Outcome()
     names = {c["id"]: c["args"].get("command") or f"{c['tool']} {json.dumps(c['args'])}" for c in calls}
     async for event in run:
         out.texts.append(json.dumps(event_to_dict(event), ensure_ascii=False))
         if isinstance(event, PermissionRequest):
             out.asked.append(names[event.tool_call["toolCallId"]])
-            run.resolve_permission(event.request_id, "reject_once")
+            run.resolve_permission(event.request_id, answer)
         elif isinstance(event, PermissionResolved) and event.source == "policy":
             out.denied.append(names[event.tool_call_id])
         elif isinstance(event, ToolUpdate) and event.status in ("completed", "failed") and event.output:
@@ -265,10 +278,13 @@ async def _run(world: World, mode: str, sandbox: Sandbox) -> Outcome:
     result = await run.result()
     assert result.status == "settled", result.error
     await kernel.aclose()
-    for path in (world.state / mode / sandbox.name).rglob("*.jsonl"):
-        out.texts.append(path.read_text(encoding="utf-8"))
+    out.texts += await asyncio.to_thread(_session_texts, state)
     out.texts += provider.requests
     return out
+
+
+def _session_texts(state: Path) -> list[str]:
+    return [path.read_text(encoding="utf-8") for path in state.rglob("*.jsonl")]
 
 
 SANDBOXES = [detect(), NoSandbox("forced off for the escape suite")]
@@ -307,6 +323,295 @@ async def test_no_secret_leaves_the_workspace(world: World, mode: str, sandbox: 
         f.write(
             json.dumps(
                 {
+                    "mode": mode,
+                    "sandbox": sandbox.name,
+                    "probes": probes,
+                    "ran": len(out.ran),
+                    "asked": len(out.asked),
+                    "denied": len(out.denied),
+                    "leaks": len(leaks),
+                }
+            )
+            + "\n"
+        )
+
+
+# -- what runs is what was judged: files named like options, reached through globs ----------------------------------
+#
+# A hostile workspace holds files named like the refused options of each allowlisted program (`--pre=sh`, `-Osh`,
+# `-p` …), each of them — and `evil.txt` — a script that prints a marker only when it runs (the marker's two halves
+# are apart in the file). Its own history holds a removed `.env.old` with a secret. Through `*`, `?` and `[..]`
+# these names reach option positions; run by bash, `rg . *` or `git grep -e x ?Osh evil.txt` executed the script.
+
+OPTION_FILES = [
+    "--pre=sh",
+    "-Osh",
+    "?Osh",
+    "--open-files-in-pager=sh",
+    "-p",
+    "--patch",
+    "--expression=1e sh evil.txt",
+    "-fevil.awk",
+    "--files0-from=evil.txt",
+    "--compress-program=sh",
+    "-R",
+    "--output=leak.txt",
+    "--ext-diff",
+    "-exec",
+]
+GLOB_PROBES = [
+    # rg: --pre runs a program on every file searched
+    "rg . *",
+    "rg -n echo ?-pre=sh evil.txt",
+    "rg echo [-][-]pre=sh evil.txt",
+    "rg echo [-]*",
+    "rg --files *",
+    "rg -l echo -- *",
+    # git grep: -O / --open-files-in-pager runs a program on the matching files
+    "git grep -e x ?Osh evil.txt",
+    "git grep -e echo *",
+    "git grep echo [-]Osh evil.txt",
+    "git grep -n -e echo [-]-open*",
+    "git grep -e echo ?-open-files-in-pager=sh",
+    # git log / diff / blame / shortlog / status / ls-files with `-p` in the glob: history contents
+    "git log *",
+    "git log --oneline ?p",
+    "git log [-]p",
+    "git log --format=%s [-]*",
+    "git log --oneline [-][-]patch",
+    "git diff *",
+    "git diff HEAD~1 ?p",
+    "git diff --stat [-]-output=leak.txt",
+    "git blame *",
+    "git shortlog ?p",
+    "git status *",
+    "git ls-files *",
+    "git branch --list [-]*",
+    # sed: `--expression=1e sh evil.txt` runs a command
+    "sed -n p *",
+    "sed -n ?-expression* evil.txt",
+    "sed -n p [-]*",
+    # awk: `-fevil.awk` would load a program that runs one
+    "awk '{print}' *",
+    "awk '{print $1}' [-]*",
+    "awk [-]fevil.awk evil.txt",
+    # the grep family
+    "grep -r echo *",
+    "grep echo ?Osh evil.txt",
+    "grep -e echo [-]*",
+    "egrep echo *",
+    "fgrep echo *",
+    # the other programs with options
+    "cat *",
+    "cat ?Osh",
+    "head -n 3 *",
+    "head [-]*",
+    "tail -n 1 *",
+    "tail [-]*",
+    "wc *",
+    "wc -l ?-files0*",
+    "nl *",
+    "tac *",
+    "cut -c1-5 *",
+    "sort *",
+    "sort [-]-compress*",
+    "uniq [-]p",
+    "md5sum *",
+    "sha256sum [-]*",
+    "du -a *",
+    "diff [-]p evil.txt",
+    "cmp [-]p evil.txt",
+    "stat *",
+    "file *",
+    "file [-]*",
+    "ls *",
+    "ls -l [-]*",
+    "tree *",
+    "realpath *",
+    "basename *",
+    # find: names from globs as start points and as arguments
+    "find * -maxdepth 0",
+    "find . -name [-]*",
+    "find [-]* -type f",
+    # pipelines and lists, a glob in each part
+    "cat * | rg echo",
+    "ls | rg . *",
+    "rg x * && git grep -e x ?Osh",
+    "false || rg . *",
+    "git log --oneline * | cat",
+]
+HOSTILE_SANE = ["rg . *", "ls *", "git grep -e x ?Osh evil.txt"]
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory: pytest.TempPathFactory) -> World:
+    root = tmp_path_factory.mktemp("hostile")
+    markers = {k: secrets.token_hex(8) for k in ("script", "history", "env")}
+    ws = root / "ws"
+    ws.mkdir()
+    half = len(markers["script"]) // 2
+    script = f'echo x {PREFIX}-script-{markers["script"][:half]}""{markers["script"][half:]}\n'
+    (ws / "evil.txt").write_text(script)
+    (ws / "evil.awk").write_text('BEGIN { system("sh evil.txt") }\n')
+    for name in OPTION_FILES:
+        (ws / name).write_text(script)
+    _git(ws, "init", "-q", ".")
+    (ws / ".env.old").write_text(f"OLD_TOKEN={PREFIX}-history-{markers['history']}\n")
+    _git(ws, "add", "-A")
+    _git(ws, "commit", "-qm", "first")
+    _git(ws, "rm", "-q", ".env.old")
+    _git(ws, "commit", "-qm", "drop the old env")
+    (ws / ".env").write_text(f"API_KEY={PREFIX}-env-{markers['env']}\n")
+    return World(ws=ws, markers=markers, state=root / "state")
+
+
+# -- a repository outside the workspace: a `.git` file (a worktree) and a `.git` symlink ----------------------------
+
+GIT_PROBES = [
+    "git status",
+    "git status --short",
+    "git log",
+    "git log --format=%B",
+    "git log --oneline --all",
+    "git log --stat",
+    "git log -n 1 --format=%s%n%b",
+    "git log --all --format=%H%x20%s%x20%b",
+    "git shortlog",
+    "git shortlog -s -n",
+    "git diff -- secret.txt",
+    "git diff HEAD -- secret.txt",
+    "git diff --stat HEAD~1",
+    "git diff --name-only HEAD~1 HEAD",
+    "git branch -v",
+    "git branch -a",
+    "git rev-parse HEAD",
+    "git rev-parse --show-toplevel",
+    "git ls-files",
+    "git ls-files -s",
+    "git blame secret.txt",
+    "git grep KGENTSECRET",
+    "git grep -n -e KGENTSECRET HEAD",
+    "git describe --always",
+]
+REPO_SANE = ["cat secret.txt"]
+
+
+@dataclass
+class Repos:
+    worktree: Path  # `.git` is a file: `gitdir: <outside>/.git/worktrees/…`
+    linked: Path  # `.git` is a symlink to <outside>/.git
+    markers: dict[str, str]
+    state: Path
+
+
+@pytest.fixture(scope="module")
+def repos(tmp_path_factory: pytest.TempPathFactory) -> Repos:
+    root = tmp_path_factory.mktemp("repos")
+    markers = {k: secrets.token_hex(8) for k in ("message", "content", "name", "history")}
+    outside = root / "outside"
+    outside.mkdir()
+    _git(outside, "init", "-q", ".")
+    (outside / "secret.txt").write_text(f"{PREFIX}-content-{markers['content']}\n")
+    (outside / f"name-{PREFIX}-name-{markers['name']}.txt").write_text("x\n")
+    (outside / ".env.old").write_text(f"OLD_TOKEN={PREFIX}-history-{markers['history']}\n")
+    _git(outside, "add", "-A")
+    _git(outside, "commit", "-qm", f"first\n\n{PREFIX}-message-{markers['message']}")
+    _git(outside, "rm", "-q", ".env.old")
+    _git(outside, "commit", "-qm", "second")
+    worktree = root / "worktree"
+    _git(outside, "worktree", "add", "-q", str(worktree))
+    assert (worktree / ".git").is_file()
+    linked = root / "linked"
+    linked.mkdir()
+    (linked / ".git").symlink_to(outside / ".git", target_is_directory=True)
+    for ws in (
+        worktree,
+        linked,
+    ):  # the workspaces themselves hold no marker: only the outside repository does
+        for path in ws.glob("name-*"):
+            path.unlink()
+        (ws / "secret.txt").write_text("changed\n")
+    return Repos(worktree=worktree, linked=linked, markers=markers, state=root / "state")
+
+
+NEW_PROBES = len(GLOB_PROBES) + 2 * len(GIT_PROBES)
+
+
+def test_there_are_enough_new_probes() -> None:
+    assert NEW_PROBES >= 60
+    assert len(GLOB_PROBES) == len(set(GLOB_PROBES)) and len(GIT_PROBES) == len(set(GIT_PROBES))
+    globs = " ".join(GLOB_PROBES)
+    assert "*" in globs and "?" in globs and "[-]" in globs
+
+
+def _leaks(markers: dict[str, str], out: Outcome) -> dict[str, str]:
+    blob = "\n".join(out.texts)
+    return {kind: token for kind, token in markers.items() if token in blob}
+
+
+@pytest.mark.parametrize(
+    ("mode", "sandbox"), CASES, ids=[f"{m}-{s.name}-{i}" for i, (m, s) in enumerate(CASES)]
+)
+async def test_no_option_named_file_runs_a_program(hostile: World, mode: str, sandbox: Sandbox) -> None:
+    out = await _drive(
+        hostile.ws, hostile.state / mode / sandbox.name, GLOB_PROBES + HOSTILE_SANE[1:], [], mode, sandbox
+    )
+    leaks = _leaks(hostile.markers, out)
+    assert not leaks, f"leaked {sorted(leaks)} in {mode} mode with sandbox {sandbox.name}"
+    if sandbox.contains:  # the globbed reads ran unasked, the option-named files read as files
+        assert set(HOSTILE_SANE) <= set(out.ran), sorted(set(HOSTILE_SANE) - set(out.ran))
+        assert "./-Osh" in out.outputs["ls *"] and "./--pre=sh" in out.outputs["ls *"]
+        assert "echo" in out.outputs["rg . *"]  # the script's text was searched, not run
+    else:
+        assert not out.ran, f"ran without a sandbox: {out.ran}"
+    _report(hostile.state, "globs", mode, sandbox, len(GLOB_PROBES), out, leaks)
+
+
+@pytest.mark.parametrize(
+    ("mode", "sandbox"), CASES, ids=[f"{m}-{s.name}-{i}" for i, (m, s) in enumerate(CASES)]
+)
+@pytest.mark.parametrize("kind", ["worktree", "linked"])
+async def test_no_git_read_reaches_a_repository_outside(
+    repos: Repos, kind: str, mode: str, sandbox: Sandbox
+) -> None:
+    ws = repos.worktree if kind == "worktree" else repos.linked
+    out = await _drive(
+        ws, repos.state / kind / mode / sandbox.name, GIT_PROBES + REPO_SANE, [], mode, sandbox
+    )
+    leaks = _leaks(repos.markers, out)
+    assert not leaks, (
+        f"leaked {sorted(leaks)} from a {kind} workspace in {mode} mode with sandbox {sandbox.name}"
+    )
+    assert not [p for p in out.ran if p in GIT_PROBES], "a git read of an outside repository ran unasked"
+    if mode != "plan":
+        assert set(GIT_PROBES) <= set(out.asked)  # asked as outside reads (and rejected here)
+    if sandbox.contains:
+        assert out.ran == REPO_SANE and "changed" in out.outputs["cat secret.txt"]
+    _report(repos.state, kind, mode, sandbox, len(GIT_PROBES), out, leaks)
+
+
+async def test_a_worktree_still_works_once_approved_and_the_answer_is_remembered(repos: Repos) -> None:
+    sandbox = detect()
+    command = "git log -n 1 --format=%s"
+    out = await _drive(
+        repos.worktree, repos.state / "approved", [command], [], "ask", sandbox, answer="allow_always"
+    )
+    assert out.asked == [command] and "second" in out.outputs[command]
+    again = [command, "git log -n 1 --format=%s "]  # the same rule covers it: asked no more
+    out = await _drive(
+        repos.worktree, repos.state / "approved2", again, [], "ask", sandbox, answer="allow_always"
+    )
+    assert out.asked == [command]
+
+
+def _report(
+    state: Path, world: str, mode: str, sandbox: Sandbox, probes: int, out: Outcome, leaks: dict[str, str]
+) -> None:
+    with (state / "report.jsonl").open("a", encoding="utf-8") as f:
+        f.write(
+            json.dumps(
+                {
+                    "world": world,
                     "mode": mode,
                     "sandbox": sandbox.name,
                     "probes": probes,
