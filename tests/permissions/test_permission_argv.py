@@ -185,6 +185,17 @@ def test_braces_tildes_substitutions_and_other_redirections_stay_asked(names: Pa
     assert intent.operation != "read" or intent.scope == "outside"
 
 
+def test_a_glob_never_lists_a_directory_outside_the_workspace(names: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "private-name.txt").write_text("x\n")
+    (names / "out").symlink_to(outside, target_is_directory=True)
+    for command in ("ls out/*", "ls ../outside/*", f"ls {outside}/*"):
+        intent = classify("bash", {"command": command}, names)
+        assert intent.scope == "outside", command
+        assert "private-name" not in intent.reason and "private-name" not in " ".join(intent.paths), command
+
+
 def test_a_glob_with_too_many_matches_is_asked(tmp_path: Path) -> None:
     for i in range(1001):
         (tmp_path / f"f{i}").touch()

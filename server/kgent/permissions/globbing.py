@@ -109,11 +109,18 @@ def expand(pattern: str, cwd: str) -> list[str]:
     """The names bash's pathname expansion makes of `pattern` (quoted glob characters written `[*]`) run in `cwd`,
     sorted; empty when nothing matches (bash then keeps the word as it is). A name beginning with `.` is matched
     only by a component that begins with a literal `.`; a component followed by `/` matches directories only;
-    brackets are read per component (bash does the same)."""
+    brackets are read per component (bash does the same). Only directories physically inside `cwd` are listed: a
+    glob through a link (or `..`) out of it matches nothing here, so no outside name is ever read (the word stays as
+    it is, a path outside: asked)."""
     return sorted(_walk(pattern.split("/"), cwd))
 
 
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
 def _walk(parts: list[str], cwd: str) -> list[str]:
+    root = os.path.realpath(cwd)
     prefixes = ["/"] if parts[0] == "" else [""]
     rest = parts[1:] if parts[0] == "" else parts
     for index, part in enumerate(rest):
@@ -127,6 +134,8 @@ def _walk(parts: list[str], cwd: str) -> list[str]:
                     next_prefixes.append(path if last else path + "/")
                 continue
             directory = os.path.join(cwd, prefix) if prefix else cwd
+            if not _inside(os.path.realpath(directory), root):
+                continue
             try:
                 names = [e.name for e in os.scandir(directory)]
             except OSError:
