@@ -2,8 +2,10 @@
 measured in the same run.
 
 Each sample is one BashTool call of `true` in a workspace, through the tool as the kernel runs it (spawn, wait,
-output). Three ways: plain (no sandbox: the floor), bwrap with an unasked read's grant (workspace read-only,
-protected files masked, no network), bwrap with an approved call's grant (workspace writable). The protected-file
+output). Four ways: plain (no sandbox: the floor), bwrap with an unasked read's grant run as it is now (the
+classifier's argv exec'd by bwrap, no shell: `bwrap_read`), the same grant run through `bash -c` as before the argv
+path (`bwrap_read_shell`), bwrap with an approved call's grant (workspace writable, `bash -c`). A two-program
+pipeline (`cat f | wc -l`) is timed both ways too: the argv path starts one bwrap per program. The protected-file
 scan the sandbox does before each call is timed on its own, on a small workspace and on this repository (with its
 .venv), cold and warm (cached). Interleaved samples; reported as the median and as the 10th percentile (the
 machines here are shared: the fast decile is what a call costs when the CPU is free). Goal: ≤ 5 ms added per call.
@@ -24,6 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from kgent.permissions.commands import read_only
 from kgent.tools.base import ToolContext
 from kgent.tools.bash import BashTool
 from kgent.tools.ops import LocalFileOps
@@ -50,9 +53,9 @@ def workspace(root: Path) -> Path:
     return ws
 
 
-async def one_call(tool: BashTool, ctx: ToolContext) -> float:
+async def one_call(tool: BashTool, ctx: ToolContext, command: str = "true") -> float:
     started = time.perf_counter()
-    out = await tool.run({"command": "true"}, ctx)
+    out = await tool.run({"command": command}, ctx)
     elapsed = (time.perf_counter() - started) * 1000
     if out.is_error:
         raise SystemExit(f"the call failed: {out.content}")
@@ -69,19 +72,35 @@ async def measure_calls(ws: Path, calls: int) -> dict[str, list[float]]:
         raise SystemExit(f"no sandbox to measure: {sandbox.reason}")
     tool = BashTool()
     fs = LocalFileOps()
-    ways = {
-        "plain": ToolContext(workspace=ws, fs=fs, sandbox=NoSandbox(), grant=Grant()),
-        "bwrap_read": ToolContext(workspace=ws, fs=fs, sandbox=sandbox, grant=Grant()),
-        "bwrap_approved": ToolContext(
-            workspace=ws, fs=fs, sandbox=sandbox, grant=Grant(write=True, git=True, approved=True)
+    true_plan = read_only("true", ws).plan
+    pipe = "cat pkg0/mod0.py | wc -l"
+    pipe_plan = read_only(pipe, ws).plan
+    ways: dict[str, tuple[ToolContext, str]] = {
+        "plain": (ToolContext(workspace=ws, fs=fs, sandbox=NoSandbox(), grant=Grant()), "true"),
+        "bwrap_read": (
+            ToolContext(workspace=ws, fs=fs, sandbox=sandbox, grant=Grant(plan=true_plan)),
+            "true",
         ),
+        "bwrap_read_shell": (ToolContext(workspace=ws, fs=fs, sandbox=sandbox, grant=Grant()), "true"),
+        "bwrap_approved": (
+            ToolContext(
+                workspace=ws, fs=fs, sandbox=sandbox, grant=Grant(write=True, git=True, approved=True)
+            ),
+            "true",
+        ),
+        "pipe_plain": (ToolContext(workspace=ws, fs=fs, sandbox=NoSandbox(), grant=Grant()), pipe),
+        "pipe_bwrap_read": (
+            ToolContext(workspace=ws, fs=fs, sandbox=sandbox, grant=Grant(plan=pipe_plan)),
+            pipe,
+        ),
+        "pipe_bwrap_read_shell": (ToolContext(workspace=ws, fs=fs, sandbox=sandbox, grant=Grant()), pipe),
     }
     samples: dict[str, list[float]] = {name: [] for name in ways}
-    for ctx in ways.values():  # warm imports, caches and the scan
-        await one_call(tool, ctx)
+    for ctx, command in ways.values():  # warm imports, caches and the scan
+        await one_call(tool, ctx, command)
     for _ in range(calls):
-        for name, ctx in ways.items():  # interleaved: load changes hit every way alike
-            samples[name].append(await one_call(tool, ctx))
+        for name, (ctx, command) in ways.items():  # interleaved: load changes hit every way alike
+            samples[name].append(await one_call(tool, ctx, command))
     return samples
 
 
@@ -120,11 +139,18 @@ def main(argv: list[str] | None = None) -> int:
     print(f"one shell call (`true` through the bash tool), {args.calls} each, load {os.getloadavg()[0]:.1f}:")
     print(f"  {'':32}{'median':>10}{'p10':>10}")
     print(f"  {'plain (no sandbox, the floor)':<32}{floor:8.2f}ms{fast_floor:8.2f}ms")
-    for name in ("bwrap_read", "bwrap_approved"):
+    for name in ("bwrap_read", "bwrap_read_shell", "bwrap_approved"):
         print(
             f"  {name:<32}{medians[name]:8.2f}ms{fast[name]:8.2f}ms   added +{medians[name] - floor:.2f} / "
             f"+{fast[name] - fast_floor:.2f} ms, {medians[name] / floor:.2f}× / {fast[name] / fast_floor:.2f}× "
             "the floor"
+        )
+    pipe_floor, pipe_fast = medians["pipe_plain"], fast["pipe_plain"]
+    print(f"  {'pipe: plain':<32}{pipe_floor:8.2f}ms{pipe_fast:8.2f}ms")
+    for name in ("pipe_bwrap_read", "pipe_bwrap_read_shell"):
+        print(
+            f"  {name:<32}{medians[name]:8.2f}ms{fast[name]:8.2f}ms   added +{medians[name] - pipe_floor:.2f} / "
+            f"+{fast[name] - pipe_fast:.2f} ms"
         )
     print(
         f"protected-file scan: {small['dirs']} dirs: {small['cold_ms']} ms cold, {small['warm_ms']} ms warm; "
@@ -146,9 +172,21 @@ def main(argv: list[str] | None = None) -> int:
                 "calls": args.calls,
                 "median_ms": {k: round(v, 2) for k, v in medians.items()},
                 "p10_ms": {k: round(v, 2) for k, v in fast.items()},
-                "added_ms_median": {k: round(v - floor, 2) for k, v in medians.items() if k != "plain"},
-                "added_ms_p10": {k: round(v - fast_floor, 2) for k, v in fast.items() if k != "plain"},
-                "ratio_median": {k: round(v / floor, 2) for k, v in medians.items() if k != "plain"},
+                "added_ms_median": {
+                    k: round(v - (pipe_floor if k.startswith("pipe") else floor), 2)
+                    for k, v in medians.items()
+                    if k not in ("plain", "pipe_plain")
+                },
+                "added_ms_p10": {
+                    k: round(v - (pipe_fast if k.startswith("pipe") else fast_floor), 2)
+                    for k, v in fast.items()
+                    if k not in ("plain", "pipe_plain")
+                },
+                "ratio_median": {
+                    k: round(v / (pipe_floor if k.startswith("pipe") else floor), 2)
+                    for k, v in medians.items()
+                    if k not in ("plain", "pipe_plain")
+                },
                 "scan": {"small": small, "repository": large},
                 "goals": GOALS,
             },
