@@ -196,6 +196,10 @@ def test_a_glob_never_lists_a_directory_outside_the_workspace(names: Path, tmp_p
         assert "private-name" not in intent.reason and "private-name" not in " ".join(intent.paths), command
 
 
+def test_a_nul_byte_is_asked(names: Path) -> None:
+    assert read_only("echo a\0b", names).problem == "a NUL byte in the command"
+
+
 def test_a_glob_with_too_many_matches_is_asked(tmp_path: Path) -> None:
     for i in range(1001):
         (tmp_path / f"f{i}").touch()
@@ -292,3 +296,12 @@ def test_commondir_alternates_links_and_git_dir_variables_pointing_out_are_outsi
     assert outside_git_dir(ws, {"GIT_DIR": ".git"}) is None
     monkeypatch.setenv("GIT_OBJECT_DIRECTORY", str(repo / ".git" / "objects"))
     assert _git_intent(ws)[0] == "outside"
+
+
+def test_a_repository_above_the_workspace_is_outside(repo: Path) -> None:
+    ws = repo / "package"
+    ws.mkdir()
+    scope, reason = _git_intent(ws)
+    assert scope == "outside" and str((repo / ".git").resolve()) in reason
+    (ws / ".git").mkdir()  # its own repository (here an empty one) is what git reads then
+    assert _git_intent(ws)[0] == "workspace"

@@ -194,6 +194,8 @@ def read_only(command: str, workspace: str | os.PathLike[str] | None = None) -> 
         return Reading(problem="an empty command")
     line = shellwords.lex(command)
     progs = tuple(words[0].text for words in line.commands if words)
+    if "\0" in command:
+        return Reading(problem="a NUL byte in the command", programs=progs)
     if line.problem:
         return Reading(problem=line.problem, programs=progs)
     paths: list[PathWord] = []

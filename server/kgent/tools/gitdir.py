@@ -61,15 +61,31 @@ def repository_dirs(workspace: str | os.PathLike[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(dirs))
 
 
+def enclosing_repository(workspace: str) -> str | None:
+    """The `.git` of a directory above the workspace, which git finds when the workspace has none of its own."""
+    current = os.path.dirname(workspace)
+    while True:
+        candidate = os.path.join(current, ".git")
+        if os.path.lexists(candidate):
+            return os.path.realpath(candidate)
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
 def outside_git_dir(workspace: str | os.PathLike[str], env: Mapping[str, str]) -> str | None:
     """The first place outside the workspace that git, run in it with `env`, would read its repository from: a
-    GIT_DIR-like variable, the git directory or anything it links to; None when all of it is inside."""
+    GIT_DIR-like variable, the git directory or anything it links to, or — when the workspace has no `.git` — the
+    repository of a directory above it; None when all of it is inside."""
     ws = os.path.realpath(os.fspath(workspace))
     for name in GIT_LOCATION_VARIABLES:
         for value in env.get(name, "").split(os.pathsep) if env.get(name) else ():
             real = os.path.realpath(os.path.join(ws, value))
             if not _inside(real, ws):
                 return real
+    if not os.path.lexists(os.path.join(ws, ".git")):
+        return enclosing_repository(ws)
     for d in repository_dirs(ws):
         if not _inside(d, ws):
             return d
