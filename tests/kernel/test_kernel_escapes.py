@@ -358,12 +358,14 @@ OPTION_FILES = [
     "--output=leak.txt",
     "--ext-diff",
     "-exec",
+    'BEGIN{system("sh evil.txt")}',  # a glob in awk's program position
+    "1e sh evil.txt",  # and in sed's script position
 ]
 GLOB_PROBES = [
     # rg: --pre runs a program on every file searched
     "rg . *",
-    "rg -n echo ?-pre=sh evil.txt",
-    "rg echo [-][-]pre=sh evil.txt",
+    "rg -n . ?-pre=sh evil.txt",
+    "rg . [-][-]pre=sh evil.txt",
     "rg echo [-]*",
     "rg --files *",
     "rg -l echo -- *",
@@ -395,6 +397,9 @@ GLOB_PROBES = [
     "awk '{print}' *",
     "awk '{print $1}' [-]*",
     "awk [-]fevil.awk evil.txt",
+    "awk [B]* evil.txt",
+    "awk -F: [B]*",
+    "sed -n [1]* evil.txt",
     # the grep family
     "grep -r echo *",
     "grep echo ?Osh evil.txt",
@@ -450,8 +455,8 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> World:
     ws = root / "ws"
     ws.mkdir()
     half = len(markers["script"]) // 2
-    script = f'echo x {PREFIX}-script-{markers["script"][:half]}""{markers["script"][half:]}\n'
-    (ws / "evil.txt").write_text(script)
+    script = f'echo {PREFIX}-script-{markers["script"][:half]}""{markers["script"][half:]}\n'
+    (ws / "evil.txt").write_text("echo x; " + script)  # only evil.txt holds the `x` the probes search for
     (ws / "evil.awk").write_text('BEGIN { system("sh evil.txt") }\n')
     for name in OPTION_FILES:
         (ws / name).write_text(script)
