@@ -292,6 +292,12 @@ def test_commondir_alternates_links_and_git_dir_variables_pointing_out_are_outsi
     (ws / ".git" / "packed-refs").symlink_to(repo / ".git" / "HEAD")
     assert outside_git_dir(ws, {}) == str((repo / ".git" / "HEAD").resolve())
     (ws / ".git" / "packed-refs").unlink()
+    (ws / ".git" / "objects" / "pack").rmdir()
+    (ws / ".git" / "objects" / "pack").symlink_to(
+        repo / ".git" / "objects" / "pack", target_is_directory=True
+    )
+    assert outside_git_dir(ws, {}) == str((repo / ".git" / "objects" / "pack").resolve())
+    (ws / ".git" / "objects" / "pack").unlink()
     assert outside_git_dir(ws, {"GIT_DIR": str(repo / ".git")}) == str((repo / ".git").resolve())
     assert outside_git_dir(ws, {"GIT_DIR": ".git"}) is None
     monkeypatch.setenv("GIT_OBJECT_DIRECTORY", str(repo / ".git" / "objects"))

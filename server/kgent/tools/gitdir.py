@@ -89,13 +89,21 @@ def outside_git_dir(workspace: str | os.PathLike[str], env: Mapping[str, str]) -
     for d in repository_dirs(ws):
         if not _inside(d, ws):
             return d
-        try:
-            entries = list(os.scandir(d))
-        except OSError:
-            continue
-        for entry in entries:  # `objects`, `refs`, `HEAD`… linked to somewhere else
-            if entry.is_symlink():
-                real = os.path.realpath(entry.path)
-                if not _inside(real, ws):
-                    return real
+        for directory in (d, os.path.join(d, "objects"), os.path.join(d, "refs")):
+            linked = _linked_out(directory, ws)
+            if linked is not None:  # `objects`, `refs`, `HEAD`, a pack directory… linked to somewhere else
+                return linked
+    return None
+
+
+def _linked_out(directory: str, ws: str) -> str | None:
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return None
+    for entry in entries:
+        if entry.is_symlink():
+            real = os.path.realpath(entry.path)
+            if not _inside(real, ws):
+                return real
     return None
