@@ -28,7 +28,10 @@ _PIECE: Final = FRAGMENT // 2  # FRAGMENT >= 2 * _PIECE - 1: every FRAGMENT-long
 
 _lock = threading.Lock()
 _known: set[str] = set()
-_pieces: dict[str, tuple[tuple[str, int], ...]] = {}  # key → its aligned pieces and their offsets
+# Built once per remembered key, read without the lock (each is replaced whole): the aligned pieces of the keys at
+# least FRAGMENT long — (piece, key, offset) — and the shorter keys, longest first (masked whole).
+_plan: tuple[tuple[str, str, int], ...] = ()
+_short: tuple[str, ...] = ()
 
 _USERINFO: Final = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^\s/@?#\"'<>]+@")
 _FIELD: Final = re.compile(
@@ -43,28 +46,29 @@ _KEY_SHAPES: Final = re.compile(
 
 
 def remember_secret(value: str | None) -> None:
-    """Redact `value` from every later error text (keys shorter than 8 characters would redact ordinary words)."""
+    """Redact `value` — and any FRAGMENT-long run of it — from every later error text (keys shorter than 8
+    characters would redact ordinary words)."""
+    global _plan, _short
     if value and len(value) >= 8:
         with _lock:
+            if value in _known:
+                return
             _known.add(value)
-            _pieces_of(value)
+            _plan = tuple(p for k in sorted(_known) for p in _pieces_of(k))
+            _short = tuple(sorted((k for k in _known if len(k) < FRAGMENT), key=len, reverse=True))
 
 
-def _pieces_of(key: str) -> tuple[tuple[str, int], ...]:
-    """`key` cut into aligned pieces of _PIECE characters (each with its offset), computed once per key."""
-    found = _pieces.get(key)
-    if found is None:
-        found = tuple((key[i : i + _PIECE], i) for i in range(0, len(key) - _PIECE + 1, _PIECE))
-        if len(_pieces) > 1024:  # keys given per call (not remembered) do not pile up
-            _pieces.clear()
-        _pieces[key] = found
-    return found
+def _pieces_of(key: str) -> tuple[tuple[str, str, int], ...]:
+    """`key` cut into aligned pieces of _PIECE characters: (piece, key, offset); none for a key under FRAGMENT."""
+    if len(key) < FRAGMENT:
+        return ()
+    return tuple((key[i : i + _PIECE], key, i) for i in range(0, len(key) - _PIECE + 1, _PIECE))
 
 
-def _fragment_spans(text: str, key: str, pieces: tuple[tuple[str, int], ...]) -> list[tuple[int, int]]:
-    """Where runs of at least FRAGMENT characters of `key` occur in `text` (start, end), maybe overlapping."""
+def _fragment_spans(text: str, plan: tuple[tuple[str, str, int], ...]) -> list[tuple[int, int]]:
+    """Where runs of at least FRAGMENT characters of a key occur in `text` (start, end), maybe overlapping."""
     spans: list[tuple[int, int]] = []
-    for piece, offset in pieces:
+    for piece, key, offset in plan:
         at = text.find(piece)
         while at != -1:
             left = 0
@@ -108,13 +112,15 @@ def redact(text: str, *secrets: str | None) -> str:
     """`text` with every remembered secret, every secret given here and every secret-shaped part replaced."""
     if not text:
         return text
-    with _lock:
-        known = _known | {s for s in secrets if s and len(s) >= 4}
-        long_keys = [(k, _pieces_of(k)) for k in known if len(k) >= FRAGMENT]
-    spans = [span for key, pieces in long_keys for span in _fragment_spans(text, key, pieces)]
+    plan, short = _plan, _short
+    given = [x for x in secrets if x and len(x) >= 4 and x not in _known]
+    if given:
+        plan = plan + tuple(p for x in given for p in _pieces_of(x))
+        short = tuple(sorted({*short, *(x for x in given if len(x) < FRAGMENT)}, key=len, reverse=True))
+    spans = _fragment_spans(text, plan)
     if spans:
         text = _mask_spans(text, spans)
-    for secret in sorted((k for k in known if len(k) < FRAGMENT), key=len, reverse=True):
+    for secret in short:
         if secret in text:
             text = text.replace(secret, MASK)
     text = redact_url(text)
