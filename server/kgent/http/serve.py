@@ -47,6 +47,7 @@ def serve(config: HttpConfig, env: Mapping[str, str], out: TextIO = sys.stdout) 
     try:
         http = protocol(env)
     except ValueError as exc:
+        sock.close()
         sys.stderr.write(f"kgent: {exc}\n")
         return 1
     app = create_app(config, env)
