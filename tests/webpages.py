@@ -4,6 +4,7 @@ of the request's headers. Each request is recorded (path, headers)."""
 from __future__ import annotations
 
 import json
+import ssl
 import threading
 import time
 from collections.abc import Iterator
@@ -20,9 +21,11 @@ class Site(ThreadingHTTPServer):
     daemon_threads = True
     requests: list[tuple[str, dict[str, str]]]
 
+    scheme = "http"
+
     @property
     def base(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}"
+        return f"{self.scheme}://{self.server_address[0]}:{self.server_address[1]}"
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -78,9 +81,12 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 @contextmanager
-def serve() -> Iterator[Site]:
-    site = Site(("127.0.0.1", 0), _Handler)
+def serve(host: str = "127.0.0.1", port: int = 0, tls: ssl.SSLContext | None = None) -> Iterator[Site]:
+    site = Site((host, port), _Handler)
     site.requests = []
+    if tls is not None:
+        site.socket = tls.wrap_socket(site.socket, server_side=True)
+        site.scheme = "https"
     thread = threading.Thread(target=site.serve_forever, daemon=True)
     thread.start()
     try:

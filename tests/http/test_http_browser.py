@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
 
+from kgent.http.security import CSP
+from kgent.permissions.modes import MODE_DESCRIPTIONS
 from kgent.testing.http_server import HttpServer, write_script
 
 CHROMIUM = "/usr/bin/chromium"
@@ -196,7 +198,7 @@ def test_a_network_blip_loses_nothing(context: BrowserContext, server: HttpServe
     page = open_page(context, server)
     start_run(page, f"scripted/{model}", "stream slowly", mode="full")
     for _ in range(4):
-        page.wait_for_function("window.kgent.state.seen.length > 0")
+        expect(page.locator(".msg.assistant").last).to_contain_text("part")  # not wait_for_function: CSP
         page.evaluate("window.kgent.dropStream()")
         expect(page.locator("#conn")).to_have_attribute("data-state", "live")
     expect(page.locator(".run-end")).to_be_visible()
@@ -260,3 +262,29 @@ def test_a_sub_agents_approval_is_asked_on_the_page(context: BrowserContext, ser
     expect(page.locator(".run-end")).to_contain_text("Run settled")
     expect(card.locator(".decision")).to_have_text("answered")
     expect(page.locator(".msg.assistant").last).to_contain_text("it prints 1")
+
+
+def test_the_page_works_under_its_content_security_policy_and_shows_the_modes_texts(
+    context: BrowserContext, server: HttpServer
+) -> None:
+    violations: list[str] = []
+    page = context.new_page()
+    page.on("console", lambda m: violations.append(m.text) if "Content Security Policy" in m.text else None)
+    response = page.goto(server.page_url())
+    assert response is not None and response.headers["content-security-policy"] == CSP
+    assert response.headers["x-frame-options"] == "DENY"
+    page.wait_for_selector("#model option", state="attached")
+    titles = page.eval_on_selector_all(
+        "#mode option", "os => Object.fromEntries(os.map(o => [o.value, o.title]))"
+    )
+    assert titles == MODE_DESCRIPTIONS  # the picker shows the server's text for each mode
+    start_run(page, "scripted/read-then-write", "rewrite notes.txt", mode="full")
+    expect(page.locator(".run-end")).to_contain_text(
+        "Run settled"
+    )  # fetch, the event stream and rendering all ran
+    page.evaluate(
+        """() => { const s = document.createElement('script'); s.textContent = 'window.injected = 1';
+                   document.body.append(s); }"""
+    )
+    assert page.evaluate("window.injected") is None  # an inline script is refused
+    assert any("inline script" in v for v in violations) and len(violations) == 1, violations

@@ -76,3 +76,37 @@ async def test_credentials_in_the_base_url_never_reach_an_error(make_provider, w
     events, message = await collect(provider.stream(request()))
     assert message.stop_reason == "error" and "127.0.0.1:9" in (message.error or "")
     _clean(events, message, "url-secret-55", KEY)
+
+
+def test_any_fragment_of_a_configured_key_from_twelve_characters_is_redacted() -> None:
+    key = "sk-proj-Zq8vLm2XwR4tNc7YpB0sKd5HfJ3gUe9A"
+    remember_secret(key)
+    body = key.removeprefix("sk-")  # a server that echoes the key without its prefix
+    assert (
+        body not in redact(f"invalid key {body}!")
+        and redact(f"invalid key {body}!") == f"invalid key {MASK}!"
+    )
+    middle = key[10:22]  # exactly FRAGMENT characters from the middle
+    assert redact(f"key ...{middle}... rejected") == f"key ...{MASK}... rejected"
+    assert redact(f"ends in {key[-11:]}") == f"ends in {key[-11:]}"  # 11 characters: below the bound, kept
+    twice = f"{key[:20]} and again {key[15:]}"
+    assert redact(twice) == f"{MASK} and again {MASK}"
+    assert "Zq8vLm2XwR4t" not in KgentError(f"echo: {key[8:30]}").message
+    assert redact("a text with sk-proj- in it") == "a text with sk-proj- in it"
+
+
+def test_fragments_of_a_key_given_per_call_and_short_keys() -> None:
+    assert redact("bad: abcdefghijklmnopq", "XYZabcdefghijklmnopqXYZ") == f"bad: {MASK}"
+    remember_secret("short-k1")  # shorter than FRAGMENT: only the whole key is masked
+    assert redact("short-k1 short-k") == f"{MASK} short-k"
+
+
+async def test_a_key_echoed_without_its_prefix_inside_a_streamed_error_is_redacted(
+    model_server, make_provider, wire
+) -> None:
+    echoed = KEY.removeprefix("sk-")
+    model_server.fail(Fault.stream_error("invalid_request_error", f"key {echoed} is wrong", after_events=1))
+    provider = make_provider(wire)
+    events, message = await collect(provider.stream(request()))
+    assert message.stop_reason == "error" and message.error and "is wrong" in (message.error or "")
+    _clean(events, message, KEY, echoed, echoed[2:14])

@@ -3,7 +3,12 @@ private addresses only when approved, and never a credential."""
 
 from __future__ import annotations
 
+import datetime
+import socket
+import ssl
 from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -98,3 +103,123 @@ async def test_other_failures_are_error_results(site: Site, make_ctx: MakeCtx) -
         assert out.is_error and out.content.startswith("Refused")
     closed = await WebFetchTool().run({"url": "http://127.0.0.1:9/"}, ctx)
     assert closed.is_error and "failed" in closed.content
+
+
+# -- DNS rebinding: the address checked is the address connected to ------------------------------------------------
+NAME = "rebind.kgent.test"
+
+
+class FlippingDns:
+    """A resolver for NAME whose answer changes after the first look-up (what a rebinding DNS server does): the
+    first answer is `first`, every later one `then`. Other names resolve as usual."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, first: str, then: str) -> None:
+        self.answers = [first, then]
+        self.lookups = 0
+        self._real = socket.getaddrinfo
+        monkeypatch.setattr(socket, "getaddrinfo", self)
+
+    def __call__(self, host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        if host in (NAME, NAME.encode()):
+            address = self.answers[min(self.lookups, 1)]
+            self.lookups += 1
+            return self._real(address, port, *args, **kwargs)
+        return self._real(host, port, *args, **kwargs)
+
+
+@pytest.fixture
+def two_sites() -> Iterator[tuple[Site, Site]]:
+    """The same port on 127.0.0.1 (the address a check is shown) and 127.0.0.2 (the one it rebinds to)."""
+    with serve() as checked, serve("127.0.0.2", checked.server_address[1]) as rebound:
+        yield checked, rebound
+
+
+async def test_the_fetch_connects_to_the_address_it_checked_not_a_second_answer(
+    two_sites: tuple[Site, Site], make_ctx: MakeCtx, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checked, rebound = two_sites
+    dns = FlippingDns(monkeypatch, "127.0.0.1", "127.0.0.2")
+    port = checked.server_address[1]
+    out = await WebFetchTool().run({"url": f"http://{NAME}:{port}/text"}, make_ctx(allow_private=True))
+    assert not out.is_error, out.content
+    assert "plain text" in out.content and out.details["url"] == f"http://{NAME}:{port}/text"
+    assert (
+        rebound.requests == [] and dns.lookups == 1
+    )  # one look-up, and the connection went where it pointed
+    assert checked.requests[-1][0] == "/text" and checked.requests[-1][1]["Host"] == f"{NAME}:{port}"
+
+
+async def test_each_redirect_hop_is_resolved_once_and_connected_to_as_checked(
+    two_sites: tuple[Site, Site], make_ctx: MakeCtx, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checked, rebound = two_sites
+    dns = FlippingDns(monkeypatch, "127.0.0.1", "127.0.0.1")
+    port = checked.server_address[1]
+    out = await WebFetchTool().run({"url": f"http://{NAME}:{port}/to-page"}, make_ctx(allow_private=True))
+    assert not out.is_error and "# Fetched heading" in out.content, out.content
+    assert [path for path, _ in checked.requests[-2:]] == ["/to-page", "/page"] and rebound.requests == []
+    assert dns.lookups == 2  # one per hop
+
+
+def _certificate(tmp_path: Path) -> tuple[ssl.SSLContext, ssl.SSLContext]:
+    """A test authority and a certificate for NAME only (no IP in it): (server context, client context)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.UTC)
+    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kgent test authority")])
+    ca = (
+        x509.CertificateBuilder()
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(ca_key, hashes.SHA256())
+    )
+    leaf = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, NAME)]))
+        .issuer_name(ca_name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(NAME)]), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    cert_file, key_file = tmp_path / "leaf.pem", tmp_path / "leaf.key"
+    cert_file.write_bytes(leaf.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server.load_cert_chain(cert_file, key_file)
+    client = ssl.create_default_context(cadata=ca.public_bytes(serialization.Encoding.PEM).decode())
+    return server, client
+
+
+async def test_https_to_the_checked_address_keeps_sni_and_the_certificate_check_on_the_name(
+    tmp_path: Path, make_ctx: MakeCtx, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server_tls, client_tls = _certificate(tmp_path)
+    names: list[str | None] = []
+    server_tls.sni_callback = lambda sock, name, ctx: names.append(name)  # type: ignore[assignment,misc]
+    with serve(tls=server_tls) as site:
+        FlippingDns(monkeypatch, "127.0.0.1", "127.0.0.2")
+        tool = WebFetchTool()
+        tool.verify = client_tls
+        port = site.server_address[1]
+        ctx = make_ctx(allow_private=True)
+        out = await tool.run({"url": f"https://{NAME}:{port}/text"}, ctx)
+        assert not out.is_error and "plain text" in out.content, out.content
+        assert names == [NAME] and site.requests[-1][1]["Host"] == f"{NAME}:{port}"
+        by_address = await tool.run({"url": f"https://127.0.0.1:{port}/text"}, ctx)
+        assert by_address.is_error and "CERTIFICATE_VERIFY_FAILED" in by_address.content  # checks stay on

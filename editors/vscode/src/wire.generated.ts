@@ -546,6 +546,8 @@ export interface SaveFilesResult {
 
 export interface ServerCapabilities {
   modes: (PermissionMode | (string & {}))[];
+  /** What each mode lets run unasked, asks or refuses, in words for people (every front shows these). */
+  modeDescriptions: Record<string, string>;
   defaultMode: string;
   providers: string[];
   defaultProvider: string;

@@ -37,6 +37,7 @@ from kgent.core.events import (
 )
 from kgent.ext.host import Extensions
 from kgent.kernel import AgentKernel, AgentRun, KernelConfig
+from kgent.permissions.modes import MODE_DESCRIPTIONS
 from kgent.providers.base import ProviderConfig
 from kgent.service.providers import ProviderPool
 from kgent.service.store import open_store
@@ -53,10 +54,10 @@ from .terminal import ClientTerminalRunner
 log = logging.getLogger("kgent.acp")
 
 MODES = (
-    S.SessionMode(id="plan", name="Plan", description="read and search only; no edits, no commands"),
-    S.SessionMode(id="ask", name="Ask", description="ask before every edit and command"),
-    S.SessionMode(id="auto", name="Auto", description="ask only for risky edits and commands"),
-    S.SessionMode(id="full", name="Full access", description="never ask"),
+    S.SessionMode(id="plan", name="Plan", description=MODE_DESCRIPTIONS["plan"]),
+    S.SessionMode(id="ask", name="Ask", description=MODE_DESCRIPTIONS["ask"]),
+    S.SessionMode(id="auto", name="Auto", description=MODE_DESCRIPTIONS["auto"]),
+    S.SessionMode(id="full", name="Full access", description=MODE_DESCRIPTIONS["full"]),
 )
 _MODE_IDS = frozenset(m.id for m in MODES)
 _DIFF_LIMIT = 1 << 20  # bytes: larger files are not sent as diffs

@@ -20,6 +20,7 @@ from kgent.core.errors import KgentError
 from kgent.http import streams
 from kgent.http.front import Front, current, error_response
 from kgent.http.guard import Guard, HttpConfig, cors_kwargs
+from kgent.http.security import Security, allowed_hosts
 from kgent.service import wire as W
 from kgent.service.errors import CONFLICT, INVALID_PARAMS, NOT_FOUND, DaemonError
 from kgent.service.handshake import PROTOCOL_VERSION, SERVER_VERSION, ParamsError, initialize_result
@@ -74,6 +75,7 @@ def create_app(config: HttpConfig, env: Mapping[str, str]) -> FastAPI:
     if config.cors_origins:
         app.add_middleware(CORSMiddleware, **cors_kwargs(config.cors_origins))
     app.add_middleware(Guard, token=config.token, max_body=config.max_body)
+    app.add_middleware(Security, hosts=allowed_hosts(config.host, env))  # outermost: Host check, headers
 
     @app.exception_handler(Exception)
     async def any_error(request: Request, exc: Exception) -> JSONResponse:

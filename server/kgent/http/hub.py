@@ -173,8 +173,15 @@ class Hub:
     async def next_run(self, session_id: str) -> None:
         """Until a new run of `session_id` is registered."""
         waiter = asyncio.get_running_loop().create_future()
-        self._session_waiters.setdefault(session_id, []).append(waiter)
-        await waiter
+        waiters = self._session_waiters.setdefault(session_id, [])
+        waiters.append(waiter)
+        try:
+            await waiter
+        finally:  # a reader that left (or was woken) leaves nothing behind for its session id
+            if waiter in waiters:
+                waiters.remove(waiter)
+            if not waiters and self._session_waiters.get(session_id) is waiters:
+                del self._session_waiters[session_id]
 
     def send_event(self, run_id: str, seq: int, params: str) -> None:
         log = self.logs.get(run_id)

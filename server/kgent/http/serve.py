@@ -14,6 +14,7 @@ import uvicorn
 
 from kgent.http.app import create_app
 from kgent.http.guard import HttpConfig
+from kgent.http.security import KEEP_ALIVE, MAX_HEAD, protocol
 
 log = logging.getLogger("kgent.http")
 
@@ -43,11 +44,20 @@ def serve(config: HttpConfig, env: Mapping[str, str], out: TextIO = sys.stdout) 
         sys.stderr.write(f"kgent: cannot listen on {config.host}:{config.port}: {exc.strerror}\n")
         return 1
     port = sock.getsockname()[1]
+    try:
+        http = protocol(env)
+    except ValueError as exc:
+        sock.close()
+        sys.stderr.write(f"kgent: {exc}\n")
+        return 1
     app = create_app(config, env)
     server = uvicorn.Server(
         uvicorn.Config(
             app,
             log_level="warning",
+            http=http,  # closes connections whose request never arrives complete (kgent.http.security)
+            timeout_keep_alive=KEEP_ALIVE,
+            h11_max_incomplete_event_size=MAX_HEAD,
             ssl_keyfile=config.ssl_keyfile,
             ssl_certfile=config.ssl_certfile,
             timeout_graceful_shutdown=3,

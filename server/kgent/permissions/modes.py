@@ -1,5 +1,5 @@
 # Permission modes: the four run-scoped names and the spellings (Kgent's old names, case, dashes) that map to them.
-# Parsing only; what each mode allows lives in policy.py.
+# Parsing, and the one text per mode every front shows (MODE_DESCRIPTIONS); what each mode allows lives in policy.py.
 
 from __future__ import annotations
 
@@ -11,6 +11,24 @@ from kgent.core.errors import ConfigError
 Mode = Literal["plan", "ask", "auto", "full"]
 
 MODES: Final[tuple[Mode, ...]] = get_args(Mode)
+
+# What each mode really does (policy.py's matrix, in words): the ACP modes, the handshake's
+# `capabilities.modeDescriptions`, the web client's picker, the editors' settings and the CLI help all show these.
+MODE_DESCRIPTIONS: Final[Mapping[Mode, str]] = {
+    "plan": (
+        "reads of the workspace and read-only commands in the sandbox run unasked; every write, other command, "
+        "network access and read outside the workspace is refused; protected files ask"
+    ),
+    "ask": (
+        "reads of the workspace and read-only commands in the sandbox run unasked; every write, other command "
+        "and network access asks, as do protected files and anything outside the workspace"
+    ),
+    "auto": (
+        "reads and writes in the workspace and read-only commands in the sandbox run unasked; other commands, "
+        "network access, protected files and anything outside the workspace ask"
+    ),
+    "full": "nothing asks and nothing is contained (no sandbox): for disposable workspaces only",
+}
 
 MODE_ALIASES: Final[Mapping[str, Mode]] = {
     "interactive": "ask",

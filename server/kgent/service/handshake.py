@@ -25,6 +25,23 @@ SERVER_VERSION = "0.1.0"
 
 MODES = ("plan", "ask", "auto", "full")
 MODE_ALIASES = {"interactive": "ask", "risk_based": "auto", "allow_all": "full"}
+# kgent.permissions.modes.MODE_DESCRIPTIONS, word for word (importing kgent.permissions here would cost the boot path
+# most of a second); tests/permissions/test_permission_mode_descriptions.py pins the two together.
+MODE_DESCRIPTIONS = {
+    "plan": (
+        "reads of the workspace and read-only commands in the sandbox run unasked; every write, other command, "
+        "network access and read outside the workspace is refused; protected files ask"
+    ),
+    "ask": (
+        "reads of the workspace and read-only commands in the sandbox run unasked; every write, other command "
+        "and network access asks, as do protected files and anything outside the workspace"
+    ),
+    "auto": (
+        "reads and writes in the workspace and read-only commands in the sandbox run unasked; other commands, "
+        "network access, protected files and anything outside the workspace ask"
+    ),
+    "full": "nothing asks and nothing is contained (no sandbox): for disposable workspaces only",
+}
 PROVIDERS = ("anthropic", "openai", "scripted")
 PROVIDER_ALIASES = {
     "deepseek": "openai",
@@ -244,6 +261,7 @@ def capabilities(settings: Settings, env: Mapping[str, str]) -> dict[str, Any]:
     sandbox = detect_sandbox(env)
     return {
         "modes": list(MODES),
+        "modeDescriptions": dict(MODE_DESCRIPTIONS),
         "defaultMode": default_mode(settings, env),
         "providers": list(PROVIDERS),
         "defaultProvider": provider,

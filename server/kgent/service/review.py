@@ -10,9 +10,10 @@ put before the next prompt of the session (`pending_note`).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, Literal
 
 from kgent.session.entries import SessionEntry, SessionTree, new_entry
@@ -68,6 +69,22 @@ def review_files(tree: SessionTree, run_id: str | None = None) -> list[ReviewedF
     return files
 
 
+def path_problem(workspace: Path, rel: str) -> str | None:
+    """Why the recorded path `rel` may not be touched in `workspace` (absolute, `..`, a symlink or anything else
+    that ends outside it once resolved), or None. Checked before every read and write of a review."""
+    if not rel or "\x00" in rel:
+        return "the recorded path is empty or not a path"
+    if os.path.isabs(rel) or PurePosixPath(rel).is_absolute() or PureWindowsPath(rel).is_absolute():
+        return f"the recorded path {rel!r} is absolute, not inside the workspace"
+    if ".." in PurePosixPath(rel.replace("\\", "/")).parts:
+        return f"the recorded path {rel!r} leaves the workspace (..)"
+    root = workspace.resolve()
+    target = (workspace / rel).resolve()
+    if target == root or not target.is_relative_to(root):
+        return f"the recorded path {rel!r} resolves outside the workspace (a symlink?)"
+    return None
+
+
 async def current_starts(
     fs: FileOps, workspace: Path, files: Sequence[ReviewedFile]
 ) -> dict[str, int | None]:
@@ -81,11 +98,13 @@ async def current_starts(
             continue
         if f.path not in texts:
             path = workspace / f.path
+            texts[f.path] = None  # a path outside the workspace is never read: shown as not there
             try:
-                data = await fs.read_bytes(path) if await fs.exists(path) else b""
-                texts[f.path] = lines(data.decode("utf-8"))
+                if path_problem(workspace, f.path) is None:
+                    data = await fs.read_bytes(path) if await fs.exists(path) else b""
+                    texts[f.path] = lines(data.decode("utf-8"))
             except (OSError, ValueError):
-                texts[f.path] = None
+                pass
         text = texts[f.path]
         for h in live:
             at = locate(text, h) if text is not None else None
@@ -126,7 +145,13 @@ async def apply_review(
             by_path.setdefault(where[hid][0].path, []).append(where[hid])
     rejected: list[tuple[ReviewedFile, Hunk]] = []
     for rel, pairs in by_path.items():
-        for hid, outcome in (await _reject_in_file(fs, workspace / rel, rel, pairs)).items():
+        problem = path_problem(workspace, rel)
+        results = (
+            {h.id: _refused(h, rel, problem) for _, h in pairs}
+            if problem is not None
+            else await _reject_in_file(fs, workspace / rel, rel, pairs)
+        )
+        for hid, outcome in results.items():
             outcomes[hid] = outcome
             if outcome.outcome == "rejected":
                 decided.append({"hunkId": hid, "status": "rejected"})
@@ -136,6 +161,11 @@ async def apply_review(
         return ordered, None
     note = rejection_note(rejected) if rejected else None
     return ordered, new_entry("review_decision", tree.leaf_id, decisions=decided, note=note)
+
+
+def _refused(hunk: Hunk, rel: str, problem: str) -> HunkOutcome:
+    """A hunk whose recorded path is not inside the workspace: nothing read or written, it stays pending."""
+    return HunkOutcome(hunk_id=hunk.id, outcome="conflict", path=rel, message=f"{problem}: nothing written")
 
 
 async def _reject_in_file(

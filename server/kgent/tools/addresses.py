@@ -1,5 +1,6 @@
 """Whether a URL leaves for the public internet or reaches a private one (loopback, private ranges, link-local such
-as cloud metadata at 169.254.169.254, …): the host is resolved and every address it resolves to is checked."""
+as cloud metadata at 169.254.169.254, …): the host is resolved and every address it resolves to is checked. `vet`
+gives the addresses it checked too, so a fetch connects to exactly those (no second look-up: no DNS rebinding)."""
 
 from __future__ import annotations
 
@@ -53,17 +54,24 @@ def resolve(host: str) -> list[str]:
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
-def private_address(host: str) -> str | None:
-    """The first private (non-global) address `host` resolves to, or None when all are public (or none resolve:
-    the fetch then fails on its own). A name such as `localhost` resolves to loopback and is private."""
-    for text in resolve(host):
+def vet(host: str) -> tuple[list[str], str | None]:
+    """One look-up of `host`: the addresses it resolves to, and the first private (non-global) one among them (None
+    when all are public). A name such as `localhost` resolves to loopback and is private."""
+    addresses = resolve(host)
+    for text in addresses:
         try:
             address = ipaddress.ip_address(text.split("%", 1)[0])
         except ValueError:
-            continue
+            return addresses, text  # not an address we can judge: treated as private
         if _unsafe(address):
-            return text
-    return None
+            return addresses, text
+    return addresses, None
+
+
+def private_address(host: str) -> str | None:
+    """The first private (non-global) address `host` resolves to, or None when all are public (or none resolve:
+    the fetch then fails on its own)."""
+    return vet(host)[1]
 
 
 def private_target(url: str) -> str | None:

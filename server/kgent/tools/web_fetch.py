@@ -1,18 +1,22 @@
 # Concept: the web_fetch tool — one http(s) page as text for the model (HTML as Markdown), bounded in size and time.
 """`WebFetchTool`: GET a URL with httpx, never with a credential (no auth headers, no proxies or .netrc from the
 environment, no user:password@ URLs); redirects followed by hand, each hop checked again (http(s) only; a private
-address only when the call was approved for that very host). HTML becomes Markdown (markdownify)."""
+address only when the call was approved for that very host). Each hop's host is resolved once: the addresses checked
+are the addresses connected to (the request goes to the IP, with the name in `Host` and in TLS's SNI and certificate
+check), so a DNS answer that changes after the check (DNS rebinding) is never used. HTML becomes Markdown."""
 
 from __future__ import annotations
 
 import asyncio
+import ssl
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import httpx
 
 from kgent.core.events import ToolKind
-from kgent.tools.addresses import private_address, url_problem
+from kgent.tools.addresses import url_problem, vet
 from kgent.tools.args import ToolArgError, error_output, num_arg, req_str
 from kgent.tools.base import CallDescription, FileChangePreview, ToolContext, ToolIntent, ToolOutput
 from kgent.tools.truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
@@ -32,6 +36,7 @@ class WebFetchTool:
     kind: ToolKind = "fetch"
     read_only = True
     intent = ToolIntent(effect="network", url_arg="url", verb="fetches")
+    verify: ssl.SSLContext | bool = True  # certificates: the system's authorities (a test gives its own)
     description = (
         "Fetch an http(s) URL and return its content as text: HTML pages converted to Markdown (scripts and styles "
         f"dropped), text and JSON as they are. Reads at most {MAX_BYTES // (1024 * 1024)}MB; the result is cut to "
@@ -75,17 +80,19 @@ class WebFetchTool:
     ) -> ToolOutput:
         # trust_env=False: no proxy, .netrc or certificate settings (nor credentials) from the environment.
         async with httpx.AsyncClient(
-            trust_env=False, follow_redirects=False, timeout=seconds, headers={"User-Agent": USER_AGENT}
+            trust_env=False,
+            follow_redirects=False,
+            timeout=seconds,
+            headers={"User-Agent": USER_AGENT},
+            verify=self.verify,
         ) as client:
             hops: list[str] = []
             while True:
-                refusal = await _check(url, approved_host, ctx)
-                if refusal is not None:
-                    return error_output(refusal, url=url, redirects=hops)
+                checked = await _check(url, approved_host, ctx)
+                if isinstance(checked, str):
+                    return error_output(checked, url=url, redirects=hops)
                 try:
-                    async with client.stream(
-                        "GET", url, headers={"Accept": "text/html, text/*;q=0.9, */*;q=0.5"}
-                    ) as r:
+                    async with _stream(client, checked) as r:
                         if r.is_redirect and "location" in r.headers:
                             if len(hops) >= MAX_REDIRECTS:
                                 return error_output(f"More than {MAX_REDIRECTS} redirects, last to {url}")
@@ -98,23 +105,64 @@ class WebFetchTool:
                     return error_output(f"Fetching {url} failed: {type(exc).__name__}: {exc}")
 
 
-async def _check(url: str, approved_host: str | None, ctx: ToolContext) -> str | None:
-    """Why this hop may not be fetched: a bad URL, or a private address the call was not approved for."""
+@dataclass(frozen=True, slots=True)
+class _Hop:
+    """A hop that passed the check: its URL and the addresses its host resolved to when it was checked."""
+
+    url: str
+    addresses: list[str]
+
+
+async def _check(url: str, approved_host: str | None, ctx: ToolContext) -> _Hop | str:
+    """The hop with the addresses it may connect to, or why it may not be fetched: a bad URL, a host that does not
+    resolve, or a private address the call was not approved for."""
     problem = url_problem(url)
     if problem is not None:
         return f"Refused {url}: {problem}"
-    host = urlsplit(url).hostname or ""
-    private = await asyncio.to_thread(private_address, host)
+    host = httpx.URL(url).host  # as httpx will send it (IDNA), brackets stripped
+    addresses, private = await asyncio.to_thread(vet, host)
+    if not addresses:
+        return f"Fetching {url} failed: {host} does not resolve to any address"
     if private is None:
-        return None
+        return _Hop(url, addresses)
     if not ctx.allow_private:
         return (
             f"Refused {url}: {host} resolves to a private address ({private}), and this call was approved for "
             "public addresses only; call web_fetch with that URL to ask the user"
         )
-    if host != approved_host:
+    if urlsplit(url).hostname != approved_host:
         return f"Refused {url}: a redirect to another private host ({host}, {private}) than the approved one"
-    return None
+    return _Hop(url, addresses)
+
+
+class _stream:  # noqa: N801 - used as `async with _stream(...)`, like client.stream
+    """GET the hop from the first of its checked addresses that accepts a connection: the URL's host replaced by
+    the address, `Host` and (https) the TLS server name — SNI and the certificate check — kept on the name."""
+
+    def __init__(self, client: httpx.AsyncClient, hop: _Hop) -> None:
+        self.client, self.hop = client, hop
+        self._response: httpx.Response | None = None
+
+    async def __aenter__(self) -> httpx.Response:
+        named = httpx.URL(self.hop.url)
+        headers = {"Accept": "text/html, text/*;q=0.9, */*;q=0.5", "Host": named.netloc.decode("ascii")}
+        extensions = {"sni_hostname": named.host} if named.scheme == "https" else {}
+        for n, address in enumerate(self.hop.addresses):
+            pinned = named.copy_with(host=address)
+            request = self.client.build_request("GET", pinned, headers=headers, extensions=extensions)
+            try:
+                response = await self.client.send(request, stream=True)
+            except httpx.ConnectError:
+                if n == len(self.hop.addresses) - 1:
+                    raise
+                continue
+            self._response = response
+            return response
+        raise httpx.ConnectError(f"no address of {named.host} to connect to")
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._response is not None:
+            await self._response.aclose()
 
 
 async def _read(response: httpx.Response) -> tuple[bytes, bool]:

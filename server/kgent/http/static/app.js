@@ -472,6 +472,7 @@ async function start() {
   const caps = info.capabilities;
   fill($("workspace"), roots.roots.map((r) => [r, r]), roots.roots[0]);
   fill($("mode"), caps.modes.map((m) => [m, m]), caps.defaultMode);
+  for (const o of $("mode").options) o.title = caps.modeDescriptions?.[o.value] ?? "";
   const models = [];
   for (const [provider, names] of Object.entries(caps.models)) for (const m of names) models.push([`${provider}/${m}`, `${provider} · ${m}`]);
   fill($("model"), models, `${caps.defaultProvider}/${caps.defaultModel}`);

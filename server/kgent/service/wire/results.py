@@ -88,6 +88,9 @@ class ExtensionsInfo(Payload):
 
 class ServerCapabilities(Payload):
     modes: list[PermissionMode]
+    mode_descriptions: dict[str, str] = Field(
+        description="What each mode lets run unasked, asks or refuses, in words for people (every front shows these)."
+    )
     default_mode: str
     providers: list[str]
     default_provider: str
