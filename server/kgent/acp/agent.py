@@ -57,6 +57,11 @@ MODES = (
     S.SessionMode(id="ask", name="Ask", description="ask before every edit and command"),
     S.SessionMode(id="auto", name="Auto", description="ask only for risky edits and commands"),
     S.SessionMode(id="full", name="Full access", description="never ask"),
+    S.SessionMode(
+        id="risk_based",
+        name="Risk-based",
+        description="never ask: low and medium risk run, high risk is denied",
+    ),
 )
 _MODE_IDS = frozenset(m.id for m in MODES)
 _DIFF_LIMIT = 1 << 20  # bytes: larger files are not sent as diffs

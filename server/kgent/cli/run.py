@@ -42,7 +42,9 @@ def add_common(p: argparse.ArgumentParser) -> None:
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("run", help="run one task and print what happens")
     add_common(p)
-    p.add_argument("--mode", help="plan | ask | auto | full (env KGENT_PERMISSION_MODE; default ask)")
+    p.add_argument(
+        "--mode", help="plan | ask | auto | full | risk_based (env KGENT_PERMISSION_MODE; default ask)"
+    )
     p.add_argument("--json", action="store_true", help="print JSON Lines of events instead of text")
     p.add_argument("--session", help="resume this session (continue from its active leaf)")
     p.add_argument(

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from kgent.permissions import gitcommands, shellwords
-from kgent.permissions.options import Parsed, parse
+from kgent.permissions.options import Parsed, parse, table
 from kgent.permissions.programs import (
     FIND_DENIED,
     FIND_OPTIONS,
@@ -337,3 +337,38 @@ def _find(texts: list[str], by_text: dict[str, shellwords.Word], out: list[PathW
             return f"find with {token} without its argument"
         i += count
     return None
+
+
+# Programs that only create in the workspace: `mkdir` makes directories, `touch` makes empty files (or updates a
+# time stamp). Any other option — `-m MODE`, `touch -r FILE`, `-d DATE` — is not understood and makes the command
+# a plain shell command again.
+_WRITERS: Final[dict[str, Program]] = {
+    "mkdir": Program(table("-p/--parents -v/--verbose")),
+    "touch": Program(table("-c/--no-create -a -m")),
+}
+
+
+def workspace_write(command: str) -> Reading:
+    """Classify a command line that creates directories or empty files (`mkdir`, `touch`) and otherwise only reads:
+    problem None only when every simple command is one of those or a read `read_only` understands, with at least
+    one writer. `paths` are the words to resolve (each must lead to a non-protected path in the workspace)."""
+    if not command.strip():
+        return Reading(problem="an empty command")
+    line = shellwords.lex(command)
+    progs = tuple(words[0].text for words in line.commands if words)
+    if line.problem:
+        return Reading(problem=line.problem, programs=progs)
+    if not any(p in _WRITERS for p in progs):
+        return Reading(problem="no command that only creates in the workspace", programs=progs)
+    paths: list[PathWord] = []
+    for words in line.commands:
+        writer = _WRITERS.get(words[0].text)
+        if writer is None:
+            problem = _simple(words, paths)
+        elif any(w.pattern is not None or w.tilde for w in words):
+            problem = f"{words[0].text} with a pattern or a home directory"
+        else:
+            problem = _program(words[0].text, writer, [w.text for w in words[1:]], _lookup(words[1:]), paths)
+        if problem:
+            return Reading(problem=problem, programs=progs)
+    return Reading(problem=None, paths=tuple(paths), programs=progs)

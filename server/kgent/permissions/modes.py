@@ -1,4 +1,4 @@
-# Permission modes: the four run-scoped names and the spellings (Kgent's old names, case, dashes) that map to them.
+# Permission modes: the five run-scoped names and the spellings (seed 000's other names, case, dashes) that map to them.
 # Parsing only; what each mode allows lives in policy.py.
 
 from __future__ import annotations
@@ -8,13 +8,13 @@ from typing import Final, Literal, get_args
 
 from kgent.core.errors import ConfigError
 
-Mode = Literal["plan", "ask", "auto", "full"]
+Mode = Literal["plan", "ask", "auto", "full", "risk_based"]
 
 MODES: Final[tuple[Mode, ...]] = get_args(Mode)
 
+# Seed 000's `interactive` (medium and high risk ask) is exactly `ask`; its `allow_all` is `full`.
 MODE_ALIASES: Final[Mapping[str, Mode]] = {
     "interactive": "ask",
-    "risk_based": "auto",
     "allow_all": "full",
 }
 

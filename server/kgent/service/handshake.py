@@ -23,8 +23,8 @@ SUPPORTED_VERSIONS = (1,)
 SERVER_NAME = "kgent"
 SERVER_VERSION = "0.1.0"
 
-MODES = ("plan", "ask", "auto", "full")
-MODE_ALIASES = {"interactive": "ask", "risk_based": "auto", "allow_all": "full"}
+MODES = ("plan", "ask", "auto", "full", "risk_based")
+MODE_ALIASES = {"interactive": "ask", "allow_all": "full"}
 PROVIDERS = ("anthropic", "openai", "scripted")
 PROVIDER_ALIASES = {
     "deepseek": "openai",
