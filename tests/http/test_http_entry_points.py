@@ -160,7 +160,12 @@ def test_env_file_configures_the_server_tls_included(tmp_path: Path) -> None:
     srv = start(ws, tmp_path / "state", "--env-file", str(env_file), env={"KGENT_MODEL": "hello"})
     try:
         assert srv.url.startswith("https://127.0.0.1:")
-        with httpx.Client(base_url=srv.url, headers=srv.headers, verify=ssl.create_default_context(cafile=str(cert)), timeout=30) as c:
+        with httpx.Client(
+            base_url=srv.url,
+            headers=srv.headers,
+            verify=ssl.create_default_context(cafile=str(cert)),
+            timeout=30,
+        ) as c:
             caps = c.get("/api/info").json()["capabilities"]
         assert caps["defaultMode"] == "risk_based"
         assert caps["defaultModel"] == "hello"
