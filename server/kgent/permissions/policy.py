@@ -131,9 +131,8 @@ def shell_grant(mode: Mode, intent: Intent, *, approved: bool) -> Grant | None:
     if mode == "full":
         return None
     runs_git = "git" in commands.programs(intent.command or "")
-    if (
-        not approved and intent.operation == "write"
-    ):  # risk_based's medium command: it may create, nothing more
+    # risk_based's medium command (it only creates in the workspace): the workspace writable, nothing more
+    if not approved and intent.operation == "write":
         return Grant(write=True)
     if not approved:
         return Grant(git=runs_git)
