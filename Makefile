@@ -46,10 +46,12 @@ test-fast: $(STAMP) system-tools
 bench: $(STAMP) system-tools
 	$(PY) bench/run.py
 
+# ruff, mypy strict, then the release gate: a wheel and an sdist (tests/test_build.py installs both in a clean venv).
 lint: $(STAMP)
 	$(VENV)/bin/ruff check server tests bench
 	$(VENV)/bin/ruff format --check server tests bench
 	$(VENV)/bin/mypy
+	$(PY) -m build --outdir dist .
 
 clean:
 	rm -rf $(VENV)

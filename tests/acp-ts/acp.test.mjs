@@ -38,7 +38,7 @@ test("a full run: initialize, session/new, prompt with an approval, the edit's d
     assert.equal(init.protocolVersion, PROTOCOL_VERSION);
     assert.equal(init.agentCapabilities.loadSession, true);
     const session = await ctx.request(methods.agent.session.new, { cwd: workspace, mcpServers: [] });
-    assert.deepEqual(session.modes.availableModes.map((m) => m.id), ["plan", "ask", "auto", "full"]);
+    assert.deepEqual(session.modes.availableModes.map((m) => m.id), ["plan", "ask", "auto", "full", "risk_based"]);
     return ctx.request(methods.agent.session.prompt, {
       sessionId: session.sessionId,
       prompt: [{ type: "text", text: "write notes" }],

@@ -38,7 +38,7 @@ def ws(tmp_path: Path) -> Path:
 
 
 def test_demo_shows_read_edit_approval_bash_answer_and_patch(tmp_path: Path) -> None:
-    out = kgent("demo", cwd=tmp_path, state=tmp_path / "state")
+    out = kgent("demo", "tool-loop", cwd=tmp_path, state=tmp_path / "state")
     assert out.returncode == 0, out.stderr
     text = out.stdout
     order = [
@@ -53,6 +53,45 @@ def test_demo_shows_read_edit_approval_bash_answer_and_patch(tmp_path: Path) -> 
     positions = [text.index(marker) for marker in order]
     assert positions == sorted(positions)
     assert "settled" in text
+
+
+def test_demo_lists_every_scenario_and_the_guide_shows_each(tmp_path: Path) -> None:
+    from kgent.cli.demo import SCENARIOS
+
+    out = kgent("demo", cwd=tmp_path, state=tmp_path / "state")
+    assert out.returncode == 0, out.stderr
+    listed = [line.split()[2] for line in out.stdout.splitlines() if line.startswith("  kgent demo ")]
+    assert listed == list(SCENARIOS)
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "demos.md").read_text(encoding="utf-8")
+    for name in SCENARIOS:
+        assert f"kgent demo {name}" in guide, name
+
+
+def test_demo_streamed_run_prints_the_whole_lifecycle_as_json_lines(tmp_path: Path) -> None:
+    out = kgent("demo", "streamed-run", cwd=tmp_path, state=tmp_path / "state")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    events = [json.loads(line) for line in lines]  # every line one JSON object
+    assert all(isinstance(e, dict) for e in events) and len(events) == len(lines)
+    types = [e["type"] for e in events]
+    assert types[0] == "run_start" and types[-1] == "run_end" and types.count("run_end") == 1
+    assert types.index("user_message") < types.index("message_delta") < types.index("message_end")
+    kinds = [e["kind"] for e in events if e["type"] == "message_delta"]
+    assert kinds.index("thinking") < kinds.index("text")
+    assert events[-1]["status"] == "settled" and events[-1]["text"].startswith(
+        "Hello from the scripted provider"
+    )
+    assert kgent("demo", "streamed-run", "--text", cwd=tmp_path, state=tmp_path / "state").stdout[0] != "{"
+
+
+def test_demo_risk_based_asks_nobody(tmp_path: Path) -> None:
+    out = kgent("demo", "risk-based", "--json", cwd=tmp_path, state=tmp_path / "state")
+    assert out.returncode == 0, out.stdout + out.stderr
+    events = [json.loads(line) for line in out.stdout.splitlines()]
+    assert not [e for e in events if e.get("type") == "permission_request"]
+    denied = [e for e in events if e.get("type") == "permission_resolved"]
+    assert denied and all(e["source"] == "policy" and not e["approved"] for e in denied)
+    assert events[-1]["type"] == "run_end" and events[-1]["status"] == "settled"
 
 
 @pytest.mark.parametrize(
@@ -335,11 +374,12 @@ def test_provider_model_and_mode_come_from_the_environment(ws: Path) -> None:
     assert out.returncode == 0, out.stderr
     lines = [json.loads(line) for line in out.stdout.splitlines()]
     start = lines[0]
-    assert (start["provider"], start["model"], start["mode"]) == ("scripted", "tool-loop", "auto")
-    asked = [line["toolCall"]["name"] for line in lines if line.get("type") == "permission_request"]
-    assert asked == [
-        "bash"
-    ]  # auto: the workspace edit is allowed, the shell command is asked (and, off a TTY, denied)
+    assert (start["provider"], start["model"], start["mode"]) == ("scripted", "tool-loop", "risk_based")
+    # risk_based asks nothing: the workspace edit (medium) runs, `… && python3 sample.py` (high: runs code) is denied
+    assert not [line for line in lines if line.get("type") == "permission_request"]
+    denied = [line for line in lines if line.get("type") == "permission_resolved" and not line["approved"]]
+    assert [(d["source"], d["decision"]) for d in denied] == [("policy", "reject_once")]
+    assert "risk_based mode denies high-risk calls" in denied[0]["reason"]
     assert (ws / "sample.py").read_text().startswith("value = 2")
 
 

@@ -43,9 +43,11 @@ def test_version_negotiation_and_settings() -> None:
     version, settings = H.parse_initialize(
         {"protocolVersion": 7, "settings": {"mode": "Risk-Based"}}, H.Settings()
     )
-    assert version == 1 and settings.mode == "auto"
+    assert version == 1 and settings.mode == "risk_based"
     _, later = H.parse_initialize({"protocolVersion": 1, "settings": {"approvalTimeout": 2}}, settings)
-    assert later.mode == "auto" and later.approval_timeout == 2.0
+    assert later.mode == "risk_based" and later.approval_timeout == 2.0
+    _, asked = H.parse_initialize({"protocolVersion": 1, "settings": {"mode": "Interactive"}}, H.Settings())
+    assert asked.mode == "ask"
     assert H.effective_approval_timeout(later, {"KGENT_APPROVAL_TIMEOUT": "9"}) == 2.0
     assert H.effective_approval_timeout(H.Settings(), {"KGENT_APPROVAL_TIMEOUT": "9"}) == 9.0
     assert "apiKey" not in repr(H.Settings(api_key="sk-secret")) and "sk-secret" not in repr(

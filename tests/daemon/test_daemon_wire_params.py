@@ -177,7 +177,7 @@ MESSAGES: list[tuple[type[W.Params], Any, str, str]] = [
     (
         W.RunParams,
         {"prompt": "x", "workspace": "/w", "mode": "yolo"},
-        "'mode' must be one of plan, ask, auto, full (got 'yolo')",
+        "'mode' must be one of plan, ask, auto, full, risk_based (got 'yolo')",
         "unknown_permission_mode",
     ),
     (

@@ -98,6 +98,7 @@ async def test_prompt_streams_then_ends_the_turn(workspace: Path) -> None:
             "ask",
             "auto",
             "full",
+            "risk_based",
         ]
         link = S.ResourceContentBlock(type="resource_link", uri=f"file://{workspace}/a.py", name="a.py")
         done = await conn.prompt(session_id=session.session_id, prompt=[text_block("hi"), link])

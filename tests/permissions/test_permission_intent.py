@@ -356,3 +356,58 @@ def test_a_command_with_a_substitution_redirection_or_subshell_is_never_a_read(
 ) -> None:
     command = " ".join([*before, meta, *after])
     assert classify("bash", {"command": command}, plain_workspace).operation in ("shell", "network")
+
+
+# --- commands that only create in the workspace (risk_based's medium-risk commands) ---------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "mkdir build",
+        "mkdir -p build/a/b",
+        "touch notes.txt",
+        "mkdir -p build && touch build/stamp && ls build",
+    ],
+)
+def test_a_command_that_only_creates_in_the_workspace_is_a_write(workspace: Path, command: str) -> None:
+    intent = _c(workspace, "bash", command=command)
+    assert (intent.operation, intent.scope, intent.protected, intent.subject) == (
+        "write",
+        "workspace",
+        False,
+        "command",
+    )
+    assert intent.reason.startswith("runs a command that only creates in the workspace: ")
+
+
+@pytest.mark.parametrize(
+    ("command", "scope", "protected"),
+    [
+        ("mkdir /tmp/x", "outside", False),  # outside the workspace
+        ("mkdir ../sibling", "outside", False),
+        ("touch ~/.bashrc", "outside", False),
+        ("touch .env", "workspace", True),  # a protected file
+        ("mkdir -m 777 build", "workspace", False),  # an option not understood
+        ("touch -r other build", "workspace", False),
+        ("mkdir build/*", "workspace", False),  # a pattern
+        ("mkdir build; rm -rf src", "workspace", False),  # another program
+        ("mkdir $(whoami)", "workspace", False),  # a substitution
+        ("touch build > out.txt", "workspace", False),  # a redirection
+    ],
+)
+def test_anything_more_is_not_a_write_of_the_workspace(
+    workspace: Path, command: str, scope: str, protected: bool
+) -> None:
+    intent = _c(workspace, "bash", command=command)
+    assert intent.operation == "shell" or intent.scope == "outside" or intent.protected, intent
+    assert (intent.scope, intent.protected) == (scope, protected), intent
+
+
+def test_a_symlink_out_of_the_workspace_is_outside(
+    workspace: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    (workspace / "link").symlink_to(elsewhere)
+    intent = _c(workspace, "bash", command="mkdir -p link/new")
+    assert intent.scope == "outside"

@@ -1,4 +1,4 @@
-"""Mode names: the four modes, their Kgent aliases and spelling variants; anything else is a ConfigError."""
+"""Mode names: the five modes, their aliases and spelling variants; anything else is a ConfigError."""
 
 from __future__ import annotations
 
@@ -19,9 +19,9 @@ from kgent.permissions import MODE_ALIASES, MODES, normalize_mode
         (" Auto ", "auto"),
         ("interactive", "ask"),
         ("Interactive", "ask"),
-        ("risk_based", "auto"),
-        ("risk-based", "auto"),
-        ("RISK-BASED", "auto"),
+        ("risk_based", "risk_based"),
+        ("risk-based", "risk_based"),
+        ("RISK-BASED", "risk_based"),
         ("allow_all", "full"),
         ("allow-all", "full"),
         ("Allow_All", "full"),
@@ -32,8 +32,8 @@ def test_normalize_mode_accepts_names_aliases_and_variants(raw: str, expected: s
 
 
 def test_modes_and_aliases_are_the_documented_ones() -> None:
-    assert MODES == ("plan", "ask", "auto", "full")
-    assert dict(MODE_ALIASES) == {"interactive": "ask", "risk_based": "auto", "allow_all": "full"}
+    assert MODES == ("plan", "ask", "auto", "full", "risk_based")
+    assert dict(MODE_ALIASES) == {"interactive": "ask", "allow_all": "full"}
 
 
 @pytest.mark.parametrize("raw", ["", "yolo", "read_only", "plan!", "auto mode", "fully"])

@@ -96,6 +96,26 @@ full  unknown  workspace  no   allow high
 full  unknown  workspace  yes  allow high
 full  unknown  outside    no   allow high
 full  unknown  outside    yes  allow high
+risk_based read     workspace  no   allow low
+risk_based read     workspace  yes  deny  high
+risk_based read     outside    no   deny  high
+risk_based read     outside    yes  deny  high
+risk_based write    workspace  no   allow medium
+risk_based write    workspace  yes  deny  high
+risk_based write    outside    no   deny  high
+risk_based write    outside    yes  deny  high
+risk_based shell    workspace  no   deny  high
+risk_based shell    workspace  yes  deny  high
+risk_based shell    outside    no   deny  high
+risk_based shell    outside    yes  deny  high
+risk_based network  workspace  no   deny  high
+risk_based network  workspace  yes  deny  high
+risk_based network  outside    no   deny  high
+risk_based network  outside    yes  deny  high
+risk_based unknown  workspace  no   deny  high
+risk_based unknown  workspace  yes  deny  high
+risk_based unknown  outside    no   deny  high
+risk_based unknown  outside    yes  deny  high
 """
 
 ROWS = [line.split() for line in MATRIX.strip().splitlines() if line and not line.startswith("#")]
@@ -115,7 +135,7 @@ def test_table_covers_every_combination_exactly_once() -> None:
     keys = [tuple(row[:4]) for row in ROWS]
     expected = itertools.product(MODES, get_args(Operation), get_args(Scope), ("no", "yes"))
     assert sorted(keys) == sorted(expected)
-    assert len(keys) == 80
+    assert len(keys) == 100
 
 
 @pytest.mark.parametrize(("mode", "operation", "scope", "protected", "action", "risk"), ROWS)
@@ -148,7 +168,42 @@ def test_reason_says_what_the_call_does_and_why(
 
 def test_an_unnormalized_mode_is_a_bug_not_a_permission() -> None:
     with pytest.raises(ValueError, match="unknown permission mode"):
-        decide("risk_based", _intent("read", "workspace", False))  # type: ignore[arg-type]
+        decide("interactive", _intent("read", "workspace", False))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("operation", "scope", "protected", "action", "risk"), [row[1:] for row in ROWS if row[0] == "ask"]
+)
+def test_interactive_is_ask_allowing_low_risk_and_asking_medium_and_high(
+    operation: str, scope: str, protected: str, action: str, risk: str
+) -> None:
+    """Seed 000's `interactive`: low risk runs, medium and high risk ask; that is `ask`, row for row."""
+    assert action == ("allow" if risk == "low" else "ask")
+
+
+@pytest.mark.parametrize("sandboxed", [True, False])
+def test_risk_based_never_asks_and_never_runs_a_command_outside_the_sandbox(sandboxed: bool) -> None:
+    create = _bash("write", command="mkdir -p build")
+    read = _bash("read")
+    for intent in (create, read):
+        verdict = decide("risk_based", intent, sandboxed=sandboxed)
+        assert verdict.action == ("allow" if sandboxed else "deny"), verdict
+    unconfined = decide("risk_based", create, sandboxed=False)
+    assert "no sandbox" in unconfined.reason and "risk_based mode denies it" in unconfined.reason
+    other = decide("risk_based", _bash("shell", command="make"), sandboxed=True)
+    assert (other.action, other.risk) == ("deny", "high")
+    assert "risk_based mode denies high-risk calls" in other.reason
+    # the same command in the other modes: auto and ask ask, plan denies
+    assert decide("auto", create, sandboxed=True).action == "ask"
+    assert decide("ask", create, sandboxed=True).action == "ask"
+    assert decide("plan", create, sandboxed=True).action == "deny"
+
+
+def test_a_medium_command_runs_with_the_workspace_writable_and_nothing_more() -> None:
+    grant = shell_grant("risk_based", _bash("write", command="mkdir -p build"), approved=False)
+    assert grant == Grant(write=True)
+    assert grant is not None and not (grant.network or grant.outside or grant.secrets or grant.git)
+    assert shell_grant("risk_based", _bash("read"), approved=False) == Grant()
 
 
 @given(

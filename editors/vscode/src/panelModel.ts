@@ -27,7 +27,7 @@ export class PanelModel {
   /** Live sub-agent runs (`parentRunId` on their events): run id → the sub-agent's name. */
   private readonly subRuns = new Map<string, string>();
   private seq = 0;
-  choices: PanelChoices = { modes: ["plan", "ask", "auto", "full"], mode: "ask", models: [], model: "", provider: "" };
+  choices: PanelChoices = { modes: ["plan", "ask", "auto", "full", "risk_based"], mode: "ask", models: [], model: "", provider: "" };
   sessionId: string | undefined;
   sessionLabel: string | undefined;
   trusted = true;

@@ -259,7 +259,7 @@ export interface PermissionCancelled {
   outcome: "cancelled";
 }
 
-export type PermissionMode = "plan" | "ask" | "auto" | "full";
+export type PermissionMode = "plan" | "ask" | "auto" | "full" | "risk_based";
 
 export interface PermissionOption {
   optionId: string;

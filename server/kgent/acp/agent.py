@@ -58,6 +58,7 @@ MODES = (
     S.SessionMode(id="ask", name="Ask", description=MODE_DESCRIPTIONS["ask"]),
     S.SessionMode(id="auto", name="Auto", description=MODE_DESCRIPTIONS["auto"]),
     S.SessionMode(id="full", name="Full access", description=MODE_DESCRIPTIONS["full"]),
+    S.SessionMode(id="risk_based", name="Risk-based", description=MODE_DESCRIPTIONS["risk_based"]),
 )
 _MODE_IDS = frozenset(m.id for m in MODES)
 _DIFF_LIMIT = 1 << 20  # bytes: larger files are not sent as diffs

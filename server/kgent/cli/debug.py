@@ -23,7 +23,7 @@ def add_parser(sub: Any) -> None:
         "--permission",
         "--mode",
         dest="mode",
-        help="plan | ask | auto | full (aliases: interactive, risk_based, allow_all)",
+        help="plan | ask | auto | full | risk_based (aliases: interactive, allow_all)",
     )
     p.add_argument("message", nargs="*", help="a one-shot message (like --once)")
 

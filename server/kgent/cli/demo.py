@@ -1,9 +1,12 @@
-"""`kgent demo`: the kernel end to end on the scripted provider in a temp workspace. No key, no network."""
+"""`kgent demo`: the kernel end to end on the scripted provider in a temp workspace. No key, no network.
+
+`kgent demo` lists the scenarios; docs/demos.md says what each proves."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -15,7 +18,10 @@ PROMPTS = {
     "streamed-run": "Say hello.",
     "plan": "What does sample.py print? Keep a plan.",
     "task": "What does sample.py print? Ask a sub-agent.",
+    "risk-based": "Build, then run sample.py (nobody will answer: risk_based mode).",
 }
+# Modes other than ask, per case.
+MODES = {"risk-based": "risk_based"}
 # An edit the person rejects: the model is told (permission_denied) and answers accordingly.
 DENIED_SCRIPT: list[list[dict[str, Any]]] = [
     [
@@ -32,10 +38,37 @@ FAILURES = {
 }
 
 
+# Every scenario, in the order `kgent demo` lists them, with what it shows.
+SCENARIOS = {
+    "streamed-run": "a run without tools: thinking and an answer streamed, the whole lifecycle as JSON Lines",
+    "tool-loop": "read → edit (approved) → bash → answer, and the run's patch",
+    "plan": "the plan tool (todo_write): the plan as it changes",
+    "task": "a sub-agent (task) whose command is asked like any other",
+    "risk-based": "a headless run (risk_based): nobody asked, a medium-risk command runs, a high-risk one is denied",
+    "failure": "the provider fails mid-answer: the run ends failed, with the error's code",
+    "denied": "an edit the person rejects: the model gets permission_denied and answers accordingly",
+    "cancel": "Stop one second into a long command: its process group killed, the run cancelled",
+    "extension": "an extension's tool, a hook denying a call, a failing hook named",
+}
+# Scenarios whose output is JSON Lines unless --text says otherwise (seed 001's `demo streamed-run`).
+JSON_BY_DEFAULT = frozenset({"streamed-run"})
+
+
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("demo", help="watch a scripted run (no API key, no network)")
-    p.add_argument("case", nargs="?", default="tool-loop", choices=[*PROMPTS, *FAILURES, "extension"])
-    p.add_argument("--json", action="store_true", help="print JSON Lines of events")
+    p = sub.add_parser("demo", help="watch a scripted run (no API key, no network); no scenario: list them")
+    p.add_argument("case", nargs="?", choices=list(SCENARIOS), metavar="SCENARIO", help=", ".join(SCENARIOS))
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print JSON Lines of events")
+    out.add_argument("--text", action="store_true", help="print for people (streamed-run prints JSON Lines)")
+
+
+def listing() -> str:
+    """The scenarios, one a line, with the command that plays each."""
+    width = max(len(name) for name in SCENARIOS)
+    lines = ["Scenarios (no API key, no network; docs/demos.md says what each proves):"]
+    lines += [f"  kgent demo {name:<{width}}  {what}" for name, what in SCENARIOS.items()]
+    lines.append("Add --json for JSON Lines of events (--text for streamed-run's human output).")
+    return "\n".join(lines) + "\n"
 
 
 async def _main(args: argparse.Namespace) -> int:
@@ -45,7 +78,8 @@ async def _main(args: argparse.Namespace) -> int:
     from kgent.kernel import AgentKernel, KernelConfig
     from kgent.providers.scripted import ScriptedProvider
 
-    renderer = JsonRenderer() if args.json else HumanRenderer()
+    as_json = args.json or (args.case in JSON_BY_DEFAULT and not args.text)
+    renderer = JsonRenderer() if as_json else HumanRenderer()
 
     runs: list[Any] = []
 
@@ -74,7 +108,7 @@ async def _main(args: argparse.Namespace) -> int:
                 if script == "denied"
                 else ScriptedProvider(script)
             )
-            kernel = AgentKernel(provider, config=KernelConfig(mode="ask"))
+            kernel = AgentKernel(provider, config=KernelConfig(mode=MODES.get(args.case, "ask")))
         run = kernel.create_run(prompt, workspace=workspace)
         runs.append(run)
         result = await drive(run, renderer, interactive=False, answer=approve)
@@ -107,4 +141,7 @@ def _extension_kernel(renderer: Any) -> tuple[Any, str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.case is None:
+        sys.stdout.write(listing())
+        return 0
     return asyncio.run(_main(args))

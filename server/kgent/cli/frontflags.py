@@ -21,7 +21,9 @@ def add_provider_flags(p: argparse.ArgumentParser, *, mode_help: str) -> None:
     p.add_argument("--provider", help="openai | anthropic | scripted (env KGENT_PROVIDER)")
     p.add_argument("--model", help="model id; for scripted: a script name (env KGENT_MODEL)")
     p.add_argument("--base-url", dest="base_url", help="provider API base URL (env KGENT_BASE_URL)")
-    p.add_argument("--mode", help=f"{mode_help}: plan | ask | auto | full (env KGENT_PERMISSION_MODE)")
+    p.add_argument(
+        "--mode", help=f"{mode_help}: plan | ask | auto | full | risk_based (env KGENT_PERMISSION_MODE)"
+    )
     p.add_argument(
         "--log-level", dest="log_level", help="DEBUG | INFO | WARNING | ERROR (env KGENT_LOG_LEVEL)"
     )

@@ -45,7 +45,7 @@ def add_parser(sub: Any) -> None:
     add_common(p)
     p.add_argument(
         "--mode",
-        help="plan | ask | auto | full (env KGENT_PERMISSION_MODE; default ask). "
+        help="plan | ask | auto | full | risk_based (env KGENT_PERMISSION_MODE; default ask). "
         + " ".join(f"{mode}: {text}." for mode, text in MODE_DESCRIPTIONS.items()),
     )
     p.add_argument("--json", action="store_true", help="print JSON Lines of events instead of text")

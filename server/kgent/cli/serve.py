@@ -42,6 +42,13 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     http.add_argument(
         "--insecure", action="store_true", help="allow a non-loopback address without TLS (not recommended)"
     )
+    http.add_argument(
+        "--env-file",
+        dest="env_file",
+        metavar="FILE",
+        help="read the server's settings (KGENT_*, TLS included) from this dotenv file; the environment wins "
+        "(default: server.env in the user config dir, when it exists)",
+    )
     add_provider_flags(p, mode_help="default permission mode")
     p.add_argument(
         "--approval-timeout",
@@ -73,12 +80,22 @@ def run_http(args: argparse.Namespace, env: dict[str, str]) -> int:
 
     try:
         from kgent.http.guard import make_config
-        from kgent.http.serve import serve
+        from kgent.http.serve import serve, settings_env
     except ImportError as exc:
         sys.stderr.write(f"kgent: --http needs the http extra (pip install 'kgent[http]'): {exc}\n")
         return 2
     from kgent.daemon.server import configure_logging
+    from kgent.ext.config import user_config_dir
 
+    env_file = args.env_file
+    if env_file is None:
+        default = user_config_dir(env) / "server.env"
+        env_file = str(default) if default.is_file() else None
+    try:
+        env = settings_env(env, env_file)
+    except OSError as exc:
+        sys.stderr.write(f"kgent: cannot read --env-file {env_file}: {exc.strerror}\n")
+        return 2
     configure_logging(env, args.log_file, args.log_level)
     try:
         config = make_config(

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import TextIO
 
 import uvicorn
+from dotenv import dotenv_values
 
 from kgent.http.app import create_app
 from kgent.http.guard import HttpConfig
@@ -30,6 +31,17 @@ def bind(host: str, port: int) -> socket.socket:
     sock.listen(128)
     sock.setblocking(False)
     return sock
+
+
+def settings_env(env: Mapping[str, str], env_file: str | None) -> dict[str, str]:
+    """The server's settings: `env` (flags and the environment) over the dotenv file's values. The file is the
+    operator's: its values configure this process only — they never enter `os.environ`, so tool commands never see
+    them. OSError when the file cannot be read."""
+    if env_file is None:
+        return dict(env)
+    with open(env_file, encoding="utf-8") as f:
+        values = dotenv_values(stream=f, interpolate=False)
+    return {**{k: v for k, v in values.items() if v is not None}, **env}
 
 
 def url(config: HttpConfig, port: int) -> str:

@@ -72,7 +72,7 @@ class AgentKernel:
         self,
         prompt: str,
         *,
-        workspace: str | Path,
+        workspace: str | Path | None = None,
         session_id: str | None = None,
         parent_entry_id: str | None = None,
         mode: str | None = None,
@@ -86,8 +86,8 @@ class AgentKernel:
         `KernelConfig.cost_limit`) ends the run `failed` (`cost_limit`) before a model call would pass it; it needs
         the model's price (ConfigError otherwise). `max_turns` (default `KernelConfig.max_turns`) ends the run
         `failed` (`max_turns`) after that many model turns. `fs` is this run's file access (an editor's buffers;
-        default the kernel's)."""
-        ws = Path(workspace)
+        default the kernel's). `workspace` defaults to the current directory."""
+        ws = Path(workspace) if workspace is not None else Path.cwd()
         if not ws.is_absolute():
             raise ConfigError(f"workspace must be an absolute path, got {str(workspace)!r}")
         if not ws.is_dir():

@@ -11,7 +11,7 @@ from typing import Final
 
 from kgent.permissions import gitcommands, globbing, shellwords
 from kgent.permissions.globbing import GlobError
-from kgent.permissions.options import Parsed, parse
+from kgent.permissions.options import Parsed, parse, table
 from kgent.permissions.programs import (
     FIND_DENIED,
     FIND_OPTIONS,
@@ -190,6 +190,12 @@ def read_only(command: str, workspace: str | os.PathLike[str] | None = None) -> 
     workspace a glob matches nothing and stays as it is); a name from a glob that begins with `-` is passed as
     `./-name`. The options and operands judged are the expanded words, and `plan` holds those same words: one
     parse, both judged and run."""
+    return _judge(command, workspace, creating=False)
+
+
+def _judge(command: str, workspace: str | os.PathLike[str] | None, *, creating: bool) -> Reading:
+    """`read_only` and `workspace_write` in one pass: with `creating`, `mkdir` / `touch` (_WRITERS) are understood
+    too, so a command that only creates in the workspace gets its plan from the same parse as a read."""
     if not command.strip():
         return Reading(problem="an empty command")
     line = shellwords.lex(command)
@@ -211,7 +217,13 @@ def read_only(command: str, workspace: str | os.PathLike[str] | None = None) -> 
             words = _expand(simple.words, workspace)
         except GlobError as e:
             return Reading(problem=str(e), programs=progs)
-        problem = _simple(words, paths)
+        writer = _WRITERS.get(first.text) if creating else None
+        if writer is None:
+            problem = _simple(words, paths)
+        elif any(w.pattern is not None or w.tilde for w in simple.words):
+            problem = f"{first.text} with a pattern or a home directory"
+        else:
+            problem = _program(first.text, writer, [w.text for w in words[1:]], _lookup(words[1:]), paths)
         if problem is None:
             redirects, problem = _redirects(simple.redirects)
         if problem:
@@ -390,3 +402,23 @@ def _find(texts: list[str], by_text: dict[str, shellwords.Word], out: list[PathW
             return f"find with {token} without its argument"
         i += count
     return None
+
+
+# Programs that only create in the workspace: `mkdir` makes directories, `touch` makes empty files (or updates a
+# time stamp). Any other option — `-m MODE`, `touch -r FILE`, `-d DATE` — is not understood and makes the command
+# a plain shell command again.
+_WRITERS: Final[dict[str, Program]] = {
+    "mkdir": Program(table("-p/--parents -v/--verbose")),
+    "touch": Program(table("-c/--no-create -a -m")),
+}
+
+
+def workspace_write(command: str, workspace: str | os.PathLike[str] | None = None) -> Reading:
+    """Classify a command line that creates directories or empty files (`mkdir`, `touch`) and otherwise only reads:
+    problem None only when every simple command is one of those or a read `read_only` understands, with at least
+    one writer. `paths` are the words to resolve (each must lead to a non-protected path in the workspace); `plan`
+    the argvs as judged, run unasked like a read's (one parse, both judged and run)."""
+    progs = programs(command) if command.strip() else ()
+    if not any(p in _WRITERS for p in progs):
+        return Reading(problem="no command that only creates in the workspace", programs=progs)
+    return _judge(command, workspace, creating=True)

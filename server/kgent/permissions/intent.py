@@ -112,6 +112,10 @@ def _bash_reason(operation: Operation, command: str, reading: commands.Reading) 
         return f"runs a command that uses the network: {commands.network_use(command)}"
     if operation == "read":
         return f"runs a read-only command: {' '.join(dict.fromkeys(reading.programs))}"
+    if operation == "write":
+        return (
+            f"runs a command that only creates in the workspace: {' '.join(dict.fromkeys(reading.programs))}"
+        )
     return f"runs a shell command ({reading.problem})" if command.strip() else "runs an empty shell command"
 
 
@@ -133,6 +137,11 @@ def _classify_bash(
     if not isinstance(command, str):
         return _unknown(tool, f"calls {tool} without a command", "command")
     reading = commands.read_only(command, workspace)
+    writing = False
+    if reading.problem is not None:  # maybe it only creates directories or empty files in the workspace
+        creating = commands.workspace_write(command, workspace)
+        if creating.problem is None:
+            reading, writing = creating, True
     targets: list[_Target] = []
     if reading.problem is None:
         for word in reading.paths:
@@ -143,12 +152,19 @@ def _classify_bash(
             targets += [t for t in resolved if t not in targets]
     if reading.problem is not None:
         targets = _fallback_targets(command, workspace)
+        writing = False
     if "git" in reading.programs:  # git reads its repository: where it physically is decides the scope
         repository = outside_git_dir(workspace, os.environ)
         if repository is not None:
             targets.append(_Target(shown=repository, inside=False, protected=False))
     operation: Operation = (
-        "network" if commands.network_use(command) else "read" if reading.problem is None else "shell"
+        "network"
+        if commands.network_use(command)
+        else "shell"
+        if reading.problem is not None
+        else "write"
+        if writing
+        else "read"
     )
     protected = [t.shown for t in targets if t.protected]
     outside = [t.shown for t in targets if not t.inside]
@@ -170,7 +186,7 @@ def _classify_bash(
         protected=bool(protected),
         subject="command",
         reason=reason,
-        plan=reading.plan if operation == "read" else None,
+        plan=reading.plan if operation in ("read", "write") else None,
     )
 
 

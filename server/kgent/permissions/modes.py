@@ -1,4 +1,4 @@
-# Permission modes: the four run-scoped names and the spellings (Kgent's old names, case, dashes) that map to them.
+# Permission modes: the five run-scoped names and the spellings (seed 000's other names, case, dashes) that map to them.
 # Parsing, and the one text per mode every front shows (MODE_DESCRIPTIONS); what each mode allows lives in policy.py.
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Final, Literal, get_args
 
 from kgent.core.errors import ConfigError
 
-Mode = Literal["plan", "ask", "auto", "full"]
+Mode = Literal["plan", "ask", "auto", "full", "risk_based"]
 
 MODES: Final[tuple[Mode, ...]] = get_args(Mode)
 
@@ -28,11 +28,16 @@ MODE_DESCRIPTIONS: Final[Mapping[Mode, str]] = {
         "network access, protected files and anything outside the workspace ask"
     ),
     "full": "nothing asks and nothing is contained (no sandbox): for disposable workspaces only",
+    "risk_based": (
+        "nobody is asked: reads, edits and writes in the workspace run, and so do read-only commands and commands "
+        "that only create files or directories in the workspace, in the sandbox; everything else (other commands, "
+        "network access, protected files, anything outside the workspace) is refused"
+    ),
 }
 
+# Seed 000's `interactive` (medium and high risk ask) is exactly `ask`; its `allow_all` is `full`.
 MODE_ALIASES: Final[Mapping[str, Mode]] = {
     "interactive": "ask",
-    "risk_based": "auto",
     "allow_all": "full",
 }
 

@@ -31,7 +31,9 @@ class Verdict:
 
 
 def risk_of(intent: Intent) -> Risk:
-    """Low for a read, medium for a write, high for anything else or anything outside or protected."""
+    """Low for a read of the workspace (file tools, read-only commands), medium for a write in it (the file tools,
+    a command that only creates directories or empty files), high for anything else: other commands, the network,
+    anything outside the workspace, protected files, calls the policy cannot classify."""
     if intent.scope == "outside" or intent.protected:
         return "high"
     if intent.operation == "read":
@@ -66,17 +68,24 @@ def _auto(intent: Intent) -> tuple[Action, str]:
         return "ask", "auto mode asks before leaving the workspace"
     if intent.operation == "read":
         return "allow", _READS_WORKSPACE
-    if intent.operation == "write":
+    if intent.operation == "write" and intent.subject != "command":
         return "allow", "auto mode may change files in the workspace"
-    if intent.operation == "shell":
+    if intent.operation == "shell" or intent.subject == "command":
         return "ask", "auto mode asks before running shell commands"
     if intent.operation == "network":
         return "ask", "auto mode asks before using the network"
     return "ask", "auto mode asks before calls it cannot classify"
 
 
+def _risk_based(risk: Risk) -> tuple[Action, str]:
+    if risk == "high":
+        return "deny", "risk_based mode denies high-risk calls (nobody is asked)"
+    return "allow", f"risk_based mode allows {risk}-risk calls"
+
+
 def decide(mode: Mode, intent: Intent, *, sandboxed: bool = False, unsandboxed: str | None = None) -> Verdict:
-    """Apply the matrix: full allows all; plan reads only; ask allows workspace reads; auto adds workspace writes.
+    """Apply the matrix: full allows all; plan reads only; ask allows workspace reads; auto adds workspace writes;
+    risk_based allows low and medium risk and denies high risk (it never asks).
 
     Protected files ask in every mode but full (plan still denies what it would deny anyway). A shell command runs
     unasked only when it is a plain read and `sandboxed` (it will run inside the OS sandbox); otherwise it asks,
@@ -92,17 +101,29 @@ def decide(mode: Mode, intent: Intent, *, sandboxed: bool = False, unsandboxed: 
         action, why = _ask(intent)
     elif mode == "auto":
         action, why = _auto(intent)
+    elif mode == "risk_based":
+        action, why = _risk_based(risk_of(intent))
     else:  # a str that escaped normalize_mode: a bug, not a reason to allow anything
         raise ValueError(f"unknown permission mode {mode!r}; expected one of {', '.join(MODES)}")
     if action == "allow" and mode != "full" and intent.subject == "command" and not sandboxed:
-        action, why = "ask", f"{unsandboxed}, so every shell command is asked" if unsandboxed else _NO_SANDBOX
+        if mode == "risk_based":  # nobody to ask, and risk_based never runs a command outside the sandbox
+            action, why = (
+                "deny",
+                f"{unsandboxed or 'there is no sandbox here (bubblewrap)'}, so risk_based mode denies it",
+            )
+        else:
+            action, why = (
+                "ask",
+                f"{unsandboxed}, so every shell command is asked" if unsandboxed else _NO_SANDBOX,
+            )
     return Verdict(action=action, risk=risk_of(intent), reason=f"{intent.reason}; {why}")
 
 
 def shell_grant(mode: Mode, intent: Intent, *, approved: bool) -> Grant | None:
     """What a shell call may touch inside the sandbox; None in full mode (no containment).
 
-    A call the mode allowed unasked is a plain read: the workspace read-only, protected files hidden, no network.
+    A call the mode allowed unasked is a plain read: the workspace read-only, protected files hidden, no network;
+    or (risk_based) a command that only creates in the workspace: the same, with the workspace writable.
     An approved call (a person, or their remembered answer) may also write the workspace (not in plan), reach the
     outside paths it names, use the network when it was asked as a network call, and see the protected files it
     names.
@@ -110,6 +131,9 @@ def shell_grant(mode: Mode, intent: Intent, *, approved: bool) -> Grant | None:
     if mode == "full":
         return None
     runs_git = "git" in commands.programs(intent.command or "")
+    # risk_based's medium command (it only creates in the workspace): the workspace writable, nothing more
+    if not approved and intent.operation == "write":
+        return Grant(write=True)
     if not approved:
         return Grant(git=runs_git)
     outside: tuple[str, ...] = ()

@@ -177,3 +177,85 @@ class ScriptedProvider:
 
     async def aclose(self) -> None:
         return None
+
+    # The built-in scripts by name, as seed 001's `FakeProvider.streamed_run()` (a test keeps them in step).
+
+    @classmethod
+    def buffer_edit(cls) -> ScriptedProvider:
+        """The `buffer-edit` script: reads notes.txt, edits it, runs `cat notes.txt` (for editor buffers)."""
+        return cls("buffer-edit")
+
+    @classmethod
+    def hello(cls) -> ScriptedProvider:
+        """The `hello` script: answers in one streamed text, no tools."""
+        return cls("hello")
+
+    @classmethod
+    def list_then_count(cls) -> ScriptedProvider:
+        """The `list-then-count` script: a read-only command (`ls`), then one whose output comes line by line."""
+        return cls("list-then-count")
+
+    @classmethod
+    def long_bash(cls) -> ScriptedProvider:
+        """The `long-bash` script: runs a long shell command (for cancelling it)."""
+        return cls("long-bash")
+
+    @classmethod
+    def parallel_reads(cls) -> ScriptedProvider:
+        """The `parallel-reads` script: reads several files in one batch (they run in parallel)."""
+        return cls("parallel-reads")
+
+    @classmethod
+    def plan(cls) -> ScriptedProvider:
+        """The `plan` script: keeps a plan with todo_write while reading sample.py."""
+        return cls("plan")
+
+    @classmethod
+    def provider_error(cls) -> ScriptedProvider:
+        """The `provider-error` script: streams part of an answer, then the provider fails."""
+        return cls("provider-error")
+
+    @classmethod
+    def read_then_write(cls) -> ScriptedProvider:
+        """The `read-then-write` script: reads notes.txt, then rewrites it."""
+        return cls("read-then-write")
+
+    @classmethod
+    def risk_based(cls) -> ScriptedProvider:
+        """The `risk-based` script: a read, a command that only creates in the workspace, one that runs code."""
+        return cls("risk-based")
+
+    @classmethod
+    def review_edits(cls) -> ScriptedProvider:
+        """The `review-edits` script: four edits in two files, for hunk-by-hunk review."""
+        return cls("review-edits")
+
+    @classmethod
+    def shell_edit(cls) -> ScriptedProvider:
+        """The `shell-edit` script: changes a.txt with a shell command (`sed -i`)."""
+        return cls("shell-edit")
+
+    @classmethod
+    def slow_answer(cls) -> ScriptedProvider:
+        """The `slow-answer` script: answers slowly (for cancelling or steering mid-answer)."""
+        return cls("slow-answer")
+
+    @classmethod
+    def streamed_run(cls) -> ScriptedProvider:
+        """The `streamed-run` script: streams thinking and an answer, no tools: the simplest complete run."""
+        return cls("streamed-run")
+
+    @classmethod
+    def task(cls) -> ScriptedProvider:
+        """The `task` script: hands a sub-task to a sub-agent (`task`)."""
+        return cls("task")
+
+    @classmethod
+    def tool_loop(cls) -> ScriptedProvider:
+        """The `tool-loop` script: reads sample.py, edits it, verifies with bash, answers."""
+        return cls("tool-loop")
+
+    @classmethod
+    def two_writes(cls) -> ScriptedProvider:
+        """The `two-writes` script: two writes to the same file."""
+        return cls("two-writes")

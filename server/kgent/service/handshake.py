@@ -23,8 +23,8 @@ SUPPORTED_VERSIONS = (1,)
 SERVER_NAME = "kgent"
 SERVER_VERSION = "0.1.0"
 
-MODES = ("plan", "ask", "auto", "full")
-MODE_ALIASES = {"interactive": "ask", "risk_based": "auto", "allow_all": "full"}
+MODES = ("plan", "ask", "auto", "full", "risk_based")
+MODE_ALIASES = {"interactive": "ask", "allow_all": "full"}
 # kgent.permissions.modes.MODE_DESCRIPTIONS, word for word (importing kgent.permissions here would cost the boot path
 # most of a second); tests/permissions/test_permission_mode_descriptions.py pins the two together.
 MODE_DESCRIPTIONS = {
@@ -41,6 +41,11 @@ MODE_DESCRIPTIONS = {
         "network access, protected files and anything outside the workspace ask"
     ),
     "full": "nothing asks and nothing is contained (no sandbox): for disposable workspaces only",
+    "risk_based": (
+        "nobody is asked: reads, edits and writes in the workspace run, and so do read-only commands and commands "
+        "that only create files or directories in the workspace, in the sandbox; everything else (other commands, "
+        "network access, protected files, anything outside the workspace) is refused"
+    ),
 }
 PROVIDERS = ("anthropic", "openai", "scripted")
 PROVIDER_ALIASES = {

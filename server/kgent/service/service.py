@@ -215,7 +215,7 @@ class Service:
         files = self._host_files(None, p.session_id or "")
         run = kernel.create_run(
             text,
-            workspace=workspace,  # type: ignore[arg-type]
+            workspace=workspace,
             session_id=p.session_id,
             parent_entry_id=p.parent_entry_id,
             mode=p.mode or default_mode(self.settings, self.env),

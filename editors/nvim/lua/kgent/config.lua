@@ -16,7 +16,7 @@ local M = {}
 ---@field provider string?  "openai" | "anthropic" | "scripted"; nil: the daemon's default
 ---@field model string?  model id (for "scripted": a script name); nil: the provider's default
 ---@field base_url string?  provider API base URL; nil: the provider's
----@field mode string?  "plan" | "ask" | "auto" | "full"; nil: the daemon's default (ask)
+---@field mode string?  "plan" | "ask" | "auto" | "full" | "risk_based"; nil: the daemon's default (ask)
 ---@field api_key (fun():string?)|nil  returns the key; nil: the daemon reads its environment
 ---@field approval_timeout number?  seconds before an unanswered approval is rejected; nil: wait
 ---@field max_turns integer?  model turns a run may take; nil: the daemon's default (KGENT_MAX_TURNS, else 200)
@@ -103,7 +103,7 @@ end
 M.options = M.defaults()
 
 local layouts = { vsplit = true, split = true, tab = true, float = true, none = true }
-local modes = { plan = true, ask = true, auto = true, full = true }
+local modes = { plan = true, ask = true, auto = true, full = true, risk_based = true }
 
 -- vim.validate's signature changed in 0.11; this works the same on 0.10 and later.
 local function check(name, value, types, optional)
@@ -161,8 +161,8 @@ function M.setup(opts)
     o.log_file = M.defaults().log_file
   end
   if o.mode and not modes[o.mode:lower():gsub('-', '_')] then
-    -- The daemon also accepts aliases (interactive, risk_based, allow_all); only warn.
-    vim.notify(('kgent: unknown mode %q (plan, ask, auto, full)'):format(o.mode), vim.log.levels.WARN)
+    -- The daemon also accepts aliases (interactive, allow_all); only warn.
+    vim.notify(('kgent: unknown mode %q (plan, ask, auto, full, risk_based)'):format(o.mode), vim.log.levels.WARN)
   end
   if not layouts[o.transcript.layout] then
     error(('kgent: transcript.layout must be vsplit, split, tab, float or none, not %q'):format(o.transcript.layout))

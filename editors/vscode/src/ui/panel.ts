@@ -250,7 +250,7 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
     const cfg = vscode.workspace.getConfiguration("kgent");
     const provider = cfg.get<string>("provider")?.trim() || caps?.defaultProvider || "";
     this.model.choices = {
-      modes: caps?.modes ?? ["plan", "ask", "auto", "full"],
+      modes: caps?.modes ?? ["plan", "ask", "auto", "full", "risk_based"],
       mode: permissionMode(),
       models: caps?.models?.[provider] ?? [],
       model: cfg.get<string>("model")?.trim() ?? "",

@@ -8,7 +8,7 @@ import type { DaemonConfig } from "../daemon";
 import type * as P from "../protocol";
 
 export const SECRET_KEY = "kgent.apiKey";
-const MODES = ["plan", "ask", "auto", "full"];
+const MODES = ["plan", "ask", "auto", "full", "risk_based"];
 
 function config(): vscode.WorkspaceConfiguration {
   return vscode.workspace.getConfiguration("kgent");
@@ -105,6 +105,7 @@ export async function chooseMode(): Promise<void> {
     ask: "asks before writes, commands and network",
     auto: "workspace edits run; commands ask",
     full: "asks nothing (disposable workspaces only)",
+    risk_based: "asks nothing: low and medium risk run, high risk is denied",
   };
   const pick = await vscode.window.showQuickPick(
     MODES.map((m) => ({ label: m, description: `${explain[m]}${m === current ? " (current)" : ""}` })),

@@ -81,7 +81,7 @@ NonBlankStr = Annotated[str, Field(pattern=r"\S")]
 ToolKind = TypeAliasType("ToolKind", events.ToolKind)
 RunStatus = TypeAliasType("RunStatus", events.RunStatus)
 PermissionOptionKind = TypeAliasType("PermissionOptionKind", events.PermissionOptionKind)
-PermissionMode = TypeAliasType("PermissionMode", Literal["plan", "ask", "auto", "full"])
+PermissionMode = TypeAliasType("PermissionMode", Literal["plan", "ask", "auto", "full", "risk_based"])
 ToolStatus = TypeAliasType("ToolStatus", Literal["pending", "in_progress", "completed", "failed"])
 StopReason = TypeAliasType("StopReason", _StopReason)
 
@@ -123,8 +123,8 @@ Mode = Annotated[
     NonEmptyStr,
     AfterValidator(_mode),
     Field(
-        description="A permission mode: plan, ask, auto or full (case-insensitive, `-` = `_`; the aliases "
-        "interactive, risk_based and allow_all are accepted).",
+        description="A permission mode: plan, ask, auto, full or risk_based (case-insensitive, `-` = `_`; the "
+        "aliases interactive (= ask) and allow_all (= full) are accepted).",
     ),
 ]
 
