@@ -17,7 +17,7 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field, TypeAdapter
 
 from kgent.core.errors import KgentError
-from kgent.http import streams
+from kgent.http import browse, streams
 from kgent.http.front import Front, current, error_response
 from kgent.http.guard import Guard, HttpConfig, cors_kwargs
 from kgent.service import wire as W
@@ -92,6 +92,7 @@ def create_app(config: HttpConfig, env: Mapping[str, str]) -> FastAPI:
         return error_response(first_params_error(errors))  # type: ignore[arg-type]
 
     app.include_router(streams.router)
+    app.include_router(browse.router)
 
     # -- plain -------------------------------------------------------------------------------------------------------
     @app.get("/health", tags=["server"])
