@@ -43,16 +43,28 @@ function notice(text, cls = "notice") {
   return append(el("div", cls, text));
 }
 
+function forkButton(node, entry) {
+  if (!entry?.parentId || node.querySelector(".fork")) return;
+  const fork = button("Fork here", () => forkAt(entry.parentId), "fork");
+  fork.title = "Continue the session from before this message (the current branch stays one click away)";
+  node.querySelector(".src") ? node.querySelector(".src").after(fork) : node.prepend(fork);
+}
+
 function userMessage(text, source, entry) {
   const node = el("div", "msg user");
   if (source && source !== "prompt") node.append(el("span", "src", source === "steer" ? "steer" : "follow-up"));
-  if (entry?.parentId) {
-    const fork = button("Fork here", () => forkAt(entry.parentId), "fork");
-    fork.title = "Continue the session from before this message (the current branch stays one click away)";
-    node.append(fork);
-  }
+  forkButton(node, entry);
   node.append(document.createTextNode(text));
   return append(node);
+}
+
+// After a run, its user messages (shown from events) get their session entries' Fork buttons.
+function attachForks(session) {
+  const onBranch = new Set(session.branch);
+  const users = session.entries.filter((e) => onBranch.has(e.id) && e.type === "message" && e.message.role === "user");
+  const nodes = [...document.querySelectorAll("#log .msg.user")];
+  if (users.length !== nodes.length) return;
+  nodes.forEach((node, i) => forkButton(node, users[i]));
 }
 
 function assistantMessage(text) {
@@ -380,6 +392,7 @@ function branchesOf(s) {
 async function showBranches(sessionId, s) {
   const session = s || (await api("GET", `/api/sessions/${encodeURIComponent(sessionId)}`).catch(() => null));
   if (!session || state.sessionId !== sessionId) return;
+  if (!s) attachForks(session);
   const box = $("branches");
   box.replaceChildren();
   const branches = branchesOf(session);

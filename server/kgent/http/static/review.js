@@ -95,8 +95,7 @@ function hunkBox(h) {
   const last = view.outcomes.get(h.id);
   if (last && !["accepted", "rejected"].includes(last.outcome)) {
     box.append(el("div", `outcome ${last.outcome}`, `${last.outcome.replace("_", " ")}${last.message ? `: ${last.message}` : ""}`));
-  }
-  if (h.status !== "rejected" && h.currentStart === null) {
+  } else if (h.status !== "rejected" && h.currentStart === null) {
     box.append(el("div", "outcome stale", "changed since: this hunk's lines are no longer in the file"));
   }
   return box;
