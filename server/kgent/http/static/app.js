@@ -418,7 +418,7 @@ async function openSession(sessionId) {
   const s = await api("GET", `/api/sessions/${encodeURIComponent(sessionId)}`);
   resetLog(`${s.title || "Untitled"} · ${sessionId}`);
   state.sessionId = sessionId;
-  location.hash = `session=${sessionId}`;
+  history.replaceState(null, "", `#session=${sessionId}`); // no history entry: Back has nothing to undo here
   let upTo = undefined;
   if (s.liveRunId) {
     const run = await api("GET", `/api/runs/${encodeURIComponent(s.liveRunId)}`).catch(() => null);
@@ -502,7 +502,7 @@ async function send() {
     setRunning(run.runId);
     if (state.sessionId !== run.sessionId || !state.stream) {
       state.sessionId = run.sessionId;
-      location.hash = `session=${run.sessionId}`;
+      history.replaceState(null, "", `#session=${run.sessionId}`);
       $("session-title").textContent = `${text.split("\n")[0].slice(0, 80)} · ${run.sessionId}`;
       watch(run.sessionId, run.runId);
       loadSessions();
@@ -605,6 +605,12 @@ $("token-form").onsubmit = async (e) => {
 };
 setupReview();
 setupNotify();
+// In `kgent desktop` (its URL says ?desktop=1) the window closes from the page; the server stops with it.
+if (new URLSearchParams(location.search).has("desktop")) sessionStorage.setItem("kgent.desktop", "1");
+if (sessionStorage.getItem("kgent.desktop")) {
+  $("close-window").hidden = false;
+  $("close-window").onclick = () => window.close();
+}
 
 // For tests and debugging: cut the event stream as a network blip would.
 window.kgent = { state, queued, notifications, dropStream: () => state.stream?.drop() };
