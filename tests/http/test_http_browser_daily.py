@@ -85,10 +85,11 @@ def pick_project(page: Page, *names: str) -> None:
     page.click("#project")
     dialog = page.locator("#project-dialog")
     expect(dialog).to_be_visible()
+    expect(dialog.locator("#project-dirs button")).not_to_have_count(0)
+    shot(page, "project-picker")
     for name in names:
         dialog.locator("#project-dirs button", has_text=f"{name}/").click()
         expect(dialog.locator("#project-path")).to_contain_text(f"/{name}")
-        shot(page, "project-picker")
     dialog.locator("#project-use").click()
     expect(page.locator("#project")).to_have_text(f"Project: {names[-1]}")
 
