@@ -224,6 +224,15 @@ def test_review_hunks_with_a_conflict(context: BrowserContext, server: HttpServe
     shot(page, "review")
     assert "INDIA" not in (proj / "b.txt").read_text()
     assert "charlie, by hand" in (proj / "b.txt").read_text()
+    # resumed later: the run's summary with its changed files, and the review with the decisions so far
+    page.reload()
+    resumed = page.locator(".run-end.resumed")
+    expect(resumed).to_contain_text("changed 2 file(s)")
+    resumed.locator("button.review-run-button").click()
+    expect(review.locator('.review-file[data-path="a.txt"] .review-hunk').nth(0)).to_have_attribute(
+        "data-status", "accepted"
+    )
+    expect(review.locator(".review-hunk[data-status=rejected]")).to_have_count(2)
 
 
 def test_fork_keeps_the_old_branch_one_click_away(context: BrowserContext, server: HttpServer) -> None:
