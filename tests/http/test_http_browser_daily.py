@@ -128,6 +128,15 @@ def test_the_configured_model_and_a_project_on_first_use(
     expect(again.locator("#model")).to_have_value("typed-model-id")
     expect(again.locator("#mode")).to_have_value("full")
     expect(again.locator("#project")).to_have_text("Project: proj")
+    # a browser that last used another server configuration starts from this server's configured model
+    again.evaluate(
+        """localStorage.setItem('kgent.prefs', JSON.stringify({...JSON.parse(localStorage.getItem('kgent.prefs')),
+             configured: 'anthropic/claude-x', provider: 'anthropic', models: {anthropic: 'claude-x'}}))"""
+    )
+    again.reload()
+    expect(again.locator("#provider")).to_have_value("openai")
+    expect(again.locator("#model")).to_have_value(CONFIGURED)
+    expect(again.locator("#mode")).to_have_value("full")
     again.click("#project")
     expect(again.locator("#project-recent button")).to_have_text(
         [str(server.workspace / "proj"), str(server.workspace)]

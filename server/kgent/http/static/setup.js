@@ -45,6 +45,9 @@ function suggest(caps, provider, prefs) {
 
 export function setupPickers(info) {
   const caps = info.capabilities;
+  // What was picked here is remembered, until the server's own configuration changes: then that is the default again.
+  const configured = `${caps.defaultProvider}/${caps.defaultModel}`;
+  if (loadPrefs().configured !== configured) savePrefs({ configured, provider: null, models: {} });
   const prefs = loadPrefs();
   const providers = [...caps.providers];
   if (!providers.includes(caps.defaultProvider)) providers.unshift(caps.defaultProvider);
