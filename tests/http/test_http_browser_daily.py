@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, Route, expect, sync_playwright
+from playwright.sync_api import APIResponse, Browser, BrowserContext, Page, Route, expect, sync_playwright
 from tests.http.test_http_browser import ARGS, CHROMIUM, TIMEOUT, shot, start_run, wait_for
 
 from kgent.testing.http_server import HttpServer, start, write_script
@@ -336,3 +336,24 @@ def test_the_page_is_an_installable_web_app(browser: Browser, server: HttpServer
         assert manifest["errors"] == [] and '"display": "standalone"' in manifest["data"]
     finally:
         ctx.close()
+
+
+def test_a_run_that_ends_before_its_request_answers_leaves_the_page_idle(
+    context: BrowserContext, server: HttpServer
+) -> None:
+    page = open_page(context, server)
+    start_run(page, "scripted/hello", "first", mode="full")
+    expect(page.locator(".run-end")).to_have_count(1)
+    held: list[tuple[Route, APIResponse]] = []
+    page.route("**/api/runs", lambda route: held.append((route, route.fetch())))
+    start_run(
+        page, "scripted/hello", "second", mode="full"
+    )  # the session's stream is open: events come first
+    expect(page.locator(".run-end")).to_have_count(2)
+    assert len(held) == 1
+    route, response = held[0]
+    route.fulfill(response=response)  # only now does the page learn the run's id
+    page.unroute("**/api/runs")
+    expect(page.locator("#send")).to_be_enabled()
+    expect(page.locator("#stop")).to_be_disabled()
+    assert page.evaluate("window.kgent.state.runId") is None

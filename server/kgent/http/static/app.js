@@ -22,6 +22,7 @@ const state = {
   bubble: null, // the assistant message being streamed
   thinking: null,
   sessions: [], // the project's sessions as last listed
+  ended: new Set(), // runs whose run_end was shown (a fast run can end before its POST /api/runs answers)
 };
 
 function askToken() {
@@ -291,6 +292,7 @@ function onEvent(params) {
 }
 
 function ended(runId, ev) {
+  state.ended.add(runId);
   runEnd(runId, ev);
   // What was still queued when the run ended was not sent: say so, and put it back in the composer.
   const left = queued.runId === runId ? queued.items.map((i) => i.text) : [];
@@ -499,7 +501,7 @@ async function send() {
   $("send").disabled = true;
   try {
     const run = await api("POST", "/api/runs", body);
-    setRunning(run.runId);
+    if (!state.ended.has(run.runId)) setRunning(run.runId);
     if (state.sessionId !== run.sessionId || !state.stream) {
       state.sessionId = run.sessionId;
       history.replaceState(null, "", `#session=${run.sessionId}`);
