@@ -10,7 +10,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	# swebench: the official SWE-bench harness, whose own loading code the evaluator's tests check predictions with.
-	$(PY) -m pip install -q -e '.[dev,http,swebench]'
+	$(PY) -m pip install -q -e '.[dev,http,swebench,desktop]'
 	touch $(STAMP)
 
 setup: $(STAMP) system-tools
@@ -19,7 +19,8 @@ setup: $(STAMP) system-tools
 # suite and openssl by its TLS test, tests/http). Installed when missing and we are root on Debian/Ubuntu; otherwise a note: Kgent then asks
 # before every shell command.
 system-tools:
-	@missing=""; for t in bwrap:bubblewrap git:git chromium:chromium openssl:openssl; do command -v $${t%%:*} >/dev/null 2>&1 || missing="$$missing $${t#*:}"; done; \
+	@missing=""; for t in bwrap:bubblewrap git:git chromium:chromium openssl:openssl xvfb-run:xvfb; do command -v $${t%%:*} >/dev/null 2>&1 || missing="$$missing $${t#*:}"; done; \
+	ldconfig -p | grep -q libxcb-cursor.so.0 || missing="$$missing libxcb-cursor0"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "installing$$missing"; apt-get update -q >/dev/null && apt-get install -y -q$$missing >/dev/null; \

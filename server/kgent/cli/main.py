@@ -1,4 +1,4 @@
-"""`kgent` command line: run | demo | debug | serve | acp | sessions | extensions | swebench. Subcommands import what they need lazily."""
+"""`kgent` command line: run | demo | debug | serve | acp | sessions | extensions | swebench | desktop. Subcommands import what they need lazily."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ SUBCOMMANDS = {
     "sessions": "kgent.cli.sessions",
     "extensions": "kgent.cli.extensions",
     "swebench": "kgent.cli.swebench",
+    "desktop": "kgent.cli.desktop",
 }
 
 

@@ -17,7 +17,7 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field, TypeAdapter
 
 from kgent.core.errors import KgentError
-from kgent.http import streams
+from kgent.http import browse, review_routes, streams
 from kgent.http.front import Front, current, error_response
 from kgent.http.guard import Guard, HttpConfig, cors_kwargs
 from kgent.http.security import Security, allowed_hosts
@@ -94,6 +94,8 @@ def create_app(config: HttpConfig, env: Mapping[str, str]) -> FastAPI:
         return error_response(first_params_error(errors))  # type: ignore[arg-type]
 
     app.include_router(streams.router)
+    app.include_router(browse.router)
+    app.include_router(review_routes.router)  # temporary (table lands the real ones)
 
     # -- plain -------------------------------------------------------------------------------------------------------
     @app.get("/health", tags=["server"])

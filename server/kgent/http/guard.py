@@ -1,7 +1,9 @@
-"""The HTTP front's security: where it may bind, the bearer token, request body limits and the workspace allowlist."""
+"""The HTTP front's security: where it may bind, the bearer token and the browser's session cookie, request body
+limits and the workspace allowlist."""
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import ipaddress
 import json
@@ -20,6 +22,13 @@ KEYFILE_ENV, CERTFILE_ENV = "KGENT_SSL_KEYFILE", "KGENT_SSL_CERTFILE"
 MAX_BODY = 8 << 20  # bytes: a prompt with attached files fits; a runaway upload does not
 PUBLIC = ("/health", "/", "/favicon.ico")  # no data behind them: the page and its files carry no secret
 PUBLIC_PREFIX = "/static/"
+LOGIN, LOGOUT = "/api/login", "/api/logout"
+COOKIE_PREFIX = (
+    "kgent_session_"  # + the port: cookies are per host, not per port, and two servers may share a host
+)
+COOKIE_AGE = 30 * 24 * 3600  # seconds; the server forgets every cookie when it stops anyway
+CSRF_HEADER = b"x-kgent-client"  # a cookie-authorised request that changes something must carry it
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -123,43 +132,113 @@ def error_body(code: int, message: str, name: str) -> bytes:
     return json.dumps({"error": {"code": code, "message": message, "data": {"code": name}}}).encode()
 
 
-async def _refuse(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]] = []) -> None:  # noqa: B006
+async def _answer(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
     await send(
         {
             "type": "http.response.start",
             "status": status,
-            "headers": [(b"content-type", b"application/json"), *headers],
+            "headers": [(b"content-type", b"application/json"), (b"cache-control", b"no-store"), *headers],
         }
     )
     await send({"type": "http.response.body", "body": body})
 
 
+async def _refuse(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]] = []) -> None:  # noqa: B006
+    await _answer(send, status, body, headers)
+
+
+def _unauthorised() -> bytes:
+    return error_body(
+        CONFIG,
+        "unauthorised: send the server's token as `Authorization: Bearer …` (or sign in at /?token=…)",
+        "unauthorised",
+    )
+
+
+def _port(scope: Scope) -> int:
+    server = scope.get("server")
+    return int(server[1]) if server else 0
+
+
+def _digest(value: str) -> str:
+    return hashlib.sha256(value.encode()).hexdigest()
+
+
 class Guard:
-    """ASGI middleware: the bearer token on every route but the public ones, and the request body limit."""
+    """ASGI middleware: the bearer token (or a session cookie it was exchanged for) on every route but the public
+    ones, and the request body limit."""
 
     def __init__(self, app: ASGIApp, *, token: str, max_body: int) -> None:
         self.app = app
         self.token = token.encode()
         self.max_body = max_body
+        self.sessions: set[str] = set()  # sha256 of each cookie given out and not revoked
 
-    def authorised(self, scope: Scope) -> bool:
+    def bearer(self, scope: Scope) -> bool:
         for name, value in scope["headers"]:
             if name == b"authorization":
                 scheme, _, given = value.partition(b" ")
                 return scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), self.token)
         return False
 
+    def cookie(self, scope: Scope) -> str | None:
+        """The session cookie this request carries for this server, if the server gave it out and it still holds."""
+        name = f"{COOKIE_PREFIX}{_port(scope)}"
+        for header, value in scope["headers"]:
+            if header != b"cookie":
+                continue
+            text: str = value.decode("latin-1")
+            for part in text.split(";"):
+                key, _, given = part.strip().partition("=")
+                if key == name and _digest(given) in self.sessions:
+                    return given
+        return None
+
+    def authorised(self, scope: Scope) -> bool:
+        if self.bearer(scope):
+            return True
+        if self.cookie(scope) is None:
+            return False
+        # SameSite=Strict keeps the cookie off cross-site requests; the custom header is the second lock: a page of
+        # another origin cannot add it without a CORS preflight, which this server does not grant.
+        return scope["method"] in SAFE_METHODS or any(name == CSRF_HEADER for name, _ in scope["headers"])
+
+    def set_cookie(self, scope: Scope, value: str, max_age: int) -> tuple[bytes, bytes]:
+        port = scope["server"][1] if scope.get("server") else 0
+        secure = "; Secure" if scope.get("scheme") == "https" else ""
+        cookie = (
+            f"{COOKIE_PREFIX}{port}={value}; Path=/; Max-Age={max_age}; HttpOnly; SameSite=Strict{secure}"
+        )
+        return (b"set-cookie", cookie.encode())
+
+    async def session_route(self, scope: Scope, send: Send) -> bool:
+        """`POST /api/login` (bearer token → a new session cookie) and `POST /api/logout` (revokes it)."""
+        path, method = scope["path"], scope["method"]
+        if path not in (LOGIN, LOGOUT) or method != "POST":
+            return False
+        if path == LOGIN and self.bearer(scope):
+            value = secrets.token_urlsafe(32)
+            self.sessions.add(_digest(value))
+            await _answer(send, 200, b"{}", [self.set_cookie(scope, value, COOKIE_AGE)])
+        elif path == LOGOUT and self.authorised(scope):
+            given = self.cookie(scope)
+            if given is not None:
+                self.sessions.discard(_digest(given))
+            await _answer(send, 200, b"{}", [self.set_cookie(scope, "", 0)])
+        else:
+            await _refuse(send, 401, _unauthorised(), [(b"www-authenticate", b"Bearer")])
+        return True
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        if await self.session_route(scope, send):
+            return
         path: str = scope["path"]
         public = path in PUBLIC or path.startswith(PUBLIC_PREFIX) or scope["method"] == "OPTIONS"
         if not public and not self.authorised(scope):
-            body = error_body(
-                CONFIG, "unauthorised: send the server's token as `Authorization: Bearer …`", "unauthorised"
-            )
-            await _refuse(send, 401, body, [(b"www-authenticate", b"Bearer")])
+            await _refuse(send, 401, _unauthorised(), [(b"www-authenticate", b"Bearer")])
             return
         for name, value in scope["headers"]:
             if name == b"content-length" and value.isdigit() and int(value) > self.max_body:
@@ -196,5 +275,6 @@ def cors_kwargs(origins: tuple[str, ...]) -> dict[str, Any]:
     return {
         "allow_origins": list(origins),
         "allow_methods": ["GET", "POST"],
+        # never X-Kgent-Client: a cross-origin page that could send it could use a signed-in browser's cookie
         "allow_headers": ["Authorization", "Content-Type", "Last-Event-ID"],
     }

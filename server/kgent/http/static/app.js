@@ -1,19 +1,17 @@
 // Kgent's web client: one page over the HTTP front (protocol-http.md). Sessions on the left; the conversation, tool
 // cards, approval cards and run summaries in the middle; events arrive over one SSE stream per open session.
 
-import { escapeHtml, renderDiff, renderMarkdown } from "./markdown.js";
+import { api, signIn, signOut, whenUnauthorised } from "./api.js";
+import { notifications, refreshAttention, setupNotify } from "./attention.js";
+import { clearShownQueue, queued, showQueue } from "./queue.js";
+import { button, el, renderDiff, renderMarkdownInto } from "./render.js";
+import { closeReview, openReview, setupReview } from "./review.js";
+import { currentProject, runChoice, setupPickers, setupProject } from "./setup.js";
 import { EventStream } from "./sse.js";
 
 const $ = (id) => document.getElementById(id);
-const el = (tag, cls, text) => {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  if (text !== undefined) node.textContent = text;
-  return node;
-};
 
 const state = {
-  token: null,
   info: null,
   sessionId: null,
   runId: null, // the live run shown, if any
@@ -23,31 +21,15 @@ const state = {
   tools: new Map(), // toolCallId → card
   bubble: null, // the assistant message being streamed
   thinking: null,
+  sessions: [], // the project's sessions as last listed
+  ended: new Set(), // runs whose run_end was shown (a fast run can end before its POST /api/runs answers)
 };
 
-// -- the API ---------------------------------------------------------------------------------------------------------
-async function api(method, path, body) {
-  const res = await fetch(path, {
-    method,
-    headers: { Authorization: `Bearer ${state.token}`, ...(body ? { "Content-Type": "application/json" } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const data = await res.json().catch(() => ({}));
-  if (res.status === 401) askToken();
-  if (!res.ok) {
-    const err = new Error(data?.error?.message || `HTTP ${res.status}`);
-    err.status = res.status;
-    err.code = data?.error?.data?.code;
-    throw err;
-  }
-  return data;
-}
-
 function askToken() {
-  sessionStorage.removeItem("kgent.token");
   const dialog = $("token-dialog");
   if (!dialog.open) dialog.showModal();
 }
+whenUnauthorised(askToken);
 
 // -- the log ---------------------------------------------------------------------------------------------------------
 const log = () => $("log");
@@ -62,24 +44,34 @@ function notice(text, cls = "notice") {
   return append(el("div", cls, text));
 }
 
+function forkButton(node, entry) {
+  if (!entry?.parentId || node.querySelector(".fork")) return;
+  const fork = button("Fork here", () => forkAt(entry.parentId), "fork");
+  fork.title = "Continue the session from before this message (the current branch stays one click away)";
+  node.querySelector(".src") ? node.querySelector(".src").after(fork) : node.prepend(fork);
+}
+
 function userMessage(text, source, entry) {
   const node = el("div", "msg user");
   if (source && source !== "prompt") node.append(el("span", "src", source === "steer" ? "steer" : "follow-up"));
-  if (entry?.parentId) {
-    const fork = el("button", "fork", "Fork here");
-    fork.type = "button";
-    fork.title = "Continue the session from before this message";
-    fork.onclick = () => forkAt(entry.parentId);
-    node.append(fork);
-  }
+  forkButton(node, entry);
   node.append(document.createTextNode(text));
   return append(node);
+}
+
+// After a run, its user messages (shown from events) get their session entries' Fork buttons.
+function attachForks(session) {
+  const onBranch = new Set(session.branch);
+  const users = session.entries.filter((e) => onBranch.has(e.id) && e.type === "message" && e.message.role === "user");
+  const nodes = [...document.querySelectorAll("#log .msg.user")];
+  if (users.length !== nodes.length) return;
+  nodes.forEach((node, i) => forkButton(node, users[i]));
 }
 
 function assistantMessage(text) {
   const node = el("div", "msg assistant");
   node.dataset.raw = text || "";
-  node.innerHTML = renderMarkdown(text || "");
+  renderMarkdownInto(node, text || "");
   return append(node);
 }
 
@@ -131,16 +123,15 @@ function approvalCard(ev) {
   else if (call.path) box.append(el("div", "path", call.path));
   const buttons = el("div", "buttons");
   for (const option of ev.options || []) {
-    const b = el("button", option.kind.startsWith("allow") ? "primary" : "danger", option.name);
-    b.type = "button";
+    const b = button(option.name, () => answer(box, option.optionId), option.kind.startsWith("allow") ? "primary" : "danger");
     b.dataset.optionId = option.optionId;
-    b.onclick = () => answer(box, option.optionId);
     buttons.append(b);
   }
   box.append(buttons);
   card.append(box);
   const logBox = log();
   logBox.scrollTop = logBox.scrollHeight;
+  refreshAttention();
 }
 
 async function answer(box, optionId) {
@@ -167,6 +158,7 @@ function resolved(ev) {
     box.querySelector(".buttons")?.remove();
     box.append(line);
   } else if (card) card.append(line);
+  refreshAttention();
 }
 
 // A sub-agent's (the `task` tool's) events go to its own run's stream; its approvals are asked here, on the card of
@@ -196,23 +188,39 @@ function watchSubAgents() {
   }, 500);
 }
 
-function runEnd(ev) {
+// What changed in a run, each file a link into the review, and the whole patch.
+function changes(node, runId, paths, patch) {
+  if (paths?.length) {
+    node.append(el("div", "", "Changed files:"));
+    const list = el("ul", "changed");
+    for (const path of paths) {
+      const li = el("li");
+      li.append(button(path, () => reviewRun(runId, path), "link"));
+      list.append(li);
+    }
+    node.append(list);
+    node.append(button("Review changes", () => reviewRun(runId), "review-run-button"));
+  }
+  if (patch) {
+    const details = el("details", "patch");
+    details.append(el("summary", "", "Patch"), renderDiff(patch));
+    node.append(details);
+  }
+}
+
+async function reviewRun(runId, path) {
+  await openReview(state.sessionId, runId);
+  if (path) document.querySelector(`.review-file[data-path="${CSS.escape(path)}"]`)?.scrollIntoView({ block: "start" });
+}
+
+function runEnd(runId, ev) {
   const node = el("div", `run-end ${ev.status}`);
+  node.dataset.runId = runId;
   const cost = ev.usage?.cost ? ` · $${ev.usage.cost.amount.toFixed(4)}` : "";
   const tokens = ev.usage ? ev.usage.inputTokens + ev.usage.cacheReadTokens + ev.usage.cacheWriteTokens : 0;
   node.append(el("div", "", `Run ${ev.status} (${ev.stopReason}) · ${ev.turns} turn(s) · ${tokens} in / ${ev.usage?.outputTokens ?? 0} out${cost}`));
   if (ev.error) node.append(el("div", "", `${ev.error.code}: ${ev.error.message}`));
-  if (ev.changedPaths?.length) {
-    node.append(el("div", "", "Changed files:"));
-    const list = el("ul", "changed");
-    for (const path of ev.changedPaths) list.append(el("li", "", path));
-    node.append(list);
-  }
-  if (ev.patch) {
-    const details = el("details", "patch");
-    details.append(el("summary", "", "Patch"), renderDiff(ev.patch));
-    node.append(details);
-  }
+  changes(node, runId, ev.changedPaths, ev.patch);
   append(node);
 }
 
@@ -238,14 +246,14 @@ function onEvent(params) {
       } else {
         if (!state.bubble) state.bubble = assistantMessage("");
         state.bubble.dataset.raw += ev.delta;
-        state.bubble.innerHTML = renderMarkdown(state.bubble.dataset.raw);
+        renderMarkdownInto(state.bubble, state.bubble.dataset.raw);
       }
       break;
     case "message_end": {
       const text = ev.message?.text || "";
       if (state.bubble) {
         state.bubble.dataset.raw = text;
-        state.bubble.innerHTML = renderMarkdown(text);
+        renderMarkdownInto(state.bubble, text);
         if (!text) state.bubble.remove();
       } else if (text) assistantMessage(text);
       if (ev.message?.error) notice(`model error: ${ev.message.error}`);
@@ -266,11 +274,9 @@ function onEvent(params) {
     case "permission_resolved":
       resolved(ev);
       break;
-    case "queue_update": {
-      const waiting = [...ev.steering, ...ev.followUp];
-      if (waiting.length) notice(`queued: ${waiting.join(" · ")}`, "queue");
+    case "queue_update":
+      showQueue(params.runId, ev);
       break;
-    }
     case "retry":
       notice(`retrying the model call (${ev.attempt}/${ev.maxAttempts}): ${ev.error}`);
       break;
@@ -278,13 +284,28 @@ function onEvent(params) {
       notice(`compaction ${ev.status}${ev.tokensAfter ? `: ${ev.tokensBefore} → ${ev.tokensAfter} tokens` : ""}`);
       break;
     case "run_end":
-      runEnd(ev);
-      setRunning(null);
-      loadSessions();
+      ended(params.runId, ev);
       break;
     default:
       break; // event types this page does not know yet
   }
+}
+
+function ended(runId, ev) {
+  state.ended.add(runId);
+  runEnd(runId, ev);
+  // What was still queued when the run ended was not sent: say so, and put it back in the composer.
+  const left = queued.runId === runId ? queued.items.map((i) => i.text) : [];
+  clearShownQueue();
+  if (left.length) {
+    const box = $("prompt");
+    box.value = [...left, box.value].filter((t) => t.trim()).join("\n\n");
+    notice(`${left.length} queued message(s) were not sent (the run ${ev.status === "cancelled" ? "was stopped" : "ended"}); they are back in the composer.`, "queue-dropped");
+  } else if (ev.status === "cancelled") notice("Stopped: nothing was queued.", "queue-dropped");
+  for (const box of document.querySelectorAll(".approval:not(.closed)")) resolved({ requestId: box.dataset.requestId, decision: "withdrawn" });
+  setRunning(null);
+  loadSessions();
+  if (state.sessionId) showBranches(state.sessionId);
 }
 
 function setRunning(runId) {
@@ -298,16 +319,13 @@ function setConn(s) {
   const conn = $("conn");
   conn.dataset.state = s;
   conn.textContent = { live: "connected", retry: "reconnecting…", ended: "idle", closed: "closed" }[s] || s;
+  if (s === "closed") api("GET", "/api/info").catch(() => {}); // a 401 asks to sign in again
 }
 
 function watch(sessionId, runId) {
   state.stream?.close();
   const q = runId ? `?runId=${encodeURIComponent(runId)}` : "";
-  state.stream = new EventStream(`/api/sessions/${encodeURIComponent(sessionId)}/events${q}`, {
-    token: state.token,
-    onEvent,
-    onState: setConn,
-  });
+  state.stream = new EventStream(`/api/sessions/${encodeURIComponent(sessionId)}/events${q}`, { onEvent, onState: setConn });
 }
 
 // -- sessions --------------------------------------------------------------------------------------------------------
@@ -318,7 +336,11 @@ function resetLog(title) {
   state.applied.clear();
   state.seen = [];
   $("session-title").textContent = title;
+  $("branches").replaceChildren();
+  clearShownQueue();
+  closeReview();
   setRunning(null);
+  refreshAttention();
 }
 
 function showEntries(entries, upTo) {
@@ -341,24 +363,74 @@ function showEntries(entries, upTo) {
       resolved({ toolCallId: e.toolCallId, decision: e.decision, approved: e.approved, source: e.source });
     } else if (e.type === "compaction") {
       notice("(earlier messages were compacted)");
+    } else if (e.type === "review" && e.files?.length) {
+      const node = el("div", "run-end resumed");
+      node.dataset.runId = e.runId;
+      node.append(el("div", "", `Run ${e.runId} changed ${e.files.length} file(s)`));
+      changes(node, e.runId, e.files.map((f) => f.path), null);
+      append(node);
     }
     if (e.id === upTo) break;
   }
 }
 
+// The branch's entries (root → leaf) and every other branch's leaf (a fork leaves the old branch in the tree).
+function branchesOf(s) {
+  const children = new Map();
+  const byId = new Map(s.entries.map((e) => [e.id, e]));
+  for (const e of s.entries) if (e.parentId) children.set(e.parentId, (children.get(e.parentId) || 0) + 1);
+  const insideSubRun = (e) => {
+    for (let x = e; x; x = byId.get(x.parentId)) if (x.type === "subrun") return true;
+    return false;
+  };
+  const leaves = s.entries.filter((e) => !children.has(e.id) && !insideSubRun(e));
+  const lastPrompt = (leaf) => {
+    for (let x = leaf; x; x = byId.get(x.parentId)) if (x.type === "message" && x.message.role === "user") return x.message.text;
+    return "(empty)";
+  };
+  return leaves.map((leaf) => ({ leafId: leaf.id, prompt: lastPrompt(leaf) }));
+}
+
+async function showBranches(sessionId, s) {
+  const session = s || (await api("GET", `/api/sessions/${encodeURIComponent(sessionId)}`).catch(() => null));
+  if (!session || state.sessionId !== sessionId) return;
+  if (!s) attachForks(session);
+  const box = $("branches");
+  box.replaceChildren();
+  const branches = branchesOf(session);
+  if (branches.length < 2) return;
+  const onBranch = new Set(session.branch);
+  box.append(el("span", "muted", "Branches:"));
+  branches.forEach((b, i) => {
+    const current = onBranch.has(b.leafId);
+    const label = `${i + 1}: ${b.prompt.split("\n")[0].slice(0, 30)}`;
+    const bt = button(label, () => switchBranch(b.leafId), current ? "branch current" : "branch");
+    bt.disabled = current || !!state.runId;
+    bt.title = current ? "The branch shown" : "Show this branch (your next prompt continues it)";
+    box.append(bt);
+  });
+}
+
+async function switchBranch(leafId) {
+  await api("POST", `/api/sessions/${encodeURIComponent(state.sessionId)}/fork`, { entryId: leafId });
+  await openSession(state.sessionId);
+}
+
 async function openSession(sessionId) {
-  const s = await api("GET", `/api/sessions/${encodeURIComponent(sessionId)}?branchOnly=true`);
+  const s = await api("GET", `/api/sessions/${encodeURIComponent(sessionId)}`);
   resetLog(`${s.title || "Untitled"} · ${sessionId}`);
   state.sessionId = sessionId;
-  location.hash = `session=${sessionId}`;
+  history.replaceState(null, "", `#session=${sessionId}`); // no history entry: Back has nothing to undo here
   let upTo = undefined;
   if (s.liveRunId) {
     const run = await api("GET", `/api/runs/${encodeURIComponent(s.liveRunId)}`).catch(() => null);
     upTo = run ? run.baseEntryId : undefined;
   }
-  if (upTo !== null) showEntries(s.entries, upTo);
+  const onBranch = new Set(s.branch);
+  if (upTo !== null) showEntries(s.entries.filter((e) => onBranch.has(e.id)), upTo);
   watch(sessionId, s.liveRunId || null);
   highlightSession();
+  showBranches(sessionId, s);
 }
 
 async function forkAt(entryId) {
@@ -375,63 +447,93 @@ function highlightSession() {
   for (const li of $("sessions").children) li.classList.toggle("current", li.dataset.id === state.sessionId);
 }
 
+function showSessions() {
+  const list = $("sessions");
+  const words = $("session-search").value.toLowerCase().split(/\s+/).filter(Boolean);
+  list.replaceChildren();
+  for (const s of state.sessions) {
+    const hay = `${s.title || ""} ${s.sessionId}`.toLowerCase();
+    if (!words.every((w) => hay.includes(w))) continue;
+    const li = el("li");
+    li.dataset.id = s.sessionId;
+    li.append(el("span", "title", s.title || "Untitled"));
+    const meta = el("span", "meta", `${s.entryCount} entries · ${new Date(s.updated).toLocaleString()}`);
+    if (s.liveRunId) meta.append(el("span", "live", " · running"));
+    li.append(meta);
+    li.onclick = () => openSession(s.sessionId);
+    list.append(li);
+  }
+  highlightSession();
+}
+
 async function loadSessions() {
-  const ws = $("workspace").value;
+  const ws = currentProject();
   if (!ws) return;
   try {
     const { sessions } = await api("GET", `/api/sessions?workspace=${encodeURIComponent(ws)}`);
-    const list = $("sessions");
-    list.replaceChildren();
-    for (const s of sessions) {
-      const li = el("li");
-      li.dataset.id = s.sessionId;
-      li.append(el("span", "title", s.title || "Untitled"));
-      const meta = el("span", "meta", `${s.entryCount} entries · ${new Date(s.updated).toLocaleString()}`);
-      if (s.liveRunId) meta.append(el("span", "live", " · running"));
-      li.append(meta);
-      li.onclick = () => openSession(s.sessionId);
-      list.append(li);
-    }
-    highlightSession();
+    state.sessions = sessions;
+    showSessions();
   } catch (err) {
     notice(`could not list sessions: ${err.message}`);
   }
 }
 
 // -- the composer ----------------------------------------------------------------------------------------------------
+// Each request takes the text it was given and the box is emptied at once, so what is typed while a request is in
+// flight stays; a request that fails puts its text back (before anything typed since).
+function takeText() {
+  const box = $("prompt");
+  const text = box.value;
+  if (text.trim()) box.value = "";
+  return text;
+}
+function giveBack(text) {
+  const box = $("prompt");
+  box.value = box.value.trim() ? `${text}\n\n${box.value}` : text;
+}
+
 async function send() {
-  const text = $("prompt").value;
-  if (!text.trim() || state.runId) return;
-  const [provider, ...model] = $("model").value.split("/");
-  const body = { prompt: text, mode: $("mode").value, provider, model: model.join("/") };
+  if (state.runId || !$("prompt").value.trim()) return;
+  const text = takeText();
+  const body = { prompt: text, ...runChoice() };
   if (state.sessionId) body.sessionId = state.sessionId;
-  else body.workspace = $("workspace").value;
+  else body.workspace = currentProject();
   $("send").disabled = true;
   try {
     const run = await api("POST", "/api/runs", body);
-    $("prompt").value = "";
-    setRunning(run.runId);
+    if (!state.ended.has(run.runId)) setRunning(run.runId);
     if (state.sessionId !== run.sessionId || !state.stream) {
       state.sessionId = run.sessionId;
-      location.hash = `session=${run.sessionId}`;
+      history.replaceState(null, "", `#session=${run.sessionId}`);
       $("session-title").textContent = `${text.split("\n")[0].slice(0, 80)} · ${run.sessionId}`;
       watch(run.sessionId, run.runId);
       loadSessions();
     }
   } catch (err) {
+    giveBack(text);
     notice(`could not start the run: ${err.message}`);
     setRunning(null);
   }
 }
 
 async function queue(kind) {
-  const text = $("prompt").value;
-  if (!text.trim() || !state.runId) return;
+  if (!state.runId || !$("prompt").value.trim()) return;
+  const runId = state.runId;
+  const text = takeText();
   try {
-    await api("POST", `/api/runs/${encodeURIComponent(state.runId)}/${kind}`, { text });
-    $("prompt").value = "";
+    await api("POST", `/api/runs/${encodeURIComponent(runId)}/${kind}`, { text });
   } catch (err) {
-    notice(`${kind} failed: ${err.message}`);
+    giveBack(text);
+    notice(`${kind === "steer" ? "steer" : "follow-up"} failed: ${err.message}`);
+  }
+}
+
+async function stop() {
+  if (!state.runId) return;
+  try {
+    await api("POST", `/api/runs/${encodeURIComponent(state.runId)}/cancel`);
+  } catch (err) {
+    notice(err.message);
   }
 }
 
@@ -446,54 +548,72 @@ function newSession() {
 }
 
 // -- start -----------------------------------------------------------------------------------------------------------
-function fill(select, values, selected) {
-  select.replaceChildren();
-  for (const [value, label] of values) {
-    const o = el("option", "", label);
-    o.value = value;
-    o.selected = value === selected;
-    select.append(o);
-  }
-}
-
 async function start() {
   const params = new URLSearchParams(location.search);
   if (params.has("token")) {
-    sessionStorage.setItem("kgent.token", params.get("token"));
+    const token = params.get("token");
     history.replaceState(null, "", location.pathname + location.hash); // the token leaves the address bar
+    if (!(await signIn(token))) {
+      askToken();
+      return;
+    }
   }
-  state.token = sessionStorage.getItem("kgent.token");
-  if (!state.token) {
-    askToken();
-    return;
+  let info;
+  try {
+    info = await api("GET", "/api/info");
+  } catch (err) {
+    if (err.status !== 401) throw err;
+    return; // the sign-in dialog is open
   }
-  const [info, roots] = await Promise.all([api("GET", "/api/info"), api("GET", "/api/workspaces")]);
+  $("token-dialog").close();
   state.info = info;
-  const caps = info.capabilities;
-  fill($("workspace"), roots.roots.map((r) => [r, r]), roots.roots[0]);
-  fill($("mode"), caps.modes.map((m) => [m, m]), caps.defaultMode);
-  for (const o of $("mode").options) o.title = caps.modeDescriptions?.[o.value] ?? "";
-  const models = [];
-  for (const [provider, names] of Object.entries(caps.models)) for (const m of names) models.push([`${provider}/${m}`, `${provider} · ${m}`]);
-  fill($("model"), models, `${caps.defaultProvider}/${caps.defaultModel}`);
+  setupPickers(info);
+  const { roots } = await api("GET", "/api/workspaces");
+  setupProject(roots, () => {
+    newSession();
+    loadSessions();
+  });
   await loadSessions();
   const hash = new URLSearchParams(location.hash.slice(1));
   if (hash.get("session")) await openSession(hash.get("session")).catch((err) => notice(`could not open the session: ${err.message}`));
 }
 
-$("composer").onsubmit = (e) => { e.preventDefault(); send(); };
-$("prompt").onkeydown = (e) => { if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) { e.preventDefault(); send(); } };
-$("stop").onclick = () => state.runId && api("POST", `/api/runs/${encodeURIComponent(state.runId)}/cancel`).catch((err) => notice(err.message));
+$("composer").onsubmit = (e) => {
+  e.preventDefault();
+  send();
+};
+$("prompt").onkeydown = (e) => {
+  if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+    e.preventDefault();
+    send();
+  }
+};
+$("stop").onclick = stop;
 $("steer").onclick = () => queue("steer");
 $("follow-up").onclick = () => queue("followUp");
 $("new-session").onclick = newSession;
 $("refresh-sessions").onclick = loadSessions;
-$("workspace").onchange = () => { newSession(); loadSessions(); };
-$("token-form").onsubmit = () => {
-  sessionStorage.setItem("kgent.token", $("token-input").value.trim());
-  start().catch((err) => notice(err.message));
+$("session-search").oninput = showSessions;
+$("sign-out").onclick = async () => {
+  await signOut();
+  state.stream?.close();
+  askToken();
 };
+$("token-form").onsubmit = async (e) => {
+  e.preventDefault();
+  const ok = await signIn($("token-input").value.trim());
+  $("token-input").value = "";
+  if (ok) start().catch((err) => notice(err.message));
+};
+setupReview();
+setupNotify();
+// In `kgent desktop` (its URL says ?desktop=1) the window closes from the page; the server stops with it.
+if (new URLSearchParams(location.search).has("desktop")) sessionStorage.setItem("kgent.desktop", "1");
+if (sessionStorage.getItem("kgent.desktop")) {
+  $("close-window").hidden = false;
+  $("close-window").onclick = () => window.close();
+}
 
 // For tests and debugging: cut the event stream as a network blip would.
-window.kgent = { state, dropStream: () => state.stream?.drop(), escapeHtml };
+window.kgent = { state, queued, notifications, dropStream: () => state.stream?.drop() };
 start().catch((err) => notice(`could not start: ${err.message}`));

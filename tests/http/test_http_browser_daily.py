@@ -1,0 +1,359 @@
+"""The web client as a person uses it every day (issue 28), in Debian's Chromium against a real `kgent serve --http`
+whose configured provider is OpenAI-compatible, pointed at kgent.testing's local model server. The scripted provider
+stays selectable for the runs that need a script. One server and one browser for the module; a fresh context (fresh
+cookies and localStorage) per test."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import APIResponse, Browser, BrowserContext, Page, Route, expect, sync_playwright
+from tests.http.test_http_browser import ARGS, CHROMIUM, TIMEOUT, shot, start_run, wait_for
+
+from kgent.testing.http_server import HttpServer, start, write_script
+from kgent.testing.model_server import ModelServer
+
+CONFIGURED = "configured-model-7"
+A = "alpha\nbeta\ncharlie\ndelta\necho\nfoxtrot\ngolf\nhotel\nindia\n"
+
+
+@pytest.fixture(scope="module")
+def models() -> Iterator[ModelServer]:
+    with ModelServer([[{"text": "Answered by the configured model."}]], model=CONFIGURED) as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, models: ModelServer) -> Iterator[HttpServer]:
+    root = tmp_path_factory.mktemp("daily")
+    ws = root / "src"
+    (ws / "proj").mkdir(parents=True)
+    (ws / "other").mkdir()
+    env = {
+        "KGENT_PROVIDER": "openai",
+        "KGENT_MODEL": CONFIGURED,
+        "KGENT_BASE_URL": models.openai_base_url,
+        "KGENT_API_KEY": "sk-local-test",
+        "KGENT_HTTP_HEARTBEAT": "0.5",
+    }
+    srv = start(ws.resolve(), root / "state", env=env)
+    try:
+        yield srv
+    finally:
+        code = srv.stop()
+        out = "".join(srv.output)
+        assert "Traceback" not in out, out
+        assert "sk-local-test" not in out
+        assert code == 0, out
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture
+def context(browser: Browser, server: HttpServer) -> Iterator[BrowserContext]:
+    ctx = browser.new_context(viewport={"width": 1280, "height": 820}, permissions=["notifications"])
+    ctx.set_default_timeout(TIMEOUT)
+    errors: list[str] = []
+    ctx.on("weberror", lambda e: errors.append(str(e.error)))
+    try:
+        yield ctx
+    finally:
+        ctx.close()
+    assert not errors, errors
+
+
+def open_page(ctx: BrowserContext, server: HttpServer, fragment: str = "", *, token: bool = True) -> Page:
+    page = ctx.new_page()
+    page.goto(server.page_url(fragment) if token else f"{server.url}/{fragment}")
+    page.wait_for_selector("#provider option", state="attached")
+    expect(page.locator("#project")).to_contain_text("Project: ")
+    return page
+
+
+def pick_project(page: Page, *names: str) -> None:
+    page.click("#project")
+    dialog = page.locator("#project-dialog")
+    expect(dialog).to_be_visible()
+    expect(dialog.locator("#project-dirs button")).not_to_have_count(0)
+    shot(page, "project-picker")
+    for name in names:
+        dialog.locator("#project-dirs button", has_text=f"{name}/").click()
+        expect(dialog.locator("#project-path")).to_contain_text(f"/{name}")
+    dialog.locator("#project-use").click()
+    expect(page.locator("#project")).to_have_text(f"Project: {names[-1]}")
+
+
+def test_the_configured_model_and_a_project_on_first_use(
+    context: BrowserContext, server: HttpServer, models: ModelServer
+) -> None:
+    models.reset()
+    page = open_page(context, server)
+    expect(page.locator("#provider")).to_have_value(
+        "openai"
+    )  # the server's configuration, not a built-in default
+    expect(page.locator("#model")).to_have_value(CONFIGURED)
+    expect(page.locator("#project")).to_have_text(f"Project: {server.workspace.name}")
+    pick_project(page, "proj")
+    shot(page, "first-use")
+    page.fill("#prompt", "hello, configured model")
+    page.click("#send")
+    expect(page.locator(".run-end")).to_contain_text("Run settled")
+    expect(page.locator(".msg.assistant").last).to_have_text("Answered by the configured model.")
+    sent = [r.body for r in models.requests if r.path.endswith("/chat/completions")]
+    assert [b["model"] for b in sent] == [CONFIGURED]
+    session_id = page.evaluate("window.kgent.state.sessionId")
+    with server.client() as c:
+        assert c.get(f"/api/sessions/{session_id}").json()["workspace"] == str(server.workspace / "proj")
+    # any model id can be typed; what was chosen is remembered in this browser
+    page.click("#new-session")
+    page.fill("#model", "typed-model-id")
+    page.dispatch_event("#model", "change")
+    page.select_option("#mode", "full")
+    page.fill("#prompt", "and with a typed model")
+    page.click("#send")
+    expect(page.locator(".run-end")).to_contain_text("Run settled")
+    assert models.requests[-1].body["model"] == "typed-model-id"
+    again = open_page(context, server)
+    expect(again.locator("#model")).to_have_value("typed-model-id")
+    expect(again.locator("#mode")).to_have_value("full")
+    expect(again.locator("#project")).to_have_text("Project: proj")
+    # a browser that last used another server configuration starts from this server's configured model
+    again.evaluate(
+        """localStorage.setItem('kgent.prefs', JSON.stringify({...JSON.parse(localStorage.getItem('kgent.prefs')),
+             configured: 'anthropic/claude-x', provider: 'anthropic', models: {anthropic: 'claude-x'}}))"""
+    )
+    again.reload()
+    expect(again.locator("#provider")).to_have_value("openai")
+    expect(again.locator("#model")).to_have_value(CONFIGURED)
+    expect(again.locator("#mode")).to_have_value("full")
+    again.click("#project")
+    expect(again.locator("#project-recent button")).to_have_text(
+        [str(server.workspace / "proj"), str(server.workspace)]
+    )
+
+
+def test_a_second_tab_needs_no_token_and_sign_out_revokes(
+    context: BrowserContext, server: HttpServer
+) -> None:
+    first = open_page(context, server)
+    assert "token" not in first.url
+    second = open_page(context, server, token=False)  # a new tab, or a bookmark: the cookie signs it in
+    expect(second.locator("#token-dialog")).to_be_hidden()
+    expect(second.locator("#conn")).to_be_visible()
+    second.click("#sign-out")
+    expect(second.locator("#token-dialog")).to_be_visible()
+    third = context.new_page()
+    third.goto(f"{server.url}/")
+    expect(third.locator("#token-dialog")).to_be_visible()  # signed out everywhere in this browser
+
+
+def test_text_typed_during_a_request_stays_and_the_queue_is_editable(
+    context: BrowserContext, server: HttpServer, tmp_path: Path
+) -> None:
+    turn: list[dict[str, object]] = []
+    for i in range(300):
+        turn += [{"text": f"w{i} "}, {"sleep": 0.1}]
+    model = write_script(tmp_path, "long", [turn])
+    page = open_page(context, server)
+    held: list[Route] = []
+    page.route("**/followUp", lambda route: held.append(route))
+    start_run(page, f"scripted/{model}", "a long answer please", mode="full")
+    expect(page.locator(".msg.assistant").last).to_contain_text("w0")
+    page.fill("#prompt", "first follow-up")
+    page.click("#follow-up")
+    deadline = time.monotonic() + TIMEOUT / 1000
+    while not held:  # the request is in flight, held by the route
+        assert time.monotonic() < deadline
+        page.wait_for_timeout(20)
+    page.fill("#prompt", "still typing")  # typed while the request is in flight
+    held[0].continue_()
+    expect(page.locator("#queue .text")).to_have_text(["first follow-up"])
+    expect(page.locator("#prompt")).to_have_value("still typing")
+    page.unroute("**/followUp")
+    page.fill("#prompt", "second follow-up")
+    page.click("#follow-up")
+    expect(page.locator("#queue .text")).to_have_text(["first follow-up", "second follow-up"])
+    expect(page.locator("#prompt")).to_have_value("")
+    queue = page.locator("#queue li")
+    queue.nth(0).locator("button.edit").click()
+    page.fill("#queue .edit-text", "edited follow-up")
+    page.press("#queue .edit-text", "Enter")
+    expect(page.locator("#queue .text")).to_have_text(["edited follow-up", "second follow-up"])
+    shot(page, "queue")
+    page.locator("#queue li", has_text="second follow-up").locator("button.remove").click()
+    expect(page.locator("#queue .text")).to_have_text(["edited follow-up"])
+    page.click("#stop")
+    expect(page.locator(".run-end")).to_contain_text("Run cancelled")
+    expect(page.locator(".queue-dropped")).to_contain_text(
+        "1 queued message(s) were not sent (the run was stopped)"
+    )
+    expect(page.locator("#queue")).to_be_hidden()
+    expect(page.locator("#prompt")).to_have_value("edited follow-up")
+
+
+def test_review_hunks_with_a_conflict(context: BrowserContext, server: HttpServer) -> None:
+    proj = server.workspace / "proj"
+    (proj / "a.txt").write_text(A)
+    (proj / "b.txt").write_text(A.replace("beta", "bravo"))
+    page = open_page(context, server)
+    pick_project(page, "proj")
+    start_run(page, "scripted/review-edits", "edit both files", mode="full")
+    end = page.locator(".run-end")
+    expect(end.locator(".changed button")).to_have_text(["a.txt", "b.txt"])
+    end.locator(".changed button", has_text="b.txt").click()  # a changed file opens its diff
+    review = page.locator("#review")
+    expect(review.locator(".review-file")).to_have_count(2)
+    a = review.locator('.review-file[data-path="a.txt"]')
+    expect(a.locator(".review-hunk")).to_have_count(2)
+    expect(a.locator(".review-hunk .add")).to_have_text(["+BETA", "+HOTEL"])
+    a.locator(".review-hunk").nth(0).locator("button.accept").click()
+    expect(a.locator(".review-hunk").nth(0)).to_have_attribute("data-status", "accepted")
+    a.locator(".review-hunk").nth(1).locator("button.reject").click()
+    expect(a.locator(".review-hunk").nth(1)).to_have_attribute("data-status", "rejected")
+    assert (proj / "a.txt").read_text() == A.replace("beta", "BETA")
+    # someone edits b.txt's changed line meanwhile: rejecting that hunk is a conflict, shown on it
+    (proj / "b.txt").write_text((proj / "b.txt").read_text().replace("CHARLIE", "charlie, by hand"))
+    b = review.locator('.review-file[data-path="b.txt"]')
+    b.locator("button.reject-file").click()
+    charlie = b.locator(".review-hunk").nth(0)
+    expect(charlie.locator(".outcome.conflict")).to_contain_text("conflict: the lines changed since")
+    expect(charlie).to_have_attribute("data-status", "pending")
+    expect(b.locator(".review-hunk").nth(1)).to_have_attribute("data-status", "rejected")
+    shot(page, "review")
+    assert "INDIA" not in (proj / "b.txt").read_text()
+    assert "charlie, by hand" in (proj / "b.txt").read_text()
+    # resumed later: the run's summary with its changed files, and the review with the decisions so far
+    page.reload()
+    resumed = page.locator(".run-end.resumed")
+    expect(resumed).to_contain_text("changed 2 file(s)")
+    resumed.locator("button.review-run-button").click()
+    expect(review.locator('.review-file[data-path="a.txt"] .review-hunk').nth(0)).to_have_attribute(
+        "data-status", "accepted"
+    )
+    expect(review.locator(".review-hunk[data-status=rejected]")).to_have_count(2)
+
+
+def test_fork_keeps_the_old_branch_one_click_away(context: BrowserContext, server: HttpServer) -> None:
+    page = open_page(context, server)
+    start_run(page, "scripted/hello", "first prompt", mode="full")
+    expect(page.locator(".run-end")).to_have_count(1)
+    start_run(page, "scripted/hello", "second prompt", mode="full")
+    expect(page.locator(".run-end")).to_have_count(2)
+    page.locator(".msg.user", has_text="second prompt").locator(".fork").click()
+    expect(page.locator(".msg.user")).to_have_count(1)
+    start_run(page, "scripted/hello", "other prompt", mode="full")
+    expect(page.locator(".run-end")).to_have_count(1)
+    branches = page.locator("#branches .branch")
+    expect(branches).to_have_count(2)
+    expect(page.locator("#branches .branch.current")).to_contain_text("other prompt")
+    shot(page, "branches")
+    page.locator("#branches .branch", has_text="second prompt").click()
+    expect(page.locator(".msg.user")).to_have_text(["Fork herefirst prompt", "Fork heresecond prompt"])
+    expect(page.locator("#branches .branch.current")).to_contain_text("second prompt")
+    page.locator("#branches .branch", has_text="other prompt").click()
+    expect(page.locator(".msg.user", has_text="other prompt")).to_have_count(1)
+    expect(page.locator(".msg.user", has_text="second prompt")).to_have_count(0)
+    # one entry per conversation in the list, found by search
+    page.fill("#session-search", "first prompt")
+    expect(page.locator("#sessions li")).to_have_count(1)
+
+
+def test_tables_highlighted_code_and_no_raw_html(
+    context: BrowserContext, server: HttpServer, tmp_path: Path
+) -> None:
+    text = (
+        "| tool | kind |\n|---|---|\n| read | read |\n| bash | execute |\n\n"
+        "~~gone~~ and <img src=x onerror=alert(1)>\n\n```python\ndef f(x):\n    return x < 2\n```"
+    )
+    model = write_script(tmp_path, "md", [[{"text": text}]])
+    page = open_page(context, server)
+    start_run(page, f"scripted/{model}", "render please", mode="full")
+    answer = page.locator(".msg.assistant").last
+    expect(answer.locator("table th")).to_have_text(["tool", "kind"])
+    expect(answer.locator("table td")).to_have_text(["read", "read", "bash", "execute"])
+    expect(answer.locator("s")).to_have_text("gone")
+    expect(answer.locator("pre code.hljs .hljs-keyword").first).to_have_text("def")
+    expect(answer.locator("pre code")).to_have_text("def f(x):\n    return x < 2")
+    expect(answer).to_contain_text("<img src=x onerror=alert(1)>")
+    assert answer.locator("img").count() == 0
+    shot(page, "rendering")
+
+
+def test_the_csp_blocks_an_injected_inline_script(context: BrowserContext, server: HttpServer) -> None:
+    page = open_page(context, server)
+    violation = page.evaluate(
+        """() => new Promise((resolve) => {
+             document.addEventListener('securitypolicyviolation', (e) => resolve(e.effectiveDirective), {once: true});
+             const s = document.createElement('script');
+             s.textContent = 'window.injected = true';
+             document.body.append(s);
+           })"""
+    )
+    assert violation == "script-src-elem"
+    assert page.evaluate("window.injected") is None
+    csp = page.evaluate("document.querySelector('meta[http-equiv=Content-Security-Policy]').content")
+    assert "script-src 'self'" in csp and "default-src 'none'" in csp
+
+
+def test_an_approval_waits_in_the_title_favicon_and_a_notification(
+    context: BrowserContext, server: HttpServer
+) -> None:
+    (server.workspace / "notes.txt").write_text("hello\n")
+    page = open_page(context, server)
+    start_run(page, "scripted/read-then-write", "rewrite notes.txt", mode="ask")
+    expect(page.locator(".approval button")).to_have_count(4)
+    expect(page).to_have_title("(1) waiting for you · Kgent")
+    expect(page.locator("#favicon")).to_have_attribute("href", "/static/icon-waiting.svg")
+    wait_for(page, "window.kgent.notifications.length === 1")
+    page.locator(".approval button[data-option-id=allow_once]").click()
+    expect(page).to_have_title("Kgent")
+    expect(page.locator("#favicon")).to_have_attribute("href", "/static/icon.svg")
+
+
+def test_the_page_is_an_installable_web_app(browser: Browser, server: HttpServer, tmp_path: Path) -> None:
+    # a profile on disk: Chromium never offers to install from an incognito context (playwright's new_context)
+    ctx = browser.browser_type.launch_persistent_context(
+        str(tmp_path / "profile"), executable_path=CHROMIUM, args=ARGS
+    )
+    try:
+        ctx.set_default_timeout(TIMEOUT)
+        page = open_page(ctx, server)
+        cdp = ctx.new_cdp_session(page)
+        errors = cdp.send("Page.getInstallabilityErrors")["installabilityErrors"]
+        assert errors == []
+        manifest = cdp.send("Page.getAppManifest")
+        assert manifest["errors"] == [] and '"display": "standalone"' in manifest["data"]
+    finally:
+        ctx.close()
+
+
+def test_a_run_that_ends_before_its_request_answers_leaves_the_page_idle(
+    context: BrowserContext, server: HttpServer
+) -> None:
+    page = open_page(context, server)
+    start_run(page, "scripted/hello", "first", mode="full")
+    expect(page.locator(".run-end")).to_have_count(1)
+    held: list[tuple[Route, APIResponse]] = []
+    page.route("**/api/runs", lambda route: held.append((route, route.fetch())))
+    start_run(
+        page, "scripted/hello", "second", mode="full"
+    )  # the session's stream is open: events come first
+    expect(page.locator(".run-end")).to_have_count(2)
+    assert len(held) == 1
+    route, response = held[0]
+    route.fulfill(response=response)  # only now does the page learn the run's id
+    page.unroute("**/api/runs")
+    expect(page.locator("#send")).to_be_enabled()
+    expect(page.locator("#stop")).to_be_disabled()
+    assert page.evaluate("window.kgent.state.runId") is None
