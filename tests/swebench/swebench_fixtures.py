@@ -23,6 +23,9 @@ CALC = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a + b\n
 CALC_TEST = (
     "from calc import add, mul\n\nassert add(2, 3) == 5, 'add'\nassert mul(2, 3) == 6, 'mul'\nprint('ok')\n"
 )
+# In every commit after a base (message, file content, a tag's message): no workspace, trajectory or command may
+# reach it.
+MARKER = "KGENT-FUTURE-MARKER-7f3a9c"
 TEXT = "def shout(s):\n    return s.lower() + '!'\n"
 TEXT_TEST = "from text import shout\n\nassert shout('hi') == 'HI!', shout('hi')\nprint('ok')\n"
 
@@ -35,19 +38,31 @@ def git(*args: str, cwd: Path) -> str:
 
 
 def make_repo(root: Path, files: dict[str, str], future: dict[str, str]) -> tuple[Path, str, str]:
-    """A repo with one commit (the base) and a later one (the fix: must not be reachable from a workspace)."""
+    """A repo with two commits (the base on top of an older one) and later ones carrying MARKER: the fix (returned;
+    on main, tagged), a later commit on another branch and a pull-request ref (added to the mirror)."""
     root.mkdir(parents=True)
     git("init", "-q", "-b", "main", ".", cwd=root)
     for name, text in files.items():
         (root / name).write_text(text)
+    (root / "README").write_text("an older commit\n")
     git("add", "-A", cwd=root)
-    git("commit", "-q", "-m", "base", cwd=root)
+    git("commit", "-q", "-m", "older", cwd=root)
+    (root / "README").write_text("the base\n")
+    git("commit", "-qam", "base", cwd=root)
     base = git("rev-parse", "HEAD", cwd=root)
     for name, text in future.items():
         (root / name).write_text(text)
-    git("commit", "-qam", "the fix", cwd=root)
-    git("tag", "v1", cwd=root)
-    return root, base, git("rev-parse", "HEAD", cwd=root)
+    (root / "NEWS").write_text(f"fixed: {MARKER}\n")
+    git("add", "-A", cwd=root)
+    git("commit", "-qm", f"the fix {MARKER}", cwd=root)
+    fix = git("rev-parse", "HEAD", cwd=root)
+    git("tag", "-a", "v1", "-m", f"release {MARKER}", cwd=root)
+    git("checkout", "-q", "-b", "later", cwd=root)
+    (root / "LATER").write_text(f"{MARKER} later\n")
+    git("add", "-A", cwd=root)
+    git("commit", "-qm", f"later {MARKER}", cwd=root)
+    git("checkout", "-q", "main", cwd=root)
+    return root, base, fix
 
 
 def edit(path: str, old: str, new: str) -> dict[str, Any]:
@@ -124,8 +139,10 @@ def make_fixture(root: Path) -> Fixture:
     )
     mirrors = root / "mirrors"
     mirrors.mkdir()
-    git("clone", "-q", "--bare", str(calc), str(mirrors / "acme__calc.git"), cwd=root)
-    git("clone", "-q", "--bare", str(text), str(mirrors / "acme__text.git"), cwd=root)
+    for src_repo, fix in ((calc, calc_fix), (text, text_fix)):
+        mirror = mirrors / f"acme__{src_repo.name}.git"
+        git("clone", "-q", "--bare", str(src_repo), str(mirror), cwd=root)
+        git("update-ref", "refs/pull/1/head", fix, cwd=mirror)
 
     def inst(iid: str, repo: str, base: str, problem: str, **extra: Any) -> dict[str, Any]:
         return {

@@ -69,6 +69,7 @@ async def test_workers_fix_every_instance_and_keep_trajectories(fixture: Fixture
         assert fixture.record(iid)["problem_statement"] in first.data["message"]["text"]
     assert sorted(p.name for p in out.iterdir()) == [
         ".lock",
+        "attempts.json",
         "predictions.jsonl",
         "summary.json",
         "trajectories",
