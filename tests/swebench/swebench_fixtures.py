@@ -102,6 +102,12 @@ class Fixture:
     def script(self, instance_id: str, script: list[list[dict[str, Any]]]) -> None:
         (self.scripts / f"{instance_id}.json").write_text(json.dumps(script))
 
+    def write_swebench5(self, path: Path) -> Path:
+        """The instances as a swebench 5 file: the classic fields plus image, eval_script, log_parser, eval_type
+        (what its harness's make_test_spec reads), the test lists as lists."""
+        path.write_text("".join(json.dumps(swebench5(r)) + "\n" for r in self.records))
+        return path
+
     def argv(self, out: Path, *extra: str) -> list[str]:
         """`kgent swebench run` arguments for these instances (scripted, no cloning, no bar)."""
         return [
@@ -123,6 +129,21 @@ class Fixture:
             "--no-progress",
             *extra,
         ]
+
+
+def swebench5(record: dict[str, Any]) -> dict[str, Any]:
+    """A classic record in swebench 5's schema (the image named as its harness names the prebuilt ones)."""
+    test = "test_calc.py" if record["repo"] == "acme/calc" else "test_text.py"
+    image = "swebench/sweb.eval.x86_64." + record["instance_id"].lower().replace("__", "_1776_") + ":latest"
+    return {
+        **record,
+        "FAIL_TO_PASS": [test],
+        "PASS_TO_PASS": [],
+        "image": image,
+        "eval_script": f"#!/bin/bash\nset -uxo pipefail\ncd /testbed\npython3 {test}\n",
+        "log_parser": "parse_log_pytest",
+        "eval_type": "pass_and_fail",
+    }
 
 
 def make_fixture(root: Path) -> Fixture:

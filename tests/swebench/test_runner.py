@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +78,15 @@ async def test_workers_fix_every_instance_and_keep_trajectories(fixture: Fixture
     assert sorted(p.name for p in (out / "trajectories").iterdir()) == [
         f"{i}.jsonl" for i in sorted(fixture.ids)
     ]
+    # every file readable as the umask says (0644 under 022), not private to this user
+    files = [out / "predictions.jsonl", out / "summary.json", *(out / "trajectories").iterdir()]
+    assert {p.stat().st_mode & 0o777 for p in files} == {0o666 & ~_umask()}
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 async def test_a_provider_failure_stops_only_its_instance_and_is_retried(

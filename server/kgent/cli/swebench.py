@@ -192,6 +192,7 @@ def _config(args: argparse.Namespace) -> tuple[Any, list[Any]]:
     from kgent.swebench import EvalConfig, Shard, load_dataset, load_instances, select
     from kgent.swebench.cost import Price, price_for
     from kgent.swebench.environments import make_environment
+    from kgent.swebench.instances import harness_gaps
     from kgent.swebench.model import provider_factory
     from kgent.swebench.output import parse_mode
     from kgent.swebench.prompt import load_template
@@ -241,6 +242,7 @@ def _config(args: argparse.Namespace) -> tuple[Any, list[Any]]:
             "provider": provider.provider,
             "model": args.script if provider.provider == "scripted" and args.script else provider.model,
             "source": args.instances or f"{args.dataset}:{args.split}",
+            "instance_schema": "classic" if harness_gaps(instances) else "swebench5",
             "shard": str(shard) if shard else None,
             "limits": {"max_turns": args.max_turns, "timeout": args.timeout, "cost_limit": args.cost_limit},
             "environment": args.environment,
@@ -290,8 +292,15 @@ async def _run(args: argparse.Namespace) -> int:
     if evaluator.stopped:
         print(f"interrupted: run the same command again to resume ({config.out})", file=sys.stderr)
         return 130
+    from kgent.swebench.instances import harness_gaps
     from kgent.swebench.output import read_predictions
 
+    if args.instances and (gaps := harness_gaps(instances)):
+        print(
+            f"note: {args.instances} is in the classic schema (no {', '.join(gaps)}): swebench 5's harness cannot "
+            "evaluate from it; give it the dataset's hub id or a swebench 5 export (docs/swebench.md)",
+            file=sys.stderr,
+        )
     predicted = {p["instance_id"] for p in read_predictions(config.out / "predictions.jsonl")}
     missing = [i.instance_id for i in instances if i.instance_id not in predicted]
     print(

@@ -293,7 +293,7 @@ class DockerEnvironment:
 
 
 async def _docker(argv: Sequence[str]) -> tuple[int, str]:
-    """Run a docker CLI command: (exit code, its last line of output)."""
+    """Run a docker CLI command: (exit code, what it said, at most its last 600 characters)."""
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv,
@@ -304,8 +304,12 @@ async def _docker(argv: Sequence[str]) -> tuple[int, str]:
     except OSError as exc:
         return 127, f"{argv[0]}: {exc.strerror}"
     out, _ = await proc.communicate()
-    lines = out.decode("utf-8", "replace").strip().splitlines()
-    return proc.returncode or 0, lines[-1] if lines else ""
+    lines = [
+        line.strip()
+        for line in out.decode("utf-8", "replace").splitlines()
+        if line.strip() and not line.startswith("Run '")  # docker's "Run 'docker run --help' …" hint
+    ]
+    return proc.returncode or 0, " ".join(lines)[-600:]
 
 
 def make_environment(name: str, *, network: bool = False) -> Environment:
