@@ -5,6 +5,7 @@ reachable either, so no image can be pulled); `local`'s bubblewrap for real."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -120,9 +121,7 @@ def test_the_kill_script_kills_every_process_of_one_call_and_no_other(tmp_path: 
 async def test_docker_with_the_real_cli_and_no_daemon_fails_the_instance_with_dockers_message(
     fixture: Fixture, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert (
-        subprocess.run(["docker", "--version"], capture_output=True).returncode == 0
-    )  # the real CLI is here
+    assert shutil.which("docker") is not None  # the real CLI is on this machine
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-daemon.sock")
     inst = instance_from_dict(swebench5(fixture.record("acme__calc-1")))
     with pytest.raises(EnvironmentFailed, match="Cannot connect to the Docker daemon"):
