@@ -209,7 +209,9 @@ class Evaluator:
         """Check out, run, collect: fills `record` and returns the patch to predict ("" for none)."""
         try:
             mirror = await self.mirrors.ensure(inst)
+            t0 = time.monotonic()
             await prepare(inst, mirror, workspace, depth=self.config.history_depth)
+            record["workspace_seconds"] = round(time.monotonic() - t0, 3)
         except (WorkspaceError, OSError) as exc:
             _workspace_error(record, exc)
             return ""
