@@ -170,3 +170,20 @@ def _cmdlines() -> list[str]:
         except OSError:
             continue
     return out
+
+
+async def test_local_without_a_working_bubblewrap_fails_the_instance_before_it_runs(tmp_path: Path) -> None:
+    inst = instance_from_dict(
+        {"instance_id": "a__b-1", "repo": "a/b", "base_commit": "0" * 40, "problem_statement": "x"}
+    )
+    fake = tmp_path / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    with pytest.raises(
+        EnvironmentFailed, match="No permissions to create new namespace.*--environment docker"
+    ):
+        async with LocalEnvironment(bwrap=str(fake)).open(inst, tmp_path):
+            pass
+    with pytest.raises(EnvironmentFailed, match="bubblewrap cannot confine"):
+        async with LocalEnvironment(bwrap=str(tmp_path / "missing")).open(inst, tmp_path):
+            pass

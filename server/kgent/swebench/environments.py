@@ -203,7 +203,13 @@ class LocalEnvironment:
 
     @contextlib.asynccontextmanager
     async def open(self, instance: Instance, workspace: Path) -> AsyncIterator[_Runner]:
-        self.command(workspace, "true")  # fail now when bubblewrap is missing
+        # fail the instance now, not every command later, when bubblewrap is missing or cannot run here
+        code, said = await _run_cli(self.command(workspace, "true"), env=_minimal_env())
+        if code != 0:
+            raise EnvironmentFailed(
+                f"bubblewrap cannot confine commands here ({said or f'exit {code}'}): the local environment needs "
+                "user namespaces (as root, or sysctl kernel.unprivileged_userns_clone=1), or use --environment docker"
+            )
         yield _Runner(
             f"local (bwrap, network {'on' if self.network else 'off'})",
             lambda command, call: self.command(workspace, command),
@@ -272,14 +278,14 @@ class DockerEnvironment:
     async def open(self, instance: Instance, workspace: Path) -> AsyncIterator[_Runner]:
         container = f"kgent-{instance.instance_id.lower()}-{uuid.uuid4().hex[:8]}".replace("__", "-")
         argv = self.run_command(instance, workspace, container)
-        code, out = await _docker(argv)
+        code, out = await _run_cli(argv)
         image = image_for(instance, self.namespace)
         if code != 0:
             raise EnvironmentFailed(f"docker could not start {image} for {instance.instance_id}: {out}")
         env = {k: v for k, v in os.environ.items() if k.startswith("DOCKER_")} | _minimal_env()
 
         async def kill(call: str) -> None:
-            await _docker(self.kill_command(container, call))
+            await _run_cli(self.kill_command(container, call))
 
         try:
             yield _Runner(
@@ -289,14 +295,15 @@ class DockerEnvironment:
                 kill,
             )
         finally:
-            await asyncio.shield(_docker(self.remove_command(container)))
+            await asyncio.shield(_run_cli(self.remove_command(container)))
 
 
-async def _docker(argv: Sequence[str]) -> tuple[int, str]:
-    """Run a docker CLI command: (exit code, what it said, at most its last 600 characters)."""
+async def _run_cli(argv: Sequence[str], env: dict[str, str] | None = None) -> tuple[int, str]:
+    """Run a docker (or bwrap) command: (exit code, what it said, at most its last 600 characters)."""
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv,
+            env=env,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
