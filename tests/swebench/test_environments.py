@@ -156,6 +156,10 @@ async def test_local_commands_are_killed_with_their_namespace_on_timeout(tmp_pat
     async with LocalEnvironment().open(inst, ws) as runner:
         done = await runner.run("echo hi; (sleep 300; touch late) & sleep 300", ctx, 0.5)
         assert done.timed_out and done.exit_code is None and "hi" in done.output
+        closed = await runner.run(
+            "echo bye; exec >&- 2>&-; sleep 300", ctx, 0.5
+        )  # output closed, still running
+        assert closed.timed_out and "bye" in closed.output
         quick = await runner.run("echo $((6 * 7)); exit 3", ctx, 60)
         assert quick.output == "42" and quick.exit_code == 3
     assert not (ws / "late").exists()

@@ -131,11 +131,15 @@ class _Runner:
                         )
 
         reader = asyncio.create_task(pump())
+
+        async def finished() -> None:  # its output closed and its process gone, both within the limit
+            await reader
+            await proc.wait()
+
         timed_out = False
         try:
             try:
-                await asyncio.wait_for(asyncio.shield(reader), limit)
-                await proc.wait()
+                await asyncio.wait_for(finished(), limit)
             except TimeoutError:
                 timed_out = True
                 await self._kill(proc, call)
