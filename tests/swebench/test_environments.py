@@ -87,18 +87,13 @@ def test_docker_runs_the_harness_image_the_way_the_harness_does(
     assert "bridge" in DockerEnvironment(network=True).run_command(instance_from_dict(v5), ws, "c1")
     assert run[-4:] == [spec.image, "tail", "-f", "/dev/null"]  # the harness's `command="tail -f /dev/null"`
     # every command: exec'd in the workdir with the image's login shell (its conda env), tagged to be killable
-    assert env.exec_command("c1", "pytest -x", "abc") == [
-        "docker",
-        "exec",
-        "--workdir",
-        CONTAINER_WORKDIR,
-        "--env",
-        "KGENT_CALL=abc",
-        "c1",
-        "bash",
-        "-lc",
-        "pytest -x",
-    ]
+    exec_ = env.exec_command("c1", "pytest -x", "abc")
+    assert exec_[:4] == ["docker", "exec", "--workdir", CONTAINER_WORKDIR]
+    assert exec_[-6:] == ["--env", "KGENT_CALL=abc", "c1", "bash", "-lc", "pytest -x"]
+    assert {exec_[i + 1] for i, a in enumerate(exec_) if a == "--env"} >= {
+        "PAGER=cat",
+        "PYTHONDONTWRITEBYTECODE=1",
+    }
     assert env.remove_command("c1") == ["docker", "rm", "--force", "c1"]
 
 
@@ -154,16 +149,16 @@ async def test_local_commands_are_killed_with_their_namespace_on_timeout(tmp_pat
     ws.mkdir()
     ctx = ToolContext(workspace=ws, fs=LocalFileOps())
     async with LocalEnvironment().open(inst, ws) as runner:
-        done = await runner.run("echo hi; (sleep 300; touch late) & sleep 300", ctx, 0.5)
+        done = await runner.run("echo hi; (sleep 314.159; touch late) & sleep 314.159", ctx, 0.5)
         assert done.timed_out and done.exit_code is None and "hi" in done.output
         closed = await runner.run(
-            "echo bye; exec >&- 2>&-; sleep 300", ctx, 0.5
+            "echo bye; exec >&- 2>&-; sleep 271.828", ctx, 0.5
         )  # output closed, still running
         assert closed.timed_out and "bye" in closed.output
         quick = await runner.run("echo $((6 * 7)); exit 3", ctx, 60)
         assert quick.output == "42" and quick.exit_code == 3
     assert not (ws / "late").exists()
-    assert not any("sleep 300" in c for c in _cmdlines())
+    assert not any("sleep 314.159" in c or "sleep 271.828" in c for c in _cmdlines())
 
 
 def _cmdlines() -> list[str]:

@@ -46,6 +46,8 @@ async def test_workers_fix_every_instance_and_keep_trajectories(fixture: Fixture
     assert all(
         set(json.loads(line)) == {"instance_id", "model_name_or_path", "model_patch"} for line in lines
     )
+    # the agent's python runs left no bytecode to slip into the patch (the fixture repos ignore nothing)
+    assert not any("__pycache__" in patch or ".pyc" in patch for patch in preds.values())
     # each patch, applied to a fresh checkout at base_commit, fixes what the instance asked for
     checks = {
         "acme__calc-1": "from calc import add; assert add(2, 3) == 5",

@@ -70,8 +70,20 @@ class Environment(Protocol):
     def open(self, instance: Instance, workspace: Path) -> contextlib.AbstractAsyncContextManager[Any]: ...
 
 
-def _minimal_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """A command's whole environment: nothing inherited from Kgent's process."""
+# Set for every command, as mini-swe-agent does: no pager waiting for a key, no progress bars filling the output,
+# no bytecode files left in the workspace (they would become part of the patch where .gitignore does not hide them).
+COMMAND_ENV = {
+    "PAGER": "cat",
+    "GIT_PAGER": "cat",
+    "MANPAGER": "cat",
+    "PIP_PROGRESS_BAR": "off",
+    "TQDM_DISABLE": "1",
+    "PYTHONDONTWRITEBYTECODE": "1",
+}
+
+
+def _minimal_env() -> dict[str, str]:
+    """A local command's whole environment: nothing inherited from Kgent's process."""
     return {
         "PATH": SAFE_PATH,
         "HOME": "/tmp",
@@ -79,9 +91,7 @@ def _minimal_env(extra: dict[str, str] | None = None) -> dict[str, str]:
         "LANG": "C.UTF-8",
         "LC_ALL": "C.UTF-8",
         "TERM": "dumb",
-        "PAGER": "cat",
-        "GIT_PAGER": "cat",
-        **(extra or {}),
+        **COMMAND_ENV,
     }
 
 
@@ -260,7 +270,8 @@ class DockerEnvironment:
 
     def exec_command(self, container: str, command: str, call: str) -> list[str]:
         """`docker exec`: one command in the container, in /testbed, with the image's login shell (conda env)."""
-        return [self.docker, "exec", "--workdir", TESTBED, "--env", f"KGENT_CALL={call}", container] + [
+        env = [a for k, v in COMMAND_ENV.items() for a in ("--env", f"{k}={v}")]
+        return [self.docker, "exec", "--workdir", TESTBED, *env, "--env", f"KGENT_CALL={call}", container] + [
             "bash",
             "-lc",
             command,
@@ -286,7 +297,7 @@ class DockerEnvironment:
         image = image_for(instance, self.namespace)
         if code != 0:
             raise EnvironmentFailed(f"docker could not start {image} for {instance.instance_id}: {out}")
-        env = {k: v for k, v in os.environ.items() if k.startswith("DOCKER_")} | _minimal_env()
+        env = {k: v for k, v in os.environ.items() if k.startswith("DOCKER_")} | _minimal_env()  # the CLI's
 
         async def kill(call: str) -> None:
             await _run_cli(self.kill_command(container, call))
