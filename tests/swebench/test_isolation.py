@@ -188,3 +188,8 @@ def test_a_command_cannot_see_the_host_outside_the_workspace(tmp_path: Path) -> 
     assert (ws / "made").exists()
     assert "hidden" not in done.stdout and "No such file" in done.stderr
     assert "PPID=1" in done.stdout  # bubblewrap's init: Kgent's process is not in this PID namespace
+    # a directory given with --ro-bind is seen, read-only
+    argv = LocalEnvironment(ro_binds=(outside,)).command(ws, f"cat {outside}/x; touch {outside}/y")
+    seen = subprocess.run(argv, env={"PATH": os.environ["PATH"]}, capture_output=True, text=True)
+    assert seen.stdout == "hidden" and "Read-only file system" in seen.stderr
+    assert not (outside / "y").exists()

@@ -94,6 +94,15 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "(the harness's per-instance image, workspace at /testbed)",
     )
     w.add_argument(
+        "--ro-bind",
+        dest="ro_binds",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="local: one more directory the agent's commands see read-only, e.g. a toolchain outside /usr and /opt "
+        "(repeatable)",
+    )
+    w.add_argument(
         "--network",
         action="store_true",
         help="let the agent's commands (and web_fetch) use the network (default: no network)",
@@ -229,7 +238,11 @@ def _config(args: argparse.Namespace) -> tuple[Any, list[Any]]:
         clone_url=args.clone_url,
         workdir=Path(args.workdir).expanduser().resolve() if args.workdir else None,
         keep_workspaces=args.keep_workspaces,
-        environment=make_environment(args.environment, network=args.network),
+        environment=make_environment(
+            args.environment,
+            network=args.network,
+            ro_binds=[Path(d).expanduser().absolute() for d in args.ro_binds],
+        ),
         history_depth=args.history_depth,
         output_mode=parse_mode(args.output_mode) if args.output_mode else None,
         workers=args.workers,

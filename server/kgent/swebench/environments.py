@@ -208,10 +208,10 @@ class LocalEnvironment:
                 args += ["--tmpfs", secret, "--remount-ro", secret]
             elif os.path.lexists(secret) and not os.path.islink(secret):
                 args += ["--ro-bind", "/dev/null", secret]
-        for extra in self.ro_binds:
+        args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"]
+        for extra in self.ro_binds:  # after the tmpfs mounts, which would hide one under /tmp
             if extra.is_dir():
                 args += ["--ro-bind", str(extra), str(extra)]
-        args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"]
         args += ["--bind", ws, ws, "--chdir", ws, "--", "/bin/bash", "-c", command]
         return args
 
@@ -334,9 +334,15 @@ async def _run_cli(argv: Sequence[str], env: dict[str, str] | None = None) -> tu
     return proc.returncode or 0, " ".join(lines)[-600:]
 
 
-def make_environment(name: str, *, network: bool = False) -> Environment:
+def make_environment(name: str, *, network: bool = False, ro_binds: Sequence[Path] = ()) -> Environment:
+    """The environment the command line names (`ro_binds`: more read-only directories for `local`)."""
     if name == "local":
-        return LocalEnvironment(network=network)
+        for d in ro_binds:
+            if not d.is_absolute() or not d.is_dir():
+                raise EnvironmentFailed(f"--ro-bind {d}: not an absolute path of a directory")
+        return LocalEnvironment(network=network, ro_binds=tuple(ro_binds))
+    if ro_binds:
+        raise EnvironmentFailed("--ro-bind is for the local environment (docker sees the image)")
     if name == "docker":
         return DockerEnvironment(network=network)
     raise EnvironmentFailed(f"unknown environment {name!r}: local or docker")
