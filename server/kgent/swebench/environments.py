@@ -115,14 +115,27 @@ class _Runner:
 
     async def run(self, command: str, ctx: ToolContext, limit: float) -> CommandResult:
         call = uuid.uuid4().hex
-        proc = await asyncio.create_subprocess_exec(
-            *self._argv(command, call),
-            env=self._env,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
+        # Spawned under a shield: a cancel that lands mid-spawn inside asyncio can wait forever for the child's
+        # exit (its transport's _wait); instead the spawn finishes, then the command is killed (as bash.py does).
+        spawn = asyncio.ensure_future(
+            asyncio.create_subprocess_exec(
+                *self._argv(command, call),
+                env=self._env,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,
+            )
         )
+        try:
+            proc = await asyncio.shield(spawn)
+        except asyncio.CancelledError:
+            try:
+                started = await spawn
+            except Exception:
+                raise asyncio.CancelledError from None
+            await self._kill(started, call)
+            raise
         buf = bytearray()
         total = 0
 
