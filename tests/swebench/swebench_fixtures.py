@@ -23,6 +23,9 @@ CALC = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a + b\n
 CALC_TEST = (
     "from calc import add, mul\n\nassert add(2, 3) == 5, 'add'\nassert mul(2, 3) == 6, 'mul'\nprint('ok')\n"
 )
+# In every commit after a base (message, file content, a tag's message): no workspace, trajectory or command may
+# reach it.
+MARKER = "KGENT-FUTURE-MARKER-7f3a9c"
 TEXT = "def shout(s):\n    return s.lower() + '!'\n"
 TEXT_TEST = "from text import shout\n\nassert shout('hi') == 'HI!', shout('hi')\nprint('ok')\n"
 
@@ -35,19 +38,31 @@ def git(*args: str, cwd: Path) -> str:
 
 
 def make_repo(root: Path, files: dict[str, str], future: dict[str, str]) -> tuple[Path, str, str]:
-    """A repo with one commit (the base) and a later one (the fix: must not be reachable from a workspace)."""
+    """A repo with two commits (the base on top of an older one) and later ones carrying MARKER: the fix (returned;
+    on main, tagged), a later commit on another branch and a pull-request ref (added to the mirror)."""
     root.mkdir(parents=True)
     git("init", "-q", "-b", "main", ".", cwd=root)
     for name, text in files.items():
         (root / name).write_text(text)
+    (root / "README").write_text("an older commit\n")
     git("add", "-A", cwd=root)
-    git("commit", "-q", "-m", "base", cwd=root)
+    git("commit", "-q", "-m", "older", cwd=root)
+    (root / "README").write_text("the base\n")
+    git("commit", "-qam", "base", cwd=root)
     base = git("rev-parse", "HEAD", cwd=root)
     for name, text in future.items():
         (root / name).write_text(text)
-    git("commit", "-qam", "the fix", cwd=root)
-    git("tag", "v1", cwd=root)
-    return root, base, git("rev-parse", "HEAD", cwd=root)
+    (root / "NEWS").write_text(f"fixed: {MARKER}\n")
+    git("add", "-A", cwd=root)
+    git("commit", "-qm", f"the fix {MARKER}", cwd=root)
+    fix = git("rev-parse", "HEAD", cwd=root)
+    git("tag", "-a", "v1", "-m", f"release {MARKER}", cwd=root)
+    git("checkout", "-q", "-b", "later", cwd=root)
+    (root / "LATER").write_text(f"{MARKER} later\n")
+    git("add", "-A", cwd=root)
+    git("commit", "-qm", f"later {MARKER}", cwd=root)
+    git("checkout", "-q", "main", cwd=root)
+    return root, base, fix
 
 
 def edit(path: str, old: str, new: str) -> dict[str, Any]:
@@ -87,6 +102,12 @@ class Fixture:
     def script(self, instance_id: str, script: list[list[dict[str, Any]]]) -> None:
         (self.scripts / f"{instance_id}.json").write_text(json.dumps(script))
 
+    def write_swebench5(self, path: Path) -> Path:
+        """The instances as a swebench 5 file: the classic fields plus image, eval_script, log_parser, eval_type
+        (what its harness's make_test_spec reads), the test lists as lists."""
+        path.write_text("".join(json.dumps(swebench5(r)) + "\n" for r in self.records))
+        return path
+
     def argv(self, out: Path, *extra: str) -> list[str]:
         """`kgent swebench run` arguments for these instances (scripted, no cloning, no bar)."""
         return [
@@ -110,6 +131,21 @@ class Fixture:
         ]
 
 
+def swebench5(record: dict[str, Any]) -> dict[str, Any]:
+    """A classic record in swebench 5's schema (the image named as its harness names the prebuilt ones)."""
+    test = "test_calc.py" if record["repo"] == "acme/calc" else "test_text.py"
+    image = "swebench/sweb.eval.x86_64." + record["instance_id"].lower().replace("__", "_1776_") + ":latest"
+    return {
+        **record,
+        "FAIL_TO_PASS": [test],
+        "PASS_TO_PASS": [],
+        "image": image,
+        "eval_script": f"#!/bin/bash\nset -uxo pipefail\ncd /testbed\npython3 {test}\n",
+        "log_parser": "parse_log_pytest",
+        "eval_type": "pass_and_fail",
+    }
+
+
 def make_fixture(root: Path) -> Fixture:
     src = root / "src"
     calc, calc_base, calc_fix = make_repo(
@@ -124,8 +160,10 @@ def make_fixture(root: Path) -> Fixture:
     )
     mirrors = root / "mirrors"
     mirrors.mkdir()
-    git("clone", "-q", "--bare", str(calc), str(mirrors / "acme__calc.git"), cwd=root)
-    git("clone", "-q", "--bare", str(text), str(mirrors / "acme__text.git"), cwd=root)
+    for src_repo, fix in ((calc, calc_fix), (text, text_fix)):
+        mirror = mirrors / f"acme__{src_repo.name}.git"
+        git("clone", "-q", "--bare", str(src_repo), str(mirror), cwd=root)
+        git("update-ref", "refs/pull/1/head", fix, cwd=mirror)
 
     def inst(iid: str, repo: str, base: str, problem: str, **extra: Any) -> dict[str, Any]:
         return {

@@ -61,3 +61,43 @@ async def test_the_harness_loads_the_predictions_and_picks_the_instances(
     stray = {**by_id, "acme__calc-9": {**by_id["acme__calc-1"], "instance_id": "acme__calc-9"}}
     with pytest.raises(ValueError, match="acme__calc-9"):
         run_evaluation.get_dataset_from_preds(dataset, "test", None, stray, "kgent-test", False)
+
+
+@pytest.mark.parametrize("schema", ["swebench5", "classic"])
+def test_both_instance_schemas_run_and_the_harness_loads_what_it_can_evaluate(
+    fixture: Fixture,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    schema: str,
+) -> None:
+    from swebench.harness import run_evaluation
+    from swebench.harness.utils import make_test_spec
+
+    from kgent.cli.main import main
+    from kgent.swebench.environments import image_for
+    from kgent.swebench.instances import instance_from_dict
+
+    path = fixture.write_swebench5(tmp_path / "v5.jsonl") if schema == "swebench5" else fixture.instances
+    out = tmp_path / "out"
+    argv = [a if a != str(fixture.instances) else str(path) for a in fixture.argv(out, "--workers", "2")]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "4/4 instances have predictions" in err
+    assert json.loads((out / "summary.json").read_text())["instance_schema"] == schema
+    monkeypatch.chdir(tmp_path)
+    loaded = run_evaluation.get_predictions_from_file(str(out / "predictions.jsonl"), str(path), "test")
+    by_id = {p["instance_id"]: p for p in loaded}
+    chosen = run_evaluation.get_dataset_from_preds(str(path), "test", None, by_id, "kgent-test", False)
+    assert sorted(i["instance_id"] for i in chosen) == sorted(fixture.ids)
+    if schema == "swebench5":
+        # swebench 5 builds its test specs from the file: every one, in the image our docker environment uses
+        assert "classic schema" not in err
+        for record in chosen:
+            spec = make_test_spec(record)
+            assert spec.image == image_for(instance_from_dict(record)) and spec.FAIL_TO_PASS
+    else:
+        # a classic file: the predictions load, the harness cannot build a test spec, and the run said so
+        with pytest.raises(KeyError, match="image"):
+            make_test_spec(chosen[0])
+        assert "is in the classic schema (no image, eval_script, log_parser, eval_type)" in err

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,8 @@ async def test_workers_fix_every_instance_and_keep_trajectories(fixture: Fixture
     assert all(
         set(json.loads(line)) == {"instance_id", "model_name_or_path", "model_patch"} for line in lines
     )
+    # the agent's python runs left no bytecode to slip into the patch (the fixture repos ignore nothing)
+    assert not any("__pycache__" in patch or ".pyc" in patch for patch in preds.values())
     # each patch, applied to a fresh checkout at base_commit, fixes what the instance asked for
     checks = {
         "acme__calc-1": "from calc import add; assert add(2, 3) == 5",
@@ -69,6 +72,7 @@ async def test_workers_fix_every_instance_and_keep_trajectories(fixture: Fixture
         assert fixture.record(iid)["problem_statement"] in first.data["message"]["text"]
     assert sorted(p.name for p in out.iterdir()) == [
         ".lock",
+        "attempts.json",
         "predictions.jsonl",
         "summary.json",
         "trajectories",
@@ -76,6 +80,15 @@ async def test_workers_fix_every_instance_and_keep_trajectories(fixture: Fixture
     assert sorted(p.name for p in (out / "trajectories").iterdir()) == [
         f"{i}.jsonl" for i in sorted(fixture.ids)
     ]
+    # every file readable as the umask says (0644 under 022), not private to this user
+    files = [out / "predictions.jsonl", out / "summary.json", *(out / "trajectories").iterdir()]
+    assert {p.stat().st_mode & 0o777 for p in files} == {0o666 & ~_umask()}
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 async def test_a_provider_failure_stops_only_its_instance_and_is_retried(

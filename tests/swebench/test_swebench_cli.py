@@ -95,6 +95,7 @@ def test_kill_9_mid_run_then_resume(fixture: Fixture, tmp_path: Path) -> None:
         assert after["instances"][iid] == first["instances"][iid]
         assert (out / "trajectories" / f"{iid}.jsonl").read_bytes() == kept[f"{iid}.jsonl"]
     assert after["instances"]["acme__calc-2"]["status"] == "submitted"
+    assert after["instances"]["acme__calc-2"]["attempt"] == 2  # the killed attempt counts
     assert codec.parse((out / "trajectories" / "acme__calc-2.jsonl").read_bytes()).entries
     assert not (out / "trajectories" / ".sessions").exists()
     # and once more: nothing left to do
@@ -279,3 +280,16 @@ def test_dataset_without_a_hub_fails_with_a_clear_message(tmp_path: Path) -> Non
         assert "could not load dataset 'SWE-bench/SWE-bench_Verified'" in proc.stderr
         assert "--instances FILE.jsonl" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_output_files_get_the_mode_asked_for(
+    fixture: Fixture, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    in_process(capsys, *fixture.argv(out, "--ids", "acme__calc-1", "--output-mode", "0640"))
+    written = [out / "predictions.jsonl", out / "summary.json", out / "attempts.json"]
+    written += list((out / "trajectories").glob("*.jsonl"))
+    assert len(written) == 4
+    assert {oct(p.stat().st_mode & 0o777) for p in written} == {"0o640"}
+    _, err = in_process(capsys, *fixture.argv(tmp_path / "o2", "--output-mode", "rw"), check=2)
+    assert "--output-mode takes an octal mode such as 0644" in err

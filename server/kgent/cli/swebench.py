@@ -50,6 +50,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     o = r.add_argument_group("output")
     o.add_argument("--out", required=True, metavar="DIR", help="output directory (resumes what is there)")
     o.add_argument(
+        "--output-mode",
+        dest="output_mode",
+        metavar="OCTAL",
+        help="file mode of predictions, summary and trajectories (e.g. 0644; default: the umask's)",
+    )
+    o.add_argument(
         "--model-name",
         dest="model_name",
         required=True,
@@ -73,6 +79,34 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="never clone: every mirror must be in --repos",
     )
     w.add_argument("--workdir", metavar="DIR", help="where checkouts are made (default OUT/workspaces)")
+    w.add_argument(
+        "--history-depth",
+        dest="history_depth",
+        type=int,
+        metavar="N",
+        help="commits of history each workspace gets (default: all up to base_commit, none after it)",
+    )
+    w.add_argument(
+        "--environment",
+        choices=("local", "docker"),
+        default="local",
+        help="where the agent's commands run: local (bubblewrap, confined to the workspace; default) or docker "
+        "(the harness's per-instance image, workspace at /testbed)",
+    )
+    w.add_argument(
+        "--ro-bind",
+        dest="ro_binds",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="local: one more directory the agent's commands see read-only, e.g. a toolchain outside /usr and /opt "
+        "(repeatable)",
+    )
+    w.add_argument(
+        "--network",
+        action="store_true",
+        help="let the agent's commands (and web_fetch) use the network (default: no network)",
+    )
     w.add_argument(
         "--keep-workspaces",
         dest="keep_workspaces",
@@ -166,10 +200,17 @@ def _config(args: argparse.Namespace) -> tuple[Any, list[Any]]:
     from kgent.core.errors import ConfigError
     from kgent.swebench import EvalConfig, Shard, load_dataset, load_instances, select
     from kgent.swebench.cost import Price, price_for
+    from kgent.swebench.environments import make_environment
+    from kgent.swebench.instances import harness_gaps
     from kgent.swebench.model import provider_factory
+    from kgent.swebench.output import parse_mode
     from kgent.swebench.prompt import load_template
 
-    for flag, value in (("--workers", args.workers), ("--max-turns", args.max_turns)):
+    for flag, value in (
+        ("--workers", args.workers),
+        ("--max-turns", args.max_turns),
+        ("--history-depth", 1 if args.history_depth is None else args.history_depth),
+    ):
         if value < 1:
             raise ConfigError(f"{flag} must be at least 1")
     if args.timeout is not None and args.timeout <= 0:
@@ -197,6 +238,13 @@ def _config(args: argparse.Namespace) -> tuple[Any, list[Any]]:
         clone_url=args.clone_url,
         workdir=Path(args.workdir).expanduser().resolve() if args.workdir else None,
         keep_workspaces=args.keep_workspaces,
+        environment=make_environment(
+            args.environment,
+            network=args.network,
+            ro_binds=[Path(d).expanduser().absolute() for d in args.ro_binds],
+        ),
+        history_depth=args.history_depth,
+        output_mode=parse_mode(args.output_mode) if args.output_mode else None,
         workers=args.workers,
         max_turns=args.max_turns,
         timeout=args.timeout,
@@ -207,8 +255,12 @@ def _config(args: argparse.Namespace) -> tuple[Any, list[Any]]:
             "provider": provider.provider,
             "model": args.script if provider.provider == "scripted" and args.script else provider.model,
             "source": args.instances or f"{args.dataset}:{args.split}",
+            "instance_schema": "classic" if harness_gaps(instances) else "swebench5",
             "shard": str(shard) if shard else None,
             "limits": {"max_turns": args.max_turns, "timeout": args.timeout, "cost_limit": args.cost_limit},
+            "environment": args.environment,
+            "network": args.network,
+            "history_depth": args.history_depth,
             "price_per_mtok": None if price is None else [price.input, price.output, price.cache_read],
         },
     )
@@ -253,8 +305,15 @@ async def _run(args: argparse.Namespace) -> int:
     if evaluator.stopped:
         print(f"interrupted: run the same command again to resume ({config.out})", file=sys.stderr)
         return 130
+    from kgent.swebench.instances import harness_gaps
     from kgent.swebench.output import read_predictions
 
+    if args.instances and (gaps := harness_gaps(instances)):
+        print(
+            f"note: {args.instances} is in the classic schema (no {', '.join(gaps)}): swebench 5's harness cannot "
+            "evaluate from it; give it the dataset's hub id or a swebench 5 export (docs/swebench.md)",
+            file=sys.stderr,
+        )
     predicted = {p["instance_id"] for p in read_predictions(config.out / "predictions.jsonl")}
     missing = [i.instance_id for i in instances if i.instance_id not in predicted]
     print(

@@ -1,6 +1,10 @@
 # Concept: SWE-bench instances — read them (a JSONL/JSON file or a Hugging Face dataset), pick some, shard them.
 """Instances in the SWE-bench schema: `instance_id`, `repo`, `base_commit`, `problem_statement` are required;
-`hints_text` and any other field (`version`, `FAIL_TO_PASS`, …) are kept as they came, for the prompt template."""
+`hints_text` and any other field (`version`, `FAIL_TO_PASS`, …) are kept as they came, for the prompt template.
+
+Both schemas are read: the classic one and swebench 5's, which adds what its harness evaluates with (`image`,
+`eval_script`, `log_parser`, `eval_type`; `FAIL_TO_PASS`/`PASS_TO_PASS` as lists or JSON strings). Only a file in
+swebench 5's schema can be given to that harness as `--dataset_name`; `harness_gaps` says what a record lacks."""
 
 from __future__ import annotations
 
@@ -14,6 +18,8 @@ from typing import Any
 from kgent.core.errors import ConfigError
 
 REQUIRED = ("instance_id", "repo", "base_commit", "problem_statement")
+# What swebench 5's harness reads from an instance besides the classic fields (its `make_test_spec`).
+HARNESS_FIELDS = ("image", "eval_script", "log_parser", "eval_type")
 # The SWE-bench harness's own short names for its datasets (`swebench eval verified …`).
 DATASET_ALIASES = {
     "full": "SWE-bench/SWE-bench",
@@ -72,6 +78,11 @@ def instance_from_dict(record: Mapping[str, Any], where: str = "") -> Instance:
         hints_text=hints if isinstance(hints, str) else "",
         fields=dict(record),
     )
+
+
+def harness_gaps(instances: Iterable[Instance]) -> list[str]:
+    """The swebench 5 harness fields some of the instances lack (none for a file in its schema)."""
+    return [f for f in HARNESS_FIELDS if any(not inst.fields.get(f) for inst in instances)]
 
 
 def load_instances(path: str | Path) -> list[Instance]:

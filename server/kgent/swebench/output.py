@@ -6,6 +6,10 @@
 Every write replaces a file by rename after fsync: predictions.jsonl is copied, the new line appended to the copy,
 the copy renamed over the original. A reader (the harness, a resume, a merge) therefore sees each prediction line
 whole or not at all, whenever the process dies. One process writes a directory at a time (`OUT/.lock`).
+
+Files get the mode `--output-mode` names, by default what the umask gives a new file (0644 under the usual 022),
+so a harness or a colleague running as another user can read them. `OUT/attempts.json` counts the attempts each
+instance started, written before the attempt runs, so a kill -9 mid-run still counts.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from kgent.core.errors import KgentError
 
 PREDICTIONS = "predictions.jsonl"
 SUMMARY = "summary.json"
+ATTEMPTS = "attempts.json"
 TRAJECTORIES = "trajectories"
 PREDICTION_KEYS = ("instance_id", "model_name_or_path", "model_patch")
 
@@ -46,10 +51,32 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def replace_file(path: Path, data: bytes, *, keep: Path | None = None) -> None:
-    """Make `path` hold `keep`'s bytes followed by `data`, atomically (temp file, fsync, rename, fsync dir)."""
+_UMASK = os.umask(0)  # read once, at import (umask can only be read by setting it)
+os.umask(_UMASK)
+
+
+def default_mode() -> int:
+    """The mode a new file gets from the umask (0o666 & ~umask)."""
+    return 0o666 & ~_UMASK
+
+
+def parse_mode(text: str) -> int:
+    """An octal file mode such as 0644 or 640 (permission bits only)."""
+    try:
+        mode = int(text, 8)
+    except ValueError:
+        raise OutputError(f"--output-mode takes an octal mode such as 0644, got {text!r}") from None
+    if not 0 <= mode <= 0o777:
+        raise OutputError(f"--output-mode takes permission bits (0 to 0777), got {text!r}")
+    return mode
+
+
+def replace_file(path: Path, data: bytes, *, keep: Path | None = None, mode: int | None = None) -> None:
+    """Make `path` hold `keep`'s bytes followed by `data`, atomically (temp file, fsync, rename, fsync dir), with
+    `mode` (default: the umask's)."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, default_mode() if mode is None else mode)
         with os.fdopen(fd, "wb") as out:
             if keep is not None and keep.exists():
                 with open(keep, "rb") as src:
@@ -65,8 +92,8 @@ def replace_file(path: Path, data: bytes, *, keep: Path | None = None) -> None:
     _fsync_dir(path.parent)
 
 
-def write_json(path: Path, obj: Any) -> None:
-    replace_file(path, (json.dumps(obj, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+def write_json(path: Path, obj: Any, *, mode: int | None = None) -> None:
+    replace_file(path, (json.dumps(obj, indent=2, ensure_ascii=False) + "\n").encode("utf-8"), mode=mode)
 
 
 def read_predictions(path: Path) -> list[dict[str, Any]]:
@@ -152,10 +179,13 @@ def totals(records: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
 class OutputDir:
     """One evaluation's output directory, held by this process while open (`with OutputDir(path) as out`)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, mode: int | None = None) -> None:
         self.root = root
+        self.mode = default_mode() if mode is None else mode  # of every file written here
         self.predictions_path = root / PREDICTIONS
         self.summary_path = root / SUMMARY
+        self.attempts_path = root / ATTEMPTS
+        self.attempts: dict[str, int] = {}
         self.trajectories = root / TRAJECTORIES
         self._lock_fd: int | None = None
         self.summary = Summary()
@@ -175,6 +205,13 @@ class OutputDir:
         self.trajectories.mkdir(exist_ok=True)
         self.summary = Summary.load(self.summary_path)
         self.done = {p["instance_id"]: p for p in read_predictions(self.predictions_path)}
+        try:
+            counted = json.loads(self.attempts_path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            counted = {}
+        except ValueError:
+            raise OutputError(f"{self.attempts_path} is not valid JSON") from None
+        self.attempts = {str(k): int(v) for k, v in dict(counted).items()}
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -185,6 +222,21 @@ class OutputDir:
     def trajectory_path(self, instance_id: str) -> Path:
         return self.trajectories / f"{instance_id}.jsonl"
 
+    def start_attempt(self, instance_id: str) -> int:
+        """Count one more attempt of the instance, on disk before it runs; returns its number (1 for the first).
+        Counts what an earlier summary record says too (an output directory from before attempts.json)."""
+        earlier = int((self.summary.instances.get(instance_id) or {}).get("attempt") or 0)
+        n = max(self.attempts.get(instance_id, 0), earlier) + 1
+        self.attempts[instance_id] = n
+        write_json(self.attempts_path, dict(sorted(self.attempts.items())), mode=self.mode)
+        return n
+
+    def keep_trajectory(self, src: Path, instance_id: str) -> None:
+        """Move a finished session file in as the instance's trajectory, with the directory's file mode."""
+        dst = self.trajectory_path(instance_id)
+        os.chmod(src, self.mode)
+        src.replace(dst)
+
     def record(
         self, instance_id: str, record: dict[str, Any], *, meta: Mapping[str, Any] | None = None
     ) -> None:
@@ -194,18 +246,21 @@ class OutputDir:
             self.summary.meta.update(meta)
         self.summary.instances[instance_id] = record
         self.summary.meta["updated"] = now_iso()
-        write_json(self.summary_path, self.summary.to_dict())
+        write_json(self.summary_path, self.summary.to_dict(), mode=self.mode)
 
     def write_meta(self, meta: Mapping[str, Any]) -> None:
         self.summary.meta.update(meta)
-        write_json(self.summary_path, self.summary.to_dict())
+        write_json(self.summary_path, self.summary.to_dict(), mode=self.mode)
 
     def add_prediction(self, instance_id: str, model_name: str, patch: str) -> None:
         """Append one prediction line, atomically (see the module docstring)."""
         if instance_id in self.done:
             raise OutputError(f"{instance_id} already has a prediction in {self.predictions_path}")
         replace_file(
-            self.predictions_path, prediction_line(instance_id, model_name, patch), keep=self.predictions_path
+            self.predictions_path,
+            prediction_line(instance_id, model_name, patch),
+            keep=self.predictions_path,
+            mode=self.mode,
         )
         self.done[instance_id] = {
             "instance_id": instance_id,

@@ -1,6 +1,8 @@
 # Concept: the evaluator — instances → workspaces → kernel runs → predictions, with workers, limits and resume.
 """`Evaluator.run(instances)` runs every instance that has no prediction yet, `workers` at a time, each in its own
-workspace with its own kernel (full mode: the workspace is disposable) and its own limits. One instance failing
+workspace with its own kernel (full mode: the workspace is disposable) and its own limits. Its commands run in the
+configured environment (swebench/environments.py: confined to the workspace, locally or in the harness's Docker
+image) and its file tools stay in the workspace, so nothing of the evaluator is within reach. One instance failing
 (a provider error, a clone that cannot be made) is recorded and never stops the others; it has no prediction, so
 the next `run` over the same output directory tries it again. `stop()` (Ctrl-C) cancels what is running and
 records nothing for it."""
@@ -24,12 +26,13 @@ from kgent.providers.base import Provider
 from kgent.session.entries import new_id
 from kgent.session.jsonl import JsonlSessionStore
 from kgent.swebench.cost import Price
+from kgent.swebench.environments import Environment, EnvironmentFailed, LocalEnvironment, confined_tools
 from kgent.swebench.instances import Instance
 from kgent.swebench.output import OutputDir, OutputError, now_iso
 from kgent.swebench.prompt import DEFAULT_TEMPLATE, render, system_prompt
 from kgent.swebench.workspace import Mirrors, WorkspaceError, check_patch, collect_patch, prepare
 from kgent.tools import CODING_TOOLS
-from kgent.tools.base import Tool
+from kgent.tools.base import CommandRunner, Tool
 
 # Statuses that are the agent's answer: they get a prediction (possibly an empty patch) and are not run again.
 FINAL = ("submitted", "empty_patch", "max_turns", "timeout", "cost_limit", "invalid_patch")
@@ -67,8 +70,13 @@ class EvalConfig:
     cost_limit: float | None = None  # USD per instance; needs `price`
     price: Price | None = None
     template: str = DEFAULT_TEMPLATE
-    # The tools of an instance's run. Hook for running commands elsewhere (a container, a sandbox): the default
-    # tools run bash in the workspace on this machine, inside Kgent's OS sandbox once the bash tool has one.
+    # Where the agent's commands run: confined to the workspace on this machine (default, no network) or in the
+    # harness's per-instance Docker image (DockerEnvironment).
+    environment: Environment = field(default_factory=LocalEnvironment)
+    history_depth: int | None = None  # commits of history a workspace gets (None: all up to base_commit)
+    output_mode: int | None = None  # file mode of OUT's files (None: the umask's)
+    # The tools of an instance's run (default: the coding tools). Whatever they are, the file tools are kept in the
+    # workspace and web_fetch is left out without the network (environments.confined_tools).
     make_tools: ToolFactory | None = None
     meta: dict[str, Any] = field(default_factory=dict)  # written into summary.json (provider, shard, …)
 
@@ -110,7 +118,7 @@ class Evaluator:
         """Run the instances without a prediction in OUT; returns the records of the instances run now."""
         cfg = self.config
         done: dict[str, dict[str, Any]] = {}
-        with OutputDir(cfg.out) as out:
+        with OutputDir(cfg.out, mode=cfg.output_mode) as out:
             earlier = {p["model_name_or_path"] for p in out.done.values()} - {cfg.model_name}
             if earlier:
                 raise OutputError(
@@ -168,10 +176,9 @@ class Evaluator:
         if self.progress is not None:
             self.progress.instance_started(inst.instance_id)
         t0 = time.monotonic()
-        previous = out.summary.instances.get(inst.instance_id) or {}
         record: dict[str, Any] = {
             "status": "error",
-            "attempt": int(previous.get("attempt") or 0) + 1,
+            "attempt": out.start_attempt(inst.instance_id),  # counted on disk first: a kill -9 still counts
             "started": now_iso(),
             "turns": 0,
             "tokens": {},
@@ -202,11 +209,18 @@ class Evaluator:
         """Check out, run, collect: fills `record` and returns the patch to predict ("" for none)."""
         try:
             mirror = await self.mirrors.ensure(inst)
-            await prepare(inst, mirror, workspace)
+            t0 = time.monotonic()
+            await prepare(inst, mirror, workspace, depth=self.config.history_depth)
+            record["workspace_seconds"] = round(time.monotonic() - t0, 3)
         except (WorkspaceError, OSError) as exc:
             _workspace_error(record, exc)
             return ""
-        result = await self._agent(inst, workspace, out, live, record)
+        try:
+            async with self.config.environment.open(inst, workspace) as runner:
+                result = await self._agent(inst, workspace, out, live, record, runner)
+        except EnvironmentFailed as exc:
+            record.update(error={"code": exc.code, "message": exc.message})
+            return ""
         if result is None:  # the run could not start: the record says why
             return ""
         try:
@@ -224,16 +238,27 @@ class Evaluator:
         return patch.text
 
     async def _agent(
-        self, inst: Instance, workspace: Path, out: OutputDir, live: _Live, record: dict[str, Any]
+        self,
+        inst: Instance,
+        workspace: Path,
+        out: OutputDir,
+        live: _Live,
+        record: dict[str, Any],
+        runner: CommandRunner,
     ) -> RunResult | None:
-        """Run the kernel on the instance; its session file becomes the trajectory."""
+        """Run the kernel on the instance (its commands through the environment's runner); its session file becomes
+        the trajectory."""
         cfg = self.config
         store = JsonlSessionStore(out.trajectories / ".sessions")
-        tools = tuple(cfg.make_tools(inst, workspace) if cfg.make_tools is not None else CODING_TOOLS())
+        tools = confined_tools(
+            cfg.make_tools(inst, workspace) if cfg.make_tools is not None else CODING_TOOLS(),
+            network=cfg.environment.network,
+        )
         kernel = AgentKernel(
             cfg.make_provider(inst),
             tools=tools,
             store=store,
+            runner=runner,
             config=KernelConfig(
                 mode="full",
                 max_turns=cfg.max_turns,
@@ -285,7 +310,7 @@ class Evaluator:
             return result  # its session stays in .sessions, cleared by the next run
         with contextlib.suppress(KgentError, OSError):
             src = store.locate(session_id)
-            src.replace(out.trajectory_path(inst.instance_id))
+            out.keep_trajectory(src, inst.instance_id)
             with contextlib.suppress(OSError):
                 src.parent.rmdir()
         return result

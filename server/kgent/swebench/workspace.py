@@ -1,8 +1,9 @@
 # Concept: an instance's workspace — a clean checkout at base_commit made from a bare mirror, and its patch.
 """Mirrors are bare clones named `owner__name.git` in one directory; a missing one is cloned there first (once,
-atomically). A workspace is a local clone of the mirror, detached at `base_commit`, with every ref but HEAD removed
-so the fix's future commits are not reachable by `git log --all`. The patch is `git diff` against `base_commit`,
-new files included, so commits the agent made count too."""
+atomically). A workspace is a new repository that fetched `base_commit` by id from the mirror: it holds exactly the
+objects reachable from that commit (all its history, or the last `depth` commits of it) and nothing else: no later
+commit, no ref, no remote, no reflog, no FETCH_HEAD, no alternates, no pack shared with the mirror. The patch is
+`git diff` against `base_commit`, new files included, so commits the agent made count too."""
 
 from __future__ import annotations
 
@@ -95,29 +96,58 @@ class Mirrors:
             return path
 
 
-async def prepare(instance: Instance, mirror: Path, workspace: Path) -> None:
-    """Make `workspace` a clean checkout of `mirror` at the instance's base_commit (replacing what was there)."""
+async def prepare(instance: Instance, mirror: Path, workspace: Path, *, depth: int | None = None) -> None:
+    """Make `workspace` a clean checkout of the instance's base_commit holding only its past (replacing what was
+    there): `git init`, then fetch that one commit by id from `mirror` (its whole history, or `depth` commits)."""
     await asyncio.to_thread(_clear, workspace)
-    await git("clone", "--quiet", "--no-checkout", str(mirror), str(workspace))
     commit = instance.base_commit
-    found = await git("cat-file", "-t", commit, cwd=workspace, check=False)
-    if found.strip() != "commit":
+    await git("init", "--quiet", str(workspace))
+    for key, value in _WORKSPACE_CONFIG:
+        await git("config", key, value, cwd=workspace)
+    fetch = [
+        "-c",
+        "uploadpack.allowAnySHA1InWant=true",
+        "fetch",
+        "--quiet",
+        "--no-tags",
+        "--no-write-fetch-head",
+    ]
+    if depth is not None:
+        fetch.append(f"--depth={depth}")
+    wanted = await _full_id(mirror, commit)
+    if wanted is None:
         raise WorkspaceError(
             f"base_commit {commit} of {instance.instance_id} is not in {mirror}: update the mirror "
             f"(git -C {mirror} fetch origin '+refs/heads/*:refs/heads/*')"
         )
-    await git("checkout", "--quiet", "--detach", commit, cwd=workspace)
-    await git("remote", "remove", "origin", cwd=workspace, check=False)
-    refs = await git("for-each-ref", "--format=delete %(refname)", cwd=workspace)
-    if refs.strip():
-        await git("update-ref", "--no-deref", "--stdin", cwd=workspace, input=refs)
-    await git("reflog", "expire", "--expire=now", "--all", cwd=workspace)
+    await git(*fetch, str(mirror), wanted, cwd=workspace)
+    await git("checkout", "--quiet", "--detach", wanted, cwd=workspace)
+    for leftover in ("FETCH_HEAD", "ORIG_HEAD", "logs"):  # none is written; make sure
+        await asyncio.to_thread(_remove, workspace / ".git" / leftover)
     head = (await git("rev-parse", "HEAD", cwd=workspace)).strip()
-    if not head.startswith(commit):
+    if head != wanted:
         raise WorkspaceError(f"{instance.instance_id}: HEAD is {head}, not base_commit {commit}")
     dirty = await git("status", "--porcelain", "--untracked-files=all", cwd=workspace)
     if dirty.strip():
         raise WorkspaceError(f"{instance.instance_id}: the checkout at {commit} is not clean:\n{dirty[:500]}")
+
+
+# A workspace's own settings: no reflog (nothing to find there but the base), no auto-gc mid-run, no shallow file
+# rewrites by later fetches (there are none: no remote).
+_WORKSPACE_CONFIG = (("core.logAllRefUpdates", "false"), ("gc.auto", "0"), ("advice.detachedHead", "false"))
+
+
+async def _full_id(mirror: Path, commit: str) -> str | None:
+    """The full id of `commit` (a full or abbreviated hash) in the mirror, or None when it has no such commit."""
+    found = await git("rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}", cwd=mirror, check=False)
+    return found.strip() or None
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
 
 
 def _clear(workspace: Path) -> None:
