@@ -136,3 +136,20 @@ def test_a_file_with_several_hard_links_counts_as_protected(tmp_path: Path) -> N
     assert classify_path(ws, "notes.txt", physical=True).hardlinked
     assert not classify_path(ws, ".git/objects/pack").hardlinked
     assert not classify_path(ws, "plain.txt").protected
+
+
+def test_a_link_that_cannot_be_read_is_outside_and_protected_not_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # /proc/1/cwd read by a process that may not follow it: realpath raises PermissionError, which used to end the
+    # run as a kernel_error; the classifier says "outside, protected" instead (asked, never run unasked)
+    real = os.path.realpath
+
+    def unreadable(path: str) -> str:
+        if str(path).startswith("/proc/1/cwd"):
+            raise PermissionError(13, "Permission denied", path)
+        return real(path)
+
+    monkeypatch.setattr(os.path, "realpath", unreadable)
+    resolved = classify_path(tmp_path, "/proc/1/cwd/secret")
+    assert not resolved.inside and resolved.protected

@@ -135,9 +135,10 @@ def classify_path(workspace: Path, raw_path: str, *, physical: bool = False) -> 
     joined = os.path.join(ws, cleaned)
     lexical = os.path.normpath(joined)
     ws_real = _realpath_of_root(ws)
-    real = os.path.realpath(
-        joined if physical else lexical
-    )  # through the nearest existing parent, dangling links too
+    try:  # through the nearest existing parent, dangling links too
+        real = os.path.realpath(joined if physical else lexical)
+    except OSError:  # a link that cannot be read (/proc/1/cwd as non-owner): nobody can tell where it leads
+        return ResolvedPath(Path(lexical), Path(lexical).as_posix(), inside=False, protected=True)
     rel_real = _under(real, ws_real)
     if rel_real is None:
         return ResolvedPath(
