@@ -16,6 +16,7 @@ from helpers import conforms
 from kgent.service.handshake import PROTOCOL_VERSION, Settings, initialize_result
 from kgent.service.wire.events import AgentEventParams, PermissionParams
 from kgent.service.wire.files import ApplyReviewResult, ReviewResult
+from kgent.session.jsonl import JsonlSessionStore
 from kgent.testing.http_server import HttpServer, read_events, sse_events, start
 
 
@@ -392,3 +393,15 @@ def test_review_and_apply_review(client: httpx.Client, server: HttpServer) -> No
     missing = client.get("/api/sessions/0123456789ab/review")
     assert missing.status_code == 404 and missing.json()["error"]["data"]["code"] == "session_not_found"
     assert client.post("/api/sessions/0123456789ab/review", json={"reject": [drop]}).status_code == 404
+
+
+async def test_review_is_refused_outside_the_allowed_workspaces(server: HttpServer, tmp_path: Path) -> None:
+    store = JsonlSessionStore(server.workspace.parent / "state" / "sessions")  # the server's own
+    outside = await store.create(workspace=str(tmp_path))
+    await store.aclose()
+    async with server.async_client() as client:
+        for res in (
+            await client.get(f"/api/sessions/{outside.id}/review"),
+            await client.post(f"/api/sessions/{outside.id}/review", json={"reject": [f"{outside.id}.1"]}),
+        ):
+            assert res.status_code == 403 and res.json()["error"]["data"]["code"] == "workspace_not_allowed"
