@@ -22,6 +22,7 @@ from kgent.core.messages import (
     UserMessage,
     message_to_dict,
 )
+from kgent.kernel.arguments import ArgumentChecks
 from kgent.kernel.cost import RunCost
 from kgent.kernel.hooks import HookContext, hooked_request, run_end_entries
 from kgent.kernel.prompt import system_prompt
@@ -98,6 +99,8 @@ class Loop:
         self.subagents_started = 0
         tools = spec.tools if spec.tools is not None else kernel.tools
         self.tools = {t.name: t for t in tools}
+        self.arguments = ArgumentChecks()
+        self.arguments.add(tools, known=kernel.arguments)
         self.fs: FileOps = spec.fs or kernel.fs
         self.schemas = tuple(
             ToolSchema(name=t.name, description=t.description, parameters=t.parameters) for t in tools
@@ -254,6 +257,7 @@ class Loop:
             t for t in await self.kernel.hooks.run_tools(self.spec.hook_context) if t.name not in self.tools
         ]
         self.tools.update((t.name, t) for t in added)
+        self.arguments.add(added)
         self.schemas += tuple(
             ToolSchema(name=t.name, description=t.description, parameters=t.parameters) for t in added
         )

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 from kgent.core.events import PermissionRequest, PermissionResolved, ToolCallEvent, ToolUpdate
 from kgent.core.messages import ToolCall, ToolResultMessage
 from kgent.kernel.hooks import denial, hooked_result
-from kgent.kernel.validate import validate_arguments
 from kgent.permissions import Intent, binding_hash, classify, decide, request_id, shell_grant
 from kgent.session.entries import SessionEntry
 from kgent.tools import spill
@@ -120,6 +119,11 @@ class ToolBatch:
             )
             self._fail(call, f"Unknown tool: {call.name}")
             return None
+        args, problem = self.loop.arguments.check(call.name, call.arguments)
+        if call.arguments_error is None and problem is None and args is not call.arguments:
+            call = replace(
+                call, arguments=args
+            )  # as the model meant it ("5" for 5): what runs and is approved
         desc = tool.describe(call.arguments, self._context(True))
         self.run.emit(
             ToolCallEvent(
@@ -132,7 +136,7 @@ class ToolBatch:
                 command=desc.command,
             )
         )
-        problem = call.arguments_error or validate_arguments(tool.parameters, call.arguments)
+        problem = call.arguments_error or problem
         if problem:
             self._fail(call, f"invalid_arguments: {problem}")
             return None
