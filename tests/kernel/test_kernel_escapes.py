@@ -254,7 +254,7 @@ async def _run(world: World, mode: str, sandbox: Sandbox) -> Outcome:
     async for event in run:
         out.texts.append(json.dumps(event_to_dict(event), ensure_ascii=False))
         if isinstance(event, PermissionRequest):
-            out.asked.append(names[event.tool_call["toolCallId"]])
+            out.asked.append(names[event.tool_call.tool_call_id])
             run.resolve_permission(event.request_id, "reject_once")
         elif isinstance(event, PermissionResolved) and event.source == "policy":
             out.denied.append(names[event.tool_call_id])
