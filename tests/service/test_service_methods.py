@@ -3,6 +3,7 @@ protocol-http.md and docs/acp.md agree with it."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -154,3 +155,14 @@ def test_acp_md_lists_every_method_of_the_table() -> None:
             assert documented[m.name] == f"not offered: {m.acp.why}", m.name
         else:
             assert documented[m.name] == ", ".join(f"`{n}`" for n in m.acp.method.split(", ")), m.name
+
+
+def test_the_generated_typescript_carries_the_table() -> None:
+    ts = (ROOT / "editors/vscode/src/wire.generated.ts").read_text(encoding="utf-8")
+    block = ts[ts.index("export interface Methods {") :]
+    listed = re.findall(r'^  ("[^"]+"): \{$', block, re.M)
+    assert [json.loads(name) for name in listed] == [m.name for m in METHODS]
+    assert (
+        '"agent/review": {\n    direction: "client → daemon"; kind: "request";\n    params: ReviewParams;'
+        in block
+    )
