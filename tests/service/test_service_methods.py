@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +16,7 @@ from kgent.daemon.server import NOTIFICATIONS, REQUESTS, SENT
 from kgent.http.app import create_app
 from kgent.http.guard import HttpConfig
 from kgent.http.routes import built, fastapi_path
-from kgent.service.wire.methods import METHODS, Absent, Acp, Http, Method
+from kgent.service.wire.methods import BY_NAME, METHODS, Absent, Acp, Http, Method
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -166,3 +168,12 @@ def test_the_generated_typescript_carries_the_table() -> None:
         '"agent/review": {\n    direction: "client → daemon"; kind: "request";\n    params: ReviewParams;'
         in block
     )
+
+
+def test_serving_loads_no_event_model() -> None:
+    code = "import sys, kgent.daemon.server, kgent.http.routes\nprint('kgent.service.wire.events' in sys.modules)"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert done.stdout.strip() == "False"  # the table names them; the schema and the tests resolve them
+    assert BY_NAME["agent/event"].params.__name__ == "AgentEventParams"

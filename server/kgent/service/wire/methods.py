@@ -9,12 +9,12 @@ and ACP say per method what they offer, or why not.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from kgent.service.service import Service
-from kgent.service.wire import events as E
 from kgent.service.wire import files as F
 from kgent.service.wire import requests as Q
 from kgent.service.wire import results as R
@@ -54,11 +54,28 @@ class Method:
     name: str
     direction: Direction
     kind: Literal["request", "notification"]
-    params: Any = None  # a wire type; None: no params
-    result: Any = None  # a wire type; None: the result is `null` (requests) or there is none (notifications)
+    # A wire type, or the name of one in kgent.service.wire.events (imported when first asked for: serving needs
+    # none of the event models, and they cost start-up time); None: no params / a `null` result (requests) or none
+    # (notifications).
+    params_ref: Any = None
+    result_ref: Any = None
     call: Call | None = None  # client → daemon requests: the service call, given the parsed params
     http: tuple[Http, ...] | Absent
     acp: Acp | Absent
+
+    @property
+    def params(self) -> Any:
+        return _resolve(self.params_ref)
+
+    @property
+    def result(self) -> Any:
+        return _resolve(self.result_ref)
+
+
+def _resolve(ref: Any) -> Any:
+    if isinstance(ref, str):
+        return getattr(importlib.import_module("kgent.service.wire.events"), ref)
+    return ref
 
 
 # -- the service calls ---------------------------------------------------------------------------------------------
@@ -134,8 +151,8 @@ METHODS: tuple[Method, ...] = (
         name="initialize",
         direction=_IN,
         kind="request",
-        params=Q.InitializeParams,
-        result=R.InitializeResult,
+        params_ref=Q.InitializeParams,
+        result_ref=R.InitializeResult,
         call=_initialize,
         http=(Http("GET", "/api/info", built=False, why="the server's own settings: no params to send"),),
         acp=Acp("initialize"),
@@ -159,8 +176,8 @@ METHODS: tuple[Method, ...] = (
         name="agent/run",
         direction=_IN,
         kind="request",
-        params=Q.RunParams,
-        result=R.RunResult,
+        params_ref=Q.RunParams,
+        result_ref=R.RunResult,
         call=_run,
         http=(Http("POST", "/api/runs", built=False, why="it registers the run's event log for SSE replay"),),
         acp=Acp("session/new, session/load, session/prompt"),
@@ -169,8 +186,8 @@ METHODS: tuple[Method, ...] = (
         name="agent/cancel",
         direction=_IN,
         kind="request",
-        params=Q.RunIdParams,
-        result=R.CancelResult,
+        params_ref=Q.RunIdParams,
+        result_ref=R.CancelResult,
         call=_cancel,
         http=(Http("POST", "/api/runs/{runId}/cancel"),),
         acp=Acp("session/cancel"),
@@ -179,8 +196,8 @@ METHODS: tuple[Method, ...] = (
         name="agent/steer",
         direction=_IN,
         kind="request",
-        params=Q.RunTextParams,
-        result=R.EmptyResult,
+        params_ref=Q.RunTextParams,
+        result_ref=R.EmptyResult,
         call=_steer,
         http=(Http("POST", "/api/runs/{runId}/steer"),),
         acp=_NO_STEER,
@@ -189,8 +206,8 @@ METHODS: tuple[Method, ...] = (
         name="agent/followUp",
         direction=_IN,
         kind="request",
-        params=Q.RunTextParams,
-        result=R.EmptyResult,
+        params_ref=Q.RunTextParams,
+        result_ref=R.EmptyResult,
         call=_follow_up,
         http=(Http("POST", "/api/runs/{runId}/followUp"),),
         acp=_NO_STEER,
@@ -199,8 +216,8 @@ METHODS: tuple[Method, ...] = (
         name="agent/clearQueue",
         direction=_IN,
         kind="request",
-        params=Q.RunIdParams,
-        result=R.EmptyResult,
+        params_ref=Q.RunIdParams,
+        result_ref=R.EmptyResult,
         call=_clear_queue,
         http=(Http("POST", "/api/runs/{runId}/clearQueue"),),
         acp=Absent("nothing is queued over ACP: it has no steer or follow-up"),
@@ -209,8 +226,8 @@ METHODS: tuple[Method, ...] = (
         name="agent/sessions",
         direction=_IN,
         kind="request",
-        params=Q.SessionsParams,
-        result=R.SessionsResult,
+        params_ref=Q.SessionsParams,
+        result_ref=R.SessionsResult,
         call=_sessions,
         http=(Http("GET", "/api/sessions"),),
         acp=Acp("session/list"),
@@ -219,8 +236,8 @@ METHODS: tuple[Method, ...] = (
         name="agent/session",
         direction=_IN,
         kind="request",
-        params=Q.SessionParams,
-        result=R.SessionResult,
+        params_ref=Q.SessionParams,
+        result_ref=R.SessionResult,
         call=_session,
         http=(Http("GET", "/api/sessions/{sessionId}"),),
         acp=Acp("session/load"),
@@ -229,8 +246,8 @@ METHODS: tuple[Method, ...] = (
         name="agent/fork",
         direction=_IN,
         kind="request",
-        params=Q.ForkParams,
-        result=R.ForkResult,
+        params_ref=Q.ForkParams,
+        result_ref=R.ForkResult,
         call=_fork,
         http=(Http("POST", "/api/sessions/{sessionId}/fork"),),
         acp=Absent("Kgent's ACP front does not serve session/fork yet (unstable in ACP)"),
@@ -239,8 +256,8 @@ METHODS: tuple[Method, ...] = (
         name="agent/compact",
         direction=_IN,
         kind="request",
-        params=Q.CompactParams,
-        result=R.CompactResult,
+        params_ref=Q.CompactParams,
+        result_ref=R.CompactResult,
         call=_compact,
         http=(Http("POST", "/api/sessions/{sessionId}/compact"),),
         acp=Absent("ACP has no compaction request"),
@@ -249,8 +266,8 @@ METHODS: tuple[Method, ...] = (
         name="agent/review",
         direction=_IN,
         kind="request",
-        params=F.ReviewParams,
-        result=F.ReviewResult,
+        params_ref=F.ReviewParams,
+        result_ref=F.ReviewResult,
         call=_review,
         http=(Http("GET", "/api/sessions/{sessionId}/review"),),
         acp=Absent("ACP has no review: its clients show each edit's diff in the tool call"),
@@ -259,8 +276,8 @@ METHODS: tuple[Method, ...] = (
         name="agent/applyReview",
         direction=_IN,
         kind="request",
-        params=F.ApplyReviewParams,
-        result=F.ApplyReviewResult,
+        params_ref=F.ApplyReviewParams,
+        result_ref=F.ApplyReviewResult,
         call=_apply_review,
         http=(Http("POST", "/api/sessions/{sessionId}/review"),),
         acp=Absent("ACP has no review: its clients show each edit's diff in the tool call"),
@@ -269,7 +286,7 @@ METHODS: tuple[Method, ...] = (
         name="$/cancelRequest",
         direction="both",
         kind="notification",
-        params=Q.CancelRequestParams,
+        params_ref=Q.CancelRequestParams,
         http=Absent("an HTTP request is cancelled by closing its connection"),
         acp=Absent("the ACP SDK cancels its own requests"),
     ),
@@ -277,7 +294,7 @@ METHODS: tuple[Method, ...] = (
         name="agent/event",
         direction=_OUT,
         kind="notification",
-        params=E.AgentEventParams,
+        params_ref="AgentEventParams",
         http=(
             Http("GET", "/api/runs/{runId}/events", built=False, why="an SSE stream with replay"),
             Http(
@@ -293,8 +310,8 @@ METHODS: tuple[Method, ...] = (
         name="agent/permission",
         direction=_OUT,
         kind="request",
-        params=E.PermissionParams,
-        result=Q.PermissionResult,
+        params_ref="PermissionParams",
+        result_ref=Q.PermissionResult,
         http=(
             Http("GET", "/api/permissions", built=False, why="the open approvals, kept by the server's hub"),
             Http("POST", "/api/permissions/{requestId}", built=False, why="the first answer wins"),
@@ -305,8 +322,8 @@ METHODS: tuple[Method, ...] = (
         name="agent/readTextFile",
         direction=_OUT,
         kind="request",
-        params=F.ReadTextFileParams,
-        result=F.ReadTextFileResult,
+        params_ref=F.ReadTextFileParams,
+        result_ref=F.ReadTextFileResult,
         http=_BUFFERS,
         acp=Acp("fs/read_text_file"),
     ),
@@ -314,8 +331,8 @@ METHODS: tuple[Method, ...] = (
         name="agent/writeTextFile",
         direction=_OUT,
         kind="request",
-        params=F.WriteTextFileParams,
-        result=F.WriteTextFileResult,
+        params_ref=F.WriteTextFileParams,
+        result_ref=F.WriteTextFileResult,
         http=_BUFFERS,
         acp=Acp("fs/write_text_file"),
     ),
@@ -323,8 +340,8 @@ METHODS: tuple[Method, ...] = (
         name="agent/saveFiles",
         direction=_OUT,
         kind="request",
-        params=F.SaveFilesParams,
-        result=F.SaveFilesResult,
+        params_ref=F.SaveFilesParams,
+        result_ref=F.SaveFilesResult,
         http=_BUFFERS,
         acp=Absent("ACP's fs/write_text_file writes the file itself: there is nothing left to save"),
     ),
