@@ -4,6 +4,7 @@ model, the initialize answer of the boot path is InitializeResult, session shape
 from __future__ import annotations
 
 import dataclasses
+import json
 import types
 import typing
 from typing import Any
@@ -65,7 +66,16 @@ def test_enumerations_are_the_kernels() -> None:
 USAGE = Usage(input_tokens=3, output_tokens=4).to_dict()
 PRICED = usage_to_wire(Usage(input_tokens=3, output_tokens=4, cache_read_tokens=900), 0.0012345)
 PRICES = PriceTable({})
-TOOL_CALL = {
+TOOL_CALL = K.PermissionToolCall(
+    tool_call_id="c1",
+    name="edit",
+    kind="edit",
+    title="Edit a.py",
+    args={"path": "a.py"},
+    path="a.py",
+    preview=K.ChangePreview(diff="--- a\n+++ b\n", old_text=None, new_text="x\n"),
+)
+TOOL_CALL_WIRE = {
     "toolCallId": "c1",
     "name": "edit",
     "kind": "edit",
@@ -83,22 +93,17 @@ EVENTS: list[K.Event] = [
     K.UserInput(text="hi", source="steer"),
     K.MessageDelta(kind="thinking", delta="hm"),
     K.MessageEnd(
-        message=message_to_dict(
-            AssistantMessage(
-                text="t",
-                stop_reason="tool_use",
-                usage=Usage(),
-                tool_calls=(ToolCall(id="c1", name="read"),),
-                provider="p",
-                model="m",
-                vendor={"sig": "x"},
-            )
+        message=AssistantMessage(
+            text="t",
+            stop_reason="tool_use",
+            usage=Usage(),
+            tool_calls=(ToolCall(id="c1", name="read"),),
+            provider="p",
+            model="m",
+            vendor={"sig": "x"},
         )
     ),
-    K.MessageEnd(
-        message=message_to_dict(AssistantMessage(stop_reason="error", error="boom", error_code="e")),
-        entry_id="e1",
-    ),
+    K.MessageEnd(message=AssistantMessage(stop_reason="error", error="boom", error_code="e"), entry_id="e1"),
     K.ToolCallEvent(
         tool_call_id="c1", name="bash", kind="execute", title="Run ls", args={"command": "ls"}, command="ls"
     ),
@@ -152,8 +157,22 @@ def test_kernel_events_are_their_wire_models(event: K.Event) -> None:
     )
 
 
+def test_message_end_carries_the_message_and_sends_its_session_form() -> None:
+    end = EVENTS[3]
+    assert isinstance(end, K.MessageEnd) and isinstance(end.message, AssistantMessage)
+    assert K.event_to_dict(end) == {"type": "message_end", "message": message_to_dict(end.message)}
+
+
 def test_a_permission_request_is_the_agent_permission_params() -> None:
     event = K.event_to_dict(EVENTS[8])
+    assert json.dumps(event["toolCall"]) == json.dumps(
+        TOOL_CALL_WIRE
+    )  # the same bytes, key order and null included
+    request = EVENTS[8]
+    assert isinstance(request, K.PermissionRequest)
+    bare_call = dataclasses.replace(TOOL_CALL, path=None, preview=None)
+    bare = K.event_to_dict(dataclasses.replace(request, tool_call=bare_call))
+    assert list(bare["toolCall"]) == ["toolCallId", "name", "kind", "title", "args"]
     conforms(
         E.PermissionParams,
         {"runId": "run-1", "sessionId": "s", **{k: v for k, v in event.items() if k != "type"}},

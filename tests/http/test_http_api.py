@@ -15,6 +15,8 @@ from conftest import run
 from helpers import conforms
 from kgent.service.handshake import PROTOCOL_VERSION, Settings, initialize_result
 from kgent.service.wire.events import AgentEventParams, PermissionParams
+from kgent.service.wire.files import ApplyReviewResult, ReviewResult
+from kgent.session.jsonl import JsonlSessionStore
 from kgent.testing.http_server import HttpServer, read_events, sse_events, start
 
 
@@ -54,6 +56,7 @@ def test_info_is_initialize_and_openapi_lists_the_routes(client: httpx.Client) -
         "/api/runs/{run_id}/cancel",
         "/api/runs/{run_id}/steer",
         "/api/runs/{run_id}/followUp",
+        "/api/runs/{run_id}/clearQueue",
         "/api/runs/{run_id}/events",
         "/api/permissions",
         "/api/permissions/{request_id}",
@@ -61,6 +64,7 @@ def test_info_is_initialize_and_openapi_lists_the_routes(client: httpx.Client) -
         "/api/sessions/{session_id}",
         "/api/sessions/{session_id}/fork",
         "/api/sessions/{session_id}/compact",
+        "/api/sessions/{session_id}/review",
         "/api/sessions/{session_id}/events",
     ):
         assert path in paths, path
@@ -309,3 +313,95 @@ def test_the_listening_socket_gets_tcp_nodelay_on_its_connections() -> None:
         assert sock.proto == socket.IPPROTO_TCP  # asyncio sets TCP_NODELAY only on such sockets' connections
     finally:
         sock.close()
+
+
+def test_clear_queue_drops_the_queued_messages(client: httpx.Client) -> None:
+    started = run(client, "read-then-write")
+    rid = str(wait_permission(client, started["runId"])["requestId"])
+    base = f"/api/runs/{started['runId']}"
+    assert client.post(f"{base}/steer", json={"text": "use value 3"}).json() == {}
+    assert client.post(f"{base}/followUp", json={"text": "then add a test"}).json() == {}
+    cleared = client.post(f"{base}/clearQueue")  # no body
+    assert cleared.status_code == 200 and cleared.json() == {}
+    assert client.post(f"{base}/clearQueue", json={}).json() == {}  # or an empty one
+    client.post(f"/api/permissions/{rid}", json={"outcome": "selected", "optionId": "allow_once"})
+    events = [p["event"] for _, p in read_events(client, f"{base}/events")]
+    assert [e["source"] for e in events if e["type"] == "user_message"] == ["prompt"]
+    queues = [e for e in events if e["type"] == "queue_update"]
+    assert queues[-1] == {"type": "queue_update", "steering": [], "followUp": []}
+    assert events[-1]["type"] == "run_end" and events[-1]["status"] == "settled"
+    ended = client.post(f"{base}/clearQueue")
+    assert ended.status_code == 409 and ended.json()["error"]["data"]["code"] == "run_not_live"
+    unknown = client.post("/api/runs/run-nope/clearQueue")
+    assert unknown.status_code == 404 and unknown.json()["error"]["data"]["code"] == "run_not_found"
+    assert client.post(f"{base}/clearQueue", json=[1]).status_code == 400
+
+
+A = "alpha\nbeta\ncharlie\ndelta\necho\nfoxtrot\ngolf\nhotel\nindia\n"
+B = "alpha\nbravo\ncharlie\ndelta\necho\nfoxtrot\ngolf\nhotel\nindia\njuliet\n"
+
+
+def test_review_and_apply_review(client: httpx.Client, server: HttpServer) -> None:
+    (server.workspace / "a.txt").write_text(A)
+    (server.workspace / "b.txt").write_text(B)
+    started = run(client, "review-edits", prompt="edit", mode="full")
+    end = read_events(client, f"/api/runs/{started['runId']}/events")[-1][1]["event"]
+    assert end["status"] == "settled" and end["changedPaths"] == ["a.txt", "b.txt"]
+    sid, path = started["sessionId"], f"/api/sessions/{started['sessionId']}/review"
+
+    res = client.get(path, params={"runId": started["runId"]})
+    assert res.status_code == 200, res.text
+    review = res.json()
+    conforms(ReviewResult, review)
+    assert review["sessionId"] == sid and [r["runId"] for r in review["runs"]] == [started["runId"]]
+    hunks = {f"{f['path']}:{h['newText'].strip()}": h for f in review["runs"][0]["files"] for h in f["hunks"]}
+    assert sorted(hunks) == ["a.txt:BETA", "a.txt:HOTEL", "b.txt:CHARLIE", "b.txt:INDIA"]
+    assert all(h["status"] == "pending" for h in hunks.values())
+    assert client.get(path).json() == review  # the whole session: its one run
+    assert client.get(path, params={"runId": "run-other"}).json()["runs"] == []
+
+    keep = [hunks[k]["id"] for k in ("a.txt:BETA", "b.txt:CHARLIE", "b.txt:INDIA")]
+    drop = hunks["a.txt:HOTEL"]["id"]
+    res = client.post(path, json={"accept": keep, "reject": [drop]})
+    assert res.status_code == 200, res.text
+    conforms(ApplyReviewResult, res.json())
+    assert [(r["hunkId"], r["outcome"]) for r in res.json()["results"]] == [
+        *((k, "accepted") for k in keep),
+        (drop, "rejected"),
+    ]
+    assert res.json()["told"] == "next_prompt"
+    assert (server.workspace / "a.txt").read_text() == A.replace("beta", "BETA")
+    statuses = {
+        h["id"]: h["status"] for r in client.get(path).json()["runs"] for f in r["files"] for h in f["hunks"]
+    }
+    assert statuses == {**dict.fromkeys(keep, "accepted"), drop: "rejected"}
+    again = client.post(path, json={"reject": [drop]}).json()["results"]
+    assert [r["outcome"] for r in again] == ["already_rejected"]
+
+    # errors as the other routes: the daemon's messages, HTTP statuses
+    both = client.post(path, json={"accept": [drop], "reject": [drop]})
+    assert both.status_code == 400 and both.json()["error"] == {
+        "code": -32602,
+        "message": f"invalid params: params a hunk cannot be both accepted and rejected: {drop}",
+        "data": {"code": "invalid_params"},
+    }
+    typed = client.post(path, json={"accept": "all"})
+    assert typed.status_code == 400 and typed.json()["error"]["message"].startswith(
+        "invalid params: 'accept'"
+    )
+    assert client.post(path, content=b"{", headers={"Content-Type": "application/json"}).status_code == 400
+    missing = client.get("/api/sessions/0123456789ab/review")
+    assert missing.status_code == 404 and missing.json()["error"]["data"]["code"] == "session_not_found"
+    assert client.post("/api/sessions/0123456789ab/review", json={"reject": [drop]}).status_code == 404
+
+
+async def test_review_is_refused_outside_the_allowed_workspaces(server: HttpServer, tmp_path: Path) -> None:
+    store = JsonlSessionStore(server.workspace.parent / "state" / "sessions")  # the server's own
+    outside = await store.create(workspace=str(tmp_path))
+    await store.aclose()
+    async with server.async_client() as client:
+        for res in (
+            await client.get(f"/api/sessions/{outside.id}/review"),
+            await client.post(f"/api/sessions/{outside.id}/review", json={"reject": [f"{outside.id}.1"]}),
+        ):
+            assert res.status_code == 403 and res.json()["error"]["data"]["code"] == "workspace_not_allowed"

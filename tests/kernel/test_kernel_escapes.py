@@ -267,7 +267,7 @@ async def _drive(
     async for event in run:
         out.texts.append(json.dumps(event_to_dict(event), ensure_ascii=False))
         if isinstance(event, PermissionRequest):
-            out.asked.append(names[event.tool_call["toolCallId"]])
+            out.asked.append(names[event.tool_call.tool_call_id])
             run.resolve_permission(event.request_id, answer)
         elif isinstance(event, PermissionResolved) and event.source == "policy":
             out.denied.append(names[event.tool_call_id])

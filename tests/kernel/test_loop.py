@@ -38,9 +38,9 @@ async def test_tool_loop_reads_edits_runs_and_settles(make_kernel, workspace: Pa
     calls = [e for e in events if isinstance(e, ToolCallEvent)]
     assert [c.name for c in calls] == ["read", "edit", "bash"]
     asked = [e for e in events if isinstance(e, PermissionRequest)]
-    assert [a.tool_call["name"] for a in asked] == ["edit", "bash"]  # reads are not asked in ask mode
-    assert "+value = 2" in asked[0].tool_call["diff"]
-    assert asked[0].tool_call["newText"] == "value = 2\nprint(value)\n"
+    assert [a.tool_call.name for a in asked] == ["edit", "bash"]  # reads are not asked in ask mode
+    assert "+value = 2" in asked[0].tool_call.preview.diff
+    assert asked[0].tool_call.preview.new_text == "value = 2\nprint(value)\n"
     # each call: tool_call, then (approval), then in_progress, then completed — in that order
     seq = types(events)
     edit_at = seq.index("tool_call", seq.index("tool_call") + 1)
@@ -429,7 +429,7 @@ async def test_an_approval_holds_only_for_the_arguments_it_was_given_for(
     run = kernel.create_run("write", workspace=workspace)
 
     def tamper_then_allow(request: PermissionRequest) -> str:
-        request.tool_call["args"]["path"] = "other.txt"
+        request.tool_call.args["path"] = "other.txt"
         return "allow_once"
 
     events = await collect(run, tamper_then_allow)

@@ -59,7 +59,7 @@ async def test_a_sub_agent_runs_on_its_own_branch_asks_through_the_parent_and_an
     assert {e.run_id for e in events if isinstance(e, SubRunEvent)} == {start.run_id}
     # the sub-agent's command was asked, naming it; its read was not
     [asked] = [e for e in sub if isinstance(e, PermissionRequest)]
-    assert asked.tool_call["command"] == "python3 sample.py" and asked.agent == "Check sample.py"
+    assert asked.tool_call.command == "python3 sample.py" and asked.agent == "Check sample.py"
     assert [e.name for e in sub if isinstance(e, ToolCallEvent)] == ["read", "bash"]
     assert events.index(next(e for e in events if isinstance(e, SubRunEvent))) < events.index(done)
 

@@ -35,7 +35,7 @@ async def test_a_private_address_is_asked_with_its_own_reason_then_fetched(
     make_kernel, workspace: Path, site: Site
 ) -> None:
     asked, result = await _fetch(make_kernel, workspace, f"{site.base}/page", "auto", "allow_once")
-    assert len(asked) == 1 and asked[0].tool_call["kind"] == "fetch"
+    assert len(asked) == 1 and asked[0].tool_call.kind == "fetch"
     assert "a private network address (127.0.0.1): " in asked[0].reason
     assert asked[0].reason.endswith("private network addresses need your approval")
     assert not result.is_error and "# Fetched heading" in result.output

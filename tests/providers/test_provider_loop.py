@@ -71,8 +71,8 @@ async def test_full_tool_loop(model_server: ModelServer, kernel_for, workspace: 
     thinking = "".join(e.delta for e in events if isinstance(e, MessageDelta) and e.kind == "thinking")
     assert thinking == "Look at the file first."
     ends = [e.message for e in events if isinstance(e, MessageEnd)]
-    assert [m["stopReason"] for m in ends] == ["tool_use", "tool_use", "tool_use", "end"]
-    assert all(m["provider"] == wire and m["usage"]["inputTokens"] > 0 for m in ends)
+    assert [m.stop_reason for m in ends] == ["tool_use", "tool_use", "tool_use", "end"]
+    assert all(m.provider == wire and m.usage is not None and m.usage.input_tokens > 0 for m in ends)
 
     # the wire: four requests over one keep-alive connection, the history echoed back as each vendor requires
     assert len(model_server.requests) == 4 and model_server.connections == 1
@@ -164,7 +164,7 @@ async def test_broken_stream_fails_the_run_without_silent_truncation(
     events, result = await run_to_end(kernel_for(wire), workspace, "hi")
     assert result.status == "failed" and result.error["code"] == "stream_error"
     (end,) = [e.message for e in events if isinstance(e, MessageEnd)]
-    assert end["stopReason"] == "error" and end["text"] == "Hello from "
+    assert end.stop_reason == "error" and end.text == "Hello from "
     assert len(model_server.requests) == 1
 
 

@@ -782,3 +782,113 @@ export interface WriteTextFileResult {
    */
   applied: boolean;
 }
+
+/** Every method of the protocol, from the method table (kgent.service.wire.methods): who sends it, whether it
+ * is answered, its params and its result (`null`: none; `undefined`: a notification has no answer). */
+export interface Methods {
+  "initialize": {
+    direction: "client → daemon"; kind: "request";
+    params: InitializeParams; result: InitializeResult;
+  };
+  "shutdown": {
+    direction: "client → daemon"; kind: "request";
+    params: null; result: null;
+  };
+  "exit": {
+    direction: "client → daemon"; kind: "notification";
+    params: null; result: undefined;
+  };
+  "agent/run": {
+    direction: "client → daemon"; kind: "request";
+    params: RunParams; result: RunResult;
+  };
+  "agent/cancel": {
+    direction: "client → daemon"; kind: "request";
+    params: RunIdParams; result: CancelResult;
+  };
+  "agent/steer": {
+    direction: "client → daemon"; kind: "request";
+    params: RunTextParams; result: EmptyResult;
+  };
+  "agent/followUp": {
+    direction: "client → daemon"; kind: "request";
+    params: RunTextParams; result: EmptyResult;
+  };
+  "agent/clearQueue": {
+    direction: "client → daemon"; kind: "request";
+    params: RunIdParams; result: EmptyResult;
+  };
+  "agent/sessions": {
+    direction: "client → daemon"; kind: "request";
+    params: SessionsParams; result: SessionsResult;
+  };
+  "agent/session": {
+    direction: "client → daemon"; kind: "request";
+    params: SessionParams; result: SessionResult;
+  };
+  "agent/fork": {
+    direction: "client → daemon"; kind: "request";
+    params: ForkParams; result: ForkResult;
+  };
+  "agent/compact": {
+    direction: "client → daemon"; kind: "request";
+    params: CompactParams; result: CompactResult;
+  };
+  "agent/review": {
+    direction: "client → daemon"; kind: "request";
+    params: ReviewParams; result: ReviewResult;
+  };
+  "agent/applyReview": {
+    direction: "client → daemon"; kind: "request";
+    params: ApplyReviewParams; result: ApplyReviewResult;
+  };
+  "$/cancelRequest": {
+    direction: "both"; kind: "notification";
+    params: CancelRequestParams; result: undefined;
+  };
+  "agent/event": {
+    direction: "daemon → client"; kind: "notification";
+    params: AgentEventParams; result: undefined;
+  };
+  "agent/permission": {
+    direction: "daemon → client"; kind: "request";
+    params: PermissionParams; result: PermissionResult;
+  };
+  "agent/readTextFile": {
+    direction: "daemon → client"; kind: "request";
+    params: ReadTextFileParams; result: ReadTextFileResult;
+  };
+  "agent/writeTextFile": {
+    direction: "daemon → client"; kind: "request";
+    params: WriteTextFileParams; result: WriteTextFileResult;
+  };
+  "agent/saveFiles": {
+    direction: "daemon → client"; kind: "request";
+    params: SaveFilesParams; result: SaveFilesResult;
+  };
+}
+
+export type MethodName = keyof Methods;
+
+export const METHOD_NAMES: readonly MethodName[] = [
+  "initialize",
+  "shutdown",
+  "exit",
+  "agent/run",
+  "agent/cancel",
+  "agent/steer",
+  "agent/followUp",
+  "agent/clearQueue",
+  "agent/sessions",
+  "agent/session",
+  "agent/fork",
+  "agent/compact",
+  "agent/review",
+  "agent/applyReview",
+  "$/cancelRequest",
+  "agent/event",
+  "agent/permission",
+  "agent/readTextFile",
+  "agent/writeTextFile",
+  "agent/saveFiles",
+];

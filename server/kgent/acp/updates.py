@@ -111,11 +111,9 @@ def sub_agent_event(
         return replace(event, tool_call_id=f"{run_id}:{event.tool_call_id}")
     if isinstance(event, PermissionRequest):
         call = event.tool_call
-        relabelled = {
-            **call,
-            "toolCallId": f"{run_id}:{call.get('toolCallId', '')}",
-            "title": f"{name}: {call.get('title', '')}",
-        }
+        relabelled = replace(
+            call, tool_call_id=f"{run_id}:{call.tool_call_id}", title=f"{name}: {call.title}"
+        )
         return replace(event, tool_call=relabelled)
     return None
 
@@ -141,12 +139,12 @@ def permission_tool_call(event: PermissionRequest, workspace: str) -> S.ToolCall
     """The call a permission request is about, as ACP's `toolCall` (it was announced by `tool_call` before)."""
     call = event.tool_call
     return S.ToolCallUpdate(
-        tool_call_id=str(call.get("toolCallId", "")),
-        title=str(call.get("title") or event.reason or event.operation),
-        kind=acp_kind(str(call.get("kind", "other"))),
+        tool_call_id=call.tool_call_id,
+        title=call.title or event.reason or event.operation,
+        kind=acp_kind(call.kind),
         status="pending",
-        locations=locations(call.get("path"), workspace, call.get("args") or {}),
-        raw_input=call.get("args"),
+        locations=locations(call.path, workspace, call.args),
+        raw_input=call.args,
     )
 
 

@@ -84,7 +84,7 @@ async def _main(args: argparse.Namespace) -> int:
     runs: list[Any] = []
 
     def approve(request: PermissionRequest) -> str:
-        title = request.tool_call["title"]
+        title = request.tool_call.title
         if args.case == "denied":
             renderer.note({"demo": f"rejecting '{title}' (a person would decide here)"})
             return "reject_once"

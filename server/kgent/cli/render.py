@@ -106,7 +106,7 @@ class HumanRenderer:
                 elif isinstance(inner, PermissionRequest):
                     self._end_stream()
                     c.print(
-                        f"  [bold magenta]? {name} asks[/] ({inner.risk} risk): {escape(inner.tool_call['title'])}"
+                        f"  [bold magenta]? {name} asks[/] ({inner.risk} risk): {escape(inner.tool_call.title)}"
                     )
                 else:
                     mark = "[green]✓[/]" if inner.status == "completed" else "[red]✗[/]"
@@ -162,14 +162,14 @@ class HumanRenderer:
                 self._end_stream()
                 call = event.tool_call
                 c.print(
-                    f"[bold magenta]? approval needed[/] ({event.risk} risk): {escape(call['title'])}"
+                    f"[bold magenta]? approval needed[/] ({event.risk} risk): {escape(call.title)}"
                     f" — {escape(event.reason)}"
                 )
-                command = call.get("command")
-                if command and f"Run `{command}`" != call["title"]:  # the title shows only a short first line
+                command = call.command
+                if command and f"Run `{command}`" != call.title:  # the title shows only a short first line
                     c.print(command, style="bold", markup=False)
-                if call.get("diff"):
-                    c.print(_clip(call["diff"], 30), markup=False)
+                if call.preview is not None and call.preview.diff:
+                    c.print(_clip(call.preview.diff, 30), markup=False)
             case PermissionResolved():
                 verdict = "[green]allowed[/]" if event.approved else "[red]denied[/]"
                 c.print(f"  {verdict} ({event.decision}, {event.source}) {escape(event.reason)}")

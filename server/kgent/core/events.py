@@ -9,11 +9,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Literal
 
+from kgent.core.messages import AssistantMessage, message_to_dict
+
 ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
 PlanStatus = Literal["pending", "in_progress", "completed"]
 PlanPriority = Literal["high", "medium", "low"]
 RunStatus = Literal["settled", "cancelled", "failed"]
 PermissionOptionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
+InputSource = Literal["prompt", "steer", "follow_up"]
+DecisionSource = Literal["host", "policy", "session_rule", "timeout"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -39,7 +43,7 @@ class UserInput:
 
     type: ClassVar[str] = "user_message"
     text: str
-    source: Literal["prompt", "steer", "follow_up"]
+    source: InputSource
     entry_id: str | None = None
 
 
@@ -55,7 +59,7 @@ class MessageEnd:
     """The authoritative assistant message of one model turn (already persisted)."""
 
     type: ClassVar[str] = "message_end"
-    message: dict[str, Any]
+    message: AssistantMessage
     entry_id: str | None = None
 
 
@@ -98,12 +102,35 @@ DEFAULT_PERMISSION_OPTIONS: tuple[PermissionOption, ...] = (
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ChangePreview:
+    """What a write or edit would do: the unified diff, the text before (None: a new file) and after."""
+
+    diff: str
+    old_text: str | None
+    new_text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PermissionToolCall:
+    """The call a permission request is about, in a form a person can judge."""
+
+    tool_call_id: str
+    name: str
+    kind: ToolKind
+    title: str
+    args: dict[str, Any]
+    path: str | None = None
+    command: str | None = None
+    preview: ChangePreview | None = None  # edit-kind calls
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PermissionRequest:
     """The host must decide this call; answer with `AgentRun.resolve_permission(request_id, option_id)`."""
 
     type: ClassVar[str] = "permission_request"
     request_id: str
-    tool_call: dict[str, Any]
+    tool_call: PermissionToolCall
     risk: Literal["low", "medium", "high"]
     reason: str
     operation: str
@@ -119,7 +146,7 @@ class PermissionResolved:
     tool_call_id: str
     decision: PermissionOptionKind
     approved: bool
-    source: Literal["host", "policy", "session_rule", "timeout"]
+    source: DecisionSource
     reason: str = ""
 
 
@@ -276,7 +303,28 @@ def _keys(cls: type) -> tuple[tuple[str, str], ...]:
     return keys
 
 
+def _tool_call(call: PermissionToolCall) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "toolCallId": call.tool_call_id,
+        "name": call.name,
+        "kind": call.kind,
+        "title": call.title,
+        "args": call.args,
+    }
+    if call.path is not None:
+        d["path"] = call.path
+    if call.command is not None:
+        d["command"] = call.command
+    if call.preview is not None:  # oldText is null for a new file
+        d.update(diff=call.preview.diff, oldText=call.preview.old_text, newText=call.preview.new_text)
+    return d
+
+
 def _plain(value: Any) -> Any:
+    if isinstance(value, AssistantMessage):
+        return message_to_dict(value)  # the session's form of a message is its wire form
+    if isinstance(value, PermissionToolCall):
+        return _tool_call(value)
     if isinstance(value, tuple):
         return [_plain(v) for v in value]
     if hasattr(value, "__dataclass_fields__"):

@@ -26,6 +26,9 @@ from kgent.daemon.inbound import Dispatcher, PipeReader, connect
 from kgent.service import wire as W
 from kgent.service.handshake import SERVER_VERSION, Settings
 from kgent.service.service import Service
+from kgent.service.wire.methods import METHODS, Method
+
+_IN = "client → daemon"
 
 log = logging.getLogger("kgent.daemon")
 
@@ -77,93 +80,42 @@ class KgentProtocol(JsonRPCProtocol):
 Handler = Callable[[Service, Any], Awaitable[W.Payload | None]]
 
 
-async def _initialize(svc: Service, params: Any) -> W.InitializeResult:
-    return W.InitializeResult.model_validate(svc.initialize(params))
+def _served(m: Method) -> Handler:
+    """The table's service call behind the daemon's params check."""
+    assert m.call is not None, m.name
+    call, model = m.call, m.params
 
+    async def handler(svc: Service, params: Any) -> W.Payload | None:
+        if model is None:
+            parsed = None
+        elif m.name == "initialize":
+            parsed = params  # checked on the boot path, without pydantic (kgent.service.handshake)
+        else:
+            parsed = model.parse(params)
+        result: W.Payload | None = await call(svc, parsed)
+        return result
 
-async def _shutdown(svc: Service, params: Any) -> None:
-    await svc.shutdown()
+    return handler
 
 
 async def _run(svc: Service, params: Any) -> W.RunResult:
+    """`agent/run`'s daemon step: the run's events start once the reply is written."""
     handle = await svc.start_run(W.RunParams.parse(params))
-    proto: KgentProtocol = svc.out  # type: ignore[assignment]
+    proto = svc.out
+    assert isinstance(proto, KgentProtocol)
     proto.after_response[proto.msg_id] = handle.start
     return W.RunResult(run_id=handle.run_id, session_id=handle.session_id)
 
 
-async def _cancel(svc: Service, params: Any) -> W.CancelResult:
-    return W.CancelResult(cancelled=svc.cancel(W.RunIdParams.parse(params).run_id))
-
-
-async def _steer(svc: Service, params: Any) -> W.EmptyResult:
-    p = W.RunTextParams.parse(params)
-    svc.queue(p.run_id, p.text, steer=True)
-    return W.EmptyResult()
-
-
-async def _follow_up(svc: Service, params: Any) -> W.EmptyResult:
-    p = W.RunTextParams.parse(params)
-    svc.queue(p.run_id, p.text, steer=False)
-    return W.EmptyResult()
-
-
-async def _clear_queue(svc: Service, params: Any) -> W.EmptyResult:
-    svc.clear_queue(W.RunIdParams.parse(params).run_id)
-    return W.EmptyResult()
-
-
-async def _sessions(svc: Service, params: Any) -> W.SessionsResult:
-    return await svc.sessions(W.SessionsParams.parse(params).workspace)
-
-
-async def _session(svc: Service, params: Any) -> W.SessionResult:
-    p = W.SessionParams.parse(params)
-    return await svc.session(p.session_id, bool(p.branch_only))
-
-
-async def _fork(svc: Service, params: Any) -> W.ForkResult:
-    p = W.ForkParams.parse(params)
-    return await svc.fork(p.session_id, p.entry_id)
-
-
-async def _compact(svc: Service, params: Any) -> W.CompactResult:
-    return await svc.compact(W.CompactParams.parse(params))
-
-
-async def _review(svc: Service, params: Any) -> W.ReviewResult:
-    return await svc.review(W.ReviewParams.parse(params))
-
-
-async def _apply_review(svc: Service, params: Any) -> W.ApplyReviewResult:
-    return await svc.apply_review(W.ApplyReviewParams.parse(params))
-
-
-# The handler table: every request the daemon serves (protocol.md § Method index).
+# The handler table: every client → daemon request of the method table (protocol.md § Method index).
+_OWN: dict[str, Handler] = {"agent/run": _run}
 REQUESTS: dict[str, Handler] = {
-    "initialize": _initialize,
-    "shutdown": _shutdown,
-    "agent/run": _run,
-    "agent/cancel": _cancel,
-    "agent/steer": _steer,
-    "agent/followUp": _follow_up,
-    "agent/clearQueue": _clear_queue,
-    "agent/sessions": _sessions,
-    "agent/session": _session,
-    "agent/fork": _fork,
-    "agent/compact": _compact,
-    "agent/review": _review,
-    "agent/applyReview": _apply_review,
+    m.name: _OWN.get(m.name) or _served(m) for m in METHODS if m.direction == _IN and m.kind == "request"
 }
-NOTIFICATIONS = ("exit", "$/cancelRequest")  # `$/cancelRequest` is pygls' built-in
-SENT = (
-    "agent/event",
-    "agent/permission",
-    "agent/readTextFile",
-    "agent/writeTextFile",
-    "agent/saveFiles",
-    "$/cancelRequest",
-)  # daemon → client
+NOTIFICATIONS = tuple(
+    m.name for m in METHODS if m.direction in (_IN, "both") and m.kind == "notification"
+)  # `$/cancelRequest` is pygls' built-in
+SENT = tuple(m.name for m in METHODS if m.direction in ("daemon → client", "both"))  # daemon → client
 
 
 def _wrap(svc: Service, method: str, handler: Handler) -> Callable[[Any], Awaitable[Any]]:

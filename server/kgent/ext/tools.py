@@ -8,7 +8,6 @@ from typing import Any
 
 from kgent.core.events import ToolKind
 from kgent.ext.registry import ToolEntry, tool_problem
-from kgent.ext.schema import check_value
 from kgent.tools.base import CallDescription, FileChangePreview, ToolContext, ToolIntent, ToolOutput
 from kgent.tools.truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
 
@@ -58,9 +57,6 @@ class ExtensionTool:
         problem = self._problem()
         if problem:
             return ToolOutput(content=f"extension_error: {self._where()}: {problem}", is_error=True)
-        bad_args = check_value(self.parameters, args)
-        if bad_args:
-            return ToolOutput(content=f"invalid_arguments: {bad_args}", is_error=True)
         try:
             out = await self.inner.run(args, ctx)
         except asyncio.CancelledError:

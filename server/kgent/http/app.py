@@ -14,12 +14,13 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, Field, TypeAdapter
+from pydantic import TypeAdapter
 
 from kgent.core.errors import KgentError
-from kgent.http import browse, review_routes, streams
+from kgent.http import browse, streams
 from kgent.http.front import Front, current, error_response
 from kgent.http.guard import Guard, HttpConfig, cors_kwargs
+from kgent.http.routes import add_routes
 from kgent.http.security import Security, allowed_hosts
 from kgent.service import wire as W
 from kgent.service.errors import CONFLICT, INVALID_PARAMS, NOT_FOUND, DaemonError
@@ -29,22 +30,6 @@ from kgent.service.wire.requests import PermissionSelected
 
 _ANSWER: TypeAdapter[Any] = TypeAdapter(W.PermissionResult)
 FrontDep = Annotated[Front, Depends(current)]
-
-
-class TextBody(BaseModel):
-    """`agent/steer` and `agent/followUp` without the runId (it is in the path)."""
-
-    text: str = Field(pattern=r"\S")
-
-
-class ForkBody(BaseModel):
-    entry_id: str = Field(alias="entryId", min_length=1)
-
-
-class CompactBody(BaseModel):
-    instructions: str | None = None
-    provider: str | None = None
-    model: str | None = None
 
 
 def _payload(result: W.Payload) -> JSONResponse:
@@ -95,7 +80,6 @@ def create_app(config: HttpConfig, env: Mapping[str, str]) -> FastAPI:
 
     app.include_router(streams.router)
     app.include_router(browse.router)
-    app.include_router(review_routes.router)  # temporary (table lands the real ones)
 
     # -- plain -------------------------------------------------------------------------------------------------------
     @app.get("/health", tags=["server"])
@@ -121,20 +105,6 @@ def create_app(config: HttpConfig, env: Mapping[str, str]) -> FastAPI:
         handle = await f.svc.start_run(p)
         f.started(handle, base)
         return _payload(W.RunResult(run_id=handle.run_id, session_id=handle.session_id))
-
-    @app.post("/api/runs/{run_id}/cancel", response_model=W.CancelResult, tags=["runs"])
-    async def cancel(front: FrontDep, run_id: str) -> JSONResponse:
-        return _payload(W.CancelResult(cancelled=front.live().svc.cancel(run_id)))
-
-    @app.post("/api/runs/{run_id}/steer", response_model=W.EmptyResult, tags=["runs"])
-    async def steer(front: FrontDep, run_id: str, body: TextBody) -> JSONResponse:
-        front.live().svc.queue(run_id, body.text, steer=True)
-        return _payload(W.EmptyResult())
-
-    @app.post("/api/runs/{run_id}/followUp", response_model=W.EmptyResult, tags=["runs"])
-    async def follow_up(front: FrontDep, run_id: str, body: TextBody) -> JSONResponse:
-        front.live().svc.queue(run_id, body.text, steer=False)
-        return _payload(W.EmptyResult())
 
     @app.get("/api/runs/{run_id}", tags=["runs"])
     async def run_info(front: FrontDep, run_id: str) -> dict[str, Any]:
@@ -186,34 +156,8 @@ def create_app(config: HttpConfig, env: Mapping[str, str]) -> FastAPI:
         hub.answer(request_id, _ANSWER.dump_python(body, mode="json", by_alias=True))
         return _payload(W.EmptyResult())
 
-    # -- sessions ----------------------------------------------------------------------------------------------------
-    @app.get("/api/sessions", response_model=W.SessionsResult, tags=["sessions"])
-    async def sessions(front: FrontDep, workspace: str) -> JSONResponse:
-        p = W.SessionsParams.parse({"workspace": workspace})
-        return _payload(await front.svc.sessions(p.workspace))
-
-    @app.get("/api/sessions/{session_id}", response_model=W.SessionResult, tags=["sessions"])
-    async def session(
-        front: FrontDep, session_id: str, branch_only: Annotated[bool, Query(alias="branchOnly")] = False
-    ) -> JSONResponse:
-        return _payload(await front.svc.session(session_id, branch_only))
-
-    @app.post("/api/sessions/{session_id}/fork", response_model=W.ForkResult, tags=["sessions"])
-    async def fork(front: FrontDep, session_id: str, body: ForkBody) -> JSONResponse:
-        return _payload(await front.live().svc.fork(session_id, body.entry_id))
-
-    @app.post("/api/sessions/{session_id}/compact", response_model=W.CompactResult, tags=["sessions"])
-    async def compact(front: FrontDep, session_id: str, body: CompactBody | None = None) -> JSONResponse:
-        b = body or CompactBody()
-        p = W.CompactParams.parse(
-            {
-                "sessionId": session_id,
-                "instructions": b.instructions,
-                "provider": b.provider,
-                "model": b.model,
-            }
-        )
-        return _payload(await front.live().svc.compact(p))
+    # -- the routes the method table builds (cancel, steer, followUp, clearQueue, sessions, review, …) ----------
+    add_routes(app)
 
     # -- the web client ----------------------------------------------------------------------------------------------
     static = resources.files("kgent.http") / "static"

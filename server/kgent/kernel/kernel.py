@@ -13,6 +13,7 @@ from kgent.context.compaction import CompactionPolicy, Compactor
 from kgent.context.projection import project
 from kgent.core.errors import ConfigError, RunStateError
 from kgent.core.messages import Message
+from kgent.kernel.arguments import ArgumentChecks
 from kgent.kernel.config import KernelConfig
 from kgent.kernel.hooks import HookContext, KernelHooks, NoHooks, observer
 from kgent.kernel.loop import Loop, RunSpec
@@ -51,6 +52,7 @@ class AgentKernel:
         # What an outer layer (kgent.ext) adds to each run: tools and hooks (kernel/hooks.py).
         self.hooks: KernelHooks = hooks if hooks is not None else NoHooks()
         self.tools: tuple[Tool, ...] = tuple(tools) if tools is not None else tuple(CODING_TOOLS())
+        self.arguments = ArgumentChecks(self.tools)  # each tool's schema compiled once (kernel/arguments.py)
         self.store: SessionStore = store if store is not None else InMemorySessionStore()
         self.config = config or KernelConfig()
         self.fs: FileOps = fs or LocalFileOps()

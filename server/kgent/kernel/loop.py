@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from kgent.context.compaction import Compaction, CompactionSettings, RunCompaction, RunContext
 from kgent.context.tokens import estimate_overhead
 from kgent.core.errors import KgentError
-from kgent.core.events import MessageEnd, PlanEvent, RunResult, RunStart, UserInput
+from kgent.core.events import InputSource, MessageEnd, PlanEvent, RunResult, RunStart, RunStatus, UserInput
 from kgent.core.messages import (
     AssistantMessage,
     Message,
@@ -22,6 +22,7 @@ from kgent.core.messages import (
     UserMessage,
     message_to_dict,
 )
+from kgent.kernel.arguments import ArgumentChecks
 from kgent.kernel.cost import RunCost
 from kgent.kernel.hooks import HookContext, hooked_request, run_end_entries
 from kgent.kernel.prompt import system_prompt
@@ -29,6 +30,7 @@ from kgent.kernel.review import RunReview
 from kgent.kernel.run import AgentRun
 from kgent.kernel.toolexec import ToolBatch
 from kgent.kernel.turn import stream_turn
+from kgent.permissions import Mode
 from kgent.providers.base import CONTEXT_OVERFLOW, Provider, ProviderRequest, ToolSchema
 from kgent.providers.pricing import builtin_prices
 from kgent.session.entries import SessionEntry, SessionInfo, new_entry
@@ -48,7 +50,7 @@ class RunSpec:
 
     prompt: str
     workspace: Path
-    mode: str
+    mode: Mode
     provider: Provider
     session_id: str
     resume: bool
@@ -98,6 +100,8 @@ class Loop:
         self.subagents_started = 0
         tools = spec.tools if spec.tools is not None else kernel.tools
         self.tools = {t.name: t for t in tools}
+        self.arguments = ArgumentChecks()
+        self.arguments.add(tools, known=kernel.arguments)
         self.fs: FileOps = spec.fs or kernel.fs
         self.schemas = tuple(
             ToolSchema(name=t.name, description=t.description, parameters=t.parameters) for t in tools
@@ -143,7 +147,8 @@ class Loop:
                 self.kernel.change_tracker(self.spec.workspace), self.fs, self.spec.workspace, run.run_id
             )
         )
-        status, error = "failed", None
+        status: RunStatus = "failed"
+        error: dict[str, str] | None = None
         try:
             await self._open_session(run)  # first: a cancel from here on still leaves the host a session
             if (
@@ -179,7 +184,7 @@ class Loop:
         result = RunResult(
             run_id=run.run_id,
             session_id=self.spec.session_id,
-            status=status,  # type: ignore[arg-type]
+            status=status,
             stop_reason=self.state.stop_reason,
             text=self.state.last_text,
             error=error,
@@ -254,6 +259,7 @@ class Loop:
             t for t in await self.kernel.hooks.run_tools(self.spec.hook_context) if t.name not in self.tools
         ]
         self.tools.update((t.name, t) for t in added)
+        self.arguments.add(added)
         self.schemas += tuple(
             ToolSchema(name=t.name, description=t.description, parameters=t.parameters) for t in added
         )
@@ -296,14 +302,14 @@ class Loop:
         self.state.leaf_id = e.id
         return e
 
-    async def _add_user(self, run: AgentRun, text: str, source: str) -> None:
+    async def _add_user(self, run: AgentRun, text: str, source: InputSource) -> None:
         message = UserMessage(text=text)
         self.state.history.append(message)
         entry = self.entry("message", message=message_to_dict(message))
         await self.persist([entry])
-        run.emit(UserInput(text=text, source=source, entry_id=entry.id))  # type: ignore[arg-type]
+        run.emit(UserInput(text=text, source=source, entry_id=entry.id))
 
-    async def _turns(self, run: AgentRun, tracker: ChangeTracking) -> tuple[str, dict[str, str] | None]:
+    async def _turns(self, run: AgentRun, tracker: ChangeTracking) -> tuple[RunStatus, dict[str, str] | None]:
         max_turns = self.spec.max_turns or self.kernel.config.max_turns
         while self.state.turns < max_turns:
             if self.compaction is not None:  # first: a compacted context costs less
@@ -390,7 +396,7 @@ class Loop:
         else:
             entry = None
         self.state.last_text = message.text or self.state.last_text
-        run.emit(MessageEnd(message=message_to_dict(message), entry_id=entry.id if entry else None))
+        run.emit(MessageEnd(message=message, entry_id=entry.id if entry else None))
         if message.usage is not None:
             run.emit(self.cost.add(message.usage))
         return message

@@ -44,7 +44,9 @@ class AgentRun:
         if (
             self._cancel_requested
         ):  # cancelled before the task ran: let the loop end it (and keep the session)
-            asyncio.current_task().cancel()  # type: ignore[union-attr]
+            current = asyncio.current_task()
+            if current is not None:
+                current.cancel()
         try:
             result = await body(self)
         except (Exception, asyncio.CancelledError) as exc:  # a bug in the loop: one run_end all the same

@@ -8,16 +8,24 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from kgent.core.events import PermissionRequest, PermissionResolved, ToolCallEvent, ToolUpdate
+from kgent.core.events import (
+    ChangePreview,
+    DecisionSource,
+    PermissionOptionKind,
+    PermissionRequest,
+    PermissionResolved,
+    PermissionToolCall,
+    ToolCallEvent,
+    ToolUpdate,
+)
 from kgent.core.messages import ToolCall, ToolResultMessage
 from kgent.kernel.hooks import denial, hooked_result
-from kgent.kernel.validate import validate_arguments
-from kgent.permissions import Intent, binding_hash, classify, decide, request_id, shell_grant
+from kgent.permissions import Intent, Verdict, binding_hash, classify, decide, request_id, shell_grant
 from kgent.session.entries import SessionEntry
 from kgent.tools import spill
-from kgent.tools.base import ChangeTracking, Tool, ToolContext, ToolOutput
+from kgent.tools.base import CallDescription, ChangeTracking, Tool, ToolContext, ToolOutput
 from kgent.tools.ops import HostBuffers
 from kgent.tools.sandbox import Grant
 
@@ -25,8 +33,42 @@ if TYPE_CHECKING:
     from kgent.kernel.loop import Loop
     from kgent.kernel.run import AgentRun
 
-_OPTION_KINDS = ("allow_once", "allow_always", "reject_once", "reject_always")
 _CANCELLED = "cancelled: the run was cancelled"
+
+
+def _option_kind(answer: object) -> PermissionOptionKind:
+    """The host's answer as a decision; anything but a known option is a reject."""
+    match answer:
+        case "allow_once" | "allow_always" | "reject_once" | "reject_always":
+            return answer
+    return "reject_once"
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """How a call that needed a decision was decided: by whom (`source`) and why; `request_id` and `binding` (the
+    hash of the arguments shown) when the host was asked."""
+
+    kind: PermissionOptionKind
+    source: DecisionSource
+    reason: str
+    request_id: str | None = None
+    binding: str | None = None
+
+    @property
+    def approved(self) -> bool:
+        return self.kind in ("allow_once", "allow_always")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Authorization:
+    """May the call run, and why not; `binding`: the arguments' hash a person approved (checked again just before
+    running); `asked`: a person or their remembered answer approved it, rather than the mode."""
+
+    approved: bool
+    reason: str = ""
+    binding: str | None = None
+    asked: bool = False
 
 
 @dataclass(slots=True)
@@ -120,6 +162,11 @@ class ToolBatch:
             )
             self._fail(call, f"Unknown tool: {call.name}")
             return None
+        args, problem = self.loop.arguments.check(call.name, call.arguments)
+        if call.arguments_error is None and problem is None and args is not call.arguments:
+            call = replace(
+                call, arguments=args
+            )  # as the model meant it ("5" for 5): what runs and is approved
         desc = tool.describe(call.arguments, self._context(True))
         self.run.emit(
             ToolCallEvent(
@@ -132,7 +179,7 @@ class ToolBatch:
                 command=desc.command,
             )
         )
-        problem = call.arguments_error or validate_arguments(tool.parameters, call.arguments)
+        problem = call.arguments_error or problem
         if problem:
             self._fail(call, f"invalid_arguments: {problem}")
             return None
@@ -146,36 +193,36 @@ class ToolBatch:
             intent = await asyncio.to_thread(classify, tool, call.arguments, workspace)
         else:
             intent = classify(tool, call.arguments, workspace)
-        approved, reason, binding, asked = await self._authorize(
-            call, tool, intent, desc.title, desc.path, desc.command
-        )
-        if not approved:
-            self._fail(call, f"permission_denied: {reason}")
+        auth = await self._authorize(call, tool, intent, desc)
+        if not auth.approved:
+            self._fail(call, f"permission_denied: {auth.reason}")
             return None
         mode = self.loop.spec.mode
-        grant = shell_grant(mode, intent, approved=asked) if intent.subject == "command" else None  # type: ignore[arg-type]
-        if grant is not None and not asked:  # what runs unasked is what was judged: the classifier's argvs
+        grant = shell_grant(mode, intent, approved=auth.asked) if intent.subject == "command" else None
+        if (
+            grant is not None and not auth.asked
+        ):  # what runs unasked is what was judged: the classifier's argvs
             grant = replace(grant, plan=intent.plan)
         return _Ready(
             call,
             tool,
             allow_outside=intent.scope == "outside",
-            binding=binding,
+            binding=auth.binding,
             grant=grant,
             allow_private=intent.operation == "network" and intent.protected,
         )
 
     async def _authorize(
-        self, call: ToolCall, tool: Tool, intent: Intent, title: str, path: str | None, command: str | None
-    ) -> tuple[bool, str, str | None, bool]:
-        """(approved, reason, the binding hash when a person answered, whether a person or their remembered answer
-        approved it rather than the mode)."""
-        loop, run = self.loop, self.run
+        self, call: ToolCall, tool: Tool, intent: Intent, desc: CallDescription
+    ) -> Authorization:
+        """Verdict (the mode's policy, the session's remembered answers) → ask the host when they leave it open →
+        record the decision (event and session entry)."""
+        loop = self.loop
         rules = loop.kernel.rules_for(loop.spec.session_id)
         remembered = rules.match(intent)
         runner = loop.kernel.runner
         verdict = decide(
-            loop.spec.mode,  # type: ignore[arg-type]
+            loop.spec.mode,
             intent,
             sandboxed=loop.kernel.sandbox.contains and runner.sandboxed,
             unsandboxed=None
@@ -183,59 +230,57 @@ class ToolBatch:
             else f"shell commands run in {runner.where}, outside the sandbox",
         )
         if verdict.action == "allow" and remembered is not False:
-            return True, "", None, False
-        if remembered is False or verdict.action == "deny":
-            reason = (
-                "rejected by an earlier 'reject always' answer" if remembered is False else verdict.reason
+            return Authorization(approved=True)
+        if remembered is False:
+            decision = Decision(
+                "reject_once", "session_rule", "rejected by an earlier 'reject always' answer"
             )
-            self._record(
-                call,
-                intent,
-                None,
-                "reject_once",
-                False,
-                "session_rule" if remembered is False else "policy",
-                reason,
-            )
-            return False, reason, None, False
-        if remembered is True:
-            self._record(
-                call,
-                intent,
-                None,
-                "allow_always",
-                True,
-                "session_rule",
-                "allowed by an earlier 'allow always'",
-            )
-            return True, "", None, True
+        elif verdict.action == "deny":
+            decision = Decision("reject_once", "policy", verdict.reason)
+        elif remembered is True:
+            decision = Decision("allow_always", "session_rule", "allowed by an earlier 'allow always'")
+        else:
+            decision = await self._ask(call, tool, intent, desc, verdict)
+            if decision.kind in ("allow_always", "reject_always"):
+                rules.remember(intent, decision.kind == "allow_always")
+        self._record(call, intent, decision)
+        return Authorization(
+            approved=decision.approved,
+            reason=decision.reason,
+            binding=decision.binding,
+            asked=decision.approved,  # a person, or their remembered answer, approved it (not the mode)
+        )
+
+    async def _ask(
+        self, call: ToolCall, tool: Tool, intent: Intent, desc: CallDescription, verdict: Verdict
+    ) -> Decision:
+        """Put the call before the host and wait for the answer (or the approval timeout)."""
+        loop, run = self.loop, self.run
         preview = None
         if tool.kind == "edit":
             try:
-                preview = await tool.preview(call.arguments, self._context(intent.scope == "outside"))
+                found = await tool.preview(call.arguments, self._context(intent.scope == "outside"))
             except Exception:  # a preview is a courtesy; the call itself reports real problems
-                preview = None
+                found = None
+            if found is not None:
+                preview = ChangePreview(diff=found.diff, old_text=found.old_text, new_text=found.new_text)
         loop.permission_count += 1
         binding = binding_hash(call.id, call.name, call.arguments)
         rid = request_id(run.run_id, loop.permission_count, binding)
-        tool_call: dict[str, Any] = {
-            "toolCallId": call.id,
-            "name": call.name,
-            "kind": tool.kind,
-            "title": title,
-            "args": call.arguments,
-        }
-        if path is not None:
-            tool_call["path"] = path
-        if command is not None:
-            tool_call["command"] = command
-        if preview is not None:
-            tool_call.update(diff=preview.diff, oldText=preview.old_text, newText=preview.new_text)
         future = run.open_permission(rid)
         run.emit(
             PermissionRequest(
                 request_id=rid,
-                tool_call=tool_call,
+                tool_call=PermissionToolCall(
+                    tool_call_id=call.id,
+                    name=call.name,
+                    kind=tool.kind,
+                    title=desc.title,
+                    args=call.arguments,
+                    path=desc.path,
+                    command=desc.command,
+                    preview=preview,
+                ),
                 risk=verdict.risk,
                 reason=verdict.reason,
                 operation=intent.operation,
@@ -244,58 +289,39 @@ class ToolBatch:
             )
         )
         timeout = loop.kernel.config.approval_timeout
-        source = "host"
         try:
             answer = await asyncio.wait_for(future, timeout) if timeout else await future
         except TimeoutError:
-            answer, source = "reject_once", "timeout"
+            return Decision("reject_once", "timeout", "the approval timed out", rid, binding)
         finally:
             run.close_permission(rid)
-        kind = answer if answer in _OPTION_KINDS else "reject_once"
+        kind = _option_kind(answer)
         approved = kind in ("allow_once", "allow_always")
-        if kind == "allow_always":
-            rules.remember(intent, True)
-        elif kind == "reject_always":
-            rules.remember(intent, False)
-        reason = {
-            "host": "the user approved" if approved else "the user rejected this call",
-            "timeout": "the approval timed out",
-        }[source]
-        self._record(call, intent, rid, kind, approved, source, reason, binding)
-        return approved, reason, binding, True
+        reason = "the user approved" if approved else "the user rejected this call"
+        return Decision(kind, "host", reason, rid, binding)
 
-    def _record(
-        self,
-        call: ToolCall,
-        intent: Intent,
-        rid: str | None,
-        kind: str,
-        approved: bool,
-        source: str,
-        reason: str,
-        binding: str | None = None,
-    ) -> None:
+    def _record(self, call: ToolCall, intent: Intent, decision: Decision) -> None:
         self.run.emit(
             PermissionResolved(
-                request_id=rid,
+                request_id=decision.request_id,
                 tool_call_id=call.id,
-                decision=kind,  # type: ignore[arg-type]
-                approved=approved,
-                source=source,  # type: ignore[arg-type]
-                reason=reason,
+                decision=decision.kind,
+                approved=decision.approved,
+                source=decision.source,
+                reason=decision.reason,
             )
         )
         entry = self.loop.entry(
             "permission",
             toolCallId=call.id,
             tool=call.name,
-            decision=kind,
-            approved=approved,
-            source=source,
-            argsSha256=binding or binding_hash(call.id, call.name, call.arguments),
+            decision=decision.kind,
+            approved=decision.approved,
+            source=decision.source,
+            argsSha256=decision.binding or binding_hash(call.id, call.name, call.arguments),
             operation=intent.operation,
             scope=intent.scope,
-            reason=reason,
+            reason=decision.reason,
             rules=self.loop.kernel.rules_for(self.loop.spec.session_id).to_list(),
         )
         self.decisions.append(entry)

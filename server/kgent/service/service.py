@@ -257,6 +257,7 @@ class Service:
                 )
         await self._opened(session_id=sid)
         tree = await self.store.load(sid)
+        self._guard(tree.info.workspace)
         runs: dict[str, list[dict[str, Any]]] = {}
         files = review_files(tree, p.run_id)
         fs = self._host_files(None, sid) or LocalFileOps()
@@ -300,6 +301,7 @@ class Service:
         self.busy[sid] = "reviewed"  # no run starts meanwhile: it would not be told of the rejections
         try:
             tree = await self.store.load(sid)
+            self._guard(tree.info.workspace)
             fs = self._host_files(None, sid) or LocalFileOps()
             outcomes, entry = await apply_review(tree, fs, p.accept, p.reject)
             how = None

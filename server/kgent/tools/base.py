@@ -182,3 +182,8 @@ class Tool(Protocol):
     async def preview(self, args: dict[str, Any], ctx: ToolContext) -> FileChangePreview | None: ...
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput: ...
+
+
+def error_output(message: str, **details: Any) -> ToolOutput:
+    """An error result."""
+    return ToolOutput(content=message, is_error=True, details=details)

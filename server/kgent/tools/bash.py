@@ -16,7 +16,6 @@ from typing import Any
 
 from kgent.core.events import ToolKind
 from kgent.tools import spill
-from kgent.tools.args import ToolArgError, error_output, num_arg, req_str
 from kgent.tools.argv import Plan
 from kgent.tools.base import (
     CallDescription,
@@ -25,6 +24,7 @@ from kgent.tools.base import (
     ToolContext,
     ToolIntent,
     ToolOutput,
+    error_output,
 )
 from kgent.tools.pipeline import PlanRun
 from kgent.tools.procgroup import become_subreaper, exited, kill_group, note_lingering, sweep_lingering
@@ -240,7 +240,11 @@ class BashTool:
         "type": "object",
         "properties": {
             "command": {"type": "string", "description": "Bash command to execute"},
-            "timeout": {"type": "number", "description": "Timeout in seconds (default 120)"},
+            "timeout": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "description": "Timeout in seconds (default 120)",
+            },
         },
         "required": ["command"],
         "additionalProperties": False,
@@ -259,11 +263,10 @@ class BashTool:
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         """Run the command through the context's runner (locally by default); a timeout or cancel stops it."""
-        try:
-            command = req_str(args, "command")
-            timeout = num_arg(args, "timeout") or ctx.bash_timeout
-        except ToolArgError as e:
-            return error_output(e.message)
+        command: str = args[
+            "command"
+        ]  # arguments arrive checked against `parameters` (kgent.kernel.arguments)
+        timeout = float(args.get("timeout") or ctx.bash_timeout)
         if not command.strip():
             return error_output("Command is empty")
         try:

@@ -10,8 +10,14 @@ from collections.abc import Callable
 from typing import Any
 
 from kgent.core.events import ToolKind
-from kgent.tools.args import ToolArgError, error_output, req_str
-from kgent.tools.base import CallDescription, FileChangePreview, ToolContext, ToolIntent, ToolOutput
+from kgent.tools.base import (
+    CallDescription,
+    FileChangePreview,
+    ToolContext,
+    ToolIntent,
+    ToolOutput,
+    error_output,
+)
 
 MAX_EXPRESSION = 1000
 MAX_RESULT_BITS = 14_000  # ~4,200 digits: below Python's int-to-str limit
@@ -123,11 +129,8 @@ class CalculatorTool:
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         """Evaluate the expression."""
         try:
-            expression = req_str(args, "expression")
-            value = evaluate(expression)
+            value = evaluate(args["expression"])  # checked against `parameters` (kgent.kernel.arguments)
             text = format_number(value)
-        except ToolArgError as e:
-            return error_output(e.message)
         except (CalcError, ValueError) as e:  # ValueError: int too large to print
             return error_output(str(e))
         return ToolOutput(content=text, details={"value": text})

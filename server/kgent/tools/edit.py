@@ -7,8 +7,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from kgent.core.events import ToolKind
-from kgent.tools.args import ToolArgError, error_output, req_str
-from kgent.tools.base import CallDescription, FileChangePreview, ToolContext, ToolIntent, ToolOutput
+from kgent.tools.base import (
+    CallDescription,
+    FileChangePreview,
+    ToolContext,
+    ToolIntent,
+    ToolOutput,
+    error_output,
+)
 from kgent.tools.diffs import first_changed_line, unified_diff
 from kgent.tools.paths import PathError, ResolvedPath, classify_path, resolve
 from kgent.tools.textmatch import find_unique
@@ -118,10 +124,12 @@ class EditTool:
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         """Apply the edit atomically."""
         try:
-            raw = req_str(args, "path")
-            old, new = req_str(args, "oldText"), req_str(args, "newText")
-            path = resolve(ctx.workspace, raw, allow_outside=ctx.allow_outside)
-        except (ToolArgError, PathError) as e:
+            old, new = (
+                args["oldText"],
+                args["newText"],
+            )  # checked against `parameters` (kgent.kernel.arguments)
+            path = resolve(ctx.workspace, args["path"], allow_outside=ctx.allow_outside)
+        except PathError as e:
             return error_output(e.message)
         try:
             data = await self._read(path, ctx)

@@ -8,8 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from kgent.core.events import ToolKind
-from kgent.tools.args import ToolArgError, error_output, int_arg, req_str, str_arg
-from kgent.tools.base import CallDescription, FileChangePreview, ToolContext, ToolIntent, ToolOutput
+from kgent.tools.base import (
+    CallDescription,
+    FileChangePreview,
+    ToolContext,
+    ToolIntent,
+    ToolOutput,
+    error_output,
+)
 from kgent.tools.ignore import glob_match, walk_files
 from kgent.tools.paths import PathError, classify_path
 from kgent.tools.rg import BASE_FLAGS, exclusions, find_rg, run_rg
@@ -61,10 +67,10 @@ class FindTool:
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         """List matching files."""
         try:
-            pattern = req_str(args, "pattern")
-            limit = int_arg(args, "limit", default=DEFAULT_LIMIT, minimum=1) or DEFAULT_LIMIT
-            root = await search_root(ctx, str_arg(args, "path") or ".")
-        except (ToolArgError, PathError) as e:
+            pattern: str = args["pattern"]  # checked against `parameters` (kgent.kernel.arguments)
+            limit: int = args.get("limit") or DEFAULT_LIMIT
+            root = await search_root(ctx, args.get("path") or ".")
+        except PathError as e:
             return error_output(e.message)
         except FileNotFoundError as e:
             return error_output(f"Path not found: {e.args[0]}")

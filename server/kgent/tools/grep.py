@@ -12,8 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from kgent.core.events import ToolKind
-from kgent.tools.args import ToolArgError, bool_arg, error_output, int_arg, req_str, str_arg
-from kgent.tools.base import CallDescription, FileChangePreview, ToolContext, ToolIntent, ToolOutput
+from kgent.tools.base import (
+    CallDescription,
+    FileChangePreview,
+    ToolContext,
+    ToolIntent,
+    ToolOutput,
+    error_output,
+)
 from kgent.tools.ignore import glob_match, walk_files
 from kgent.tools.paths import PathError, classify_path, is_hardlinked, is_protected_name
 from kgent.tools.rg import BASE_FLAGS, exclusions, find_rg, run_rg
@@ -93,13 +99,13 @@ class GrepTool:
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         """Search and format hits."""
         try:
-            pattern = req_str(args, "pattern")
-            glob = str_arg(args, "glob") or None
-            ignore_case, literal = bool_arg(args, "ignoreCase"), bool_arg(args, "literal")
-            context = int_arg(args, "context", default=0, minimum=0) or 0
-            limit = int_arg(args, "limit", default=DEFAULT_LIMIT, minimum=1) or DEFAULT_LIMIT
-            root = await search_root(ctx, str_arg(args, "path") or ".")
-        except (ToolArgError, PathError) as e:
+            pattern: str = args["pattern"]  # checked against `parameters` (kgent.kernel.arguments)
+            glob: str | None = args.get("glob") or None
+            ignore_case, literal = bool(args.get("ignoreCase")), bool(args.get("literal"))
+            context: int = args.get("context") or 0
+            limit: int = args.get("limit") or DEFAULT_LIMIT
+            root = await search_root(ctx, args.get("path") or ".")
+        except PathError as e:
             return error_output(e.message)
         except FileNotFoundError as e:
             return error_output(f"Path not found: {e.args[0]}")

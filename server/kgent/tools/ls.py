@@ -6,8 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from kgent.core.events import ToolKind
-from kgent.tools.args import ToolArgError, error_output, int_arg, str_arg
-from kgent.tools.base import CallDescription, FileChangePreview, ToolContext, ToolIntent, ToolOutput
+from kgent.tools.base import (
+    CallDescription,
+    FileChangePreview,
+    ToolContext,
+    ToolIntent,
+    ToolOutput,
+    error_output,
+)
 from kgent.tools.paths import PathError, classify_path, resolve
 from kgent.tools.search import finish
 
@@ -50,9 +56,11 @@ class LsTool:
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         """List the directory."""
         try:
-            limit = int_arg(args, "limit", default=DEFAULT_LIMIT, minimum=1) or DEFAULT_LIMIT
-            path = resolve(ctx.workspace, str_arg(args, "path") or ".", allow_outside=ctx.allow_outside)
-        except (ToolArgError, PathError) as e:
+            limit: int = (
+                args.get("limit") or DEFAULT_LIMIT
+            )  # checked against `parameters` (kgent.kernel.arguments)
+            path = resolve(ctx.workspace, args.get("path") or ".", allow_outside=ctx.allow_outside)
+        except PathError as e:
             return error_output(e.message)
         try:
             if not await ctx.fs.exists(path.abs):

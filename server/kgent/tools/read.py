@@ -6,8 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from kgent.core.events import ToolKind
-from kgent.tools.args import ToolArgError, error_output, int_arg, req_str
-from kgent.tools.base import CallDescription, FileChangePreview, ToolContext, ToolIntent, ToolOutput
+from kgent.tools.base import (
+    CallDescription,
+    FileChangePreview,
+    ToolContext,
+    ToolIntent,
+    ToolOutput,
+    error_output,
+)
 from kgent.tools.paths import PathError, classify_path, resolve
 from kgent.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_head
 
@@ -58,11 +64,10 @@ class ReadTool:
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         """Read the file and format the window."""
         try:
-            raw = req_str(args, "path")
-            offset = int_arg(args, "offset", minimum=1)
-            limit = int_arg(args, "limit", minimum=1)
-            path = resolve(ctx.workspace, raw, allow_outside=ctx.allow_outside)
-        except (ToolArgError, PathError) as e:
+            offset: int | None = args.get("offset")  # checked against `parameters` (kgent.kernel.arguments)
+            limit: int | None = args.get("limit")
+            path = resolve(ctx.workspace, args["path"], allow_outside=ctx.allow_outside)
+        except PathError as e:
             return error_output(e.message)
         shown = path.rel
         try:

@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any
 
 from kgent.core.events import ToolKind
-from kgent.tools.args import error_output
 from kgent.tools.base import (
     CallDescription,
     FileChangePreview,
@@ -17,6 +16,7 @@ from kgent.tools.base import (
     ToolContext,
     ToolIntent,
     ToolOutput,
+    error_output,
 )
 
 MAX_NAME = 60

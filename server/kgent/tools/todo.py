@@ -9,8 +9,14 @@ from collections.abc import Iterable
 from typing import Any, get_args
 
 from kgent.core.events import PlanEntry, PlanEvent, PlanPriority, PlanStatus, ToolKind
-from kgent.tools.args import error_output
-from kgent.tools.base import CallDescription, FileChangePreview, ToolContext, ToolIntent, ToolOutput
+from kgent.tools.base import (
+    CallDescription,
+    FileChangePreview,
+    ToolContext,
+    ToolIntent,
+    ToolOutput,
+    error_output,
+)
 
 MAX_ITEMS = 50
 MAX_CONTENT = 500

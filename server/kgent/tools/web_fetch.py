@@ -17,8 +17,14 @@ import httpx
 
 from kgent.core.events import ToolKind
 from kgent.tools.addresses import url_problem, vet
-from kgent.tools.args import ToolArgError, error_output, num_arg, req_str
-from kgent.tools.base import CallDescription, FileChangePreview, ToolContext, ToolIntent, ToolOutput
+from kgent.tools.base import (
+    CallDescription,
+    FileChangePreview,
+    ToolContext,
+    ToolIntent,
+    ToolOutput,
+    error_output,
+)
 from kgent.tools.truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
 
 MAX_BYTES = 5 * 1024 * 1024  # of the body read off the wire; the rest is not downloaded
@@ -47,7 +53,11 @@ class WebFetchTool:
         "type": "object",
         "properties": {
             "url": {"type": "string", "description": "The http or https URL to fetch"},
-            "timeout": {"type": "number", "description": "Timeout in seconds (default 30)"},
+            "timeout": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "description": "Timeout in seconds (default 30)",
+            },
         },
         "required": ["url"],
         "additionalProperties": False,
@@ -63,11 +73,8 @@ class WebFetchTool:
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         """Fetch, following redirects hop by hop; every failure is an error result."""
-        try:
-            url = req_str(args, "url").strip()
-            timeout = num_arg(args, "timeout") or DEFAULT_TIMEOUT
-        except ToolArgError as e:
-            return error_output(e.message)
+        url: str = args["url"].strip()  # checked against `parameters` (kgent.kernel.arguments)
+        timeout = float(args.get("timeout") or DEFAULT_TIMEOUT)
         approved_host = urlsplit(url).hostname
         try:
             async with asyncio.timeout(timeout):

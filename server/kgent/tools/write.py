@@ -6,8 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from kgent.core.events import ToolKind
-from kgent.tools.args import ToolArgError, error_output, req_str
-from kgent.tools.base import CallDescription, FileChangePreview, ToolContext, ToolIntent, ToolOutput
+from kgent.tools.base import (
+    CallDescription,
+    FileChangePreview,
+    ToolContext,
+    ToolIntent,
+    ToolOutput,
+    error_output,
+)
 from kgent.tools.diffs import unified_diff
 from kgent.tools.paths import PathError, ResolvedPath, classify_path, resolve
 
@@ -68,10 +74,9 @@ class WriteTool:
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         """Record the original, then write atomically."""
         try:
-            raw = req_str(args, "path")
-            content = req_str(args, "content")
-            path = resolve(ctx.workspace, raw, allow_outside=ctx.allow_outside)
-        except (ToolArgError, PathError) as e:
+            content: str = args["content"]  # checked against `parameters` (kgent.kernel.arguments)
+            path = resolve(ctx.workspace, args["path"], allow_outside=ctx.allow_outside)
+        except PathError as e:
             return error_output(e.message)
         data = content.encode("utf-8", "surrogatepass")
         try:

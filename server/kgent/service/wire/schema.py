@@ -1,7 +1,7 @@
 """protocol.schema.json: every message of the protocol (protocol.md § Method index) and the JSON Schema (draft 2020-12)
 of its params and result, made from the wire models.
 
-The document's `$defs` hold every type; `x-methods` lists the methods with a `$ref` to their params and result
+The methods come from the one table, kgent.service.wire.methods. The document's `$defs` hold every type; `x-methods` lists the methods with a `$ref` to their params and result
 (`null` where there are none). Daemon → client objects carry no `additionalProperties: false`: a later version of
 protocol 1 may add fields, which clients must ignore (protocol.md § Versioning).
 """
@@ -9,57 +9,17 @@ protocol 1 may add fields, which clients must ignore (protocol.md § Versioning)
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode
 
 from kgent.service.handshake import PROTOCOL_VERSION
-from kgent.service.wire import events as E
-from kgent.service.wire import files as F
-from kgent.service.wire import requests as Q
-from kgent.service.wire import results as R
+from kgent.service.wire.methods import METHODS, Direction, Method
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 COMMAND = "python -m kgent.daemon.wire"
-Direction = Literal["client → daemon", "daemon → client", "both"]
-
-
-@dataclass(frozen=True, slots=True)
-class Method:
-    name: str
-    direction: Direction
-    kind: Literal["request", "notification"]
-    params: Any = None  # a wire type; None: no params
-    result: Any = None  # a wire type; None: the result is `null` (requests) or there is none (notifications)
-
-
 _IN: Direction = "client → daemon"
-_OUT: Direction = "daemon → client"
-
-METHODS: tuple[Method, ...] = (
-    Method("initialize", _IN, "request", Q.InitializeParams, R.InitializeResult),
-    Method("shutdown", _IN, "request"),
-    Method("exit", _IN, "notification"),
-    Method("agent/run", _IN, "request", Q.RunParams, R.RunResult),
-    Method("agent/cancel", _IN, "request", Q.RunIdParams, R.CancelResult),
-    Method("agent/steer", _IN, "request", Q.RunTextParams, R.EmptyResult),
-    Method("agent/followUp", _IN, "request", Q.RunTextParams, R.EmptyResult),
-    Method("agent/clearQueue", _IN, "request", Q.RunIdParams, R.EmptyResult),
-    Method("agent/sessions", _IN, "request", Q.SessionsParams, R.SessionsResult),
-    Method("agent/session", _IN, "request", Q.SessionParams, R.SessionResult),
-    Method("agent/fork", _IN, "request", Q.ForkParams, R.ForkResult),
-    Method("agent/compact", _IN, "request", Q.CompactParams, R.CompactResult),
-    Method("agent/review", _IN, "request", F.ReviewParams, F.ReviewResult),
-    Method("agent/applyReview", _IN, "request", F.ApplyReviewParams, F.ApplyReviewResult),
-    Method("$/cancelRequest", "both", "notification", Q.CancelRequestParams),
-    Method("agent/event", _OUT, "notification", E.AgentEventParams),
-    Method("agent/permission", _OUT, "request", E.PermissionParams, Q.PermissionResult),
-    Method("agent/readTextFile", _OUT, "request", F.ReadTextFileParams, F.ReadTextFileResult),
-    Method("agent/writeTextFile", _OUT, "request", F.WriteTextFileParams, F.WriteTextFileResult),
-    Method("agent/saveFiles", _OUT, "request", F.SaveFilesParams, F.SaveFilesResult),
-)
 
 
 class _Generator(GenerateJsonSchema):

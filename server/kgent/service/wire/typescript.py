@@ -57,7 +57,43 @@ def generate(document: dict[str, Any], command: str) -> str:
     defs: dict[str, Any] = document["$defs"]
     parts = [header(command)]
     parts += [_declaration(name, defs[name], defs) for name in sorted(defs)]
+    if "x-methods" in document:
+        parts.append(_methods(document["x-methods"], defs))
     return "\n".join(parts)
+
+
+def _part(entry: dict[str, Any], part: str, defs: dict[str, Any]) -> str:
+    schema = entry.get(part)
+    if schema is None:
+        return "undefined" if part == "result" and entry["kind"] == "notification" else "null"
+    return " | ".join(m for m in _members(schema, defs) if m != OPEN)
+
+
+def _methods(methods: list[dict[str, Any]], defs: dict[str, Any]) -> str:
+    """The method table (kgent.service.wire.methods): each method's direction, kind, params and result types."""
+    lines = [
+        "/** Every method of the protocol, from the method table (kgent.service.wire.methods): who sends it, whether it",
+        " * is answered, its params and its result (`null`: none; `undefined`: a notification has no answer). */",
+        "export interface Methods {",
+    ]
+    for m in methods:
+        direction = json.dumps(m["direction"], ensure_ascii=False)
+        lines += [
+            f"  {json.dumps(m['method'])}: {{",
+            f"    direction: {direction}; kind: {json.dumps(m['kind'])};",
+            f"    params: {_part(m, 'params', defs)}; result: {_part(m, 'result', defs)};",
+            "  };",
+        ]
+    lines += [
+        "}",
+        "",
+        "export type MethodName = keyof Methods;",
+        "",
+        "export const METHOD_NAMES: readonly MethodName[] = [",
+    ]
+    lines += [f"  {json.dumps(m['method'])}," for m in methods]
+    lines.append("];")
+    return "\n".join(lines) + "\n"
 
 
 def _doc(text: str | None, indent: str) -> str:
