@@ -170,6 +170,8 @@ local augroup
 ---@param opts table?
 function M.setup(opts)
   config.setup(opts)
+  -- What :Kgent mode / provider / model chose gives way to the new configuration.
+  M.state.mode, M.state.provider, M.state.model = nil, nil, nil
   if M.state.conn then
     M.stop(0)
   end
