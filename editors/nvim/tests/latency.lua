@@ -43,7 +43,7 @@ H.test('latency: keypress → first transcript line, cold and warm', function()
     warm[#warm + 1] = first_line_ms('Again.')
     H.fresh({ setup = { prewarm = true } })
     H.wait_for(function()
-      return kgent.state.conn and kgent.state.conn.ready
+      return kgent.state.conn and kgent.state.conn.warm
     end, 'the prewarmed daemon')
     prewarmed[#prewarmed + 1] = first_line_ms('Say hello.')
   end

@@ -65,6 +65,16 @@ return function(H)
     eq({ 'kgent.nvim needs Neovim 0.10 or later' }, errs, 'the message, once')
   end)
 
+  test('prewarm warms: setup() has the daemon answer a first request before any run (it loads its store then)',
+    function()
+    H.fresh({ setup = { log_level = 'INFO' } })
+    H.wait_for(function()
+      return kgent.state.conn and kgent.state.conn.warm
+    end, 'the warm daemon')
+    contains(vim.split(H.read_file(H.root .. '/kgent.log'), '\n'), 'INFO kgent.nvim: the daemon is warm (', 'log')
+    eq(0, #H.events, 'no run')
+  end)
+
   test('approval countdown: one line, ticking in place', function()
     H.fresh({ files = { ['sample.py'] = 'value = 1\n' }, setup = { model = 'tool-loop', approval = 'inline',
       approval_timeout = 600 } })
