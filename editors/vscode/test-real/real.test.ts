@@ -220,28 +220,37 @@ function buildVsix(): string {
   return builtVsix;
 }
 
-/** The pids of the Kgent daemons of an instance (found by the state directory in their environment). */
+/** The parent pid of `pid` (from /proc), or undefined once it is gone. */
+function parentPid(pid: number): number | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The pids of the Kgent daemons of an instance: `kgent serve` processes that descend from its code-server. */
 function daemonPids(i: Instance): number[] {
-  const want = `KGENT_STATE_DIR=${path.join(i.root, "state")}`;
+  const root = i.proc.pid;
   const out: number[] = [];
   for (const d of fs.readdirSync("/proc")) {
     if (!/^\d+$/.test(d)) continue;
+    let cmd: string;
     try {
-      const cmd = fs.readFileSync(`/proc/${d}/cmdline`, "utf8");
-      if (!cmd.includes("kgent") || !cmd.includes("serve")) continue;
-      if (fs.readFileSync(`/proc/${d}/environ`, "utf8").split("\0").includes(want)) out.push(Number(d));
+      cmd = fs.readFileSync(`/proc/${d}/cmdline`, "utf8");
     } catch {
-      // gone meanwhile, or not ours to read
+      continue; // gone meanwhile
+    }
+    if (!cmd.includes("kgent") || !cmd.split("\0").includes("serve")) continue;
+    for (let p = parentPid(Number(d)), n = 0; p !== undefined && p > 1 && n < 30; p = parentPid(p), n++) {
+      if (p === root) {
+        out.push(Number(d));
+        break;
+      }
     }
   }
   return out;
-}
-
-/** Change the instance's user settings (code-server reloads them; wait for something that shows the change). */
-function setSettings(i: Instance, change: Record<string, unknown>): void {
-  const file = path.join(i.root, "user-data", "User", "settings.json");
-  const cur = JSON.parse(fs.readFileSync(file, "utf8")) as Record<string, unknown>;
-  fs.writeFileSync(file, JSON.stringify({ ...cur, ...change }, null, 2));
 }
 
 /** Milliseconds from Enter in the panel's input to the run's first line in the panel (its message, from the daemon). */
@@ -269,7 +278,10 @@ after(async () => {
   await browser?.close();
 });
 
-describe("Kgent in a real VS Code (code-server)", { timeout: 30 * 60_000 }, () => {
+// KGENT_REAL_SUITE=first-hour (or =main) runs one of the two suites (each starts its own code-server).
+const SUITE = process.env.KGENT_REAL_SUITE;
+
+describe("Kgent in a real VS Code (code-server)", { timeout: 30 * 60_000, skip: SUITE !== undefined && SUITE !== "main" }, () => {
   let vsix = "";
   let ide: Instance | undefined;
   let page: Page;
@@ -649,11 +661,18 @@ describe("Kgent in a real VS Code (code-server)", { timeout: 30 * 60_000 }, () =
   });
 });
 
-describe("Kgent in a real VS Code: the first hour (issue 29)", { timeout: 30 * 60_000 }, () => {
+describe("Kgent in a real VS Code: the first hour (issue 29)", { timeout: 30 * 60_000, skip: SUITE !== undefined && SUITE !== "first-hour" }, () => {
   let ide: Instance | undefined;
   let page: Page;
   let panel: FrameLocator;
   const timings: Record<string, number> = {};
+
+  /** The panel, opened if an earlier test did not get that far. */
+  async function openPanel(): Promise<void> {
+    await palette(page, "Kgent: Focus Panel");
+    panel = panelFrame(page);
+    await panel.locator("#input").waitFor({ timeout: STEP_MS });
+  }
 
   before(async () => {
     ide = await startCodeServer(buildVsix(), true);
@@ -716,32 +735,26 @@ describe("Kgent in a real VS Code: the first hour (issue 29)", { timeout: 30 * 6
     });
   });
 
-  test("a message that cannot start stays in the input; the status bar says the daemon failed", async () => {
-    assert.ok(ide);
-    const i = ide;
-    await step(page, "no-key", async () => {
+  test("a message that cannot start stays in the input, with a note saying so", async () => {
+    await step(page, "cannot-start", async () => {
+      await openPanel();
       await panel.locator("#new").click();
-      setSettings(i, { "kgent.provider": "openai", "kgent.model": "deepseek-chat" });
-      await statusItem(page, "deepseek-chat");
+      // A model id the scripted provider does not have: agent/run refuses it, the run never starts.
+      await palette(page, "Kgent: Choose Model");
+      const box = page.locator(".quick-input-widget .quick-input-box input");
+      await box.waitFor({ timeout: STEP_MS });
+      await box.fill("no-such-script");
+      await page.locator(".quick-input-list .monaco-list-row", { hasText: "use this model id" }).first().waitFor({ timeout: STEP_MS });
+      await page.keyboard.press("Enter");
+      await statusItem(page, "no-such-script");
       await panel.locator("#input").fill("Keep this message.");
       await panel.locator("#input").press("Enter");
       await panel.locator(".note.error", { hasText: "back in the input" }).waitFor({ timeout: STEP_MS });
       await waitForValue(panel, "Keep this message.");
-    });
-    await step(page, "failed", async () => {
-      setSettings(i, { "kgent.provider": "scripted", "kgent.model": "hello-unstartable", "kgent.serverCommand": "/nonexistent/kgent serve --stdio" });
-      await statusItem(page, "hello-unstartable");
-      await panel.locator("#input").fill("Still here.");
-      await panel.locator("#input").press("Enter");
-      await statusItem(page, "Kgent: failed");
-      await waitForValue(panel, "Still here.");
-      await panel.locator(".note.error", { hasText: "could not start the daemon" }).first().waitFor({ timeout: STEP_MS });
-    });
-    await step(page, "recovered", async () => {
-      setSettings(i, { "kgent.model": "hello", "kgent.serverCommand": `${KGENT} serve --stdio` });
+      assert.equal(await panel.locator(".msg.user").count(), 0);
+      await panel.locator("#model").selectOption("hello");
       await statusItem(page, "hello");
-      await sendAndWait(panel, "Say hello.");
-      await statusItem(page, "Kgent: idle");
+      await sendAndWait(panel, "Keep this message.");
     });
   });
 
@@ -750,6 +763,7 @@ describe("Kgent in a real VS Code: the first hour (issue 29)", { timeout: 30 * 6
     const script = path.join(ide.root, "typed-model.json");
     fs.writeFileSync(script, JSON.stringify([[{ text: "An answer from the typed model:\n\n| file | lines |\n|---|---|\n| sample.py | 2 |\n" }]]));
     await step(page, "typed", async () => {
+      await openPanel();
       await palette(page, "Kgent: Choose Model");
       const box = page.locator(".quick-input-widget .quick-input-box input");
       await box.waitFor({ timeout: STEP_MS });
@@ -791,6 +805,7 @@ describe("Kgent in a real VS Code: the first hour (issue 29)", { timeout: 30 * 6
     assert.ok(ide);
     const i = ide;
     await step(page, "sections", async () => {
+      await openPanel();
       await panel.locator("#new").click();
       assert.match(await panel.locator("#session").innerText(), /New conversation/);
       await panel.locator("#model").selectOption("tool-loop");

@@ -96,6 +96,10 @@ export class DaemonControl {
       if (ensured.started) {
         const info = ensured.client.initializeResult.serverInfo;
         this.output.log(`[kgent] daemon started (prewarm): ${info.name} ${info.version ?? ""} (pid ${ensured.client.pid ?? "?"})\n`);
+        // It answers `initialize` before loading what requests need (its session store, the kernel: seconds on a busy
+        // machine); one cheap request pays that now instead of on the first message.
+        const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+        if (folder !== undefined) await ensured.client.sessions(folder).catch(() => undefined);
       }
     } catch (e) {
       this.lastStartError = errorOf(e).message;

@@ -39,6 +39,7 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
   private readonly sessions: PanelSessions;
   /** The resumed session's own provider and model (what its runs used), until another model is picked. */
   private sessionModel: { sessionId: string; provider?: string; model?: string } | undefined;
+  private lastCaps: P.ServerCapabilities | undefined;
 
   /** `changed`: the number of waiting approvals (shown in the status bar) changed. */
   constructor(
@@ -259,7 +260,9 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
   /** The mode and model pickers: modes and models come from the daemon's `initialize` answer. */
   private async loadChoices(start: boolean): Promise<void> {
     const client = start && this.model.trusted ? await this.daemon.client() : this.daemon.current;
-    const caps = client?.initializeResult.capabilities;
+    // While the daemon is down (it died; the next message restarts it) the pickers keep what it offered.
+    const caps = client?.initializeResult.capabilities ?? this.lastCaps;
+    this.lastCaps = caps;
     const cfg = vscode.workspace.getConfiguration("kgent");
     const own = this.sessionModel;
     const provider = own?.provider ?? (cfg.get<string>("provider")?.trim() || caps?.defaultProvider || "");
