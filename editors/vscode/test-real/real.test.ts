@@ -667,6 +667,13 @@ describe("Kgent in a real VS Code: the first hour (issue 29)", { timeout: 30 * 6
   let panel: FrameLocator;
   const timings: Record<string, number> = {};
 
+  /** New, then wait for the page to show the empty conversation (its state arrives asynchronously). */
+  async function newConversation(): Promise<void> {
+    await panel.locator("#new").click();
+    await panel.locator("#empty:not([hidden])").waitFor({ timeout: STEP_MS });
+    await panel.locator("#session", { hasText: "New conversation" }).waitFor({ timeout: STEP_MS });
+  }
+
   /** The panel, opened if an earlier test did not get that far. */
   async function openPanel(): Promise<void> {
     await palette(page, "Kgent: Focus Panel");
@@ -705,7 +712,7 @@ describe("Kgent in a real VS Code: the first hour (issue 29)", { timeout: 30 * 6
       assert.equal(daemonPids(i).length, 1, "the same daemon");
     });
     await step(page, "lost", async () => {
-      await panel.locator("#new").click();
+      await newConversation();
       await panel.locator("#mode").selectOption("full");
       await statusItem(page, "full");
       await panel.locator("#model").selectOption("long-bash");
@@ -726,7 +733,7 @@ describe("Kgent in a real VS Code: the first hour (issue 29)", { timeout: 30 * 6
       await statusItem(page, "ask");
       await panel.locator("#model").selectOption("hello");
       await statusItem(page, "hello");
-      await panel.locator("#new").click();
+      await newConversation();
       // The daemon starts with this message: the cold case.
       timings.cold = await enterToFirstLine(panel, "Say hello after the crash.");
       await panel.locator(".end").first().waitFor({ timeout: STEP_MS });
@@ -738,7 +745,7 @@ describe("Kgent in a real VS Code: the first hour (issue 29)", { timeout: 30 * 6
   test("a message that cannot start stays in the input, with a note saying so", async () => {
     await step(page, "cannot-start", async () => {
       await openPanel();
-      await panel.locator("#new").click();
+      await newConversation();
       // A model id the scripted provider does not have: agent/run refuses it, the run never starts.
       await palette(page, "Kgent: Choose Model");
       const box = page.locator(".quick-input-widget .quick-input-box input");
@@ -771,7 +778,7 @@ describe("Kgent in a real VS Code: the first hour (issue 29)", { timeout: 30 * 6
       await page.locator(".quick-input-list .monaco-list-row", { hasText: "use this model id" }).first().waitFor({ timeout: STEP_MS });
       await page.keyboard.press("Enter");
       await statusItem(page, "typed-model.json");
-      await panel.locator("#new").click();
+      await newConversation();
       await sendAndWait(panel, "Who answers?");
       await panel.locator(".msg.assistant", { hasText: "An answer from the typed model" }).first().waitFor({ timeout: STEP_MS });
       // The answer's Markdown table is a table.
@@ -780,7 +787,7 @@ describe("Kgent in a real VS Code: the first hour (issue 29)", { timeout: 30 * 6
       await shot(page, "panel-table");
     });
     await step(page, "pick-and-enter", async () => {
-      await panel.locator("#new").click();
+      await newConversation();
       await panel.locator("#model").selectOption("hello");
       await panel.locator("#input").fill("Quick.");
       await panel.locator("#input").press("Enter"); // at once: before the setting is written
@@ -790,7 +797,7 @@ describe("Kgent in a real VS Code: the first hour (issue 29)", { timeout: 30 * 6
       assert.doesNotMatch(log, /typed model/);
     });
     await step(page, "resumed-own-model", async () => {
-      await panel.locator("#new").click();
+      await newConversation();
       await panel.locator("#historyButton").click();
       await panel.locator(".history-row", { hasText: "Who answers?" }).first().locator("button", { hasText: "Resume" }).click();
       await panel.locator(".note", { hasText: /^Resumed/ }).last().waitFor({ timeout: STEP_MS });
@@ -806,7 +813,7 @@ describe("Kgent in a real VS Code: the first hour (issue 29)", { timeout: 30 * 6
     const i = ide;
     await step(page, "sections", async () => {
       await openPanel();
-      await panel.locator("#new").click();
+      await newConversation();
       assert.match(await panel.locator("#session").innerText(), /New conversation/);
       await panel.locator("#model").selectOption("tool-loop");
       await statusItem(page, "tool-loop");
@@ -824,7 +831,7 @@ describe("Kgent in a real VS Code: the first hour (issue 29)", { timeout: 30 * 6
       const first = panel.locator(".run-section").nth(0);
       const second = panel.locator(".run-section").nth(1);
       assert.match(await first.locator(".run-head").innerText(), /Change value to 2 in sample\.py\./);
-      assert.match(await second.locator(".run-head").innerText(), /Run Task · A task from the palette\./);
+      assert.match(await second.locator(".run-head").innerText(), /Run Task ·\s*A task from the palette\./);
       assert.equal(await second.locator(".msg.user", { hasText: "A task from the palette." }).count(), 1);
       // The panel's conversation stays its own (the header does not switch to the other run).
       assert.match(await panel.locator("#session").innerText(), /Conversation: Change value to 2 in sample\.py\./);
@@ -844,7 +851,7 @@ describe("Kgent in a real VS Code: the first hour (issue 29)", { timeout: 30 * 6
       assert.match(await panel.locator("#session .sandbox").innerText(), /sandbox/);
     });
     await step(page, "reject-run", async () => {
-      await panel.locator("#new").click();
+      await newConversation();
       await panel.locator("#mode").selectOption("full");
       await statusItem(page, "full");
       await panel.locator("#model").selectOption("review-edits");
