@@ -1131,6 +1131,7 @@ test('run summary: all input tokens, the cached share and the cost when the mode
 end)
 
 dofile(here .. '/test_buffers.lua')(H)
+dofile(here .. '/test_daily.lua')(H)
 test('trust_project_extensions: the project\'s own extension runs (its tool answers)', function()
   local script = vim.fn.tempname() .. '.json'
   H.write_file(script, vim.json.encode({ turns = {

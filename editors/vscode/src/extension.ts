@@ -43,6 +43,7 @@ class KgentExtension implements vscode.Disposable {
       waitingApprovals: approvals.waiting + panel.waiting,
       liveRuns: runs.size,
       daemonStopped: daemon.crashed,
+      startError: daemon.lastStartError,
       sandbox: daemon.current?.initializeResult.capabilities.sandbox,
       sandboxReason: daemon.current?.initializeResult.capabilities.sandboxReason,
     }));
@@ -74,6 +75,9 @@ class KgentExtension implements vscode.Disposable {
     status.update();
     status.show();
     choices.update();
+    // Start the daemon now, in the background (its Python start-up takes about a second): the first message then
+    // runs at once. Not in Restricted Mode, where Kgent is off; a failure shows in the status bar and the panel.
+    if (vscode.workspace.isTrusted) void daemon.prewarm();
 
     this.disposables.push(
       ...registerCommands({

@@ -1,82 +1,74 @@
-// A small, safe Markdown → HTML renderer for the panel: everything is escaped first, then fenced code, headings,
-// lists, block quotes, inline code, bold, italics and links (shown as text with the address, never followed). No DOM.
+// Markdown → HTML for the panel, by well-kept libraries (pinned in package.json, bundled into dist/webview.js):
+// markdown-it (CommonMark + GFM tables and strikethrough; raw HTML in the input is escaped, never passed through),
+// highlight.js for fenced code, and DOMPurify over the result wherever a DOM exists (the webview). Links are shown
+// as text with the address in a tooltip, never followed from the panel.
+
+import DOMPurify from "dompurify";
+import hljs from "highlight.js/lib/core";
+import bash from "highlight.js/lib/languages/bash";
+import css from "highlight.js/lib/languages/css";
+import diff from "highlight.js/lib/languages/diff";
+import go from "highlight.js/lib/languages/go";
+import java from "highlight.js/lib/languages/java";
+import javascript from "highlight.js/lib/languages/javascript";
+import json from "highlight.js/lib/languages/json";
+import lua from "highlight.js/lib/languages/lua";
+import markdown from "highlight.js/lib/languages/markdown";
+import python from "highlight.js/lib/languages/python";
+import rust from "highlight.js/lib/languages/rust";
+import shell from "highlight.js/lib/languages/shell";
+import sql from "highlight.js/lib/languages/sql";
+import typescript from "highlight.js/lib/languages/typescript";
+import xml from "highlight.js/lib/languages/xml";
+import yaml from "highlight.js/lib/languages/yaml";
+import MarkdownIt from "markdown-it";
+
+for (const [name, lang] of Object.entries({ bash, css, diff, go, java, javascript, json, lua, markdown, python, rust, shell, sql, typescript, xml, yaml })) {
+  hljs.registerLanguage(name, lang);
+}
 
 export function escapeHtml(text: string): string {
   return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
 }
 
-function inline(text: string): string {
-  // Code spans first, kept out of the other rules through placeholders.
-  const codes: string[] = [];
-  let s = text.replace(/`([^`\n]+)`/g, (_m, c: string) => {
-    codes.push(`<code>${escapeHtml(c)}</code>`);
-    return `\u0000${codes.length - 1}\u0000`;
-  });
-  s = escapeHtml(s);
-  s = s.replace(/\*\*([^*\n]+)\*\*/g, "<strong>$1</strong>");
-  s = s.replace(/(^|[^*\w])\*([^*\n]+)\*(?!\w)/g, "$1<em>$2</em>");
-  s = s.replace(/(^|[^_\w])_([^_\n]+)_(?!\w)/g, "$1<em>$2</em>");
-  s = s.replace(/\[([^\]\n]+)\]\(([^)\s]+)\)/g, '<span class="link" title="$2">$1</span>');
-  return s.replace(/\u0000(\d+)\u0000/g, (_m, i: string) => codes[Number(i)]);
-}
+const md = new MarkdownIt({
+  html: false, // tags in the model's text are shown as text
+  linkify: false,
+  breaks: true, // a line break in the answer is one on screen
+  highlight(code: string, lang: string): string {
+    const language = lang !== "" && hljs.getLanguage(lang) !== undefined ? lang : undefined;
+    if (language === undefined) return ""; // markdown-it escapes it
+    try {
+      return hljs.highlight(code, { language, ignoreIllegals: true }).value;
+    } catch {
+      return "";
+    }
+  },
+});
 
-/** Render Markdown to HTML; the result contains no attribute or tag from the input. */
-export function renderMarkdown(md: string): string {
-  const lines = md.replace(/\r\n/g, "\n").split("\n");
-  const out: string[] = [];
-  let para: string[] = [];
-  let list: { tag: "ul" | "ol"; items: string[] } | undefined;
-  const flushPara = (): void => {
-    if (para.length > 0) out.push(`<p>${para.map(inline).join("<br>")}</p>`);
-    para = [];
-  };
-  const flushList = (): void => {
-    if (list !== undefined) out.push(`<${list.tag}>${list.items.map((i) => `<li>${inline(i)}</li>`).join("")}</${list.tag}>`);
-    list = undefined;
-  };
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i];
-    const fence = /^\s*(```+|~~~+)\s*([\w+-]*)\s*$/.exec(line);
-    if (fence) {
-      flushPara();
-      flushList();
-      const body: string[] = [];
-      i++;
-      while (i < lines.length && !lines[i].trim().startsWith(fence[1])) body.push(lines[i++]);
-      const lang = fence[2] ? ` data-lang="${escapeHtml(fence[2])}"` : "";
-      out.push(`<pre${lang}><code>${escapeHtml(body.join("\n"))}</code></pre>`);
-      continue;
-    }
-    const heading = /^(#{1,6})\s+(.*)$/.exec(line);
-    const bullet = /^\s*[-*+]\s+(.*)$/.exec(line);
-    const numbered = /^\s*\d+[.)]\s+(.*)$/.exec(line);
-    const quote = /^\s*>\s?(.*)$/.exec(line);
-    if (line.trim() === "") {
-      flushPara();
-      flushList();
-    } else if (heading) {
-      flushPara();
-      flushList();
-      const level = Math.min(heading[1].length + 2, 6); // small headings in a side panel
-      out.push(`<h${level}>${inline(heading[2])}</h${level}>`);
-    } else if (bullet || numbered) {
-      flushPara();
-      const tag = bullet ? "ul" : "ol";
-      if (list !== undefined && list.tag !== tag) flushList();
-      list ??= { tag, items: [] };
-      list.items.push((bullet ?? numbered)![1]);
-    } else if (quote) {
-      flushPara();
-      flushList();
-      out.push(`<blockquote>${inline(quote[1])}</blockquote>`);
-    } else if (list !== undefined && /^\s+\S/.test(line)) {
-      list.items[list.items.length - 1] += ` ${line.trim()}`;
-    } else {
-      flushList();
-      para.push(line);
-    }
-  }
-  flushPara();
-  flushList();
-  return out.join("\n");
+// Small headings in a side panel: # → h3 … (as before).
+md.renderer.rules.heading_open = (tokens, idx) => `<h${Math.min(Number(tokens[idx].tag.slice(1)) + 2, 6)}>`;
+md.renderer.rules.heading_close = (tokens, idx) => `</h${Math.min(Number(tokens[idx].tag.slice(1)) + 2, 6)}>\n`;
+// Links: the text, with the address as its tooltip; nothing to follow.
+md.renderer.rules.link_open = (tokens, idx) => `<span class="link" title="${escapeHtml(String(tokens[idx].attrGet("href") ?? ""))}">`;
+md.renderer.rules.link_close = () => "</span>";
+// Images: their alt text and address, nothing loaded.
+md.renderer.rules.image = (tokens, idx) => {
+  const t = tokens[idx];
+  return `<span class="link" title="${escapeHtml(String(t.attrGet("src") ?? ""))}">${escapeHtml(t.content)}</span>`;
+};
+// Fenced code keeps its language as data-lang (the page's styles and tests use it).
+const fence = md.renderer.rules.fence;
+md.renderer.rules.fence = (tokens, idx, options, env, self) => {
+  const lang = tokens[idx].info.trim().split(/\s+/)[0] ?? "";
+  const html = fence !== undefined ? fence(tokens, idx, options, env, self) : self.renderToken(tokens, idx, options);
+  return lang !== "" ? html.replace(/^<pre>/, `<pre data-lang="${escapeHtml(lang)}">`) : html;
+};
+
+const purifier = typeof window !== "undefined" && typeof document !== "undefined" ? DOMPurify(window) : undefined;
+
+/** Render Markdown to HTML; the result contains no tag or attribute from the input. */
+export function renderMarkdown(text: string): string {
+  const html = md.render(text);
+  return purifier !== undefined && purifier.isSupported ? purifier.sanitize(html, { ADD_ATTR: ["data-lang"] }) : html;
 }

@@ -8,6 +8,8 @@ interface Base {
   id: string;
   rev: number;
   runId: string;
+  /** The run whose section the item sits in (a sub-agent's items: its parent run's); absent: outside any run. */
+  section?: string;
 }
 
 export interface UserItem extends Base {
@@ -104,6 +106,15 @@ export interface LiveRun {
   usage?: P.Usage;
 }
 
+/** A run's section in the panel: its heading says which run (started here or by Run Task) and with what prompt. */
+export interface RunSection {
+  runId: string;
+  label: string;
+  /** "panel": sent from the panel's input; "task": Kgent: Run Task (or another command), its own session. */
+  origin: "panel" | "task";
+  live: boolean;
+}
+
 export interface PanelChoices {
   modes: string[];
   mode: string;
@@ -120,6 +131,14 @@ export interface PanelState {
   /** The session the next message continues (after a run, a resume or a fork); undefined: a new session. */
   sessionId?: string;
   sessionLabel?: string;
+  /** True when the session was resumed or forked from the history ("Continuing: …"), not begun here. */
+  sessionResumed?: boolean;
+  /** The session's tokens and cost so far (its stored turns when resumed, plus the runs since). */
+  sessionUsage?: P.Usage;
+  /** The runs shown, each a section of the conversation. */
+  sections: RunSection[];
+  /** The daemon's shell sandbox in words ("bubblewrap", "none: every command asks"), once known. */
+  sandbox?: { text: string; tooltip: string; warn: boolean };
   trusted: boolean;
 }
 

@@ -2,7 +2,7 @@
 // webview view (ui/panel.ts) posts `PanelState` to the page (webview/main.ts), which renders it.
 
 import { storedItems, userItem } from "./panelHistory";
-import type { ApprovalItem, EndItem, LiveRun, NoteItem, PanelChoices, PanelItem, PanelState, PlanItem, TextItem, ToolItem } from "./panelItems";
+import type { ApprovalItem, EndItem, LiveRun, NoteItem, PanelChoices, PanelItem, PanelState, PlanItem, RunSection, TextItem, ToolItem } from "./panelItems";
 import { oneLine } from "./panelItems";
 import { knownEvent } from "./protocol";
 import type * as P from "./protocol";
@@ -26,7 +26,13 @@ export class PanelModel {
   private readonly ended = new Set<string>();
   /** Live sub-agent runs (`parentRunId` on their events): run id → the sub-agent's name. */
   private readonly subRuns = new Map<string, string>();
+  /** Sub-agent run → the run it belongs to (its items sit in that run's section). */
+  private readonly parents = new Map<string, string>();
+  private readonly sectionList = new Map<string, RunSection>();
   private seq = 0;
+  sessionResumed = false;
+  sessionUsage: P.Usage | undefined;
+  sandbox: PanelState["sandbox"];
   choices: PanelChoices = { modes: ["plan", "ask", "auto", "full", "risk_based"], mode: "ask", models: [], model: "", provider: "" };
   sessionId: string | undefined;
   sessionLabel: string | undefined;
@@ -39,6 +45,10 @@ export class PanelModel {
       choices: this.choices,
       sessionId: this.sessionId,
       sessionLabel: this.sessionLabel,
+      sessionResumed: this.sessionResumed,
+      sessionUsage: this.sessionUsage,
+      sections: [...this.sectionList.values()],
+      sandbox: this.sandbox,
       trusted: this.trusted,
     };
   }
@@ -62,9 +72,17 @@ export class PanelModel {
     for (const i of this.items) this.byId.set(i.id, i);
     this.sessionId = undefined;
     this.sessionLabel = undefined;
+    this.sessionResumed = false;
+    this.sessionUsage = undefined;
+    for (const id of [...this.sectionList.keys()]) if (!this.live.has(id)) this.sectionList.delete(id);
   }
 
   private push<T extends PanelItem>(item: T): T {
+    if (item.runId !== "") {
+      const section = this.parents.get(item.runId) ?? item.runId;
+      item.section = section;
+      if (!this.sectionList.has(section)) this.sectionList.set(section, { runId: section, label: "", origin: "task", live: this.live.has(section) });
+    }
     this.items.push(item);
     this.byId.set(item.id, item);
     return item;
@@ -83,19 +101,67 @@ export class PanelModel {
     this.push<NoteItem>({ type: "note", id: this.nextId("note"), rev: 0, runId, text, severity });
   }
 
-  /** A run the panel (or the palette) started; its events follow. */
-  runStarted(runId: string, sessionId: string, label: string, workspace: string): void {
-    if (this.ended.has(runId)) return; // its events (up to run_end) came before the `agent/run` answer was handled
-    if (!this.live.has(runId)) this.live.set(runId, { runId, sessionId, label, steering: [], followUp: [] });
+  /**
+   * A run started: by the panel (`origin` "panel": the conversation continues its session) or by a command such as
+   * Run Task (`origin` "task": its own section, the panel's conversation stays where it is). Also called from its
+   * `run_start` event (`origin` undefined: whichever call comes second keeps what the first set).
+   */
+  runStarted(runId: string, sessionId: string, label: string, workspace: string, origin?: "panel" | "task"): void {
+    if (!this.ended.has(runId) && !this.live.has(runId)) this.live.set(runId, { runId, sessionId, label, steering: [], followUp: [] });
+    const sec = this.sectionList.get(runId) ?? { runId, label, origin: "task" as const, live: !this.ended.has(runId) };
+    if (sec.label === "") sec.label = label;
+    if (origin !== undefined) sec.origin = origin;
+    this.sectionList.set(runId, sec);
+    if (this.ended.has(runId) && origin === undefined) return;
     this.workspaces.set(runId, workspace);
-    if (this.sessionId !== sessionId) this.sessionLabel = label;
+    if (origin !== "panel") return;
+    if (this.sessionId !== sessionId) {
+      this.sessionLabel = label;
+      this.sessionResumed = false;
+      this.sessionUsage = undefined;
+    }
     this.sessionId = sessionId;
+    // Its run_end (and usage) may have come before the `agent/run` answer was handled.
+    const end = this.items.find((i): i is EndItem => i.type === "end" && i.runId === runId);
+    if (end !== undefined) this.addUsage(end.usage);
   }
 
-  /** A run ended without a `run_end` (the daemon exited). */
+  private addUsage(u: P.Usage | undefined): void {
+    if (u === undefined || u === null) return;
+    const t = this.sessionUsage;
+    if (t === undefined) {
+      this.sessionUsage = { ...u, cost: u.cost ?? undefined };
+      return;
+    }
+    const cost = t.cost && u.cost && t.cost.currency === u.cost.currency ? { amount: t.cost.amount + u.cost.amount, currency: t.cost.currency } : undefined;
+    this.sessionUsage = {
+      inputTokens: t.inputTokens + u.inputTokens,
+      outputTokens: t.outputTokens + u.outputTokens,
+      cacheReadTokens: (t.cacheReadTokens ?? 0) + (u.cacheReadTokens ?? 0),
+      cacheWriteTokens: (t.cacheWriteTokens ?? 0) + (u.cacheWriteTokens ?? 0),
+      cost,
+    };
+  }
+
+  /** A run ended without a `run_end` (the daemon exited): its calls still pending or running end, as lost. */
   runLost(runId: string, reason: string): void {
     if (!this.live.delete(runId)) return;
     this.open.delete(runId);
+    const sec = this.sectionList.get(runId);
+    if (sec !== undefined) sec.live = false;
+    for (const i of this.items) {
+      const mine = i.runId === runId || this.parents.get(i.runId) === runId;
+      if (!mine) continue;
+      if (i.type === "tool" && (i.status === "pending" || i.status === "in_progress")) {
+        i.status = "failed";
+        i.isError = true;
+        i.output = `${i.output ? `${i.output.trimEnd()}\n` : ""}lost: ${reason}`;
+        this.touch(i);
+      } else if (i.type === "approval" && i.state === "pending") {
+        i.state = "withdrawn";
+        this.touch(i);
+      }
+    }
     this.note(`The run was lost: ${reason}`, "error", runId);
   }
 
@@ -103,7 +169,10 @@ export class PanelModel {
     const e = knownEvent(params.event);
     if (e === undefined) return;
     const runId = params.runId;
-    if (params.parentRunId !== undefined && params.parentRunId !== null && !this.subEvent(runId, e)) return;
+    if (params.parentRunId !== undefined && params.parentRunId !== null) {
+      this.parents.set(runId, this.parents.get(params.parentRunId) ?? params.parentRunId);
+      if (!this.subEvent(runId, e)) return;
+    }
     switch (e.type) {
       case "run_start":
         this.runStarted(runId, params.sessionId, oneLine(e.prompt, 60), e.workspace);
@@ -193,11 +262,17 @@ export class PanelModel {
         if (r !== undefined) r.usage = e.total;
         return;
       }
-      case "run_end":
+      case "run_end": {
         this.ended.add(runId);
         this.open.delete(runId);
         this.live.delete(runId);
-        this.sessionId = e.sessionId;
+        const sec = this.sectionList.get(runId);
+        if (sec !== undefined) sec.live = false;
+        // The panel's conversation follows its own runs only (a Run Task run is in a session of its own).
+        if (sec?.origin === "panel" || e.sessionId === this.sessionId) {
+          this.sessionId = e.sessionId;
+          this.addUsage(e.usage);
+        }
         this.push<EndItem>({
           type: "end",
           id: this.nextId("end"),
@@ -215,6 +290,7 @@ export class PanelModel {
         });
         this.workspaces.delete(runId);
         return;
+      }
       default:
         return;
     }
@@ -296,6 +372,8 @@ export class PanelModel {
     this.clear();
     this.sessionId = session.sessionId;
     this.sessionLabel = label;
+    this.sessionResumed = true;
+    this.sessionUsage = session.usage ?? undefined;
     for (const item of storedItems(session, (prefix) => this.nextId(prefix))) this.push(item);
   }
 

@@ -525,8 +525,11 @@ describe("Kgent extension in a fake VS Code", () => {
     assert.match(err.message, /^Kgent: could not start the daemon: '\/nonexistent\/kgent' was not found/);
     assert.equal(err.message.match(/could not start/g)?.length, 1, "no doubled prefix");
     assert.deepEqual(err.items, ["Open Settings", "Show Daemon Log"]);
+    // The status bar says it failed (not "idle") until the daemon starts.
+    await waitFor("the failed status", () => ui.statusHistory.at(-1) === "$(error) Kgent: failed");
     state.config["kgent.serverCommand"] = serverCommandLine();
     assert.equal(ended(await runTask({ prompt: "x" })).status, "settled");
+    assert.equal(ui.statusHistory.at(-1), "$(hubot) Kgent: idle");
     assert.ok(sb.workspace);
   });
 

@@ -163,10 +163,20 @@ describe("markdown", () => {
     assert.match(html, /<strong>bold<\/strong>/);
     assert.match(html, /<em>it<\/em>/);
     assert.match(html, /<code>a&lt;b&gt;<\/code>/);
-    assert.match(html, /<ul><li>one<\/li><li>two<\/li><\/ul>/);
-    assert.match(html, /<pre data-lang="py"><code>print\(&#39;&lt;hi&gt;&#39;\)<\/code><\/pre>/);
+    assert.match(html, /<ul>\n<li>one<\/li>\n<li>two<\/li>\n<\/ul>/);
+    // Fenced code: highlighted by highlight.js, its language kept; the text inside still escaped.
+    assert.match(html, /<pre data-lang="py"><code class="language-py"><span class="hljs-built_in">print<\/span>\(<span class="hljs-string">&#x27;&lt;hi&gt;&#x27;<\/span>\)/);
     assert.doesNotMatch(html, /<img|<a /);
     assert.match(html, /&lt;img src=x onerror=alert\(1\)&gt;/);
+    assert.doesNotMatch(html, /href/);
+    assert.match(renderMarkdown("see [the docs](https://example.com/a)"), /<span class="link" title="https:\/\/example\.com\/a">the docs<\/span>/);
+  });
+
+  test("tables (GFM) render as tables; cells are escaped", () => {
+    const html = renderMarkdown("| file | lines |\n|---|---:|\n| a.py | 3 |\n| <b>x</b> | 4 |");
+    assert.match(html, /<table>\n<thead>\n<tr>\n<th>file<\/th>\n<th style="text-align:right">lines<\/th>/);
+    assert.match(html, /<td>a\.py<\/td>/);
+    assert.match(html, /<td>&lt;b&gt;x&lt;\/b&gt;<\/td>/);
   });
 });
 
@@ -193,6 +203,7 @@ describe("panel model", () => {
     const m = new PanelModel();
     let seq = 0;
     const ev = (event: Record<string, unknown>): AgentEventParams => ({ runId: "r1", sessionId: "s1", seq: seq++, event: event as AgentEventParams["event"] });
+    m.runStarted("r1", "s1", "do it", "/w", "panel");
     m.event(ev({ type: "run_start", runId: "r1", sessionId: "s1", workspace: "/w", mode: "ask", provider: "scripted", model: "x", prompt: "do it" }));
     m.event(ev({ type: "user_message", text: "do it", source: "prompt" }));
     m.event(ev({ type: "message_delta", kind: "thinking", delta: "hmm" }));
@@ -210,6 +221,42 @@ describe("panel model", () => {
     assert.ok(s.items[2].type === "assistant" && s.items[2].text === "Hello");
     assert.equal(s.live.length, 0);
     assert.equal(s.sessionId, "s1");
+    assert.deepEqual(s.sessionUsage, { inputTokens: 1, outputTokens: 2, cacheReadTokens: 0, cacheWriteTokens: 0, cost: undefined });
+    assert.equal(s.sessionResumed, false);
+    assert.ok(s.items.every((i) => i.section === "r1"));
+    assert.deepEqual(s.sections, [{ runId: "r1", label: "do it", origin: "panel", live: false }]);
+  });
+
+  test("a Run Task run gets its own section and leaves the panel's conversation where it is", () => {
+    const m = new PanelModel();
+    let seq = 0;
+    const ev = (runId: string, sessionId: string, event: Record<string, unknown>): AgentEventParams => ({ runId, sessionId, seq: seq++, event: event as AgentEventParams["event"] });
+    const usage = { inputTokens: 1, outputTokens: 2, cacheReadTokens: 0, cacheWriteTokens: 0 };
+    m.runStarted("p1", "s1", "panel question", "/w", "panel");
+    m.event(ev("p1", "s1", { type: "user_message", text: "panel question", source: "prompt" }));
+    m.event(ev("t1", "s2", { type: "run_start", runId: "t1", sessionId: "s2", workspace: "/w", mode: "ask", provider: "scripted", model: "x", prompt: "task question" }));
+    m.runStarted("t1", "s2", "task question", "/w", "task");
+    m.event(ev("t1", "s2", { type: "user_message", text: "task question", source: "prompt" }));
+    m.event(ev("t1", "s2", { type: "run_end", status: "settled", stopReason: "end", text: "", changedPaths: ["a.txt"], patch: "", usage, sessionId: "s2", turns: 1 }));
+    m.event(ev("p1", "s1", { type: "run_end", status: "settled", stopReason: "end", text: "", changedPaths: [], patch: "", usage, sessionId: "s1", turns: 1 }));
+    const s = m.snapshot();
+    assert.equal(s.sessionId, "s1");
+    assert.equal(s.sessionLabel, "panel question");
+    assert.deepEqual(s.sections.map((x) => [x.runId, x.origin, x.label]), [["p1", "panel", "panel question"], ["t1", "task", "task question"]]);
+    assert.deepEqual(s.items.map((i) => `${i.type}:${i.section}`), ["user:p1", "user:t1", "end:t1", "end:p1"]);
+  });
+
+  test("a lost run's pending and running tool cards end", () => {
+    const m = new PanelModel();
+    const ev = (event: Record<string, unknown>): AgentEventParams => ({ runId: "r1", sessionId: "s1", seq: 0, event: event as AgentEventParams["event"] });
+    m.runStarted("r1", "s1", "x", "/w", "panel");
+    m.event(ev({ type: "tool_call", toolCallId: "c1", name: "bash", kind: "execute", title: "Run", args: {}, command: "sleep 9" }));
+    m.event(ev({ type: "tool_update", toolCallId: "c1", status: "in_progress", output: "started\n" }));
+    m.runLost("r1", "the daemon exited (SIGKILL)");
+    const tool = m.snapshot().items.find((i) => i.type === "tool");
+    assert.ok(tool !== undefined && tool.type === "tool");
+    assert.equal(tool.status, "failed");
+    assert.equal(tool.output, "started\nlost: the daemon exited (SIGKILL)");
   });
 });
 

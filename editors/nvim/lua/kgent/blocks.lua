@@ -20,8 +20,10 @@ end
 ---@param kind string
 ---@return {key: string, first: integer, last: integer}
 function M.add(lines, kind)
-  local row = transcript.append_lines(lines, kind)
-  return mark(row, #lines)
+  -- append_lines may put a blank line before them (into the table it is given): count the block's own lines.
+  local n = #lines
+  local row = transcript.append_lines(vim.list_extend({}, lines), kind)
+  return mark(row, n)
 end
 
 --- Append `lines` (left unchanged) as a block spanning exactly them, for M.replace; returns its handle.

@@ -5,7 +5,10 @@
 -- drops them), and each starts the session's next run when the live one ends. Steering goes to the daemon at
 -- once; what it still holds is listed too (from its queue_update events) and dropped with the follow-ups. Mentions: `#buffer` (the buffer the chat
 -- was opened from), `#file:path` (a file, its loaded buffer if any) and the Visual selection the chat was opened
--- with are sent as resource blocks (in a steering message or follow-up: as text).
+-- with are sent as resource blocks (in a steering message or follow-up: as text), and so are `#diagnostics` (the
+-- origin buffer's diagnostics), `#viewport` (the lines its window shows) and `#symbol` (the LSP document symbol, or
+-- else the tree-sitter node, around its cursor). Typing `#` offers them in a completion menu (also <C-x><C-o>).
+-- Cancelling a run with follow-ups queued starts none of them: they go back into the chat, unsent.
 local config = require('kgent.config')
 local S = require('kgent.state')
 
@@ -19,10 +22,11 @@ local NAME = 'kgent://chat'
 ---@class kgent.Chat
 ---@field buf integer?
 ---@field origin integer?  the buffer #buffer means
+---@field origin_win integer?  the window it was in (#viewport, #symbol)
 ---@field selection {buf: integer, line1: integer, line2: integer}?  sent with the next message
 ---@field queue {text: string, blocks: table[]}[]  follow-ups waiting for the live run to end
 ---@field steering string[]  steering messages the daemon still holds (its last queue_update)
-M.state = { buf = nil, origin = nil, selection = nil, queue = {}, steering = {} }
+M.state = { buf = nil, origin = nil, origin_win = nil, selection = nil, queue = {}, steering = {} }
 local C = M.state
 
 local function first_line(s)
@@ -53,6 +57,30 @@ function M.refresh()
   if #virt > 0 then
     vim.api.nvim_buf_set_extmark(C.buf, ns, 0, 0, { virt_lines = virt, virt_lines_above = true })
   end
+  M.show_header(#virt)
+end
+
+--- Virtual lines above line 1 show only while the window's 'topfill' makes room for them (Neovim does not scroll
+--- them into view by itself): make each window on the chat show all `n` of them.
+---@param n integer?
+function M.show_header(n)
+  if not (C.buf and vim.api.nvim_buf_is_valid(C.buf)) then
+    return
+  end
+  if n == nil then
+    n = 0
+    for _, m in ipairs(vim.api.nvim_buf_get_extmarks(C.buf, ns, 0, 0, { details = true })) do
+      n = n + #(m[4].virt_lines or {})
+    end
+  end
+  for _, w in ipairs(vim.fn.win_findbuf(C.buf)) do
+    vim.api.nvim_win_call(w, function()
+      local v = vim.fn.winsaveview()
+      if v.topline == 1 and v.topfill ~= n then
+        vim.fn.winrestview({ topline = 1, topfill = n })
+      end
+    end)
+  end
 end
 
 local function resource(uri, text, ft)
@@ -69,6 +97,155 @@ local function buffer_resource(buf)
   return resource(uri, table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n'), vim.bo[buf].filetype)
 end
 
+--- The window showing the origin buffer (the one the chat was opened from, else any).
+local function origin_win()
+  if not (C.origin and vim.api.nvim_buf_is_valid(C.origin)) then
+    return nil
+  end
+  if C.origin_win and vim.api.nvim_win_is_valid(C.origin_win) and vim.api.nvim_win_get_buf(C.origin_win) == C.origin then
+    return C.origin_win
+  end
+  return vim.fn.win_findbuf(C.origin)[1]
+end
+
+local function buf_uri(buf)
+  local name = vim.api.nvim_buf_get_name(buf)
+  return name ~= '' and vim.uri_from_fname(vim.fn.fnamemodify(name, ':p')) or ('untitled:buffer-%d'):format(buf)
+end
+
+local SEVERITY = { 'error', 'warning', 'info', 'hint' }
+
+--- #diagnostics: the origin buffer's diagnostics, one per line ("12:5 error [source] message").
+local function diagnostics_resource()
+  local buf = C.origin
+  local lines = {}
+  for _, d in ipairs(vim.diagnostic.get(buf)) do
+    local src = d.source and (' [' .. d.source .. ']') or ''
+    lines[#lines + 1] = ('%d:%d %s%s %s'):format(d.lnum + 1, d.col + 1, SEVERITY[d.severity] or '?', src,
+      (d.message or ''):gsub('\n', ' '))
+  end
+  if #lines == 0 then
+    lines[1] = '(no diagnostics)'
+  end
+  return resource(buf_uri(buf) .. '#diagnostics', table.concat(lines, '\n'))
+end
+
+--- #viewport: the lines of the origin buffer its window shows.
+local function viewport_resource()
+  local win = origin_win()
+  if not win then
+    return nil, '#viewport: the buffer the chat was opened from is in no window'
+  end
+  local top, bot = vim.fn.line('w0', win), vim.fn.line('w$', win)
+  local buf = C.origin
+  return resource(('%s#L%d-L%d'):format(buf_uri(buf), top, bot),
+    table.concat(vim.api.nvim_buf_get_lines(buf, top - 1, bot, false), '\n'), vim.bo[buf].filetype)
+end
+
+-- The innermost LSP document symbol containing `pos` (0-based {line, character}).
+local function innermost(symbols, pos, best)
+  for _, s in ipairs(symbols or {}) do
+    local r = s.range or (s.location and s.location.range)
+    if r then
+      local after_start = pos[1] > r.start.line or (pos[1] == r.start.line and pos[2] >= r.start.character)
+      local before_end = pos[1] < r['end'].line or (pos[1] == r['end'].line and pos[2] <= r['end'].character)
+      if after_start and before_end then
+        best = { name = s.name, line1 = r.start.line + 1, line2 = r['end'].line + 1 }
+        best = innermost(s.children, pos, best)
+      end
+    end
+  end
+  return best
+end
+
+local SYMBOL_NODES = { 'function', 'method', 'class', 'struct', 'impl', 'module', 'interface', 'enum', 'trait' }
+
+--- The symbol around the cursor of `win`: from an attached LSP server (textDocument/documentSymbol), else from the
+--- buffer's tree-sitter tree (the innermost function/class/… node). Returns {name, line1, line2} or nil, why.
+function M.symbol_at(buf, win)
+  local cur = vim.api.nvim_win_get_cursor(win)
+  local pos = { cur[1] - 1, cur[2] }
+  local clients = vim.lsp.get_clients({ bufnr = buf, method = 'textDocument/documentSymbol' })
+  if #clients > 0 then
+    local res = vim.lsp.buf_request_sync(buf, 'textDocument/documentSymbol',
+      { textDocument = vim.lsp.util.make_text_document_params(buf) }, 2000)
+    for _, r in pairs(res or {}) do
+      local best = r.result and innermost(r.result, pos)
+      if best then
+        return best
+      end
+    end
+  end
+  local has_parser, parser = pcall(vim.treesitter.get_parser, buf)
+  if has_parser and parser then
+    parser:parse() -- get_node looks at the trees parsed so far
+  end
+  local ok, node = pcall(vim.treesitter.get_node, { bufnr = buf, pos = pos, ignore_injections = false })
+  if not ok or not node then
+    return nil, 'no LSP server gives document symbols and no tree-sitter parser knows this buffer'
+  end
+  while node do
+    local ty = node:type()
+    for _, k in ipairs(SYMBOL_NODES) do
+      if ty:find(k, 1, true) then
+        local sr, _, er = node:range()
+        local name_node = node:field('name')[1]
+        local name = name_node and vim.treesitter.get_node_text(name_node, buf) or ty
+        return { name = name, line1 = sr + 1, line2 = er + 1 }
+      end
+    end
+    node = node:parent()
+  end
+  return nil, 'the cursor is in no function, class or other symbol'
+end
+
+--- #symbol: the lines of the symbol around the origin window's cursor.
+local function symbol_resource()
+  local win = origin_win()
+  if not win then
+    return nil, '#symbol: the buffer the chat was opened from is in no window'
+  end
+  local sym, why = M.symbol_at(C.origin, win)
+  if not sym then
+    return nil, '#symbol: ' .. why
+  end
+  local buf = C.origin
+  return resource(('%s#L%d-L%d'):format(buf_uri(buf), sym.line1, sym.line2),
+    table.concat(vim.api.nvim_buf_get_lines(buf, sym.line1 - 1, sym.line2, false), '\n'), vim.bo[buf].filetype)
+end
+
+local VARIABLES = {
+  { word = '#buffer', menu = 'the buffer the chat was opened from' },
+  { word = '#file:', menu = 'a file (its buffer if loaded)' },
+  { word = '#diagnostics', menu = "the buffer's diagnostics" },
+  { word = '#viewport', menu = 'the lines its window shows' },
+  { word = '#symbol', menu = 'the function/class around its cursor' },
+}
+M.VARIABLES = VARIABLES
+
+--- The chat's 'omnifunc': the context variables after a `#`, file names after `#file:`.
+function M.omnifunc(findstart, base)
+  if findstart == 1 then
+    local line = vim.api.nvim_get_current_line():sub(1, vim.api.nvim_win_get_cursor(0)[2])
+    local start = line:find('#[%w_:%./%-]*$')
+    return start and start - 1 or -3
+  end
+  local out = {}
+  local path = base:match('^#file:(.*)$')
+  if path then
+    for _, f in ipairs(vim.fn.getcompletion(path, 'file')) do
+      out[#out + 1] = { word = '#file:' .. f, menu = 'file' }
+    end
+    return out
+  end
+  for _, v in ipairs(VARIABLES) do
+    if vim.startswith(v.word, base) then
+      out[#out + 1] = { word = v.word, menu = v.menu }
+    end
+  end
+  return out
+end
+
 --- The prompt blocks for `text`: the text, then a resource for each mention and the selection.
 ---@param text string
 ---@return table[] blocks, string? err
@@ -79,6 +256,25 @@ function M.blocks(text)
       return blocks, '#buffer: the chat was not opened from a buffer'
     end
     blocks[#blocks + 1] = buffer_resource(C.origin)
+  end
+  local function need_origin(word)
+    if not (C.origin and vim.api.nvim_buf_is_valid(C.origin)) then
+      return word .. ': the chat was not opened from a buffer'
+    end
+  end
+  for _, v in ipairs({ { '#diagnostics', diagnostics_resource }, { '#viewport', viewport_resource },
+    { '#symbol', symbol_resource } }) do
+    if text:find(v[1] .. '%f[^%w_]') then
+      local err = need_origin(v[1])
+      if err then
+        return blocks, err
+      end
+      local r, why = v[2]()
+      if not r then
+        return blocks, why
+      end
+      blocks[#blocks + 1] = r
+    end
   end
   for path in text:gmatch('#file:(%S+)') do
     local abs = vim.fn.fnamemodify(path, ':p')
@@ -186,12 +382,43 @@ function M.clear_queue()
   notify(n == 0 and 'no follow-up is queued' or ('dropped %d queued follow-up%s'):format(n, n == 1 and '' or 's'))
 end
 
---- The live run ended: start the next queued follow-up (in the same session).
+--- Put the queued follow-ups back into the chat (unsent, after what it holds) and empty the queue.
+function M.unqueue()
+  local n = #C.queue
+  if n == 0 then
+    return 0
+  end
+  local texts = {}
+  for _, q in ipairs(C.queue) do
+    vim.list_extend(texts, vim.split(q.text, '\n', { plain = true }))
+    texts[#texts + 1] = ''
+  end
+  texts[#texts] = nil
+  C.queue = {}
+  if C.buf and vim.api.nvim_buf_is_valid(C.buf) then
+    local cur = vim.api.nvim_buf_get_lines(C.buf, 0, -1, false)
+    if #cur == 1 and cur[1] == '' then
+      vim.api.nvim_buf_set_lines(C.buf, 0, -1, false, texts)
+    else
+      vim.api.nvim_buf_set_lines(C.buf, -1, -1, false, vim.list_extend({ '' }, texts))
+    end
+  end
+  M.refresh()
+  notify(('the run was cancelled: %d queued follow-up%s back in the chat, not sent'):format(n, n == 1 and '' or 's'))
+  return n
+end
+
+--- The live run ended: start the next queued follow-up (in the same session) — unless it was cancelled: a cancel
+--- stops the work, so the follow-ups go back into the chat.
 function M.on_run_end(data)
   if #C.queue == 0 or live_run() then
     return
   end
   if data and data.sessionId and state.session_id and data.sessionId ~= state.session_id then
+    return
+  end
+  if data and type(data.event) == 'table' and data.event.status == 'cancelled' then
+    M.unqueue()
     return
   end
   local q = table.remove(C.queue, 1)
@@ -228,6 +455,24 @@ local function setup_buffer(buf)
   end, 'send as ' .. other:gsub('_', '-'))
   map('n', '<C-x>', M.clear_queue, 'drop the queued follow-ups')
   map('n', 'q', '<cmd>close<cr>', 'close')
+  vim.bo[buf].omnifunc = "v:lua.require'kgent.chat'.omnifunc"
+  -- `#` at the start of a word opens the menu of context variables.
+  vim.keymap.set('i', '#', function()
+    local col = vim.api.nvim_win_get_cursor(0)[2]
+    local before = vim.api.nvim_get_current_line():sub(col, col)
+    if col == 0 or before:match('%s') then
+      return '#<C-x><C-o>'
+    end
+    return '#'
+  end, { buffer = buf, expr = true, desc = 'Kgent chat: # and the context variables' })
+  vim.api.nvim_create_autocmd('BufWinEnter', {
+    buffer = buf,
+    callback = function()
+      vim.schedule(function()
+        M.show_header()
+      end)
+    end,
+  })
 end
 
 --- Open the chat under the transcript and move the cursor there. `opts.selection` (a Visual range) goes with the
@@ -239,6 +484,7 @@ function M.open(opts)
   local cur = vim.api.nvim_get_current_buf()
   if not vim.b[cur].kgent_transcript and cur ~= C.buf then
     C.origin = cur
+    C.origin_win = vim.api.nvim_get_current_win()
   end
   if opts.selection then
     C.selection = opts.selection
@@ -263,7 +509,7 @@ function M.open(opts)
     vim.api.nvim_win_set_height(win, config.options.chat.height)
     vim.wo[win].winfixheight = true
     vim.wo[win].winbar = '%#KgentHeader#Kgent chat%* <CR>/<C-s> send · <C-f> '
-      .. (config.options.chat.busy == 'steer' and 'follow-up' or 'steer') .. ' · #buffer #file:path'
+      .. (config.options.chat.busy == 'steer' and 'follow-up' or 'steer') .. ' · # context'
   end
   vim.api.nvim_set_current_win(win)
   M.refresh()

@@ -113,6 +113,8 @@ M.subcommands = {
     run = function(args)
       if args == 'clear' then
         return kgent().clear_queue()
+      elseif args ~= '' then
+        return vim.notify(('kgent: :Kgent queue takes nothing or "clear", not %q'):format(args), vim.log.levels.ERROR)
       end
       local q = require('kgent.chat').state.queue
       if #q == 0 then
@@ -123,6 +125,33 @@ M.subcommands = {
         lines[#lines + 1] = ('  %d. %s'):format(i, m.text:match('^[^\n]*'))
       end
       vim.notify(table.concat(lines, '\n'))
+    end,
+  },
+  mode = {
+    args = '[mode]',
+    desc = 'the permission mode of the next runs (plan, ask, auto, full); without one: pick',
+    run = function(args)
+      require('kgent.choose').mode(args)
+    end,
+  },
+  provider = {
+    args = '[name]',
+    desc = "the provider of the next runs (its first known model); without one: pick",
+    run = function(args)
+      require('kgent.choose').provider(args)
+    end,
+  },
+  model = {
+    args = '[[provider/]id]',
+    desc = 'the model of the next runs (any id the provider accepts); without one: pick or type',
+    run = function(args)
+      require('kgent.choose').model(args)
+    end,
+  },
+  fork = {
+    desc = "pick one of the session's messages: the session continues from before it, the message comes back to edit",
+    run = function()
+      require('kgent.choose').fork()
     end,
   },
   restart = {
@@ -196,6 +225,12 @@ function M.complete(arglead, cmdline, cursorpos)
     end
     table.sort(out)
     return out
+  end
+  if (words[1] == 'mode' or words[1] == 'model' or words[1] == 'provider') and #words == 2 then
+    return require('kgent.choose').complete(words[1], arglead)
+  end
+  if words[1] == 'queue' and #words == 2 then
+    return vim.startswith('clear', arglead) and { 'clear' } or {}
   end
   if words[1] == 'resume' and #words == 2 and M.last_sessions then
     local out = {}

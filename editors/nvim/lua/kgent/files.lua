@@ -73,6 +73,39 @@ function M.save(buf)
   return ok and not vim.bo[buf].modified
 end
 
+--- A line in the run's transcript naming each buffer saved before a shell command (whatever the buffer held: the
+--- user's own unsaved lines too), and those that could not be.
+function M.say_saved(params, saved, unsaved)
+  if #saved == 0 and #unsaved == 0 then
+    return
+  end
+  local transcript = require('kgent.transcript')
+  local ws = params.runId and require('kgent.state').state.runs[params.runId]
+  ws = ws and ws.workspace
+  local function names(paths)
+    return table.concat(vim.tbl_map(function(p)
+      if ws and vim.startswith(p, ws .. '/') then
+        return p:sub(#ws + 2)
+      end
+      return vim.fn.fnamemodify(p, ':~')
+    end, paths), ', ')
+  end
+  local prev = transcript.current()
+  if params.sessionId then
+    transcript.use(params.sessionId)
+  end
+  local lines = {}
+  if #saved > 0 then
+    lines[#lines + 1] = ('saved before a command (with any unsaved lines of yours in them): %s'):format(names(saved))
+  end
+  if #unsaved > 0 then
+    lines[#lines + 1] = ('could not save before a command (it sees them as on disk): %s'):format(names(unsaved))
+  end
+  transcript.end_stream()
+  transcript.note(table.concat(lines, '\n'))
+  transcript.use(prev)
+end
+
 --- Answer one file request of the daemon (a table to send back).
 ---@param method string
 ---@param params table
@@ -89,13 +122,16 @@ function M.serve(method, params)
     M.set_text(buf, params.content)
     return { applied = true }
   elseif method == 'agent/saveFiles' then
-    local saved = {}
+    local saved, unsaved = {}, {}
     for _, path in ipairs(params.paths or {}) do
       local buf = M.buffer(path)
       if buf and M.save(buf) then
         saved[#saved + 1] = path
+      else
+        unsaved[#unsaved + 1] = path
       end
     end
+    M.say_saved(params, saved, unsaved)
     return { saved = saved }
   end
   error('not a file request: ' .. tostring(method))

@@ -25,6 +25,7 @@ M.kind = {
   approval = 'KgentApproval',
   lost = 'KgentLost',
   plan = 'KgentPlan',
+  branch = 'KgentNote',
 }
 
 function M.setup()

@@ -1,6 +1,24 @@
 -- Kgent for Neovim: setup{} and the Lua API (mirrors :Kgent). The API is made of: kgent.runs (run, cancel, steer,
 -- follow-up), kgent.sessions (list, resume), kgent.daemon (the connection and what arrives over it), kgent.ui (the
 -- transcript window) over kgent.state (the state below). See :help kgent.
+
+-- Before anything else: the modules below use APIs of Neovim 0.10 (stdpath('log'), vim.uv, vim.system…), and the
+-- README's `require('kgent').setup{}` runs before plugin/kgent.lua's own check. On an older Neovim this module is a
+-- stand-in whose every function says so once, instead of a Lua error from deep inside.
+if vim.fn.has('nvim-0.10') ~= 1 then
+  local said = false
+  local function needs()
+    if not said then
+      said = true
+      vim.api.nvim_err_writeln('kgent.nvim needs Neovim 0.10 or later')
+    end
+  end
+  return setmetatable({ unsupported = true }, {
+    __index = function()
+      return needs
+    end,
+  })
+end
 local config = require('kgent.config')
 local ui = require('kgent.ui')
 local approval = require('kgent.approval')
@@ -152,6 +170,8 @@ local augroup
 ---@param opts table?
 function M.setup(opts)
   config.setup(opts)
+  -- What :Kgent mode / provider / model chose gives way to the new configuration.
+  M.state.mode, M.state.provider, M.state.model = nil, nil, nil
   if M.state.conn then
     M.stop(0)
   end

@@ -19,6 +19,8 @@ end
 local PLAN_MARK = { completed = '[x]', in_progress = '[~]', pending = '[ ]' }
 -- The plan block of each run (kgent.blocks handle), rewritten in place by each `plan` event.
 local plans = {}
+-- The "queued —" line of each run (kgent.blocks handle): one line, rewritten by each `queue_update`.
+local queues = {}
 
 --- "**Plan** · 1/3 done" and one markdown checkbox line per entry ([~] in progress, "(high)" for high priority).
 function M.plan_lines(entries)
@@ -193,8 +195,19 @@ function M.on_event(run, ev)
     for _, s in ipairs(ev.followUp or {}) do
       parts[#parts + 1] = 'follow-up: ' .. first_line(s)
     end
-    if #parts > 0 then
-      transcript.note('queued — ' .. table.concat(parts, '; '))
+    local blocks = require('kgent.blocks')
+    local b = queues[run.id]
+    if #parts == 0 then
+      if b then
+        blocks.remove(b)
+        queues[run.id] = nil
+      end
+    else
+      local line = { '_queued — ' .. table.concat(parts, '; ') .. '_' }
+      if not (b and blocks.replace(b, line, 'note')) then
+        transcript.end_stream()
+        queues[run.id] = blocks.add_exact(line, 'note')
+      end
     end
   elseif ty == 'retry' then
     transcript.note(('retrying (%s/%s) in %ss: %s'):format(ev.attempt or '?', ev.maxAttempts or '?',
@@ -230,6 +243,7 @@ end
 --- was open): close its line here.
 function M.close_tools(run, ev)
   plans[run.id] = nil
+  queues[run.id] = nil
   for key, t in pairs(transcript.tools()) do
     if t.run == run.id and (t.status == 'pending' or t.status == 'in_progress') then
       t.status = ev.status == 'cancelled' and 'cancelled' or 'unfinished'
@@ -307,29 +321,84 @@ function M.lost(run, why)
   return paths
 end
 
---- Show a resumed session's conversation (agent/session, branch only) in the transcript.
----@param s table  the agent/session result
+--- What a call is about, from its arguments: "read src/a.py", "bash: `make test`", "grep TODO".
+---@param name string
+---@param args table?
+---@return string
+function M.call_title(name, args)
+  args = type(args) == 'table' and args or {}
+  if type(args.command) == 'string' then
+    return ('%s: `%s`'):format(name, first_line(args.command))
+  end
+  for _, k in ipairs({ 'path', 'pattern', 'url', 'description', 'expression' }) do
+    if type(args[k]) == 'string' and args[k] ~= '' then
+      local extra = (k == 'pattern' and type(args.path) == 'string') and (' in ' .. args.path) or ''
+      return ('%s %s%s'):format(name, first_line(args[k]), extra)
+    end
+  end
+  return name
+end
+
+--- Show a resumed session's conversation in the transcript: its active branch in full — your messages, the
+--- answers, each tool call with what it was about (path, command, pattern) and its status — and a mark where the
+--- branch leaves an entry that has other branches (agent/fork, :Kgent fork).
+---@param s table  the agent/session result (all entries, or the branch only)
 function M.render_session(s)
   local icon = transcript.ICON
   transcript.use(s.sessionId)
+  local entries = s.entries or {}
+  local on_branch, children = {}, {}
+  for _, id in ipairs(s.branch or {}) do
+    on_branch[id] = true
+  end
+  for _, e in ipairs(entries) do
+    if e.parentId then
+      children[e.parentId] = (children[e.parentId] or 0) + 1
+    end
+  end
+  local branch_entries = {}
+  for _, e in ipairs(entries) do
+    if next(on_branch) == nil or on_branch[e.id] then
+      branch_entries[#branch_entries + 1] = e
+    end
+  end
   local lines = {}
   lines[#lines + 1] = ('## Resumed session %s · %s'):format(s.sessionId or '?', first_line(s.title or ''))
-  lines[#lines + 1] = ('_%s · %d entries_'):format(s.workspace or '', #(s.entries or {}))
+  lines[#lines + 1] = ('_%s · %d entries_'):format(s.workspace or '', #branch_entries)
   for _, w in ipairs(s.warnings or {}) do
     lines[#lines + 1] = '_warning: ' .. tostring(w) .. '_'
   end
-  for _, e in ipairs(s.entries or {}) do
+  local calls = {} -- toolCallId -> {name, arguments} of the assistant messages so far
+  for _, e in ipairs(branch_entries) do
+    local n = e.parentId and children[e.parentId] or 0
+    if n > 1 then
+      lines[#lines + 1] = ''
+      lines[#lines + 1] = require('kgent.choose').branch_line(('branch (%d branches leave here; :Kgent fork)')
+        :format(n))
+    end
     local m = e.type == 'message' and e.message or nil
     if m and m.role == 'user' then
       lines[#lines + 1] = ''
-      lines[#lines + 1] = '**You:** ' .. first_line(m.text)
-    elseif m and m.role == 'assistant' and m.text and m.text ~= '' then
-      lines[#lines + 1] = ''
-      vim.list_extend(lines, vim.split(m.text, '\n', { plain = true }))
+      local text = vim.split(m.text or '', '\n', { plain = true })
+      lines[#lines + 1] = '**You:** ' .. (text[1] or '')
+      vim.list_extend(lines, text, 2)
+    elseif m and m.role == 'assistant' then
+      for _, c in ipairs(m.toolCalls or {}) do
+        calls[c.id] = c
+      end
+      if m.text and m.text ~= '' then
+        lines[#lines + 1] = ''
+        vim.list_extend(lines, vim.split(m.text, '\n', { plain = true }))
+      end
     elseif m and m.role == 'tool' then
-      lines[#lines + 1] = ('- %s %s'):format(m.isError and icon.failed or icon.completed, m.name or 'tool')
+      local c = calls[m.toolCallId] or {}
+      local title = M.call_title(m.name or c.name or 'tool', c.arguments)
+      lines[#lines + 1] = ('- %s %s · %s'):format(m.isError and icon.failed or icon.completed, title,
+        m.isError and 'failed' or 'completed')
     elseif m and m.role == 'summary' then
       lines[#lines + 1] = '_summary: ' .. first_line(m.text) .. '_'
+    elseif e.type == 'compaction' then
+      lines[#lines + 1] = '_compacted: the model sees a summary of what came before_'
     end
   end
   transcript.append_lines(lines, 'history')

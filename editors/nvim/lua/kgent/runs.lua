@@ -79,9 +79,10 @@ function M.run(prompt, opts, cb)
         params.workspace = nil -- the session's own
       end
     end
-    params.mode = opts.mode
-    params.provider = opts.provider
-    params.model = opts.model
+    -- :Kgent mode / provider / model choose these for the runs that follow (over setup{}'s).
+    params.mode = opts.mode or state.mode
+    params.provider = opts.provider or state.provider
+    params.model = opts.model or state.model
     -- The transcript of the session, or a new one named after the session once the daemon names it.
     local key = sid or transcript.claim_new()
     transcript.use(key)

@@ -41,7 +41,8 @@ end
 function M.resume_session(session_id, cb)
   cb = cb or function() end
   daemon.with_conn(function(conn)
-    conn:request('agent/session', { sessionId = session_id, branchOnly = true }, function(err, s)
+    -- All entries (not branchOnly): the transcript marks where other branches leave this one.
+    conn:request('agent/session', { sessionId = session_id }, function(err, s)
       if err then
         notify('resume: ' .. rpc.format_error(err), vim.log.levels.ERROR)
         return cb(err)
@@ -114,8 +115,8 @@ function M.pick_transcript(cb)
       for _, r in ipairs(t.runs) do
         live = live or (state.runs[r] and state.runs[r].live) or false
       end
-      items[#items + 1] = { key = t.key, live = live, label = ('%s  %s%d run%s'):format(t.key,
-        live and '[running] ' or '', #t.runs, #t.runs == 1 and '' or 's') }
+      items[#items + 1] = { key = t.key, live = live, label = ('%s  %d run%s'):format(t.key, #t.runs,
+        #t.runs == 1 and '' or 's') }
       seen[t.key] = true
     end
   end
@@ -146,6 +147,20 @@ function M.pick_transcript(cb)
     end)
   end
   M.sessions(function(err, sessions)
+    local info = {}
+    for _, s in ipairs(err and {} or sessions or {}) do
+      info[s.sessionId] = s
+    end
+    -- This Neovim's transcripts are labelled as the past ones are (id, time, entries, title), marked open/running.
+    for _, it in ipairs(items) do
+      local s = info[it.key]
+      if s then
+        it.label = ('%s %s'):format(it.live and '[running]' or '[open]',
+          M.format_session(vim.tbl_extend('force', s, { liveRunId = false })))
+      else
+        it.label = ('%s %s'):format(it.live and '[running]' or '[open]', it.label)
+      end
+    end
     for _, s in ipairs(err and {} or sessions or {}) do
       if not seen[s.sessionId] then
         items[#items + 1] = { key = s.sessionId, past = true, label = M.format_session(s) }

@@ -16,6 +16,9 @@ local M = {}
 ---@field session_workspace string?
 ---@field run_id string?  the latest live run (target of cancel, steer, followup)
 ---@field runs table<string, kgent.Run>
+---@field mode string?  chosen with :Kgent mode for the next runs (nil: setup{}'s, else the daemon's)
+---@field provider string?  chosen with :Kgent provider / :Kgent model
+---@field model string?  chosen with :Kgent model
 M.state = { conn = nil, session_id = nil, session_workspace = nil, run_id = nil, runs = {} }
 
 --- vim.notify with the plugin's prefix.

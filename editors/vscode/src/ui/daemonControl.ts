@@ -88,6 +88,26 @@ export class DaemonControl {
     }
   }
 
+  /** Start the daemon in the background (at activation) without a message on failure: the status bar says it. */
+  async prewarm(): Promise<void> {
+    try {
+      const ensured = await this.daemon.ensure();
+      this.lastStartError = undefined;
+      if (ensured.started) {
+        const info = ensured.client.initializeResult.serverInfo;
+        this.output.log(`[kgent] daemon started (prewarm): ${info.name} ${info.version ?? ""} (pid ${ensured.client.pid ?? "?"})\n`);
+        // It answers `initialize` before loading what requests need (its session store, the kernel: seconds on a busy
+        // machine); one cheap request pays that now instead of on the first message.
+        const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+        if (folder !== undefined) await ensured.client.sessions(folder).catch(() => undefined);
+      }
+    } catch (e) {
+      this.lastStartError = errorOf(e).message;
+      this.output.log(`[kgent] could not start the daemon: ${this.lastStartError}\n`);
+    }
+    this.changed();
+  }
+
   private onCrash(info: ExitInfo): void {
     this.crash = info;
     const why = describeExit(info);

@@ -16,7 +16,8 @@ import type { Approvals } from "./approvals";
 import type { DaemonControl } from "./daemonControl";
 import { PanelSessions } from "./panelSessions";
 import { openChangedFiles, type Runs } from "./runs";
-import { permissionMode } from "./settings";
+import { currentModel, permissionMode, setModelNow } from "./settings";
+import { sandboxStatus } from "../usage";
 import { pickFolder } from "./tasks";
 
 export const VIEW_ID = "kgent.panel";
@@ -36,6 +37,9 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
   private readonly patches = new Map<string, string>();
   private readonly disposables: vscode.Disposable[] = [];
   private readonly sessions: PanelSessions;
+  /** The resumed session's own provider and model (what its runs used), until another model is picked. */
+  private sessionModel: { sessionId: string; provider?: string; model?: string } | undefined;
+  private lastCaps: P.ServerCapabilities | undefined;
 
   /** `changed`: the number of waiting approvals (shown in the status bar) changed. */
   constructor(
@@ -57,8 +61,8 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
         if (e.affectsConfiguration("kgent")) void this.loadChoices(false);
       }),
     );
-    runs.onRunStart = (runId, sessionId, label, workspace) => {
-      this.model.runStarted(runId, sessionId, label, workspace);
+    runs.onRunStart = (runId, sessionId, label, workspace, origin) => {
+      this.model.runStarted(runId, sessionId, label, workspace, origin);
       this.refresh();
     };
     runs.onRunEnd = (runId, outcome) => this.runEnded(runId, outcome);
@@ -222,20 +226,24 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
         if (m.mode !== "") await vscode.workspace.getConfiguration("kgent").update("permissionMode", m.mode, vscode.ConfigurationTarget.Global);
         return;
       case "setModel":
-        await vscode.workspace.getConfiguration("kgent").update("model", m.model, vscode.ConfigurationTarget.Global);
+        // In effect at once, for a message sent before the setting is written (picked, then Enter).
+        this.sessionModel = undefined;
+        await setModelNow(m.model);
         return;
       case "newConversation":
         this.model.clear();
+        this.sessionModel = undefined;
+        void this.loadChoices(false);
         this.refresh();
         return;
       case "history":
         return this.sessions.history();
       case "resume":
-        return this.sessions.resume(m.sessionId, m.title);
+        return this.sessions.resume(m.sessionId, m.title).then(() => this.useSessionModel());
       case "fork":
-        return this.sessions.fork(m.sessionId, m.title);
+        return this.sessions.fork(m.sessionId, m.title).then(() => this.useSessionModel());
       case "forkAt":
-        return this.sessions.forkAt(m.sessionId, m.entryId);
+        return this.sessions.forkAt(m.sessionId, m.entryId).then(() => this.useSessionModel());
       case "clearQueue":
         return this.clearQueue(m.runId);
       case "attachSelection":
@@ -243,19 +251,36 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
     }
   }
 
+  /** A resumed (or forked) session goes on with its own provider and model, until another model is picked. */
+  private useSessionModel(): void {
+    this.sessionModel = this.sessions.lastModel;
+    void this.loadChoices(false);
+  }
+
   /** The mode and model pickers: modes and models come from the daemon's `initialize` answer. */
   private async loadChoices(start: boolean): Promise<void> {
     const client = start && this.model.trusted ? await this.daemon.client() : this.daemon.current;
-    const caps = client?.initializeResult.capabilities;
+    // While the daemon is down (it died; the next message restarts it) the pickers keep what it offered.
+    const caps = client?.initializeResult.capabilities ?? this.lastCaps;
+    this.lastCaps = caps;
     const cfg = vscode.workspace.getConfiguration("kgent");
-    const provider = cfg.get<string>("provider")?.trim() || caps?.defaultProvider || "";
+    const own = this.sessionModel;
+    const provider = own?.provider ?? (cfg.get<string>("provider")?.trim() || caps?.defaultProvider || "");
     this.model.choices = {
       modes: caps?.modes ?? ["plan", "ask", "auto", "full", "risk_based"],
       mode: permissionMode(),
       models: caps?.models?.[provider] ?? [],
-      model: cfg.get<string>("model")?.trim() ?? "",
+      model: own?.model ?? currentModel(),
       provider,
     };
+    if (caps !== undefined) {
+      const sb = sandboxStatus(caps.sandbox, caps.sandboxReason);
+      this.model.sandbox = {
+        text: caps.sandbox === "bwrap" ? "sandbox: bubblewrap" : caps.sandbox === "none" ? "no sandbox: every command asks" : "sandbox: unknown",
+        tooltip: sb.tooltip,
+        warn: sb.warn,
+      };
+    }
     if (client === undefined && start && this.daemon.lastStartError !== undefined) {
       this.model.note(`Kgent could not start the daemon: ${this.daemon.lastStartError}`, "error");
     }
@@ -284,9 +309,16 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
     const prompt = await promptWithMentions(text, workspace, readAttachment);
     const base: P.RunParams = { prompt, workspace };
     if (this.model.sessionId !== undefined) base.sessionId = this.model.sessionId;
+    if (this.sessionModel !== undefined && base.sessionId === this.sessionModel.sessionId) {
+      if (this.sessionModel.provider !== undefined) base.provider = this.sessionModel.provider;
+      if (this.sessionModel.model !== undefined) base.model = this.sessionModel.model;
+    }
     const summary = await this.runs.start(base, firstLine(text, 60), workspace, true);
-    if (summary === undefined && this.daemon.lastStartError !== undefined) {
-      this.model.note(`Kgent could not start the daemon: ${this.daemon.lastStartError}`, "error");
+    if (summary === undefined) {
+      // The run did not start (no daemon, no key, a bad setting): the message goes back into the input, not lost.
+      this.post({ type: "setInput", text });
+      if (this.daemon.lastStartError !== undefined) this.model.note(`Kgent could not start the daemon: ${this.daemon.lastStartError}`, "error");
+      else this.model.note("The message was not sent (see the error above the status bar); it is back in the input.", "error");
       this.refresh();
     }
   }

@@ -7,10 +7,14 @@ import type { PanelModel } from "../panelModel";
 import type { ToPage } from "../panelMessages";
 import { relativeTime } from "../prompt";
 import { firstLine } from "../transcript";
+import type * as P from "../protocol";
 import type { DaemonControl } from "./daemonControl";
 import { pickFolder } from "./tasks";
 
 export class PanelSessions {
+  /** The provider and model of the session last resumed or forked (its latest model call's), for its next runs. */
+  lastModel: { sessionId: string; provider?: string; model?: string } | undefined;
+
   constructor(
     private readonly daemon: DaemonControl,
     private readonly model: PanelModel,
@@ -55,9 +59,29 @@ export class PanelSessions {
   /** History → Resume: the session's conversation in the panel; the next message continues it. */
   resume(sessionId: string, title: string): Promise<void> {
     return this.attempt("read the session", async (client) => {
-      this.model.showSession(await client.session(sessionId, true), title);
+      const session = await client.session(sessionId, true);
+      this.remember(session);
+      this.model.showSession(session, title);
       this.model.note(`Resumed “${title}”: your next message continues it.`);
     });
+  }
+
+  /** Remember the session's own provider and model: its latest model call's, else its config entry's. */
+  private remember(session: P.SessionResult): void {
+    let provider: string | undefined;
+    let model: string | undefined;
+    for (const e of session.entries) {
+      const m = e.message;
+      if (e.type === "config") {
+        const c = e as unknown as { provider?: string; model?: string };
+        provider = c.provider ?? provider;
+        model = c.model ?? model;
+      } else if (m?.role === "assistant" && typeof m.model === "string" && m.model !== "") {
+        provider = typeof m.provider === "string" ? m.provider : provider;
+        model = m.model;
+      }
+    }
+    this.lastModel = model === undefined && provider === undefined ? undefined : { sessionId: session.sessionId, provider, model };
   }
 
   /** History → Fork: branch the session before its last message (see `forkAt`). */
@@ -85,7 +109,9 @@ export class PanelSessions {
         return;
       }
       await client.fork(sessionId, entry.parentId);
-      this.model.showSession(await client.session(sessionId, true), `fork of “${firstLine(whole.title || sessionId, 60)}”`);
+      const branch = await client.session(sessionId, true);
+      this.remember(whole);
+      this.model.showSession(branch, `fork of “${firstLine(whole.title || sessionId, 60)}”`);
       this.model.note(`Forked before “${firstLine(text, 60)}”: edit it below and send it to continue on a new branch (the old branch is kept in the session).`);
       this.post({ type: "setInput", text: splitAttachments(text).text });
     });

@@ -145,8 +145,40 @@ export class Review implements vscode.CodeLensProvider, vscode.TextDocumentConte
     return how === "accept" ? this.apply(ids, []) : this.apply([], ids);
   }
 
-  private run(how: "accept" | "reject"): Promise<void> {
+  /**
+   * Accept or reject every change of the run under review — or, with no review open, of the last run that changed
+   * files. Rejecting leaves the hunks you edited since the run as they are, and says so first.
+   */
+  private async run(how: "accept" | "reject"): Promise<void> {
+    if (!vscode.workspace.isTrusted) {
+      void vscode.window.showWarningMessage("Kgent is off in Restricted Mode: trust the folder to review its changes.");
+      return;
+    }
+    if (this.current === undefined || this.current.files.length === 0) {
+      const target = this.lastRun();
+      if (target === undefined) {
+        void vscode.window.showInformationMessage("Kgent: no run to review yet. Changes show here after a run that edits files.");
+        return;
+      }
+      const client = await this.daemon.client();
+      if (client === undefined || !(await this.load(client, target))) return;
+    }
     const files = this.current?.files ?? [];
+    if (files.length === 0) {
+      void vscode.window.showInformationMessage("Kgent: nothing to review: every change of that run has been kept or reverted.");
+      return;
+    }
+    const edited = files.filter((f) => f.changedSince.length > 0);
+    if (how === "reject" && edited.length > 0) {
+      const n = edited.reduce((k, f) => k + f.changedSince.length, 0);
+      const where = edited.map((f) => f.file.path).join(", ");
+      const pick = await vscode.window.showWarningMessage(
+        `Kgent: ${n} change${n === 1 ? "" : "s"} of the run ${n === 1 ? "was" : "were"} edited by you since (${where}): ${n === 1 ? "it is" : "they are"} left as ${n === 1 ? "it is" : "they are"}; the other changes are reverted.`,
+        { modal: true },
+        "Reject the Others",
+      );
+      if (pick !== "Reject the Others") return;
+    }
     const ids = files.flatMap((f) => (how === "accept" ? [...f.placed, ...f.changedSince] : f.placed)).map((h) => h.id);
     return how === "accept" ? this.apply(ids, []) : this.apply([], ids);
   }

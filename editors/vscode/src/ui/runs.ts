@@ -28,7 +28,7 @@ export class Runs {
   /** Told of every run that ends (the panel marks lost runs). */
   onRunEnd: ((runId: string, outcome: RunOutcome) => void) | undefined;
   /** Told of every run that starts (the panel follows it). */
-  onRunStart: ((runId: string, sessionId: string, label: string, workspace: string) => void) | undefined;
+  onRunStart: ((runId: string, sessionId: string, label: string, workspace: string, origin: "panel" | "task") => void) | undefined;
 
   /** `changed`: the number of live runs (shown in the status bar) changed. */
   constructor(
@@ -62,7 +62,7 @@ export class Runs {
     }
     const state: RunState = { handle, label: firstLine(label, 60), workspace };
     this.runs.set(handle.runId, state);
-    this.onRunStart?.(handle.runId, handle.sessionId, state.label, workspace);
+    this.onRunStart?.(handle.runId, handle.sessionId, state.label, workspace, quiet ? "panel" : "task");
     this.changed();
     const outcome = quiet ? await handle.done : await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: `Kgent: ${state.label}`, cancellable: true },

@@ -56,14 +56,33 @@ export async function daemonConfig(secrets: vscode.SecretStorage): Promise<Daemo
   return { command: { command, args: words.slice(1), cwd: folder ?? os.homedir(), env }, settings };
 }
 
-/** `agent/run` params with the current mode, provider and model. */
+/** A model just picked whose setting is still being written (so a message sent right after uses it). */
+let pickedModel: string | undefined;
+
+/** The model runs use: the one just picked, else the `kgent.model` setting ("" for the provider's default). */
+export function currentModel(): string {
+  return pickedModel ?? str(config(), "model") ?? "";
+}
+
+/** Make `model` the model of the next runs now, and store it in the `kgent.model` setting. */
+export async function setModelNow(model: string): Promise<void> {
+  pickedModel = model.trim();
+  try {
+    await config().update("model", pickedModel, vscode.ConfigurationTarget.Global);
+  } finally {
+    if (pickedModel === model.trim()) pickedModel = undefined;
+  }
+}
+
+/** `agent/run` params with the current mode, provider and model (a provider or model `base` names wins: a resumed
+ *  session's own). */
 export function runParams(base: P.RunParams): P.RunParams {
   const cfg = config();
   const params: P.RunParams = { ...base, mode: permissionMode() };
   const provider = str(cfg, "provider");
-  const model = str(cfg, "model");
-  if (provider !== undefined) params.provider = provider;
-  if (model !== undefined) params.model = model;
+  const model = currentModel();
+  if (base.provider === undefined && provider !== undefined) params.provider = provider;
+  if (base.model === undefined && base.provider === undefined && model !== "") params.model = model;
   return params;
 }
 
@@ -118,11 +137,33 @@ export async function chooseMode(): Promise<void> {
 export async function chooseModel(caps: P.ServerCapabilities | undefined): Promise<void> {
   const provider = str(config(), "provider") ?? caps?.defaultProvider ?? "";
   const models = caps?.models?.[provider] ?? [];
-  const items: vscode.QuickPickItem[] = [{ label: "", description: "the provider's default" }, ...models.map((m) => ({ label: m }))];
-  items[0].label = "(default)";
-  const pick = await vscode.window.showQuickPick(items, {
-    title: `Kgent: model${provider ? ` (${provider})` : ""}`,
-    placeHolder: models.length > 0 ? "Models the daemon offers" : "Start a task first to list the daemon's models",
+  const current = currentModel();
+  const DEFAULT = "(default)";
+  const listed: vscode.QuickPickItem[] = [
+    { label: DEFAULT, description: "the provider's default" },
+    ...models.map((m) => ({ label: m, description: m === current ? "current" : undefined })),
+  ];
+  const qp = vscode.window.createQuickPick();
+  qp.title = `Kgent: model${provider ? ` (${provider})` : ""}`;
+  qp.placeholder = models.length > 0 ? "Pick a model the daemon offers, or type any model id and press Enter" : "Type a model id and press Enter";
+  qp.items = listed;
+  // What is typed is offered first as a model id of its own (the provider accepts ids it does not list).
+  const typed = (value: string): void => {
+    const v = value.trim();
+    const exact = listed.some((i) => i.label === v);
+    qp.items = v === "" || exact ? listed : [{ label: v, description: "use this model id", alwaysShow: true }, ...listed];
+  };
+  const chosen = await new Promise<string | undefined>((resolve) => {
+    qp.onDidChangeValue(typed);
+    qp.onDidAccept(() => {
+      const item = qp.selectedItems[0] ?? qp.activeItems[0];
+      const value = qp.value.trim();
+      resolve(item !== undefined ? item.label : value !== "" ? value : undefined);
+      qp.hide();
+    });
+    qp.onDidHide(() => resolve(undefined));
+    qp.show();
   });
-  if (pick !== undefined) await config().update("model", pick.label === "(default)" ? "" : pick.label, vscode.ConfigurationTarget.Global);
+  qp.dispose();
+  if (chosen !== undefined) await setModelNow(chosen === DEFAULT ? "" : chosen);
 }

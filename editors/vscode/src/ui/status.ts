@@ -9,6 +9,8 @@ export interface StatusState {
   liveRuns: number;
   /** The daemon exited unexpectedly and has not been restarted yet. */
   daemonStopped: boolean;
+  /** Why the daemon could not start, when its last start failed. */
+  startError?: string;
   /** The daemon's `capabilities.sandbox` and its reason, once it answered initialize. */
   sandbox?: string;
   sandboxReason?: string;
@@ -28,7 +30,7 @@ export class StatusBar implements vscode.Disposable {
   }
 
   update(): void {
-    const { waitingApprovals, liveRuns: runs, daemonStopped, sandbox, sandboxReason } = this.read();
+    const { waitingApprovals, liveRuns: runs, daemonStopped, startError, sandbox, sandboxReason } = this.read();
     const shell = sandboxStatus(sandbox, sandboxReason);
     const status = this.item;
     if (waitingApprovals > 0) {
@@ -39,6 +41,10 @@ export class StatusBar implements vscode.Disposable {
       status.text = `$(sync~spin) Kgent: running${runs > 1 ? ` (${runs})` : ""}`;
       status.tooltip = "Kgent is working: click for the transcript";
       status.backgroundColor = undefined;
+    } else if (startError !== undefined) {
+      status.text = "$(error) Kgent: failed";
+      status.tooltip = `The Kgent daemon could not start: ${startError}\nClick for the log; fix kgent.serverCommand (or install kgent), then use Kgent again.`;
+      status.backgroundColor = new vscode.ThemeColor("statusBarItem.errorBackground");
     } else if (daemonStopped) {
       status.text = "$(warning) Kgent: daemon stopped";
       status.tooltip = "The Kgent daemon exited; it restarts on the next Kgent command";

@@ -3,7 +3,7 @@
 
 import { escapeHtml, renderMarkdown } from "../markdown";
 import type { FromPage, SessionRow, ToPage } from "../panelMessages";
-import type { ApprovalItem, EndItem, LiveRun, PanelItem, PanelState, PlanItem, ToolItem, UserItem } from "../panelItems";
+import type { ApprovalItem, EndItem, LiveRun, PanelItem, PanelState, PlanItem, RunSection, ToolItem, UserItem } from "../panelItems";
 import { formatUsage } from "../usage";
 
 declare function acquireVsCodeApi(): { postMessage(m: FromPage): void; getState(): unknown; setState(s: unknown): void };
@@ -21,6 +21,8 @@ const sessionBar = $<HTMLDivElement>("session");
 const historyBox = $<HTMLDivElement>("history");
 
 const rendered = new Map<string, { rev: number; el: HTMLElement }>();
+/** One section per run: its heading (which run, from where, running or not), then its items. */
+const sections = new Map<string, { el: HTMLElement; head: HTMLElement; key: string }>();
 let state: PanelState | undefined;
 
 const OPTION_KEYS: Record<string, string> = { allow_once: "a", allow_always: "s", reject_once: "r", reject_always: "n" };
@@ -230,10 +232,43 @@ function fillSelect(sel: HTMLSelectElement, values: string[], current: string, e
   sel.value = current;
 }
 
+function sectionHead(sec: RunSection | undefined, runId: string): { html: string; key: string } {
+  const label = sec?.label || runId;
+  const from = sec?.origin === "panel" ? "" : "Run Task · ";
+  const state = sec?.live ? "running" : "ended";
+  return { html: `<span class="run-from">${escapeHtml(from)}</span><span class="run-label">${escapeHtml(label)}</span> <span class="run-state">${state}</span>`, key: `${from}|${label}|${state}` };
+}
+
+function sectionFor(runId: string, info: Map<string, RunSection>): HTMLElement {
+  let s = sections.get(runId);
+  const head = sectionHead(info.get(runId), runId);
+  if (s === undefined) {
+    const el_ = el("section", "run-section");
+    el_.dataset.run = runId;
+    const h = el("div", "run-head", head.html);
+    el_.appendChild(h);
+    s = { el: el_, head: h, key: head.key };
+    sections.set(runId, s);
+  } else if (s.key !== head.key) {
+    s.head.innerHTML = head.html;
+    s.key = head.key;
+  }
+  s.el.classList.toggle("live", info.get(runId)?.live === true);
+  s.el.classList.toggle("from-task", info.get(runId)?.origin !== "panel");
+  return s.el;
+}
+
 function render(s: PanelState): void {
   const stick = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
   const seen = new Set<string>();
-  let prev: HTMLElement | undefined;
+  const seenSections = new Set<string>();
+  const info = new Map(s.sections.map((x) => [x.runId, x]));
+  // Top level: items outside any run and the runs' sections, in order of first appearance; in a section, its items.
+  let prevTop: HTMLElement | undefined;
+  const prevIn = new Map<string, HTMLElement>();
+  const place = (node: HTMLElement, parent: HTMLElement, before: HTMLElement): void => {
+    if (node.parentElement !== parent || node.previousElementSibling !== before) before.after(node);
+  };
   for (const item of s.items) {
     seen.add(item.id);
     const cur = rendered.get(item.id);
@@ -244,15 +279,32 @@ function render(s: PanelState): void {
       if (cur !== undefined) cur.el.replaceWith(node);
       rendered.set(item.id, { rev: item.rev, el: node });
     }
-    // Keep the page's order: each item right after the previous one (the first after the "empty" hint).
-    const before = prev ?? $("empty");
-    if (node !== undefined && (node.parentElement !== log || node.previousElementSibling !== before)) before.after(node);
-    prev = node;
+    if (node === undefined) continue;
+    const secId = item.section;
+    if (secId === undefined) {
+      place(node, log, prevTop ?? $("empty"));
+      prevTop = node;
+      continue;
+    }
+    const sec = sectionFor(secId, info);
+    if (!seenSections.has(secId)) {
+      seenSections.add(secId);
+      place(sec, log, prevTop ?? $("empty"));
+      prevTop = sec;
+    }
+    place(node, sec, prevIn.get(secId) ?? (sec.firstElementChild as HTMLElement));
+    prevIn.set(secId, node);
   }
   for (const [id, r] of rendered) {
     if (!seen.has(id)) {
       r.el.remove();
       rendered.delete(id);
+    }
+  }
+  for (const [id, sec] of sections) {
+    if (!seenSections.has(id)) {
+      sec.el.remove();
+      sections.delete(id);
     }
   }
   $("empty").hidden = s.items.length > 0;
@@ -264,9 +316,33 @@ function render(s: PanelState): void {
   fillSelect(modelSel, s.choices.models, s.choices.model, s.choices.provider ? `${s.choices.provider} default` : "default model");
   trustNote.hidden = s.trusted;
   input.disabled = !s.trusted;
-  sessionBar.textContent = s.sessionId ? `Continuing: ${s.sessionLabel ?? s.sessionId}` : "New conversation";
-  input.placeholder = s.live.length > 0 ? "Enter: follow up · Ctrl+Enter: steer now · Esc: stop" : "Ask Kgent… (Enter sends, Shift+Enter: new line, @path attaches a file)";
+  $<HTMLButtonElement>("send").disabled = !s.trusted;
+  $<HTMLButtonElement>("attach").disabled = !s.trusted;
+  $("composer").classList.toggle("disabled", !s.trusted);
+  renderSessionBar(s);
+  input.placeholder = !s.trusted
+    ? "Kgent is off in Restricted Mode: trust the folder to use it"
+    : s.live.length > 0
+      ? "Enter: follow up · Ctrl+Enter: steer now · Esc: stop"
+      : "Ask Kgent… (Enter sends, Shift+Enter: new line, @path attaches a file)";
   if (stick) log.scrollTop = log.scrollHeight;
+}
+
+/** The line above the conversation: which session the next message goes to, its total so far, the sandbox. */
+function renderSessionBar(s: PanelState): void {
+  sessionBar.innerHTML = "";
+  const what = s.sessionId === undefined ? "New conversation" : s.sessionResumed ? `Continuing: ${s.sessionLabel ?? s.sessionId}` : `Conversation: ${s.sessionLabel ?? s.sessionId}`;
+  sessionBar.appendChild(el("span", "session-label", escapeHtml(what)));
+  if (s.sessionId !== undefined && s.sessionUsage !== undefined) {
+    const total = el("span", "session-usage", escapeHtml(` · session total: ${formatUsage(s.sessionUsage)}`));
+    total.title = "Tokens (and cost, when the model's price is known) of every model call of this session so far";
+    sessionBar.appendChild(total);
+  }
+  if (s.sandbox !== undefined) {
+    const sb = el("span", `sandbox${s.sandbox.warn ? " warn" : ""}`, escapeHtml(s.sandbox.text));
+    sb.title = s.sandbox.tooltip;
+    sessionBar.appendChild(sb);
+  }
 }
 
 function renderHistory(rows: SessionRow[]): void {
