@@ -11,7 +11,7 @@ from fastapi.responses import Response
 from sse_starlette import EventSourceResponse
 
 from kgent.http.front import Front, current
-from kgent.service.errors import INVALID_PARAMS, NOT_FOUND, DaemonError
+from kgent.service.errors import INVALID_PARAMS, NOT_FOUND, ServiceError
 
 router = APIRouter()
 FromSeq = Annotated[int | None, Query(alias="fromSeq", ge=0)]
@@ -23,7 +23,7 @@ def start_seq(from_seq: int | None, last_event_id: str | None) -> int:
     if last_event_id is not None and last_event_id.strip():
         tail = last_event_id.strip().rpartition(":")[2]
         if not tail.isdigit():
-            raise DaemonError(INVALID_PARAMS, "Last-Event-ID must be an event's seq", "invalid_params")
+            raise ServiceError(INVALID_PARAMS, "Last-Event-ID must be an event's seq", "invalid_params")
         return int(tail) + 1
     return max(from_seq or 0, 0)
 
@@ -78,7 +78,7 @@ async def session_events(
             index, start = runs.index(last_run), start_seq(None, last_event_id)
     elif run_id is not None:
         if run_id not in runs:
-            raise DaemonError(NOT_FOUND, f"no run {run_id!r} of session {session_id} here", "run_not_found")
+            raise ServiceError(NOT_FOUND, f"no run {run_id!r} of session {session_id} here", "run_not_found")
         index, start = runs.index(run_id), start_seq(from_seq, None)
     else:
         live_id = front.svc.live_run_id(session_id)
