@@ -21,10 +21,9 @@ from kgent.http import streams
 from kgent.http.front import Front, current, error_response
 from kgent.http.guard import Guard, HttpConfig, cors_kwargs
 from kgent.service import wire as W
-from kgent.service.errors import CONFLICT, INVALID_PARAMS, NOT_FOUND, ServiceError
+from kgent.service.errors import CONFLICT, NOT_FOUND, ServiceError
 from kgent.service.handshake import PROTOCOL_VERSION, SERVER_VERSION, ParamsError, initialize_result
 from kgent.service.wire.base import first_params_error
-from kgent.service.wire.requests import PermissionSelected
 
 _ANSWER: TypeAdapter[Any] = TypeAdapter(W.PermissionResult)
 FrontDep = Annotated[Front, Depends(current)]
@@ -169,16 +168,7 @@ def create_app(config: HttpConfig, env: Mapping[str, str]) -> FastAPI:
                     "permission_closed",
                 )
             raise ServiceError(NOT_FOUND, f"no permission request {request_id!r}", "permission_not_found")
-        outcome = getattr(body, "outcome", None)
-        selected = outcome if isinstance(outcome, PermissionSelected) else body
-        if isinstance(selected, PermissionSelected):
-            offered = [o.get("optionId") for o in pending.params.get("options", [])]
-            if selected.option_id not in offered:
-                raise ServiceError(
-                    INVALID_PARAMS,
-                    f"invalid params: 'optionId' must be one of {', '.join(map(str, offered))}",
-                    "invalid_params",
-                )
+        # An optionId that was not offered is a reject, as on every front (kgent.service.runs.decide).
         hub.answer(request_id, _ANSWER.dump_python(body, mode="json", by_alias=True))
         return _payload(W.EmptyResult())
 
