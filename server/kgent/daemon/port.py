@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kgent.core.events import Event, MessageDelta, PermissionRequest, RunEnd, event_to_dict
@@ -26,6 +27,7 @@ class DaemonPort:
         self.proto = proto
         # run id → the start of its `agent/event` frames, up to the seq (built once per run: the hot path)
         self._prefixes: dict[str, str] = {}
+        self._out: Callable[[bytes], None] | None = None
 
     def _prefix(self, ref: RunRef) -> str:
         parent = f',"parentRunId":{_encode(ref.parent_run_id)}' if ref.parent_run_id is not None else ""
@@ -36,19 +38,21 @@ class DaemonPort:
         return prefix
 
     def send(self, ref: RunRef, seq: int, event: Event) -> None:
+        out = self._out
+        if out is None:  # the frame writer exists once the connection is up (before any run)
+            frames = self.proto.frames
+            assert frames is not None
+            out = self._out = frames.send_body
         prefix = self._prefixes.get(ref.run_id) or self._prefix(ref)
         if type(event) is MessageDelta:  # one per streamed token: the same bytes as event_to_dict's, cheaper
-            body = (
+            out(
                 f'{prefix}{seq},"event":{{"type":"message_delta","kind":"{event.kind}",'
-                f'"delta":{_encode(event.delta)}}}}}}}'
+                f'"delta":{_encode(event.delta)}}}}}}}'.encode()
             )
-        else:
-            body = f'{prefix}{seq},"event":{_encode(event_to_dict(event))}}}}}'
-            if type(event) is RunEnd:
-                del self._prefixes[ref.run_id]
-        frames = self.proto.frames
-        assert frames is not None
-        frames.send_body(body.encode())
+            return
+        out(f'{prefix}{seq},"event":{_encode(event_to_dict(event))}}}}}'.encode())
+        if type(event) is RunEnd:
+            del self._prefixes[ref.run_id]
 
     async def ask(self, ref: RunRef, request: PermissionRequest) -> Decision:
         params: dict[str, Any] = {"runId": ref.run_id, "sessionId": ref.session_id}
