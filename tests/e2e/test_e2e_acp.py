@@ -458,7 +458,7 @@ async def test_the_mode_is_also_a_config_option_of_category_mode(workspace: Path
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         mode = option_of(session, "mode")
         assert mode.category == "mode" and mode.current_value == "ask"
-        assert [o.value for o in mode.options] == ["plan", "ask", "auto", "full"]
+        assert [o.value for o in mode.options] == ["plan", "ask", "auto", "full", "risk_based"]
         assert session.modes is not None and session.modes.current_mode_id == "ask"  # kept for older clients
         changed = await conn.set_config_option(config_id="mode", session_id=session.session_id, value="full")
         assert changed is not None and option_of(changed, "mode").current_value == "full"
