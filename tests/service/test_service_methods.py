@@ -116,7 +116,11 @@ def test_http_serves_and_documents_every_route_of_the_table() -> None:
     assert {m.name for m, _ in built()} >= {"agent/clearQueue", "agent/review", "agent/applyReview"}
     api = {(verb, path) for verb, path in served if path.startswith("/api/")}
     # no method of protocol.md: the roots and the project picker's browsing (the web client's), a run's replay state
-    beside_the_table = {("GET", "/api/workspaces"), ("GET", "/api/directories"), ("GET", "/api/runs/{run_id}")}
+    beside_the_table = {
+        ("GET", "/api/workspaces"),
+        ("GET", "/api/directories"),
+        ("GET", "/api/runs/{run_id}"),
+    }
     assert api - offered == beside_the_table
     review = paths["/api/sessions/{session_id}/review"]
     assert [p["name"] for p in review["get"]["parameters"]] == ["session_id", "runId"]
