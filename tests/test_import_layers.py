@@ -8,6 +8,7 @@ functions and under TYPE_CHECKING alike. There is no exception list: a new edge 
 from __future__ import annotations
 
 import ast
+import shutil
 from pathlib import Path
 
 import kgent
@@ -35,12 +36,12 @@ LAYERS: dict[str, int] = {
 }
 
 
-def _part(module: Path) -> str:
-    rel = module.relative_to(PACKAGE)
+def _part(module: Path, package: Path = PACKAGE) -> str:
+    rel = module.relative_to(package)
     return rel.parts[0].removesuffix(".py")
 
 
-def _imports(module: Path) -> list[tuple[int, str]]:
+def _imports(module: Path, package: Path = PACKAGE) -> list[tuple[int, str]]:
     tree = ast.parse(module.read_text(), str(module))
     found: list[tuple[int, str]] = []
     for node in ast.walk(tree):
@@ -48,8 +49,8 @@ def _imports(module: Path) -> list[tuple[int, str]]:
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             if node.level:  # relative: resolve against this module's package
-                package = module.relative_to(PACKAGE).parent.parts
-                base = package[: len(package) - (node.level - 1)]
+                parents = module.relative_to(package).parent.parts
+                base = parents[: len(parents) - (node.level - 1)]
                 name = ".".join(["kgent", *base, *([node.module] if node.module else [])])
             else:
                 name = node.module or ""
@@ -59,27 +60,28 @@ def _imports(module: Path) -> list[tuple[int, str]]:
     return [(line, name) for line, name in found if name == "kgent" or name.startswith("kgent.")]
 
 
-def _violations() -> list[str]:
+def _violations(package: Path = PACKAGE) -> list[str]:
+    """Every import against the layers in the package at `package` (the installed one, or a copy)."""
     bad: list[str] = []
-    for module in sorted(PACKAGE.rglob("*.py")):
-        if module.parent == PACKAGE and module.name == "__init__.py":
+    for module in sorted(package.rglob("*.py")):
+        if module.parent == package and module.name == "__init__.py":
             continue  # the root re-exports the public API lazily
-        src = _part(module)
-        for line, name in _imports(module):
+        src = _part(module, package)
+        for line, name in _imports(module, package):
             parts = name.split(".")
             if len(parts) < 2:
                 bad.append(
-                    f"{module.relative_to(PACKAGE)}:{line} imports the kgent root (import the layer instead)"
+                    f"{module.relative_to(package)}:{line} imports the kgent root (import the layer instead)"
                 )
                 continue
             dst = parts[1]
             if dst == src:
                 continue
             if src not in LAYERS or dst not in LAYERS:
-                bad.append(f"{module.relative_to(PACKAGE)}:{line}: {src} or {dst} has no layer in LAYERS")
+                bad.append(f"{module.relative_to(package)}:{line}: {src} or {dst} has no layer in LAYERS")
             elif LAYERS[dst] >= LAYERS[src]:
                 bad.append(
-                    f"{module.relative_to(PACKAGE)}:{line}: {src} (layer {LAYERS[src]}) imports {name} (layer {LAYERS[dst]})"
+                    f"{module.relative_to(package)}:{line}: {src} (layer {LAYERS[src]}) imports {name} (layer {LAYERS[dst]})"
                 )
     return bad
 
@@ -94,14 +96,15 @@ def test_every_package_has_a_layer() -> None:
 
 
 def test_the_checker_sees_deferred_and_type_checking_imports(tmp_path: Path) -> None:
-    probe = PACKAGE / "tools" / "_layer_probe.py"
-    probe.write_text(
+    """On a copy of the package with a probe added (the installed package is never written to)."""
+    copy = tmp_path / "kgent"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.json", "static"))
+    (copy / "tools" / "_layer_probe.py").write_text(
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from kgent.kernel import AgentKernel\n\n"
-        "def f():\n    from kgent.context import project\n"
+        "def f():\n    from kgent.context import project\n    from ..kernel import loop\n"
     )
-    try:
-        found = _violations()
-    finally:
-        probe.unlink()
+    assert _violations(PACKAGE) == []
+    found = _violations(copy)
+    assert any("_layer_probe.py:7" in v and "kgent.kernel" in v for v in found), found
     assert any("_layer_probe.py:3" in v and "kgent.kernel" in v for v in found), found
     assert any("_layer_probe.py:6" in v and "kgent.context" in v for v in found), found

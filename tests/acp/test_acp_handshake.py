@@ -1,13 +1,17 @@
-"""The stdlib `initialize` of kgent.acp.handshake: the SDK's models accept it, and it takes only what it can read."""
+"""The stdlib `initialize` and `authenticate` of kgent.acp.handshake: the SDK's models accept them, they take only
+what they can read, and they are answered before the SDK has loaded."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 from typing import Any
 
 import acp
 import pytest
 from acp import schema as S
 
+from kgent.acp.guard import pump
 from kgent.acp.handshake import PROTOCOL_VERSION, ClientOffer, answer, initialize_result
 
 
@@ -38,7 +42,7 @@ def test_a_well_formed_initialize_is_answered_and_notes_what_the_client_offers()
         "method": "initialize",
         "params": {"protocolVersion": 1, "clientCapabilities": caps},
     }
-    reply = answer(message, offer)
+    reply = answer(message, offer, {})
     assert reply is not None and reply["id"] == "a" and reply["result"] == initialize_result(1)
     assert offer == ClientOffer(fs_read=True, fs_write=False, terminal=True)
     # the wire form the SDK would have parsed means the same
@@ -74,5 +78,48 @@ def test_a_well_formed_initialize_is_answered_and_notes_what_the_client_offers()
 )
 def test_anything_else_is_left_to_the_sdk(message: dict[str, Any]) -> None:
     offer = ClientOffer(terminal=True)
-    assert answer(message, offer) is None
+    assert answer(message, offer, {}) is None
     assert offer == ClientOffer(terminal=True)  # untouched
+
+
+class Out:
+    """The stdout side of `pump`: what it writes."""
+
+    def __init__(self) -> None:
+        self.lines: list[dict[str, Any]] = []
+
+    def write(self, data: bytes) -> None:
+        self.lines += [json.loads(line) for line in data.splitlines()]
+
+
+async def test_authenticate_is_answered_before_the_sdk_reads_a_line() -> None:
+    """`authenticate` right after `initialize` must not wait for the SDK to load (issue 29): both are answered
+    while nothing reads the SDK's side."""
+    source, sdk_side, out = asyncio.StreamReader(), asyncio.StreamReader(), Out()
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}},
+        {"jsonrpc": "2.0", "id": 2, "method": "authenticate", "params": {"methodId": "api-key"}},
+        {"jsonrpc": "2.0", "id": 3, "method": "authenticate", "params": {"methodId": "api-key"}},
+    ]
+    for message in messages:
+        source.feed_data(json.dumps(message).encode() + b"\n")
+    source.feed_eof()
+    envs = iter([{"KGENT_PROVIDER": "scripted"}, {"KGENT_PROVIDER": "openai"}])
+    offer = ClientOffer()
+
+    def intercept(message: dict[str, Any]) -> dict[str, Any] | None:
+        env = next(envs) if message["method"] == "authenticate" else {}
+        return answer(message, offer, env)
+
+    await pump(source, sdk_side, out, intercept)  # type: ignore[arg-type]
+    by_id = {m["id"]: m for m in out.lines}
+    assert by_id[1]["result"]["protocolVersion"] == 1
+    assert by_id[2] == {"jsonrpc": "2.0", "id": 2, "result": {}}
+    missing = by_id[3]["error"]
+    assert missing["code"] == -32000 and "no API key for provider 'openai'" in missing["message"]
+    assert await sdk_side.read() == b""  # nothing went to the SDK
+
+
+def test_an_unknown_auth_method_goes_to_the_sdk() -> None:
+    message = {"jsonrpc": "2.0", "id": 4, "method": "authenticate", "params": {"methodId": "oauth"}}
+    assert answer(message, ClientOffer(), {}) is None

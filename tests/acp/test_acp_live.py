@@ -40,9 +40,10 @@ async def test_end_drops_the_pending_text() -> None:
     live = LiveOutput(send, interval=0.05)
     await live.feed("c1", "a")
     await live.feed("c1", "a b")
+    flush = live._flush["c1"]  # the delayed send of "a b"
     await live.end("c1")
-    await asyncio.sleep(0.2)
-    assert sent == ["a"]
+    await asyncio.wait([flush])
+    assert flush.cancelled() and sent == ["a"]
     await live.feed("c1", "fresh")  # a new call with the same id starts unthrottled
     assert sent == ["a", "fresh"]
     live.close()

@@ -7,6 +7,7 @@ from acp import schema as S
 from kgent.acp.updates import prompt_text, replay, stop_reason
 from kgent.core.events import RunResult
 from kgent.core.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
+from kgent.tools.read import ReadTool
 
 
 def result(status: str, reason: str, code: str | None = None) -> RunResult:
@@ -48,7 +49,7 @@ def test_replay_follows_the_conversation() -> None:
         ),
         ToolResultMessage(tool_call_id="c1", name="read", content="x", is_error=True),
     ]
-    updates = list(replay(history, {"read": "read"}, "/w"))
+    updates = list(replay(history, {"read": ReadTool()}, "/w"))
     assert [u.session_update for u in updates] == [
         "user_message_chunk",
         "agent_thought_chunk",
@@ -58,4 +59,5 @@ def test_replay_follows_the_conversation() -> None:
     ]
     call = updates[3]
     assert call.kind == "read" and call.locations[0].path == "/w/a.py" and call.locations[0].line == 3
+    assert call.title == "Read a.py"  # the title the call had live
     assert updates[4].status == "failed"

@@ -15,7 +15,7 @@ from kgent.core.errors import (
     SessionError,
     SessionNotFound,
 )
-from kgent.daemon.errors import DaemonError, classify, to_jsonrpc
+from kgent.daemon.errors import ServiceError, classify, to_jsonrpc
 from kgent.service.handshake import ParamsError
 
 
@@ -32,7 +32,7 @@ from kgent.service.handshake import ParamsError
         (RunStateError("busy"), -32003, "run_state_error"),
         (CompactionError("bad summary"), -32005, "compaction_failed"),
         (ProviderError("503", code="provider_unavailable"), -32005, "provider_unavailable"),
-        (DaemonError(-32003, "busy", "session_busy", runId="r1"), -32003, "session_busy"),
+        (ServiceError(-32003, "busy", "session_busy", runId="r1"), -32003, "session_busy"),
     ],
 )
 def test_codes(exc: Exception, code: int, name: str) -> None:

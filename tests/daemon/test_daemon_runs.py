@@ -28,31 +28,23 @@ def test_chosen_option(answer: object, option: str) -> None:
 
 def test_the_delta_fast_path_sends_the_generic_bytes() -> None:
     import json
+    from types import SimpleNamespace
 
     from kgent.core.events import MessageDelta, event_to_dict
-    from kgent.service.runs import RunHandle
+    from kgent.daemon.port import DaemonPort
+    from kgent.service.runs import RunRef
 
-    class Out:
-        def __init__(self) -> None:
-            self.bodies: list[str] = []
-
-        def send_event(self, run_id: str, seq: int, params: str) -> None:
-            assert run_id == "run-1"
-            assert json.loads(params)["seq"] == seq
-            self.bodies.append(params)
-
-    class Run:
-        run_id, session_id = "run-1", 's"1'
-
-    out = Out()
-    handle = RunHandle(Run(), out, lambda h: None)  # type: ignore[arg-type]
-    for delta in ("x ", 'é\u2028"\\\n', ""):
-        for kind in ("text", "thinking"):
-            event = MessageDelta(kind=kind, delta=delta)  # type: ignore[arg-type]
-            handle._send(event_to_dict(event))
-            handle._send_delta(event)
-    pairs = [json.loads(b) for b in out.bodies]
-    for generic, fast in zip(pairs[::2], pairs[1::2], strict=True):
-        assert fast["seq"] == generic["seq"] + 1
-        fast["seq"] = generic["seq"]
-        assert fast == generic
+    bodies: list[bytes] = []
+    proto = SimpleNamespace(frames=SimpleNamespace(send_body=bodies.append))
+    port = DaemonPort(proto)  # type: ignore[arg-type]
+    for ref in (RunRef("run-1", 's"1'), RunRef("run-2", "s1", parent_run_id="run-1")):
+        for delta in ("x ", 'é\u2028"\\\n', ""):
+            for kind in ("text", "thinking"):
+                event = MessageDelta(kind=kind, delta=delta)  # type: ignore[arg-type]
+                port.send(ref, 7, event)
+                frame = json.loads(bodies.pop())
+                assert frame["method"] == "agent/event"
+                expected = {"runId": ref.run_id, "sessionId": ref.session_id, "seq": 7}
+                if ref.parent_run_id is not None:
+                    expected["parentRunId"] = ref.parent_run_id
+                assert frame["params"] == {**expected, "event": event_to_dict(event)}

@@ -47,7 +47,7 @@ async def test_agent_run_defers_its_events_to_the_reply(
     proto._ctx_msg_id.set("run-request-1")
     result = await _run(svc, {"prompt": "hi", "workspace": str(tmp_path)})
     handle = svc.runs[result.run_id]
-    await asyncio.sleep(0.2)  # the run goes on meanwhile...
+    await asyncio.wait_for(handle.run.result(), 30)  # the run goes on to its end meanwhile...
     assert handle.task is None and proto.frames.bodies == []  # ...but nothing of it is sent before the reply
     proto._send_response("run-request-1", result)
     assert handle.task is not None

@@ -28,6 +28,7 @@ from pygls.protocol import (
 )
 from pygls.server import JsonRPCServer
 
+from kgent.daemon.port import DaemonPort
 from kgent.daemon.server import KgentProtocol
 
 PYGLS = importlib.metadata.version("pygls")
@@ -160,14 +161,18 @@ async def test_every_reply_goes_through_send_response_and_send_data(proto: Any) 
 
 
 async def test_a_response_resolves_the_future_in_request_futures(proto: Any) -> None:
-    where = "KgentProtocol.request puts its own asyncio future there for pygls to resolve"
-    ok, failed = proto.request("agent/permission", {}, "p1"), proto.request("agent/permission", {}, "p2")
+    where = "DaemonPort.request puts its own asyncio future there for pygls to resolve"
+    port = DaemonPort(proto)
+    ok = asyncio.ensure_future(port.request("agent/permission", {}, "p1"))
+    failed = asyncio.ensure_future(port.request("agent/permission", {}, "p2"))
+    await asyncio.sleep(0)  # both requests are out: their futures are registered
     proto.handle_message(JsonRPCResponseMessage(id="p1", jsonrpc="2.0", result={"outcome": "cancelled"}))
     proto.handle_message(ResponseErrorMessage(id="p2", error=ResponseError(code=-32001, message="no")))
-    assert ok.done() and ok.result() == {"outcome": "cancelled"}, broken(
+    await asyncio.wait([ok, failed])
+    assert ok.result() == {"outcome": "cancelled"}, broken(
         "JsonRPCProtocol._request_futures", "a response's result is set on the future under its id", where
     )
-    assert failed.done() and isinstance(failed.exception(), JsonRpcException), broken(
+    assert isinstance(failed.exception(), JsonRpcException), broken(
         "JsonRPCProtocol._request_futures",
         "an error response is set on the future as a JsonRpcException",
         where,
@@ -176,14 +181,22 @@ async def test_a_response_resolves_the_future_in_request_futures(proto: Any) -> 
 
 
 async def test_withdrawing_a_prompt_drops_its_bookkeeping(proto: Any) -> None:
-    future = proto.request("agent/permission", {}, "p3")
-    proto.withdraw("p3")
+    asking = asyncio.ensure_future(DaemonPort(proto).request("agent/permission", {}, "p3"))
+    await asyncio.sleep(0)
+    future = proto._request_futures["p3"]
+    asking.cancel()  # withdrawn
+    await asyncio.wait([asking])
     assert "p3" not in proto._request_futures
+    assert json.loads(sent(proto)[-1]) == {
+        "jsonrpc": "2.0",
+        "method": "$/cancelRequest",
+        "params": {"id": "p3"},
+    }
     proto.handle_message(JsonRPCResponseMessage(id="p3", jsonrpc="2.0", result={}))  # a late answer: ignored
-    assert not future.done(), broken(
+    assert future.cancelled(), broken(
         "JsonRPCProtocol._request_futures",
         "removing an id from it makes pygls ignore a late response",
-        "KgentProtocol.withdraw",
+        "DaemonPort.request",
     )
 
 

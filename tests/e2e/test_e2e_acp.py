@@ -72,6 +72,11 @@ async def wait_for(predicate: Any, within: float = 30.0) -> None:
     raise AssertionError("timed out waiting")
 
 
+def option_of(response: Any, option_id: str) -> Any:
+    [option] = [o for o in response.config_options or [] if o.id == option_id]
+    return option
+
+
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     ws = tmp_path / "ws"
@@ -114,8 +119,8 @@ async def test_a_session_picks_its_model_from_the_config_options(workspace: Path
     client = Client()
     async with agent(client, "two-writes") as conn:
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
-        [option] = session.config_options or []
-        assert option.id == "model" and option.current_value == "two-writes"
+        option = option_of(session, "model")
+        assert option.category == "model" and option.current_value == "two-writes"
         assert {"hello", "two-writes", "long-bash"} <= {o.value for o in option.options}
         with pytest.raises(RequestError) as unknown:
             await conn.set_config_option(
@@ -125,7 +130,7 @@ async def test_a_session_picks_its_model_from_the_config_options(workspace: Path
         changed = await conn.set_config_option(
             config_id="model", session_id=session.session_id, value="hello"
         )
-        assert changed is not None and changed.config_options[0].current_value == "hello"
+        assert changed is not None and option_of(changed, "model").current_value == "hello"
         done = await conn.prompt(session_id=session.session_id, prompt=[text_block("hi")])
     assert done.stop_reason == "end_turn" and client.asked == []
     assert client.text() == "Hello from the scripted provider. Nothing to do here."
@@ -169,9 +174,9 @@ async def test_edits_ask_permission_stream_diffs_and_the_session_replays_in_a_ne
         assert loaded is not None and loaded.modes is not None
     assert replayed.text("user_message_chunk") == "write notes"
     assert replayed.text() == "Writing notes.txt.Wrote notes.txt twice."
-    assert [u.tool_call_id for u in replayed.updates if u.session_update == "tool_call"] == [
-        s.tool_call_id for s in starts
-    ]
+    replayed_starts = [u for u in replayed.updates if u.session_update == "tool_call"]
+    assert [u.tool_call_id for u in replayed_starts] == [s.tool_call_id for s in starts]
+    assert [u.title for u in replayed_starts] == [s.title for s in starts] == ["Write notes.txt"] * 2
 
 
 class EditorClient(Client):
@@ -442,3 +447,58 @@ async def test_a_sub_agents_calls_and_approval_reach_the_acp_client(workspace: P
         client.text()
         == "I'll ask a sub-agent to check what sample.py prints.The sub-agent ran sample.py: it prints 1."
     )
+
+
+# -- issue 29: what CodeCompanion, avante and Zed users hit ------------------------------------------------------------
+
+
+async def test_the_mode_is_also_a_config_option_of_category_mode(workspace: Path) -> None:
+    client = Client()
+    async with agent(client, "two-writes") as conn:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        mode = option_of(session, "mode")
+        assert mode.category == "mode" and mode.current_value == "ask"
+        assert [o.value for o in mode.options] == ["plan", "ask", "auto", "full"]
+        assert session.modes is not None and session.modes.current_mode_id == "ask"  # kept for older clients
+        changed = await conn.set_config_option(config_id="mode", session_id=session.session_id, value="full")
+        assert changed is not None and option_of(changed, "mode").current_value == "full"
+        with pytest.raises(RequestError) as bad:
+            await conn.set_config_option(config_id="mode", session_id=session.session_id, value="yolo")
+        assert bad.value.code == -32602
+        done = await conn.prompt(session_id=session.session_id, prompt=[text_block("write notes")])
+    assert done.stop_reason == "end_turn" and client.asked == []  # full mode asks nothing
+    assert (workspace / "notes.txt").read_text() == "second\n"
+
+
+async def test_a_provider_failure_is_an_error_a_person_can_read(workspace: Path) -> None:
+    client = Client()
+    async with agent(client, "provider-error") as conn:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        with pytest.raises(RequestError) as failed:
+            await conn.prompt(session_id=session.session_id, prompt=[text_block("hi")])
+    assert "The scripted provider failed." in str(failed.value)  # the message, not only data
+    assert str(failed.value) != "Internal error" and failed.value.code != -32603
+    assert failed.value.data["code"] == "scripted_error"
+
+
+async def test_authenticate_is_answered(workspace: Path) -> None:
+    async with spawn_agent_process(Client(), *AGENT, env=daemon_env(STATE_DIR)) as (conn, _):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        assert await conn.authenticate(method_id="api-key") is not None  # the scripted provider needs no key
+    keyless = daemon_env(STATE_DIR, KGENT_PROVIDER="openai")
+    async with spawn_agent_process(Client(), *AGENT, env=keyless) as (conn, _):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        with pytest.raises(RequestError) as missing:
+            await conn.authenticate(method_id="api-key")
+    assert missing.value.code == -32000 and "no API key" in str(missing.value)
+
+
+async def test_session_list_shows_only_prompted_sessions_with_their_titles(workspace: Path) -> None:
+    client = Client()
+    async with agent(client) as conn:
+        unused = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        used = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        await conn.prompt(session_id=used.session_id, prompt=[text_block("say hello\nplease")])
+        listed = await conn.list_sessions(cwd=str(workspace))
+    assert [(s.session_id, s.title) for s in listed.sessions] == [(used.session_id, "say hello")]
+    assert unused.session_id not in {s.session_id for s in listed.sessions}

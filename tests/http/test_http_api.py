@@ -112,12 +112,20 @@ async def test_the_first_of_two_answers_wins(server: HttpServer) -> None:
     assert [e["approved"] for e in events if e["type"] == "permission_resolved"] == [approved]
 
 
+def test_an_option_that_was_not_offered_rejects_as_on_every_front(client: httpx.Client) -> None:
+    started = run(client, "read-then-write")
+    rid = str(wait_permission(client, started["runId"])["requestId"])
+    answer = client.post(f"/api/permissions/{rid}", json={"outcome": "selected", "optionId": "yes please"})
+    assert answer.status_code == 200 and client.get("/api/permissions").json()["permissions"] == []
+    events = [p["event"] for _, p in read_events(client, f"/api/runs/{started['runId']}/events")]
+    [resolved] = [e for e in events if e["type"] == "permission_resolved"]
+    assert resolved["approved"] is False and resolved["decision"] == "reject_once"
+
+
 def test_bad_answers_keep_the_prompt_open(client: httpx.Client) -> None:
     started = run(client, "read-then-write")
     rid = str(wait_permission(client, started["runId"])["requestId"])
     assert client.post("/api/permissions/nope", json={"outcome": "cancelled"}).status_code == 404
-    bad = client.post(f"/api/permissions/{rid}", json={"outcome": "selected", "optionId": "yes please"})
-    assert bad.status_code == 400 and "optionId" in bad.json()["error"]["message"]
     assert client.post(f"/api/permissions/{rid}", json={"outcome": "maybe"}).status_code == 400
     assert client.get("/api/permissions").json()["permissions"][0]["requestId"] == rid  # still open
     assert client.post(f"/api/runs/{started['runId']}/cancel").json() == {"cancelled": True}

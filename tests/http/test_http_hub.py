@@ -9,18 +9,29 @@ from pathlib import Path
 
 import pytest
 
+from kgent.core.events import PermissionRequest, UsageEvent
 from kgent.http import hub as H
+from kgent.service.runs import Decision, RunRef
+
+USAGE = UsageEvent(turn={}, total={})
+
+
+def send(hub: H.Hub, run_id: str, seq: int) -> None:
+    hub.send(RunRef(run_id, "s1"), seq, USAGE)
 
 
 def params(run_id: str, seq: int) -> str:
-    return json.dumps({"runId": run_id, "sessionId": "s1", "seq": seq, "event": {"type": "usage"}})
+    return json.dumps(
+        {"runId": run_id, "sessionId": "s1", "seq": seq, "event": {"type": "usage", "turn": {}, "total": {}}},
+        separators=(",", ":"),
+    )
 
 
 async def test_a_reader_follows_from_any_seq_until_the_end() -> None:
     hub = H.Hub()
     log = hub.open("run-aaaaaa", "s1")
     for seq in range(3):
-        hub.send_event("run-aaaaaa", seq, params("run-aaaaaa", seq))
+        send(hub, "run-aaaaaa", seq)
 
     async def read(start: int) -> list[int]:
         got = []
@@ -31,7 +42,7 @@ async def test_a_reader_follows_from_any_seq_until_the_end() -> None:
     reader = asyncio.create_task(read(1))
     await asyncio.sleep(0)
     for seq in range(3, 6):
-        hub.send_event("run-aaaaaa", seq, params("run-aaaaaa", seq))
+        send(hub, "run-aaaaaa", seq)
         await asyncio.sleep(0)
     hub.closed_run("run-aaaaaa")
     assert await asyncio.wait_for(reader, 10) == [1, 2, 3, 4, 5]
@@ -47,7 +58,7 @@ async def test_ended_runs_leave_memory_for_the_archive(
     for run_id in ids:
         hub.open(run_id, "s1")
         for seq in range(3):
-            hub.send_event(run_id, seq, params(run_id, seq))
+            send(hub, run_id, seq)
         hub.closed_run(run_id)
     await hub.flush()
     assert sorted(hub.logs) == ids[2:]
@@ -59,13 +70,30 @@ async def test_ended_runs_leave_memory_for_the_archive(
     assert await hub.find("../../etc/passwd") is None
 
 
+def prompt(rid: str) -> PermissionRequest:
+    return PermissionRequest(
+        request_id=rid,
+        tool_call={"toolCallId": "t1"},
+        risk="low",
+        reason="",
+        operation="write",
+        scope="workspace",
+    )
+
+
 async def test_an_approval_takes_one_answer() -> None:
     hub = H.Hub()
-    future = hub.request("agent/permission", {"runId": "run-1", "requestId": "p1"}, "p1")
+    ref = RunRef("run-1", "s1")
+    asking = asyncio.create_task(hub.ask(ref, prompt("p1")))
+    await asyncio.sleep(0)  # the ask registers on its first step
+    assert hub.pending["p1"].params["runId"] == "run-1" and hub.pending["p1"].params["requestId"] == "p1"
     assert hub.answer("p1", {"outcome": "selected", "optionId": "allow_once"}) is True
     assert hub.answer("p1", {"outcome": "cancelled"}) is False
-    assert await future == {"outcome": "selected", "optionId": "allow_once"}
+    assert await asking == Decision("allow_once")
     assert hub.closed["p1"] == "answered" and hub.pending == {}
-    hub.request("agent/permission", {"runId": "run-1", "requestId": "p2"}, "p2")
-    hub.withdraw("p2")
+    withdrawn = asyncio.create_task(hub.ask(ref, prompt("p2")))
+    await asyncio.sleep(0)
+    assert "p2" in hub.pending
+    withdrawn.cancel()
+    await asyncio.wait([withdrawn])
     assert hub.answer("p2", {"outcome": "cancelled"}) is False and hub.closed["p2"] == "withdrawn"

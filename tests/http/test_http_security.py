@@ -19,7 +19,7 @@ from conftest import run
 from kgent.http.hub import Hub
 from kgent.http.security import CSP, allowed_hosts, host_of
 from kgent.http.streams import session_resume, start_seq
-from kgent.service.errors import INVALID_PARAMS, DaemonError
+from kgent.service.errors import INVALID_PARAMS, ServiceError
 from kgent.testing.http_server import HttpServer, start
 
 SECURITY_HEADERS = {
@@ -217,11 +217,11 @@ def test_a_last_event_id_is_a_seq_or_invalid_params_never_anything_else(text: st
     for parse in (lambda t: start_seq(None, t), session_resume):
         try:
             parse(text)
-        except DaemonError as exc:
+        except ServiceError as exc:
             assert exc.code == INVALID_PARAMS
     try:
         seq = start_seq(None, text)
-    except DaemonError:
+    except ServiceError:
         return
     if not text.strip():  # absent: from the start
         assert seq == 0

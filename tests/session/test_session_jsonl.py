@@ -254,15 +254,23 @@ async def test_a_cancelled_append_still_lands_before_the_cancel_propagates(
     tmp_path, workspace, monkeypatch
 ) -> None:
     import asyncio
-    import time
+    import threading
 
     store, entries = await make(tmp_path / "sessions", workspace)
     real_fsync = os.fsync
-    monkeypatch.setattr(os, "fsync", lambda fd: (time.sleep(0.2), real_fsync(fd))[1])  # a slow disk
+    syncing, disk_done = threading.Event(), threading.Event()
+
+    def slow_fsync(fd: int) -> None:  # a slow disk: the write is under way until the test lets it finish
+        syncing.set()
+        disk_done.wait(30)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", slow_fsync)
     nxt = user(entries[-1].id, "written while cancelled")
     task = asyncio.create_task(store.append("s1", [nxt]))
-    await asyncio.sleep(0.05)
+    assert await asyncio.to_thread(syncing.wait, 30)  # the append is inside its fsync now
     task.cancel()
+    disk_done.set()
     with pytest.raises(asyncio.CancelledError):
         await task
     monkeypatch.setattr(os, "fsync", real_fsync)

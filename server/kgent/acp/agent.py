@@ -1,13 +1,14 @@
-"""KgentAgent: the SDK's `Agent` over the shared service — sessions in the fronts' common store, a prompt is one
-kernel run whose events stream as `session/update`s and whose permission prompts become `session/request_permission`.
+"""KgentAgent: the SDK's `Agent` over the shared service (kgent.service) — sessions in the fronts' common store, a
+prompt is one run of the service (its guards: busy session, limits, provider and key check, extensions) whose events
+stream as `session/update`s and whose permission prompts become `session/request_permission` (kgent.acp.port).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,39 +17,23 @@ from acp import helpers as H
 from acp import schema as S
 
 from kgent.acp.mcp import session_servers
-from kgent.config import (
-    context_overrides,
-    cost_limit,
-    max_turns,
-    permission_mode,
-    prices,
-    provider_config,
-    require_key,
-)
-from kgent.core.errors import ConfigError, KgentError, SessionError
-from kgent.core.events import (
-    MessageDelta,
-    PermissionRequest,
-    PlanEvent,
-    RunEnd,
-    SubRunEvent,
-    ToolCallEvent,
-    ToolUpdate,
-)
-from kgent.ext.host import Extensions
-from kgent.kernel import AgentKernel, AgentRun, KernelConfig
+from kgent.config import DEFAULTS, permission_mode, provider_config
+from kgent.core.errors import KgentError
+from kgent.core.events import MessageDelta, PlanEvent, RunEnd, RunResult, ToolCallEvent, ToolUpdate
 from kgent.permissions.modes import MODE_DESCRIPTIONS
-from kgent.providers.base import ProviderConfig
-from kgent.service.providers import ProviderPool
-from kgent.service.store import open_store
+from kgent.service import wire as W
+from kgent.service.errors import classify
+from kgent.service.handshake import Settings
+from kgent.service.service import Service
 from kgent.session.paths import normalize_workspace
 from kgent.tools.base import CommandRunner
-from kgent.tools.ops import FileOps
+from kgent.tools.ops import FileOps, LocalFileOps
 
 from . import updates as U
 from .files import client_file_ops
-from .handshake import API_KEY_AUTH, ClientOffer, initialize_result
+from .handshake import API_KEY_AUTH, AUTH_REQUIRED, ClientOffer, auth_problem, initialize_result
 from .live import LiveOutput
+from .port import AcpPort, Turn
 from .terminal import ClientTerminalRunner
 
 log = logging.getLogger("kgent.acp")
@@ -69,12 +54,9 @@ class _Session:
         self.workspace = workspace
         self.mode = mode
         self.model: str | None = None  # chosen with session/set_config_option; None: the environment's
-        self.run: AgentRun | None = None
-        self.asks: set[asyncio.Task[None]] = set()
         self.before: dict[
             str, tuple[str, str | None]
         ] = {}  # tool call id → (absolute path, text before the edit)
-        self.agents: dict[str, str] = {}  # live sub-agent run id → its name
         self.terminals: dict[str, str] = {}  # tool call id → the client's terminal running its command
 
 
@@ -88,6 +70,27 @@ async def _read_text(fs: FileOps, path: str) -> str | None:
         return None
 
 
+def request_error(exc: BaseException) -> RequestError:
+    """The ACP error for anything the service raised: its message readable as it is (clients show `message`), its
+    stable name in `data.code`; a missing key is ACP's `auth_required`."""
+    err = classify(exc)
+    if err.name == "missing_api_key":
+        return auth_required(err.message)
+    return RequestError(err.code, err.message, err.data())
+
+
+def auth_required(problem: str) -> RequestError:
+    """ACP's `auth_required`, saying what to set."""
+    return RequestError(AUTH_REQUIRED, f"Authentication required: {problem}", {"message": problem})
+
+
+def failure_error(result: RunResult) -> RequestError:
+    """A failed run (a provider error, say) as the prompt's error: the reason in the message, not only in data."""
+    error = result.error or {"code": "failed", "message": "the run failed"}
+    name, message = error.get("code", "failed"), error.get("message") or "the run failed"
+    return RequestError(-32005, f"The run failed: {message}", {"code": name, "message": message})
+
+
 class KgentAgent:
     """One ACP connection. Requests for different sessions run concurrently; one prompt at a time per session."""
 
@@ -95,23 +98,12 @@ class KgentAgent:
         self.env = env
         # what the client offered in `initialize` (kgent.acp.handshake may have answered it before we existed)
         self.offer = offer or ClientOffer()
-        self.store, _ = open_store()
-        # Extensions (kgent.ext): their providers, tools and hooks; a project's own run when the user's trust file
-        # trusts it (`kgent extensions --trust`): ACP has no setting for it.
-        self._extensions: Extensions | None = None
-        self._extensions_lock = threading.Lock()  # the provider pool may ask for them from its worker thread
-        self.providers = ProviderPool(lambda config: self.extensions().create_provider(config))
-        self.sessions: dict[str, _Session] = {}
         self.client: Client | None = None
-        self._kernels: dict[
-            str, AgentKernel
-        ] = {}  # per session: each has its own FileOps (fs/* name the session)
-
-    def extensions(self) -> Extensions:
-        with self._extensions_lock:
-            if self._extensions is None:
-                self._extensions = Extensions(self.env)
-            return self._extensions
+        self.sessions: dict[str, _Session] = {}
+        self.port = AcpPort(lambda: self.client, lambda sid: self.sessions[sid].workspace)
+        # No approval timeout: the client owns its permission prompts (and cancels the turn to give up).
+        self.svc = Service(env, Settings(approval_timeout=None, approval_timeout_set=True), self.port)
+        self.store = self.svc.store
 
     def on_connect(self, conn: Client) -> None:
         self.client = conn
@@ -126,12 +118,12 @@ class KgentAgent:
         return S.InitializeResponse.model_validate(initialize_result(protocol_version))
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> S.AuthenticateResponse | None:
+        """What kgent.acp.handshake answers before the SDK has loaded, for an `authenticate` that came after."""
         if method_id != API_KEY_AUTH["id"]:
             raise RequestError.invalid_params({"methodId": f"unknown auth method {method_id!r}"})
-        try:
-            self._provider_config()
-        except ConfigError as exc:
-            raise RequestError.auth_required({"message": exc.message}) from None
+        problem = auth_problem(self.env)
+        if problem is not None:
+            raise auth_required(problem)
         return S.AuthenticateResponse()
 
     # -- sessions -------------------------------------------------------------------------------------------------
@@ -141,7 +133,6 @@ class KgentAgent:
     def _models(self) -> list[str]:
         """The models a session may pick: the scripts for the scripted provider; else the configured model and the
         provider's default (Kgent keeps no catalogue of a vendor's models; KGENT_MODEL names any)."""
-        from kgent.config import DEFAULTS
         from kgent.providers.scripted import builtin_scripts
 
         config = provider_config(self.env)
@@ -151,8 +142,21 @@ class KgentAgent:
         return list(dict.fromkeys(m for m in (config.model, default) if m))
 
     def _config_options(self, session: _Session) -> list[Any]:
+        """The session's model and its mode (ACP: clients that support config options use only those; `modes`
+        stays for older ones)."""
         current = session.model or provider_config(self.env).model
         return [
+            S.SessionConfigOptionSelect(
+                type="select",
+                id="mode",
+                name="Mode",
+                category="mode",
+                current_value=session.mode,
+                options=[
+                    S.SessionConfigSelectOption(value=m.id, name=m.name, description=m.description)
+                    for m in MODES
+                ],
+            ),
             S.SessionConfigOptionSelect(
                 type="select",
                 id="model",
@@ -160,7 +164,7 @@ class KgentAgent:
                 category="model",
                 current_value=current,
                 options=[S.SessionConfigSelectOption(value=m, name=m) for m in self._models()],
-            )
+            ),
         ]
 
     def _default_mode(self) -> str:
@@ -170,11 +174,13 @@ class KgentAgent:
     async def new_session(
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> S.NewSessionResponse:
-        workspace = normalize_workspace(cwd)
         servers = session_servers(mcp_servers)
-        info = await self.store.create(workspace=workspace)
-        self.extensions().set_session_servers(info.id, servers)
-        session = self.sessions[info.id] = _Session(workspace, self._default_mode())
+        try:
+            info = await self.store.create(workspace=normalize_workspace(cwd))
+        except KgentError as exc:
+            raise request_error(exc) from None
+        self.svc.extensions().set_session_servers(info.id, servers)
+        session = self.sessions[info.id] = _Session(info.workspace, self._default_mode())
         return S.NewSessionResponse(
             session_id=info.id, modes=self._modes(session.mode), config_options=self._config_options(session)
         )
@@ -188,12 +194,12 @@ class KgentAgent:
 
         servers = session_servers(mcp_servers)
         tree = await self._load(session_id)
-        self.extensions().set_session_servers(session_id, servers)
+        self.svc.extensions().set_session_servers(session_id, servers)
         session = self.sessions.get(session_id)
         if session is None:
             session = self.sessions[session_id] = _Session(tree.info.workspace, self._default_mode())
-        kinds = {tool.name: str(tool.kind) for tool in CODING_TOOLS()}
-        for update in U.replay(project(tree.branch()), kinds, tree.info.workspace):
+        tools = {tool.name: tool for tool in CODING_TOOLS()}
+        for update in U.replay(project(tree.branch()), tools, tree.info.workspace):
             await self._update(session_id, update)
         return S.LoadSessionResponse(
             modes=self._modes(session.mode), config_options=self._config_options(session)
@@ -202,51 +208,67 @@ class KgentAgent:
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
     ) -> S.ListSessionsResponse:
-        """The sessions of one workspace (any front's), newest first as the store lists them; no paging."""
+        """The prompted sessions of one workspace (any front's), newest first as the store lists them, each with
+        its title (the first line of its first prompt); no paging."""
         if cwd is None:
             raise RequestError.invalid_params({"cwd": "Kgent lists the sessions of one workspace: give cwd"})
-        infos = await self.store.list(normalize_workspace(cwd))
+        try:
+            listed = await self.svc.sessions(cwd)
+        except KgentError as exc:
+            raise request_error(exc) from None
         return S.ListSessionsResponse(
             sessions=[
                 S.SessionInfo(
-                    session_id=i.id, cwd=i.workspace, title=i.title or None, updated_at=i.updated or None
+                    session_id=i.session_id,
+                    cwd=i.workspace,
+                    title=i.title or "(untitled)",
+                    updated_at=i.updated,
                 )
-                for i in infos
+                for i in listed.sessions
+                if i.entry_count > 0
             ]
         )
 
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
     ) -> S.SetSessionConfigOptionResponse:
-        """`model` is the one option: the session's model from its next prompt on."""
-        if config_id != "model":
-            raise RequestError.invalid_params(
-                {"configId": f"unknown option {config_id!r}; the one option is 'model'"}
-            )
-        if not isinstance(value, str) or value not in self._models():
-            raise RequestError.invalid_params({"value": f"unknown model {value!r}; one of {self._models()}"})
+        """`mode` and `model`: the session's, from its next prompt on (a live run keeps what it started with)."""
         session = await self._session(session_id)
-        session.model = value
+        if config_id == "mode":
+            self._check_mode(value)
+            session.mode = str(value)
+        elif config_id == "model":
+            if not isinstance(value, str) or value not in self._models():
+                raise RequestError.invalid_params(
+                    {"value": f"unknown model {value!r}; one of {self._models()}"}
+                )
+            session.model = value
+        else:
+            raise RequestError.invalid_params(
+                {"configId": f"unknown option {config_id!r}; the options are 'mode' and 'model'"}
+            )
         return S.SetSessionConfigOptionResponse(config_options=self._config_options(session))
 
     async def set_session_mode(
         self, mode_id: str, session_id: str, **kwargs: Any
     ) -> S.SetSessionModeResponse:
-        if mode_id not in _MODE_IDS:
-            raise RequestError.invalid_params(
-                {"modeId": f"unknown mode {mode_id!r}; one of {sorted(_MODE_IDS)}"}
-            )
+        self._check_mode(mode_id)
         session = await self._session(session_id)
         session.mode = mode_id  # from the next prompt on: a live run keeps the mode it started with
         return S.SetSessionModeResponse()
 
+    @staticmethod
+    def _check_mode(mode_id: object) -> None:
+        if mode_id not in _MODE_IDS:
+            raise RequestError.invalid_params(
+                {"modeId": f"unknown mode {mode_id!r}; one of {sorted(_MODE_IDS)}"}
+            )
+
     async def _load(self, session_id: str) -> Any:
         try:
             return await self.store.load(session_id)
-        except SessionError as exc:
-            raise (
-                RequestError.resource_not_found(session_id) if "not_found" in exc.code else _internal(exc)
-            ) from None
+        except KgentError as exc:
+            raise request_error(exc) from None
 
     async def _session(self, session_id: str) -> _Session:
         session = self.sessions.get(session_id)
@@ -258,67 +280,56 @@ class KgentAgent:
         return session
 
     # -- prompts --------------------------------------------------------------------------------------------------
-    def _provider_config(self, model: str | None = None) -> ProviderConfig:
-        """The provider from the environment (KGENT_PROVIDER, KGENT_MODEL, KGENT_BASE_URL, the key variables)."""
-        config = provider_config(self.env, model=model)
-        require_key(config)
-        return config
+    def _fs(self, session_id: str) -> FileOps:
+        """The files as the session's runs see them (the client's buffers when it offers them): for diffs."""
+        offer = self.offer
+        if self.client is not None and (offer.fs_read or offer.fs_write):
+            return client_file_ops(self.client, session_id, read=offer.fs_read, write=offer.fs_write)
+        return LocalFileOps()
 
-    async def _kernel_for(self, session_id: str, model: str | None) -> tuple[AgentKernel, Any]:
-        try:
-            provider = await self.providers.aget(self._provider_config(model))
-        except ConfigError as exc:
-            raise RequestError.auth_required({"message": exc.message}) from None
-        kernel = self._kernels.get(session_id)
-        if kernel is None:
-            # No approval timeout: the client owns its permission prompts (and cancels the turn to give up).
-            config = KernelConfig(
-                **context_overrides(self.env),
-                approval_timeout=None,
-                prices=prices(self.env),
-                cost_limit=cost_limit(self.env),
-                max_turns=max_turns(self.env),
-            )
-            fs: FileOps | None = None
-            offer = self.offer
-            if self.client is not None and (offer.fs_read or offer.fs_write):
-                fs = client_file_ops(self.client, session_id, read=offer.fs_read, write=offer.fs_write)
-            runner: CommandRunner | None = None
-            if self.client is not None and offer.terminal:  # commands run in the client's terminal (asked)
-                runner = ClientTerminalRunner(self.client, session_id, self._terminal_opened(session_id))
-            kernel = self._kernels[session_id] = AgentKernel(
-                provider, store=self.store, config=config, fs=fs, runner=runner, hooks=self.extensions().hooks
-            )
-        return kernel, provider
+    def _runner(self, session_id: str) -> CommandRunner | None:
+        """The client's terminal, when it offers one (commands then run there, asked)."""
+        if self.client is not None and self.offer.terminal:
+            return ClientTerminalRunner(self.client, session_id, self._terminal_opened(session_id))
+        return None
 
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> S.PromptResponse:
         session = await self._session(session_id)
-        if session.run is not None and not session.run.done:
+        offer = self.offer
+        self.svc.settings = replace(self.svc.settings, fs_read=offer.fs_read, fs_write=offer.fs_write)
+        params = {"prompt": U.prompt_text(prompt), "sessionId": session_id, "mode": session.mode}
+        if session.model is not None:
+            params["model"] = session.model
+        if session_id in self.port.turns:
             raise RequestError.invalid_request(
                 {"message": f"session {session_id} already has a prompt running"}
             )
-        kernel, provider = await self._kernel_for(session_id, session.model)
+        turn = self.port.turns[session_id] = Turn()
         try:
-            run = kernel.create_run(
-                U.prompt_text(prompt),
-                workspace=session.workspace,
-                session_id=session_id,
-                mode=session.mode,
-                provider=provider,
-            )
-        except KgentError as exc:
-            raise _internal(exc) from None
-        session.run = run
-        result = None
+            try:
+                handle = await self.svc.start_run(W.RunParams.parse(params), runner=self._runner(session_id))
+            except Exception as exc:
+                raise request_error(exc) from None
+            handle.start()
+            result = await self._stream(session_id, session, turn)
+        finally:
+            del self.port.turns[session_id]
+        reason = U.stop_reason(result)
+        if reason is None:
+            raise failure_error(result)
+        return S.PromptResponse(stop_reason=reason)
+
+    async def _stream(self, session_id: str, session: _Session, turn: Turn) -> RunResult:
+        """Send the turn's events as `session/update`s until its run_end."""
+        fs = self._fs(session_id)
         live = LiveOutput(lambda call_id, text: self._update(session_id, U.live_output(call_id, text)))
         try:
-            async for event in run:
-                if isinstance(event, SubRunEvent):  # a sub-agent's calls and prompts show as this turn's
-                    shown = U.sub_agent_event(event, session.agents)
-                    if shown is None:
-                        continue
-                    event = shown
-                if type(event) is MessageDelta:
+            while True:
+                event = await turn.queue.get()
+                if isinstance(event, asyncio.Future):  # a prompt waits until what came before it is shown
+                    if not event.done():
+                        event.set_result(None)
+                elif type(event) is MessageDelta:
                     chunk = (
                         H.update_agent_message_text if event.kind == "text" else H.update_agent_thought_text
                     )
@@ -326,7 +337,7 @@ class KgentAgent:
                 elif isinstance(event, ToolCallEvent):
                     if event.kind in ("edit", "delete", "move") and event.path:
                         absolute = str(Path(session.workspace, event.path))
-                        session.before[event.tool_call_id] = (absolute, await _read_text(kernel.fs, absolute))
+                        session.before[event.tool_call_id] = (absolute, await _read_text(fs, absolute))
                     await self._update(session_id, U.tool_call_start(event, session.workspace))
                 elif isinstance(event, ToolUpdate):
                     terminal = session.terminals.get(event.tool_call_id)
@@ -337,28 +348,16 @@ class KgentAgent:
                             await self._update(session_id, U.tool_call_update(event, None))
                         continue
                     await live.end(event.tool_call_id)
-                    diff = await self._diff(kernel.fs, session, event)
+                    diff = await self._diff(fs, session, event)
                     await self._update(session_id, U.tool_call_update(event, diff, terminal))
                 elif isinstance(event, PlanEvent):
                     await self._update(session_id, U.plan_update(event))
-                elif isinstance(event, PermissionRequest):
-                    if not run.cancel_requested:
-                        self._ask(session, session_id, run, event)
                 elif isinstance(event, RunEnd):
-                    result = event.result
+                    return event.result
         finally:
-            for task in list(session.asks):
-                task.cancel()
             live.close()
             session.before.clear()
             session.terminals.clear()
-        if result is None:  # pragma: no cover - every run ends with run_end
-            raise RequestError.internal_error({"message": "the run ended without a result"})
-        reason = U.stop_reason(result)
-        if reason is None:
-            error = result.error or {"code": "failed", "message": "the run failed"}
-            raise RequestError.internal_error({"code": error.get("code"), "message": error.get("message")})
-        return S.PromptResponse(stop_reason=reason)
 
     def _terminal_opened(self, session_id: str) -> Callable[[str, str], Awaitable[None]]:
         """What the terminal runner calls once a command's terminal exists: embed it in the tool call."""
@@ -380,41 +379,10 @@ class KgentAgent:
         new = await _read_text(fs, path)
         return H.tool_diff_content(path, new if new is not None else "", old)
 
-    def _ask(self, session: _Session, session_id: str, run: AgentRun, event: PermissionRequest) -> None:
-        task = asyncio.get_running_loop().create_task(
-            self._await_answer(session_id, run, event, session.workspace)
-        )
-        session.asks.add(task)
-        task.add_done_callback(session.asks.discard)
-
-    async def _await_answer(
-        self, session_id: str, run: AgentRun, event: PermissionRequest, workspace: str
-    ) -> None:
-        assert self.client is not None
-        options = [S.PermissionOption(option_id=o.option_id, name=o.name, kind=o.kind) for o in event.options]
-        try:
-            response = await self.client.request_permission(
-                session_id=session_id, tool_call=U.permission_tool_call(event, workspace), options=options
-            )
-            outcome = response.outcome
-            option = outcome.option_id if isinstance(outcome, S.AllowedOutcome) else None
-        except asyncio.CancelledError:
-            raise
-        except Exception:  # an error answer (or a broken one) is a reject
-            log.debug("permission request %s failed", event.request_id, exc_info=True)
-            option = "reject_once"
-        if option is None:  # `cancelled`: the client is cancelling the turn
-            run.cancel()
-            return
-        run.resolve_permission(event.request_id, option)
-
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
-        session = self.sessions.get(session_id)
-        if session is None or session.run is None:
-            return
-        for task in list(session.asks):
-            task.cancel()
-        session.run.cancel()
+        run_id = self.svc.live_run_id(session_id)
+        if run_id is not None:
+            self.svc.cancel(run_id)
 
     async def _update(self, session_id: str, update: Any) -> None:
         assert self.client is not None
@@ -425,18 +393,4 @@ class KgentAgent:
 
     async def aclose(self, grace: float = 3.0) -> None:
         """The client has gone: cancel every live run and give it `grace` seconds to write its session."""
-        live = [s.run for s in self.sessions.values() if s.run is not None and not s.run.done]
-        for run in live:
-            run.cancel()
-        if live:
-            await asyncio.wait([asyncio.ensure_future(run.result()) for run in live], timeout=grace)
-        if self._extensions is not None:
-            await self._extensions.aclose()  # stops the MCP servers
-        await self.providers.aclose()
-        aclose = getattr(self.store, "aclose", None)
-        if aclose is not None:
-            await aclose()
-
-
-def _internal(exc: KgentError) -> RequestError:
-    return RequestError.internal_error({"code": exc.code, "message": exc.message})
+        await self.svc.close(grace)

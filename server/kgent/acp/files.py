@@ -15,6 +15,8 @@ from kgent.service.hostfiles import HostFileError, HostFileOps
 class ClientTextFiles:
     """One session's text files through the ACP client (which serves open buffers and the disk alike)."""
 
+    writes_save = True  # ACP clients write the file: shell commands are not warned of unsaved buffers
+
     def __init__(self, client: Client, session_id: str) -> None:
         self.client = client
         self.session_id = session_id

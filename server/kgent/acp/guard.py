@@ -42,7 +42,7 @@ async def pump(
     intercept: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None,
 ) -> None:
     """Copy `source` to `sink` line by line until EOF, answering on `out` for the lines `screen` refuses, and for
-    the requests `intercept` answers (`initialize`, before the SDK has loaded)."""
+    the requests `intercept` answers (`initialize` and `authenticate`, before the SDK has loaded)."""
     try:
         while True:
             try:
@@ -68,7 +68,8 @@ async def pump(
 def _intercepted(
     line: bytes, intercept: Callable[[dict[str, Any]], dict[str, Any] | None] | None
 ) -> dict[str, Any] | None:
-    if intercept is None or b'"initialize"' not in line:  # parse again only what may be `initialize`
+    if intercept is None or (b'"initialize"' not in line and b'"authenticate"' not in line):
+        # parse again only what may be `initialize` or `authenticate`
         return None
     message = json.loads(line)
     return intercept(message) if isinstance(message, dict) else None

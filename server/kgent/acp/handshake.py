@@ -1,12 +1,14 @@
-"""ACP `initialize` in the standard library only, so `kgent acp` answers it while the SDK (whose pydantic schema takes
+"""ACP `initialize` (and `authenticate`) without the SDK, so `kgent acp` answers them while the SDK (whose pydantic schema takes
 ~0.35 s to import) and the kernel load in a thread. The SDK path (`KgentAgent.initialize`) answers from the same
 tables; tests/acp/test_acp_handshake.py holds them to the SDK's models."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+AUTH_REQUIRED = -32000  # ACP's code (acp.RequestError.auth_required)
 PROTOCOL_VERSION = 1  # ACP's (acp.PROTOCOL_VERSION; a test pins them together)
 VERSION = "0.1.0"
 API_KEY_AUTH: dict[str, Any] = {
@@ -53,14 +55,29 @@ def initialize_result(requested: int) -> dict[str, Any]:
     }
 
 
-def answer(message: dict[str, Any], offer: ClientOffer) -> dict[str, Any] | None:
-    """The response to a well-formed `initialize` request (noting what the client offers), else None: anything
-    else, an `initialize` with odd params included, goes to the SDK (which answers it, or says what is wrong)."""
-    if message.get("method") != "initialize" or message.get("jsonrpc") != "2.0":
+def auth_problem(env: Mapping[str, str]) -> str | None:
+    """Why `authenticate` fails (no key for the configured provider: what to set), or None."""
+    from kgent.config import provider_config, require_key  # not the SDK: answered while that loads
+    from kgent.core.errors import ConfigError
+
+    try:
+        require_key(provider_config(env))
+    except ConfigError as exc:
+        return exc.message
+    return None
+
+
+def answer(message: dict[str, Any], offer: ClientOffer, env: Mapping[str, str]) -> dict[str, Any] | None:
+    """The response to a well-formed `initialize` (noting what the client offers) or `authenticate` request, else
+    None: anything else, one with odd params included, goes to the SDK (which answers it, or says what is wrong)."""
+    method = message.get("method")
+    if method not in ("initialize", "authenticate") or message.get("jsonrpc") != "2.0":
         return None
     mid, params = message.get("id"), message.get("params")
     if not isinstance(mid, (int, str)) or isinstance(mid, bool) or not isinstance(params, dict):
         return None
+    if method == "authenticate":
+        return _authenticate(mid, params, env)
     version, capabilities = params.get("protocolVersion"), params.get("clientCapabilities", {})
     if not isinstance(version, int) or isinstance(version, bool) or not 0 <= version <= 65535:
         return None
@@ -68,6 +85,23 @@ def answer(message: dict[str, Any], offer: ClientOffer) -> dict[str, Any] | None
         return None
     offer.take(capabilities)
     return {"jsonrpc": "2.0", "id": mid, "result": initialize_result(version)}
+
+
+def _authenticate(mid: int | str, params: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any] | None:
+    if params.get("methodId") != API_KEY_AUTH["id"]:
+        return None  # the SDK says what is wrong
+    problem = auth_problem(env)
+    if problem is None:
+        return {"jsonrpc": "2.0", "id": mid, "result": {}}
+    return {
+        "jsonrpc": "2.0",
+        "id": mid,
+        "error": {
+            "code": AUTH_REQUIRED,
+            "message": f"Authentication required: {problem}",
+            "data": {"message": problem},
+        },
+    }
 
 
 def _plain(capabilities: dict[str, Any]) -> bool:

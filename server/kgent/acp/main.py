@@ -46,7 +46,7 @@ def main(env: Mapping[str, str], *, log_level: str | None = None) -> int:
         stdin, stdout = await stdio_streams()
         screened = asyncio.StreamReader(limit=LIMIT)
         reader = asyncio.get_running_loop().create_task(
-            pump(stdin, screened, stdout, lambda message: answer(message, offer))
+            pump(stdin, screened, stdout, lambda message: answer(message, offer, env))
         )
         agent: Any = None
         try:

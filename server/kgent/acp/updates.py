@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, get_args
@@ -28,6 +28,8 @@ from kgent.core.messages import (
     UserMessage,
     message_to_dict,
 )
+from kgent.tools.base import Tool, ToolContext
+from kgent.tools.ops import LocalFileOps
 from kgent.tools.todo import TodoWriteTool, latest_plan
 
 _KINDS = frozenset(get_args(S.ToolKind))
@@ -166,8 +168,10 @@ def prompt_text(blocks: Iterable[Any]) -> str:
     return "\n\n".join(p for p in parts if p)
 
 
-def replay(messages: Iterable[Message], kinds: dict[str, str], workspace: str) -> Iterator[Any]:
-    """A session's active branch as the updates a client would have seen live (session/load)."""
+def replay(messages: Iterable[Message], tools: Mapping[str, Tool], workspace: str) -> Iterator[Any]:
+    """A session's active branch as the updates a client would have seen live (session/load): tool calls with the
+    titles, kinds and locations their tools gave them live."""
+    ctx = ToolContext(workspace=Path(workspace), fs=LocalFileOps())
     for message in messages:
         match message:
             case UserMessage(text=text) | SummaryMessage(text=text):
@@ -178,12 +182,16 @@ def replay(messages: Iterable[Message], kinds: dict[str, str], workspace: str) -
                 if message.text:
                     yield H.update_agent_message_text(message.text)
                 for call in message.tool_calls:
+                    tool = tools.get(call.name)
+                    desc = tool.describe(call.arguments, ctx) if tool is not None else None
                     yield H.start_tool_call(
                         call.id,
-                        call.name,
-                        kind=acp_kind(kinds.get(call.name, "other")),
+                        desc.title if desc is not None else call.name,
+                        kind=acp_kind(str(tool.kind) if tool is not None else "other"),
                         status="pending",
-                        locations=locations(_path(call.arguments), workspace, call.arguments),
+                        locations=locations(
+                            desc.path if desc is not None else None, workspace, call.arguments
+                        ),
                         raw_input=call.arguments,
                     )
             case ToolResultMessage():
@@ -196,8 +204,3 @@ def replay(messages: Iterable[Message], kinds: dict[str, str], workspace: str) -
                     plan = latest_plan([message_to_dict(message)])
                     if plan is not None:
                         yield plan_update(PlanEvent(entries=plan))
-
-
-def _path(args: dict[str, Any]) -> str | None:
-    path = args.get("path")
-    return path if isinstance(path, str) else None

@@ -65,17 +65,9 @@ def add_parser(sub: Any) -> None:
 def build_kernel(args: argparse.Namespace, mode: str | None = None, extensions: Any = None) -> Any:
     """Assemble an AgentKernel from flags + environment (and `extensions`: kgent.ext.Extensions, whose providers,
     tools and hooks it gets); raises ConfigError with what to fix."""
-    from kgent.config import (
-        context_overrides,
-        cost_limit,
-        max_turns,
-        permission_mode,
-        prices,
-        provider_config,
-        require_key,
-    )
-    from kgent.kernel import AgentKernel, KernelConfig
+    from kgent.config import provider_config, require_key
     from kgent.providers import create_provider
+    from kgent.service.assembly import build_kernel, kernel_config
 
     env: dict[str, str] | None = None
     if getattr(args, "switched_provider", False):
@@ -95,17 +87,13 @@ def build_kernel(args: argparse.Namespace, mode: str | None = None, extensions: 
         kgent_key=env is None,
     )
     require_key(config)
-    kernel_config = KernelConfig(
-        mode=permission_mode(explicit=mode),
-        max_turns=max_turns(explicit=args.max_turns),
-        prices=prices(),
-        cost_limit=cost_limit(explicit=getattr(args, "cost_limit", None)),
-        **context_overrides(),
+    settings = kernel_config(
+        os.environ, mode=mode, turns=args.max_turns, limit=getattr(args, "cost_limit", None)
     )
     if extensions is None:
-        return AgentKernel(create_provider(config), store=open_store(), config=kernel_config)
+        return build_kernel(create_provider(config), settings, store=open_store())
     provider = extensions.create_provider(config)
-    return AgentKernel(provider, store=open_store(), config=kernel_config, hooks=extensions.hooks)
+    return build_kernel(provider, settings, store=open_store(), hooks=extensions.hooks)
 
 
 def open_store() -> Any:

@@ -19,7 +19,7 @@ from kgent.service.errors import (
     PARSE_ERROR,
     REQUEST_CANCELLED,
     STORE,
-    DaemonError,
+    ServiceError,
     classify,
 )
 
@@ -35,7 +35,7 @@ __all__ = [
     "PARSE_ERROR",
     "REQUEST_CANCELLED",
     "STORE",
-    "DaemonError",
+    "ServiceError",
     "classify",
     "error_object",
     "to_jsonrpc",

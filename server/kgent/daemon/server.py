@@ -15,14 +15,15 @@ import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from pygls.protocol import JsonRPCProtocol, default_converter
 from pygls.server import JsonRPCServer
 
-from kgent.daemon.errors import INVALID_REQUEST, DaemonError, to_jsonrpc
+from kgent.daemon.errors import INVALID_REQUEST, ServiceError, to_jsonrpc
 from kgent.daemon.framing import FrameError, FrameParser, FrameWriter
 from kgent.daemon.inbound import Dispatcher, PipeReader, connect
+from kgent.daemon.port import DaemonPort
 from kgent.service import wire as W
 from kgent.service.handshake import SERVER_VERSION, Settings
 from kgent.service.service import Service
@@ -56,25 +57,9 @@ class KgentProtocol(JsonRPCProtocol):
         if hook is not None and error is None:
             hook()
 
-    # -- the Outbox a RunHandle uses -------------------------------------------------------------------------------
-    def send_event(self, run_id: str, seq: int, params: str) -> None:
-        assert self.frames is not None
-        self.frames.send_body(f'{{"jsonrpc":"2.0","method":"agent/event","params":{params}}}'.encode())
-
     def send_message(self, message: dict[str, Any]) -> None:
         assert self.frames is not None
         self.frames.send_body(_encode(message).encode())
-
-    def request(self, method: str, params: dict[str, Any], msg_id: str) -> asyncio.Future[Any]:
-        """`send_request_async`, minus the thread-safe future: pygls' response handling resolves this one directly."""
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._request_futures[msg_id] = future  # type: ignore[assignment]
-        self.send_message({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
-        return future
-
-    def withdraw(self, msg_id: str) -> None:
-        self._request_futures.pop(msg_id, None)  # a late answer is then dropped quietly
-        self.send_message({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": msg_id}})
 
 
 Handler = Callable[[Service, Any], Awaitable[W.Payload | None]]
@@ -101,8 +86,7 @@ def _served(m: Method) -> Handler:
 async def _run(svc: Service, params: Any) -> W.RunResult:
     """`agent/run`'s daemon step: the run's events start once the reply is written."""
     handle = await svc.start_run(W.RunParams.parse(params))
-    proto = svc.out
-    assert isinstance(proto, KgentProtocol)
+    proto = cast(DaemonPort, svc.port).proto
     proto.after_response[proto.msg_id] = handle.start
     return W.RunResult(run_id=handle.run_id, session_id=handle.session_id)
 
@@ -122,7 +106,7 @@ def _wrap(svc: Service, method: str, handler: Handler) -> Callable[[Any], Awaita
     async def serve_request(params: Any) -> Any:
         if svc.shut_down:
             raise to_jsonrpc(
-                DaemonError(INVALID_REQUEST, "the daemon is shutting down: send exit", "shutting_down")
+                ServiceError(INVALID_REQUEST, "the daemon is shutting down: send exit", "shutting_down")
             )
         try:
             result = await handler(svc, params)
@@ -141,7 +125,7 @@ def build_server(
 ) -> tuple[JsonRPCServer, Service]:
     server = JsonRPCServer(KgentProtocol, default_converter)
     proto: KgentProtocol = server.protocol  # type: ignore[assignment]
-    svc = Service(env, settings, proto)
+    svc = Service(env, settings, DaemonPort(proto))
     for method, handler in REQUESTS.items():
         server.feature(method)(_wrap(svc, method, handler))
 

@@ -23,10 +23,9 @@ from kgent.http.guard import Guard, HttpConfig, cors_kwargs
 from kgent.http.routes import add_routes
 from kgent.http.security import Security, allowed_hosts
 from kgent.service import wire as W
-from kgent.service.errors import CONFLICT, INVALID_PARAMS, NOT_FOUND, DaemonError
+from kgent.service.errors import CONFLICT, NOT_FOUND, ServiceError
 from kgent.service.handshake import PROTOCOL_VERSION, SERVER_VERSION, ParamsError, initialize_result
 from kgent.service.wire.base import first_params_error
-from kgent.service.wire.requests import PermissionSelected
 
 _ANSWER: TypeAdapter[Any] = TypeAdapter(W.PermissionResult)
 FrontDep = Annotated[Front, Depends(current)]
@@ -67,7 +66,7 @@ def create_app(config: HttpConfig, env: Mapping[str, str]) -> FastAPI:
         return error_response(exc)
 
     # Errors in wire terms (ExceptionMiddleware answers them); anything else is a bug, logged under an incident id.
-    @app.exception_handler(DaemonError)
+    @app.exception_handler(ServiceError)
     @app.exception_handler(KgentError)
     @app.exception_handler(ParamsError)
     async def service_error(request: Request, exc: Exception) -> JSONResponse:
@@ -147,22 +146,13 @@ def create_app(config: HttpConfig, env: Mapping[str, str]) -> FastAPI:
         pending = hub.pending.get(request_id)
         if pending is None:
             if request_id in hub.closed:
-                raise DaemonError(
+                raise ServiceError(
                     CONFLICT,
                     f"permission {request_id} was already {hub.closed[request_id]}",
                     "permission_closed",
                 )
-            raise DaemonError(NOT_FOUND, f"no permission request {request_id!r}", "permission_not_found")
-        outcome = getattr(body, "outcome", None)
-        selected = outcome if isinstance(outcome, PermissionSelected) else body
-        if isinstance(selected, PermissionSelected):
-            offered = [o.get("optionId") for o in pending.params.get("options", [])]
-            if selected.option_id not in offered:
-                raise DaemonError(
-                    INVALID_PARAMS,
-                    f"invalid params: 'optionId' must be one of {', '.join(map(str, offered))}",
-                    "invalid_params",
-                )
+            raise ServiceError(NOT_FOUND, f"no permission request {request_id!r}", "permission_not_found")
+        # An optionId that was not offered is a reject, as on every front (kgent.service.runs.decide).
         hub.answer(request_id, _ANSWER.dump_python(body, mode="json", by_alias=True))
         return _payload(W.EmptyResult())
 

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Depends, Query
 
 from kgent.http.front import Front, current
 from kgent.http.guard import WorkspaceAllowlist
-from kgent.service.errors import NOT_FOUND, DaemonError
+from kgent.service.errors import NOT_FOUND, ServiceError
 
 router = APIRouter()
 MAX_ENTRIES = 500  # a directory with more subdirectories lists the first ones (sorted) and says it cut
@@ -30,7 +30,7 @@ def listing(roots: tuple[str, ...], path: str | None) -> dict[str, Any]:
     allow(path)  # 403 workspace_not_allowed outside the roots (symlinks resolved)
     real = os.path.realpath(path)
     if not os.path.isdir(real):
-        raise DaemonError(NOT_FOUND, f"no directory {path}", "directory_not_found")
+        raise ServiceError(NOT_FOUND, f"no directory {path}", "directory_not_found")
     found: list[str] = []
     with os.scandir(real) as entries:
         for entry in entries:

@@ -19,7 +19,7 @@ from kgent.service.errors import (
     INVALID_REQUEST,
     NOT_FOUND,
     STORE,
-    DaemonError,
+    ServiceError,
     classify,
 )
 from kgent.service.handshake import Settings
@@ -54,7 +54,7 @@ class Front:
     def live(self) -> Front:
         """This front, if it still takes requests that change something."""
         if self.svc.shut_down:
-            raise DaemonError(INVALID_REQUEST, "the server is shutting down", "shutting_down")
+            raise ServiceError(INVALID_REQUEST, "the server is shutting down", "shutting_down")
         return self
 
     async def base_entry(self, p: W.RunParams) -> str | None:
@@ -85,7 +85,7 @@ class Front:
     async def run_log(self, run_id: str) -> RunLog:
         found = await self.hub.find(run_id)
         if found is None:
-            raise DaemonError(
+            raise ServiceError(
                 NOT_FOUND, f"no run {run_id!r} on this server (or no longer kept)", "run_not_found"
             )
         return found

@@ -15,7 +15,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from kgent.service.errors import CONFIG, DaemonError
+from kgent.service.errors import CONFIG, ServiceError
 
 TOKEN_ENV = "KGENT_HTTP_TOKEN"
 KEYFILE_ENV, CERTFILE_ENV = "KGENT_SSL_KEYFILE", "KGENT_SSL_CERTFILE"
@@ -121,7 +121,7 @@ class WorkspaceAllowlist:
 
     def __call__(self, workspace: str) -> None:
         if not self.allows(workspace):
-            raise DaemonError(
+            raise ServiceError(
                 CONFIG,
                 f"workspace {workspace} is outside the directories this server may use (--workspace-root)",
                 "workspace_not_allowed",

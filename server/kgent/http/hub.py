@@ -1,4 +1,4 @@
-"""Hub: the HTTP front's Outbox — every run's events kept in order for any number of SSE readers (replay by seq),
+"""Hub: the HTTP front's run port (kgent.service.runs) — every run's events kept in order for any number of SSE readers (replay by seq),
 and the approvals waiting for an answer from any client (the first answer wins). An ended run's events are also
 archived next to the sessions (one JSONL file per run), so they replay after the run left memory or the server
 restarted."""
@@ -16,12 +16,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kgent.core.events import Event, PermissionRequest, RunEnd, event_to_dict
+from kgent.service.runs import Decision, FileScope, RunRef
+from kgent.service.wire import chosen_option
+
 log = logging.getLogger("kgent.http")
 
 KEEP_ENDED = 256  # ended runs whose events stay in memory for replay …
 KEEP_ENDED_EVENTS = 1_000_000  # … and at most this many of their events (older ones replay from the archive)
 KEEP_ARCHIVED = 2000  # ended runs whose events stay on disk
 KEEP_CLOSED = 4096  # answered / withdrawn approvals remembered (a late answer gets 409, not 404)
+_encode = json.JSONEncoder(separators=(",", ":"), default=str).encode
 _RUN_ID = re.compile(r"run-[0-9a-f]{6,64}")
 
 
@@ -83,7 +88,7 @@ class Pending:
 
 
 class Hub:
-    """Implements kgent.service.runs.Outbox for HTTP clients."""
+    """Implements kgent.service.runs.RunPort for HTTP clients: events as SSE, prompts as pending approvals."""
 
     def __init__(self, archive: Path | None = None) -> None:
         self.archive = archive
@@ -207,25 +212,44 @@ class Hub:
             if not waiters and self._session_waiters.get(session_id) is waiters:
                 del self._session_waiters[session_id]
 
-    def send_event(self, run_id: str, seq: int, params: str) -> None:
+    def send(self, ref: RunRef, seq: int, event: Event) -> None:
+        run_id = ref.run_id
+        params: dict[str, Any] = {"runId": run_id, "sessionId": ref.session_id}
+        if ref.parent_run_id is not None:
+            params["parentRunId"] = ref.parent_run_id
+        params["seq"] = seq
+        params["event"] = event_to_dict(event)
         log = self.logs.get(run_id)
         if log is None:  # a sub-agent's run (the `task` tool): its own stream, not one of the session's runs
-            log = self.logs[run_id] = RunLog(run_id, json.loads(params)["sessionId"])
+            log = self.logs[run_id] = RunLog(run_id, ref.session_id)
             self._subs.add(run_id)
-        log.append(seq, params)
-        if run_id in self._subs and '"type":"run_end"' in params:
+        log.append(seq, _encode(params))
+        if run_id in self._subs and type(event) is RunEnd:
             self._subs.discard(run_id)
             self.closed_run(run_id)
 
     # -- approvals --------------------------------------------------------------------------------------------------
-    def request(self, method: str, params: dict[str, Any], msg_id: str) -> asyncio.Future[Any]:
+    async def ask(self, ref: RunRef, request: PermissionRequest) -> Decision:
+        """Pending until a client answers (`answer`); withdrawn when cancelled."""
+        params: dict[str, Any] = {"runId": ref.run_id, "sessionId": ref.session_id}
+        if ref.parent_run_id is not None:
+            params["parentRunId"] = ref.parent_run_id
+        wire = event_to_dict(request)
+        del wire["type"]
+        params.update(wire)
+        msg_id = request.request_id
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self.pending[msg_id] = Pending(params, future)
-        return future
+        try:
+            return Decision(chosen_option(await future))
+        except asyncio.CancelledError:
+            if self.pending.pop(msg_id, None) is not None:
+                self._close(msg_id, "withdrawn")
+            raise
 
-    def withdraw(self, msg_id: str) -> None:
-        if self.pending.pop(msg_id, None) is not None:
-            self._close(msg_id, "withdrawn")
+    def text_files(self, scope: FileScope) -> None:
+        """HTTP clients serve no buffers: the runs read and write the disk."""
+        return None
 
     def _close(self, msg_id: str, how: str) -> None:
         self.closed[msg_id] = how

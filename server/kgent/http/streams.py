@@ -13,7 +13,7 @@ from sse_starlette import EventSourceResponse
 
 from kgent.core.errors import SessionError, SessionNotFound
 from kgent.http.front import Front, current
-from kgent.service.errors import INVALID_PARAMS, NOT_FOUND, DaemonError
+from kgent.service.errors import INVALID_PARAMS, NOT_FOUND, ServiceError
 
 router = APIRouter()
 FromSeq = Annotated[int | None, Query(alias="fromSeq", ge=0)]
@@ -24,8 +24,8 @@ _SEQ = re.compile(r"[0-9]{1,15}")  # ASCII digits only (`²`.isdigit() is True),
 _SESSION_ID = re.compile(r"(.+):([0-9]{1,15})")
 
 
-def _bad_last_event_id(form: str) -> DaemonError:
-    return DaemonError(INVALID_PARAMS, f"Last-Event-ID must be {form}", "invalid_params")
+def _bad_last_event_id(form: str) -> ServiceError:
+    return ServiceError(INVALID_PARAMS, f"Last-Event-ID must be {form}", "invalid_params")
 
 
 def start_seq(from_seq: int | None, last_event_id: str | None) -> int:
@@ -101,7 +101,7 @@ async def session_events(
             index, start = runs.index(resume[0]), resume[1]
     elif run_id is not None:
         if run_id not in runs:
-            raise DaemonError(NOT_FOUND, f"no run {run_id!r} of session {session_id} here", "run_not_found")
+            raise ServiceError(NOT_FOUND, f"no run {run_id!r} of session {session_id} here", "run_not_found")
         index, start = runs.index(run_id), start_seq(from_seq, None)
     else:
         live_id = front.svc.live_run_id(session_id)
@@ -131,5 +131,5 @@ async def _session_exists(front: Front, session_id: str) -> None:
         await front.svc.store.load(session_id)
     except SessionError as exc:
         if isinstance(exc, SessionNotFound) or exc.code == "invalid_session_id":
-            raise DaemonError(NOT_FOUND, f"no session {session_id!r}", "session_not_found") from None
+            raise ServiceError(NOT_FOUND, f"no session {session_id!r}", "session_not_found") from None
         raise

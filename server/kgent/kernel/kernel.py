@@ -82,13 +82,15 @@ class AgentKernel:
         cost_limit: float | None = None,
         max_turns: int | None = None,
         fs: FileOps | None = None,
+        runner: CommandRunner | None = None,
     ) -> AgentRun:
         """Start a run now (inside a running event loop). `session_id` resumes that session at its active leaf
         or at `parent_entry_id` (a fork); without it a new session is created. `cost_limit` (US dollars; default
         `KernelConfig.cost_limit`) ends the run `failed` (`cost_limit`) before a model call would pass it; it needs
         the model's price (ConfigError otherwise). `max_turns` (default `KernelConfig.max_turns`) ends the run
         `failed` (`max_turns`) after that many model turns. `fs` is this run's file access (an editor's buffers;
-        default the kernel's). `workspace` defaults to the current directory."""
+        default the kernel's); `runner` where its shell commands run (default the kernel's). `workspace` defaults to
+        the current directory."""
         ws = Path(workspace) if workspace is not None else Path.cwd()
         if not ws.is_absolute():
             raise ConfigError(f"workspace must be an absolute path, got {str(workspace)!r}")
@@ -122,6 +124,7 @@ class AgentKernel:
             cost_limit=limit,
             max_turns=max_turns,
             fs=fs,
+            runner=runner,
         )
         self._live[sid] = run
         hold, release = getattr(self.store, "hold", None), getattr(self.store, "release", None)
@@ -131,9 +134,13 @@ class AgentKernel:
         run.add_done_callback(lambda _: self._ended(run, release))
         return run
 
-    @staticmethod
-    def _ended(run: AgentRun, release: Callable[[str], None] | None) -> None:
+    def _ended(self, run: AgentRun, release: Callable[[str], None] | None) -> None:
         spill.release(run.run_id)  # spill files live as long as their run
+        if self._live.get(run.session_id) is run:
+            # The session's last run: forget its state (a long-lived daemon serves thousands of sessions). Its
+            # 'always' rules are in its permission entries and come back when a run resumes it (restore_rules).
+            del self._live[run.session_id]
+            self._rules.pop(run.session_id, None)
         if release is not None:
             release(run.session_id)
 

@@ -34,7 +34,7 @@ from kgent.permissions import Mode
 from kgent.providers.base import CONTEXT_OVERFLOW, Provider, ProviderRequest, ToolSchema
 from kgent.providers.pricing import builtin_prices
 from kgent.session.entries import SessionEntry, SessionInfo, new_entry
-from kgent.tools.base import ChangeTracking, Tool
+from kgent.tools.base import ChangeTracking, CommandRunner, Tool
 from kgent.tools.ops import FileOps
 from kgent.tools.todo import latest_plan
 
@@ -61,6 +61,9 @@ class RunSpec:
     hook_context: HookContext
     max_turns: int | None = None  # None: KernelConfig.max_turns
     fs: FileOps | None = None  # this run's file access (an editor's buffers); None: the kernel's
+    runner: CommandRunner | None = (
+        None  # where this run's commands run (an ACP client's terminal); None: the kernel's
+    )
     origin: SubRunOrigin | None = None  # set for a sub-agent's run (the `task` tool)
     tools: tuple[Tool, ...] | None = None  # None: the kernel's tools
 
@@ -103,6 +106,7 @@ class Loop:
         self.arguments = ArgumentChecks()
         self.arguments.add(tools, known=kernel.arguments)
         self.fs: FileOps = spec.fs or kernel.fs
+        self.runner: CommandRunner = spec.runner or kernel.runner
         self.schemas = tuple(
             ToolSchema(name=t.name, description=t.description, parameters=t.parameters) for t in tools
         )

@@ -94,6 +94,7 @@ class SubAgents:
             hook_context=loop.spec.hook_context,
             max_turns=loop.spec.max_turns,
             fs=loop.fs,  # the parent's file access: an editor's buffers stay the sub-agent's files too
+            runner=loop.runner,
         )
         parent.adopt(child)
         child._start(Loop(self.kernel, spec))

@@ -144,7 +144,7 @@ class ToolBatch:
             output_dir=spill.run_dir(self.run.run_id),
             sandbox=self.loop.kernel.sandbox if grant is not None else None,
             grant=grant,
-            runner=self.loop.kernel.runner,
+            runner=self.loop.runner,
             tool_call_id=f"{self.run.run_id}:{call_id}" if self.loop.spec.origin and call_id else call_id,
             emit=emit,
             subagents=self.loop.kernel.subagents(self.loop, self.run, self.tracker, call_id)
@@ -220,7 +220,7 @@ class ToolBatch:
         loop = self.loop
         rules = loop.kernel.rules_for(loop.spec.session_id)
         remembered = rules.match(intent)
-        runner = loop.kernel.runner
+        runner = loop.runner
         verdict = decide(
             loop.spec.mode,
             intent,

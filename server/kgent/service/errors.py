@@ -14,7 +14,7 @@ from typing import Any
 from kgent.core.errors import ConfigError, KgentError, RunStateError, SessionError, SessionNotFound
 from kgent.service.handshake import ParamsError
 
-log = logging.getLogger("kgent.daemon")
+log = logging.getLogger("kgent.service")
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -32,8 +32,9 @@ _NOT_FOUND_CODES = frozenset({"session_not_found", "entry_not_found", "run_not_f
 _PARAMS_CODES = frozenset({"invalid_session_id", "invalid_params"})
 
 
-class DaemonError(Exception):
-    """An error the daemon raises on purpose, already in wire terms."""
+class ServiceError(Exception):
+    """An error the service (or a front) raises on purpose, already in wire terms (each front maps them at its
+    edge: JSON-RPC errors, HTTP statuses, ACP errors)."""
 
     def __init__(self, code: int, message: str, name: str, **extra: Any) -> None:
         super().__init__(message)
@@ -46,27 +47,27 @@ class DaemonError(Exception):
         return {"code": self.name, **self.extra}
 
 
-def classify(exc: BaseException) -> DaemonError:
+def classify(exc: BaseException) -> ServiceError:
     """Wire terms for any exception a handler let through."""
-    if isinstance(exc, DaemonError):
+    if isinstance(exc, ServiceError):
         return exc
     if isinstance(exc, ParamsError):
-        return DaemonError(INVALID_PARAMS, str(exc), exc.code)
+        return ServiceError(INVALID_PARAMS, str(exc), exc.code)
     if isinstance(exc, KgentError):
         name = exc.code
         if name in _PARAMS_CODES:
-            return DaemonError(INVALID_PARAMS, exc.message, name)
+            return ServiceError(INVALID_PARAMS, exc.message, name)
         if isinstance(exc, SessionNotFound) or name in _NOT_FOUND_CODES:
-            return DaemonError(NOT_FOUND, exc.message, name)
+            return ServiceError(NOT_FOUND, exc.message, name)
         if isinstance(exc, ConfigError):
-            return DaemonError(CONFIG, exc.message, name)
+            return ServiceError(CONFIG, exc.message, name)
         if isinstance(exc, RunStateError):
-            return DaemonError(CONFLICT, exc.message, name)
+            return ServiceError(CONFLICT, exc.message, name)
         if isinstance(exc, SessionError):
-            return DaemonError(STORE, exc.message, name)
-        return DaemonError(FAILED, exc.message, name)
+            return ServiceError(STORE, exc.message, name)
+        return ServiceError(FAILED, exc.message, name)
     incident = uuid.uuid4().hex[:12]
     log.error("internal error (incident %s)", incident, exc_info=exc)
-    return DaemonError(
+    return ServiceError(
         INTERNAL_ERROR, f"internal error (incident {incident})", "internal_error", incident=incident
     )

@@ -29,6 +29,10 @@ class HostFileError(Exception):
 class TextFileHost(Protocol):
     """An editor's side of host-owned files (one session). Each method may raise HostFileError."""
 
+    writes_save: (
+        bool  # a write the host takes is saved at once (ACP's fs/write_text_file), not left in a buffer
+    )
+
     async def read_text(self, path: Path) -> str | None:
         """The buffer's text, or None when the host does not have the file open (then the disk is read)."""
         ...

@@ -1,53 +1,118 @@
-"""RunHandle: one AgentRun as a front serves it — its events become `agent/event` params (seq gap-free), its
-permission prompts become requests to the client, and prompts that became moot are withdrawn. The front's Outbox
-carries them: JSON-RPC frames on stdio (kgent.daemon), SSE streams and pending approvals over HTTP (kgent.http).
+"""RunHandle: one AgentRun as every front serves it — its events go, typed and numbered (seq gap-free per run), to
+the front's EventSink; its permission prompts go to the front's PermissionPort, and prompts that became moot are
+withdrawn (the port's `ask` is cancelled). The fronts adapt both to their wire: JSON-RPC frames (kgent.daemon),
+SSE streams and pending approvals (kgent.http), `session/update` and `session/request_permission` (kgent.acp).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Protocol
 
 from kgent.core.events import (
+    Event,
     MessageDelta,
     PermissionRequest,
     PermissionResolved,
     RunEnd,
+    RunResult,
     SubRunEvent,
-    event_to_dict,
 )
+from kgent.core.messages import Usage
 from kgent.kernel.run import AgentRun
-from kgent.service.wire import chosen_option
+from kgent.service.hostfiles import TextFileHost
 
-log = logging.getLogger("kgent.daemon")
-
-_encode = json.JSONEncoder(separators=(",", ":"), default=str).encode
+log = logging.getLogger("kgent.service")
 
 
-class Outbox(Protocol):
-    """A front's side of the wire, as a run needs it."""
+@dataclass(frozen=True, slots=True)
+class RunRef:
+    """Which run an event or a prompt belongs to: a run of a session, or a sub-agent's run under its parent."""
 
-    def send_event(self, run_id: str, seq: int, params: str) -> None:
-        """Deliver one `agent/event` (`params`: its params object, compact JSON)."""
+    run_id: str
+    session_id: str
+    parent_run_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A host's answer to one permission prompt: the option it chose, or `cancel` (the host gave up the whole run,
+    as ACP's `cancelled` outcome says)."""
+
+    option_id: str
+    cancel: bool = False
+
+
+REJECT = Decision("reject_once")
+
+
+class EventSink(Protocol):
+    """Where a front takes a run's events. Called on the event loop, in order; must not block or raise."""
+
+    def send(self, ref: RunRef, seq: int, event: Event) -> None: ...
+
+
+class PermissionPort(Protocol):
+    """How a front asks its host. Cancelled when the prompt became moot (answered by a timeout, run cancelled,
+    run ended): the front then withdraws its question. An exception counts as a reject."""
+
+    async def ask(self, ref: RunRef, request: PermissionRequest) -> Decision: ...
+
+
+@dataclass(slots=True)
+class FileScope:
+    """Whom a host-file request is for: the session, and the run once it exists (a review has none)."""
+
+    session_id: str
+    run_id: str | None = None
+
+
+class RunPort(EventSink, PermissionPort, Protocol):
+    """A front's side of a run: where its events go, whom its prompts ask, and (a host that serves its buffers)
+    its text files."""
+
+    def text_files(self, scope: FileScope) -> TextFileHost | None:
+        """The host's buffers for requests of `scope`; None if this front has none to offer."""
         ...
 
-    def request(self, method: str, params: dict[str, Any], msg_id: str) -> asyncio.Future[Any]: ...
 
-    def withdraw(self, msg_id: str) -> None: ...
+def decide(decision: Decision, request: PermissionRequest) -> Decision:
+    """The one policy for an answer (every front): an optionId the prompt did not offer counts as `reject_once` —
+    never as an approval, and the prompt is closed (protocol.md § agent/permission)."""
+    if decision.cancel or any(o.option_id == decision.option_id for o in request.options):
+        return decision
+    log.info("answer to %s chose an option it was not offered: rejected", request.request_id)
+    return REJECT
+
+
+def failed_end(run_id: str, session_id: str, message: str) -> RunEnd:
+    """The run_end a front gets when forwarding itself failed (a bug): the run counts as failed."""
+    return RunEnd(
+        result=RunResult(
+            run_id=run_id,
+            session_id=session_id,
+            status="failed",
+            stop_reason="error",
+            text="",
+            error={"code": "internal_error", "message": message},
+            usage=Usage().to_dict(),
+        )
+    )
 
 
 class RunHandle:
-    """Forwards one run's events in order and owns its open prompts. `start()` only after the `agent/run` reply
-    has been written (protocol.md: the reply precedes the run's first event)."""
+    """Forwards one run's events in order and owns its open prompts. `start()` only when the front is ready for
+    the first event (the daemon: after the `agent/run` reply has been written)."""
 
-    def __init__(self, run: AgentRun, out: Outbox, on_end: Callable[[RunHandle], None]) -> None:
+    def __init__(self, run: AgentRun, port: RunPort, on_end: Callable[[RunHandle], None]) -> None:
         self.run = run
         self.run_id = run.run_id
         self.session_id = run.session_id
-        self.out = out
+        self.ref = RunRef(run.run_id, run.session_id)
+        self.port = port
         self.on_end = on_end
         # For a run that creates a session: its workspace, and how to create the session if the run ends (say,
         # cancelled) before writing it, so the sessionId the client was given stays usable (protocol.md, agent/cancel).
@@ -55,12 +120,13 @@ class RunHandle:
         self.keep_session: Callable[[], Awaitable[None]] | None = None
         self.seq = 0
         self.status: str | None = None
+        self.result: RunResult | None = None
         self.prompts: dict[str, asyncio.Task[None]] = {}
         self.subs: dict[str, _SubRun] = {}  # live sub-agent runs (the `task` tool) of this run, by run id
         self.task: asyncio.Task[None] | None = None
         # Set once the run has opened its session (run_start: a new session is on disk) or has ended.
         self.opened = asyncio.Event()
-        self._prefix = f'{{"runId":{_encode(self.run_id)},"sessionId":{_encode(self.session_id)},"seq":'
+        self.ended = asyncio.Event()
 
     def start(self) -> None:
         if self.task is None:
@@ -73,37 +139,30 @@ class RunHandle:
     def live(self) -> bool:
         return not self.run.done
 
-    def _send(self, event: dict[str, Any]) -> None:
+    def _send(self, event: Event) -> None:
         seq = self.seq
         self.seq += 1
-        self.out.send_event(self.run_id, seq, f'{self._prefix}{seq},"event":{_encode(event)}}}')
-
-    def _send_delta(self, event: MessageDelta) -> None:
-        """The hot path (one event per streamed token): the same bytes as `_send(event_to_dict(event))`, cheaper."""
-        seq = self.seq
-        self.seq += 1
-        self.out.send_event(
-            self.run_id,
-            seq,
-            f'{self._prefix}{seq},"event":{{"type":"message_delta","kind":"{event.kind}",'
-            f'"delta":{_encode(event.delta)}}}}}',
-        )
+        self.port.send(self.ref, seq, event)
 
     async def _forward(self) -> None:
+        send = self.port.send
+        ref = self.ref
         try:
             async for event in self.run:
-                if type(event) is MessageDelta:
-                    self._send_delta(event)
+                if type(event) is MessageDelta:  # the hot path: one event per streamed token
+                    seq = self.seq
+                    self.seq += 1
+                    send(ref, seq, event)
                     continue
                 if type(event) is SubRunEvent:
-                    self._forward_sub(event)
+                    await self._forward_sub(event)
                     continue
                 kind = event.type
                 if kind == "run_start":
                     self.opened.set()
                 if isinstance(event, RunEnd):
-                    self.status = event.result.status
-                    end = event.result
+                    end = self.result = event.result
+                    self.status = end.status
                     log.info(
                         "run %s ended %s (%s) after %d turn(s), %d file(s) changed",
                         self.run_id,
@@ -112,7 +171,7 @@ class RunHandle:
                         end.turns,
                         len(end.changed_paths),
                     )
-                    self.withdraw_all()  # before run_end (protocol.md, ordering 4)
+                    await self._withdrawn(list(self.prompts))  # before run_end (protocol.md, ordering 4)
                     if not self.opened.is_set() and self.keep_session is not None:
                         await self.keep_session()  # before run_end: the client may resume at once
                     self.opened.set()
@@ -121,62 +180,47 @@ class RunHandle:
                     and event.request_id is not None
                     and event.request_id in self.prompts
                 ):
-                    self.withdraw(event.request_id)  # timed out
-                data = event_to_dict(event)
-                self._send(data)
-                if kind == "permission_request" and not self.run.cancel_requested:
-                    self._ask(data)
-        except Exception:  # a daemon bug: the client must still see the run end
+                    await self._withdrawn([event.request_id])  # timed out
+                self._send(event)
+                if isinstance(event, PermissionRequest) and not self.run.cancel_requested:
+                    self._ask(ref, event)
+        except Exception:  # a bug in a front or here: the client must still see the run end
             log.exception("forwarding the events of %s failed", self.run_id)
             self.run.cancel()
             self.withdraw_all()
             if self.status is None:
                 self.status = "failed"
-                self._send(
-                    {
-                        "type": "run_end",
-                        "status": "failed",
-                        "stopReason": "error",
-                        "text": "",
-                        "error": {
-                            "code": "internal_error",
-                            "message": "the daemon failed to forward this run",
-                        },
-                        "changedPaths": [],
-                        "patch": "",
-                        "usage": {
-                            "inputTokens": 0,
-                            "outputTokens": 0,
-                            "cacheReadTokens": 0,
-                            "cacheWriteTokens": 0,
-                        },
-                        "sessionId": self.session_id,
-                        "turns": 0,
-                    }
-                )
+                end_event = failed_end(self.run_id, self.session_id, "the server failed to forward this run")
+                self.result = end_event.result
+                try:
+                    self._send(end_event)
+                except Exception:
+                    log.exception("sending the run_end of %s failed", self.run_id)
         finally:
             self.opened.set()
             self.withdraw_all()
+            self.ended.set()
             self.on_end(self)
 
-    def _forward_sub(self, wrapped: SubRunEvent) -> None:
-        """A sub-agent's event: an `agent/event` of its own run (own seq, `parentRunId`), its prompts asked as its."""
+    async def _forward_sub(self, wrapped: SubRunEvent) -> None:
+        """A sub-agent's event: an event of its own run (own seq, its parent named), its prompts asked as its."""
         sub = self.subs.get(wrapped.run_id)
         if sub is None:
-            sub = self.subs[wrapped.run_id] = _SubRun(wrapped.run_id, wrapped.parent_run_id, self.session_id)
+            sub = self.subs[wrapped.run_id] = _SubRun(
+                RunRef(wrapped.run_id, self.session_id, wrapped.parent_run_id)
+            )
         event = wrapped.event
         if isinstance(event, RunEnd):
-            for rid in sub.prompts:
-                self.withdraw(rid)  # before its run_end, as for any run
+            await self._withdrawn(sub.prompts)  # before its run_end, as for any run
             del self.subs[wrapped.run_id]
         elif isinstance(event, PermissionResolved) and event.request_id in self.prompts:
-            self.withdraw(event.request_id)  # timed out
-        data = event_to_dict(event)
-        seq, params = sub.frame(data)
-        self.out.send_event(sub.run_id, seq, params)
+            await self._withdrawn([event.request_id])  # timed out
+        seq = sub.seq
+        sub.seq += 1
+        self.port.send(sub.ref, seq, event)
         if isinstance(event, PermissionRequest) and not self.run.cancel_requested:
             sub.prompts.append(event.request_id)
-            self._ask(data, sub)
+            self._ask(sub.ref, event)
 
     def cancel_sub(self, run_id: str) -> bool | None:
         """Cancel one live sub-agent run of this run (its parent goes on: the `task` call fails); None if there is no
@@ -192,31 +236,38 @@ class RunHandle:
         return True
 
     # -- permissions --------------------------------------------------------------------------------------------
-    def _ask(self, event: dict[str, Any], sub: _SubRun | None = None) -> None:
-        rid = event["requestId"]
-        params = {"runId": self.run_id, "sessionId": self.session_id}
-        if sub is not None:
-            params.update(runId=sub.run_id, parentRunId=sub.parent_run_id)
-        params.update((k, v) for k, v in event.items() if k != "type")
-        future = self.out.request("agent/permission", params, rid)
-        self.prompts[rid] = asyncio.get_running_loop().create_task(self._await_answer(rid, future))
+    def _ask(self, ref: RunRef, request: PermissionRequest) -> None:
+        self.prompts[request.request_id] = asyncio.get_running_loop().create_task(
+            self._await_answer(ref, request)
+        )
 
-    async def _await_answer(self, rid: str, future: asyncio.Future[Any]) -> None:
+    async def _await_answer(self, ref: RunRef, request: PermissionRequest) -> None:
+        rid = request.request_id
         try:
-            option = chosen_option(await future)
+            decision = decide(await self.port.ask(ref, request), request)
         except asyncio.CancelledError:
             raise
         except Exception:  # an error reply (or a broken one) is a reject
-            option = "reject_once"
+            log.debug("the answer to %s failed", rid, exc_info=True)
+            decision = REJECT
         self.prompts.pop(rid, None)
-        if not self.run.resolve_permission(rid, option):
+        if decision.cancel:  # the host gave up the run (ACP: the client is cancelling the turn)
+            self.cancel()
+        elif not self.run.resolve_permission(rid, decision.option_id):
             log.debug("answer to %s came after it was closed", rid)
 
-    def withdraw(self, rid: str) -> None:
+    def withdraw(self, rid: str) -> asyncio.Task[None] | None:
+        """Cancel the prompt's `ask`: the front withdraws its question as that task ends (soon, not now)."""
         task = self.prompts.pop(rid, None)
         if task is not None:
             task.cancel()
-            self.out.withdraw(rid)
+        return task
+
+    async def _withdrawn(self, rids: list[str]) -> None:
+        """Withdraw these prompts and wait until the front has (so the withdrawal precedes the next event)."""
+        tasks = [t for t in map(self.withdraw, rids) if t is not None]
+        if tasks:
+            await asyncio.wait(tasks)
 
     def withdraw_all(self) -> None:
         for rid in list(self.prompts):
@@ -233,20 +284,11 @@ class RunHandle:
 
 
 class _SubRun:
-    """The wire side of one sub-agent run: its envelope (with `parentRunId`), its seq, its open prompts."""
+    """One sub-agent run as the front sees it: its ref (with the parent), its seq, its open prompts."""
 
-    def __init__(self, run_id: str, parent_run_id: str, session_id: str) -> None:
-        self.run_id = run_id
-        self.parent_run_id = parent_run_id
+    __slots__ = ("prompts", "ref", "seq")
+
+    def __init__(self, ref: RunRef) -> None:
+        self.ref = ref
         self.seq = 0
         self.prompts: list[str] = []
-        self._prefix = (
-            f'{{"runId":{_encode(run_id)},"sessionId":{_encode(session_id)},'
-            f'"parentRunId":{_encode(parent_run_id)},"seq":'
-        )
-
-    def frame(self, event: dict[str, Any]) -> tuple[int, str]:
-        """The event's seq and its `agent/event` params (compact JSON)."""
-        seq = self.seq
-        self.seq += 1
-        return seq, f'{self._prefix}{seq},"event":{_encode(event)}}}'

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from kgent.config import context_overrides, cost_limit, max_turns, prices, provider_config, require_key
+from kgent.config import prices, provider_config, require_key
 from kgent.core.errors import RunStateError, SessionError
 from kgent.ext.config import configured
 from kgent.ext.host import Extensions
@@ -26,7 +26,8 @@ from kgent.kernel.cost import session_usage
 from kgent.providers.base import Provider, ProviderConfig
 from kgent.providers.pricing import PriceTable
 from kgent.service import wire as W
-from kgent.service.errors import CONFIG, CONFLICT, NOT_FOUND, DaemonError
+from kgent.service.assembly import build_kernel, kernel_config
+from kgent.service.errors import CONFIG, CONFLICT, NOT_FOUND, ServiceError
 from kgent.service.handshake import (
     Settings,
     default_mode,
@@ -40,14 +41,14 @@ from kgent.service.hostfiles import DEFAULT_TIMEOUT, HostFileOps
 from kgent.service.providers import ProviderPool
 from kgent.service.review import apply_review, current_starts, pending_note, review_files
 from kgent.service.review import told as mark_told
-from kgent.service.runs import Outbox, RunHandle
+from kgent.service.runs import FileScope, RunHandle, RunPort
 from kgent.service.store import open_store
-from kgent.service.textfiles import DaemonTextFiles
 from kgent.session.entries import title_entry, tree_to_dict
 from kgent.session.paths import normalize_workspace
+from kgent.tools.base import CommandRunner
 from kgent.tools.ops import LocalFileOps
 
-log = logging.getLogger("kgent.daemon")
+log = logging.getLogger("kgent.service")
 
 MAX_ENDED = 1024
 OPEN_WAIT = (
@@ -64,10 +65,10 @@ def _positive(raw: str | None) -> float | None:
 
 
 class Service:
-    def __init__(self, env: Mapping[str, str], settings: Settings, out: Outbox) -> None:
+    def __init__(self, env: Mapping[str, str], settings: Settings, port: RunPort) -> None:
         self.env = env
         self.settings = settings
-        self.out = out
+        self.port = port
         self.store, self.persistent = open_store()
         self._extensions: Extensions | None = None
         self._extensions_lock = threading.Lock()  # the provider pool may ask for them from its worker thread
@@ -138,16 +139,12 @@ class Service:
 
     def kernel_config(self) -> KernelConfig:
         if self._kernel_config is None:
-            fields: dict[str, Any] = dict(
-                context_overrides(self.env)
-            )  # KernelConfig's context sizes, by name
-            fields.update(
+            self._kernel_config = kernel_config(
+                self.env,
+                mode=default_mode(self.settings, self.env),
+                price_table=self.prices(),
                 approval_timeout=effective_approval_timeout(self.settings, self.env),
-                prices=self.prices(),
-                cost_limit=cost_limit(self.env),
-                max_turns=max_turns(self.env),
             )
-            self._kernel_config = KernelConfig(**fields)
         return self._kernel_config
 
     def prices(self) -> PriceTable:
@@ -159,7 +156,7 @@ class Service:
     def kernel(self, provider: Provider) -> AgentKernel:
         if self._kernel is None:
             hooks = self.extensions().hooks
-            self._kernel = AgentKernel(provider, store=self.store, config=self.kernel_config(), hooks=hooks)
+            self._kernel = build_kernel(provider, self.kernel_config(), store=self.store, hooks=hooks)
         return self._kernel
 
     def _guard(self, workspace: str) -> None:
@@ -173,7 +170,7 @@ class Service:
     def _check_idle(self, session_id: str) -> None:
         live = self.live_run_id(session_id)
         if live is not None:
-            raise DaemonError(
+            raise ServiceError(
                 CONFLICT,
                 f"session {session_id} already has a live run ({live}); steer or follow up instead",
                 "session_busy",
@@ -181,23 +178,24 @@ class Service:
             )
         doing = self.busy.get(session_id)
         if doing is not None:
-            raise DaemonError(CONFLICT, f"session {session_id} is being {doing}", "session_busy")
+            raise ServiceError(CONFLICT, f"session {session_id} is being {doing}", "session_busy")
 
-    async def start_run(self, p: W.RunParams) -> RunHandle:
-        """Create the run (it starts at once); the caller starts forwarding after the reply is written."""
+    async def start_run(self, p: W.RunParams, *, runner: CommandRunner | None = None) -> RunHandle:
+        """Create the run (it starts at once); the caller starts forwarding when it can take the events (the
+        daemon: after the reply is written). `runner`: where its commands run, if not here (ACP's terminals)."""
         workspace = p.workspace
         if p.session_id is not None:
             self._check_idle(p.session_id)
             tree = await self.store.load(p.session_id)
             self._guard(tree.info.workspace)
             if p.parent_entry_id is not None and p.parent_entry_id not in tree.entries:
-                raise DaemonError(
+                raise ServiceError(
                     NOT_FOUND, f"no entry {p.parent_entry_id!r} in session {p.session_id}", "entry_not_found"
                 )
             if workspace is None:
                 workspace = tree.info.workspace
             elif normalize_workspace(workspace) != normalize_workspace(tree.info.workspace):
-                raise DaemonError(
+                raise ServiceError(
                     CONFIG,
                     f"session {p.session_id} belongs to another workspace: {tree.info.workspace}",
                     "config_error",
@@ -212,7 +210,8 @@ class Service:
         kernel = self.kernel(provider)
         if p.session_id is not None:
             self._check_idle(p.session_id)  # again: another request may have started one while we loaded
-        files = self._host_files(None, p.session_id or "")
+        scope = FileScope(p.session_id or "")
+        files = self._host_files(scope)
         run = kernel.create_run(
             text,
             workspace=workspace,
@@ -223,28 +222,37 @@ class Service:
             cost_limit=p.cost_limit,
             max_turns=p.max_turns or self.settings.max_turns,
             fs=files,
+            runner=runner,
         )
-        if files is not None:  # named before the run's first await: its first file request carries them
-            host: DaemonTextFiles = files.host  # type: ignore[assignment]
-            host.run_id, host.session_id = run.run_id, run.session_id
+        # named before the run's first await: its first file request carries them
+        scope.run_id, scope.session_id = run.run_id, run.session_id
         self.run_sessions[run.run_id] = run.session_id
         while len(self.run_sessions) > MAX_ENDED:
             self.run_sessions.pop(next(iter(self.run_sessions)))
-        handle = RunHandle(run, self.out, self._ended)
+        handle = RunHandle(run, self.port, self._ended)
         if p.session_id is None:  # a new session: written by the run, or by us if it ends before it does
             handle.new_session_in = normalize_workspace(str(workspace))
             handle.keep_session = functools.partial(self._keep_session, run.session_id, handle.new_session_in)
         self.runs[run.run_id] = handle
         return handle
 
-    def _host_files(self, run_id: str | None, session_id: str) -> HostFileOps | None:
+    def _host_files(self, scope: FileScope) -> HostFileOps | None:
         """FileOps through the client's buffers, when it offered them in `initialize`."""
         st = self.settings
         if not (st.fs_read or st.fs_write):
             return None
+        host = self.port.text_files(scope)
+        if host is None:
+            return None
         timeout = st.fs_timeout or _positive(self.env.get("KGENT_FS_TIMEOUT")) or DEFAULT_TIMEOUT
-        host = DaemonTextFiles(self.out, run_id, session_id)
-        return HostFileOps(host, read=st.fs_read, write=st.fs_write, save=st.fs_save, timeout=timeout)
+        return HostFileOps(
+            host,
+            read=st.fs_read,
+            write=st.fs_write,
+            save=st.fs_save,
+            timeout=timeout,
+            unsaved_writes=not host.writes_save,
+        )
 
     # -- review -----------------------------------------------------------------------------------------------------
     async def review(self, p: W.ReviewParams) -> W.ReviewResult:
@@ -252,7 +260,7 @@ class Service:
         if sid is None:
             sid = self.run_sessions.get(p.run_id or "")
             if sid is None:
-                raise DaemonError(
+                raise ServiceError(
                     NOT_FOUND, f"no run {p.run_id!r} in this daemon: give its sessionId", "run_not_found"
                 )
         await self._opened(session_id=sid)
@@ -260,7 +268,7 @@ class Service:
         self._guard(tree.info.workspace)
         runs: dict[str, list[dict[str, Any]]] = {}
         files = review_files(tree, p.run_id)
-        fs = self._host_files(None, sid) or LocalFileOps()
+        fs = self._host_files(FileScope(sid)) or LocalFileOps()
         now = await current_starts(fs, Path(tree.info.workspace), files)
         for f in files:
             runs.setdefault(f.run_id, []).append(
@@ -297,12 +305,12 @@ class Service:
         sid = p.session_id
         doing = self.busy.get(sid)
         if doing is not None:
-            raise DaemonError(CONFLICT, f"session {sid} is being {doing}", "session_busy")
+            raise ServiceError(CONFLICT, f"session {sid} is being {doing}", "session_busy")
         self.busy[sid] = "reviewed"  # no run starts meanwhile: it would not be told of the rejections
         try:
             tree = await self.store.load(sid)
             self._guard(tree.info.workspace)
-            fs = self._host_files(None, sid) or LocalFileOps()
+            fs = self._host_files(FileScope(sid)) or LocalFileOps()
             outcomes, entry = await apply_review(tree, fs, p.accept, p.reject)
             how = None
             if entry is not None:
@@ -352,7 +360,7 @@ class Service:
     def _handle(self, run_id: str) -> RunHandle | None:
         handle = self.runs.get(run_id)
         if handle is None and run_id not in self.ended:
-            raise DaemonError(NOT_FOUND, f"no run {run_id!r}", "run_not_found")
+            raise ServiceError(NOT_FOUND, f"no run {run_id!r}", "run_not_found")
         return handle
 
     def cancel(self, run_id: str) -> bool:
@@ -366,7 +374,7 @@ class Service:
     def _live(self, run_id: str) -> RunHandle:
         handle = self._handle(run_id)
         if handle is None or not handle.live:
-            raise DaemonError(
+            raise ServiceError(
                 CONFLICT, f"run {run_id} has ended; start a new run with its sessionId", "run_not_live"
             )
         return handle
@@ -424,7 +432,7 @@ class Service:
         tree = await self.store.load(session_id)
         self._guard(tree.info.workspace)
         if entry_id not in tree.entries:
-            raise DaemonError(NOT_FOUND, f"no entry {entry_id!r} in session {session_id}", "entry_not_found")
+            raise ServiceError(NOT_FOUND, f"no entry {entry_id!r} in session {session_id}", "entry_not_found")
         self._check_idle(session_id)
         self.busy[session_id] = "forked"  # a run starting now would race the leaf record
         try:
@@ -461,7 +469,7 @@ class Service:
         try:
             from kgent.context.compaction import compact_session
         except ImportError:  # pragma: no cover - a build without compaction
-            raise DaemonError(
+            raise ServiceError(
                 CONFIG, "compaction is not available in this build", "compact_unavailable"
             ) from None
         self._check_idle(p.session_id)

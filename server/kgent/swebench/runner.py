@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -18,11 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from kgent.config import context_overrides
 from kgent.core.errors import KgentError
 from kgent.core.events import MessageEnd, RunResult, UsageEvent, prompt_of
-from kgent.kernel import AgentKernel, AgentRun, KernelConfig
+from kgent.kernel import AgentRun
 from kgent.providers.base import Provider
+from kgent.service.assembly import build_kernel, kernel_config
 from kgent.session.entries import new_id
 from kgent.session.jsonl import JsonlSessionStore
 from kgent.swebench.cost import Price
@@ -254,18 +255,14 @@ class Evaluator:
             cfg.make_tools(inst, workspace) if cfg.make_tools is not None else CODING_TOOLS(),
             network=cfg.environment.network,
         )
-        kernel = AgentKernel(
-            cfg.make_provider(inst),
-            tools=tools,
-            store=store,
-            runner=runner,
-            config=KernelConfig(
-                mode="full",
-                max_turns=cfg.max_turns,
-                system_prompt=system_prompt(workspace, (t.name for t in tools)),
-                **context_overrides(),
-            ),
+        config = kernel_config(
+            os.environ,
+            mode="full",
+            turns=cfg.max_turns,
+            cost_limit=None,  # the runner keeps its own budget (kgent.swebench.cost)
+            system_prompt=system_prompt(workspace, (t.name for t in tools)),
         )
+        kernel = build_kernel(cfg.make_provider(inst), config, tools=tools, store=store, runner=runner)
         session_id = new_id()
         record.update(session_id=session_id, trajectory=f"{out.trajectories.name}/{inst.instance_id}.jsonl")
         loop = asyncio.get_running_loop()

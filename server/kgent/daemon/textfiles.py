@@ -1,38 +1,40 @@
 """The client's open buffers as a TextFileHost: `agent/readTextFile`, `agent/writeTextFile` and `agent/saveFiles`
 requests (daemon → client, protocol.md § Host-owned files). Timeouts and fallbacks are HostFileOps' (kgent.service):
-a request it gives up on is withdrawn here with `$/cancelRequest`."""
+a request it gives up on is withdrawn with `$/cancelRequest` (DaemonPort.request)."""
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from kgent.service.hostfiles import HostFileError
-from kgent.service.runs import Outbox
+from kgent.service.runs import FileScope
 
 _ids = itertools.count(1)
+
+
+class Requests(Protocol):
+    async def request(self, method: str, params: dict[str, Any], msg_id: str) -> Any: ...
 
 
 class DaemonTextFiles:
     """One run's (or one review's) requests for the client's buffers."""
 
-    def __init__(self, out: Outbox, run_id: str | None, session_id: str) -> None:
+    writes_save = False  # a write lands in a buffer and stays unsaved until `agent/saveFiles`
+
+    def __init__(self, out: Requests, scope: FileScope) -> None:
         self.out = out
-        self.run_id = run_id
-        self.session_id = session_id
+        self.scope = scope
 
     async def _ask(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        msg_id = f"fs-{next(_ids)}"
-        ids = {"runId": self.run_id} if self.run_id is not None else {}
-        future = self.out.request(method, {**ids, "sessionId": self.session_id, **params}, msg_id)
+        scope = self.scope
+        ids = {"runId": scope.run_id} if scope.run_id is not None else {}
         try:
-            answer = await future
-        except asyncio.CancelledError:
-            self.out.withdraw(msg_id)  # timed out or the run was cancelled: the client may stop working on it
-            raise
+            answer = await self.out.request(
+                method, {**ids, "sessionId": scope.session_id, **params}, f"fs-{next(_ids)}"
+            )
         except Exception as exc:  # an error reply
             raise HostFileError(f"{method} failed: {getattr(exc, 'message', None) or exc}") from None
         if not isinstance(answer, dict):

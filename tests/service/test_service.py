@@ -5,32 +5,21 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from kgent.daemon.errors import DaemonError
 from kgent.service import wire as W
+from kgent.service.errors import ServiceError
 from kgent.service.handshake import Settings
 from kgent.service.service import Service
 from kgent.session.entries import new_entry
-
-
-class Out:
-    def send_event(self, run_id: str, seq: int, params: str) -> None:
-        pass
-
-    def request(self, method: str, params: dict[str, Any], msg_id: str) -> asyncio.Future[Any]:
-        return asyncio.get_running_loop().create_future()
-
-    def withdraw(self, msg_id: str) -> None:
-        pass
+from kgent.testing.ports import MemoryPort
 
 
 @pytest.fixture
 def svc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Service:
     monkeypatch.setenv("KGENT_STATE_DIR", str(tmp_path / "state"))
-    return Service({"KGENT_PROVIDER": "scripted"}, Settings(), Out())
+    return Service({"KGENT_PROVIDER": "scripted"}, Settings(), MemoryPort())
 
 
 async def session(svc: Service, workspace: Path) -> list[str]:
@@ -55,7 +44,7 @@ async def test_no_run_starts_while_a_fork_moves_the_leaf(svc: Service, tmp_path:
     fork = asyncio.create_task(svc.fork("s1", user))
     await asyncio.wait_for(moving.wait(), 30)  # the fork is now moving the leaf
     try:
-        with pytest.raises(DaemonError) as busy:
+        with pytest.raises(ServiceError) as busy:
             await svc.start_run(W.RunParams.parse({"prompt": "x", "sessionId": "s1"}))
         assert busy.value.name == "session_busy" and "forked" in busy.value.message
     except BaseException:
@@ -89,13 +78,15 @@ def test_a_run_on_another_provider_never_carries_the_connections_kgent_api_key(
         "KGENT_API_KEY": "sk-connection-key",
         "ANTHROPIC_API_KEY": "sk-ant-own",
     }
-    svc = Service(env, Settings(), Out())
+    svc = Service(env, Settings(), MemoryPort())
     assert svc.provider_config(None, None).api_key == "sk-connection-key"  # the connection's own provider
     other = svc.provider_config("anthropic", None)
     assert (
         other.provider == "anthropic" and other.api_key == "sk-ant-own"
     )  # that vendor's own key, not KGENT_API_KEY
-    bare = Service({"KGENT_PROVIDER": "openai", "KGENT_API_KEY": "sk-connection-key"}, Settings(), Out())
+    bare = Service(
+        {"KGENT_PROVIDER": "openai", "KGENT_API_KEY": "sk-connection-key"}, Settings(), MemoryPort()
+    )
     with pytest.raises(
         Exception, match="no API key"
     ):  # nothing of its own: refused, never handed the other key

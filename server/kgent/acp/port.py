@@ -1,0 +1,91 @@
+"""AcpPort: the shared service's run port (kgent.service.runs) over ACP — a run's events go, in order, to the turn
+that prompted it (which sends them as `session/update`s), its permission prompts become
+`session/request_permission`, and the tools' text files go through the client's `fs/*` when it offers them.
+
+A sub-agent's events are relabelled as the turn's own here, when they arrive, so a prompt that follows one at once
+already carries the sub-agent's name."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from acp import Client
+from acp import schema as S
+
+from kgent.core.events import Event, PermissionRequest, RunStart, SubRunEvent
+from kgent.service.runs import REJECT, Decision, FileScope, RunRef
+
+from . import updates as U
+from .files import ClientTextFiles
+
+log = logging.getLogger("kgent.acp")
+
+
+class Turn:
+    """One prompt's events, queued for the coroutine answering `session/prompt`. A future in the queue is a
+    barrier: it is resolved once every event before it has been sent."""
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[Event | asyncio.Future[None]] = asyncio.Queue()
+        self.agents: dict[str, str] = {}  # live sub-agent run id → its name
+
+
+class AcpPort:
+    """Implements RunPort for one ACP connection."""
+
+    def __init__(self, client: Callable[[], Client | None], workspace: Callable[[str], str]) -> None:
+        self._client = client
+        self._workspace = workspace  # session id → its workspace
+        self.turns: dict[str, Turn] = {}  # session id → the turn now streaming
+
+    def send(self, ref: RunRef, seq: int, event: Event) -> None:
+        turn = self.turns.get(ref.session_id)
+        if turn is None:
+            log.debug("dropped a %s of %s: no turn takes it", event.type, ref.run_id)
+            return
+        if ref.parent_run_id is not None:  # a sub-agent's: its calls and prompts show as this turn's
+            if isinstance(event, RunStart):
+                turn.agents[ref.run_id] = event.agent or "sub-agent"
+            shown = U.sub_agent_event(
+                SubRunEvent(run_id=ref.run_id, parent_run_id=ref.parent_run_id, event=event), turn.agents
+            )
+            if shown is None or isinstance(shown, PermissionRequest):
+                return  # a prompt is asked (and shown) by `ask`
+            event = shown
+        turn.queue.put_nowait(event)
+
+    async def ask(self, ref: RunRef, request: PermissionRequest) -> Decision:
+        client = self._client()
+        if client is None:
+            return REJECT
+        turn = self.turns.get(ref.session_id)
+        if turn is not None:  # the call it is about has been shown first
+            shown: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            turn.queue.put_nowait(shown)
+            await shown
+            if ref.parent_run_id is not None:
+                relabelled = U.sub_agent_event(
+                    SubRunEvent(run_id=ref.run_id, parent_run_id=ref.parent_run_id, event=request),
+                    turn.agents,
+                )
+                assert isinstance(relabelled, PermissionRequest)
+                request = relabelled
+        options = [
+            S.PermissionOption(option_id=o.option_id, name=o.name, kind=o.kind) for o in request.options
+        ]
+        response = await client.request_permission(
+            session_id=ref.session_id,
+            tool_call=U.permission_tool_call(request, self._workspace(ref.session_id)),
+            options=options,
+        )
+        outcome: Any = response.outcome
+        if isinstance(outcome, S.AllowedOutcome):
+            return Decision(outcome.option_id)
+        return Decision("reject_once", cancel=True)  # `cancelled`: the client is cancelling the turn
+
+    def text_files(self, scope: FileScope) -> ClientTextFiles | None:
+        client = self._client()
+        return ClientTextFiles(client, scope.session_id) if client is not None else None
