@@ -6,36 +6,19 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from kgent.core.errors import SessionNotFound
 from kgent.service import wire as W
-from kgent.service.errors import DaemonError
+from kgent.service.errors import ServiceError
 from kgent.service.handshake import Settings
 from kgent.service.service import Service
 from kgent.session.entries import new_entry
 from kgent.session.jsonl import JsonlSessionStore
+from kgent.testing.ports import MemoryPort
 
 ENV = {"KGENT_PROVIDER": "scripted"}
-
-
-class Out:
-    """Approvals are never answered: a run that asks stays live."""
-
-    def __init__(self) -> None:
-        self.asked = asyncio.Event()
-
-    def send_event(self, run_id: str, seq: int, params: str) -> None:
-        pass
-
-    def request(self, method: str, params: dict[str, Any], msg_id: str) -> asyncio.Future[Any]:
-        self.asked.set()
-        return asyncio.get_running_loop().create_future()
-
-    def withdraw(self, msg_id: str) -> None:
-        pass
 
 
 @pytest.fixture
@@ -57,7 +40,7 @@ async def titles(svc: Service, workspace: Path) -> dict[str, str]:
 
 
 async def test_a_given_title_wins_survives_a_restart_and_clears(state: Path, tmp_path: Path) -> None:
-    svc = Service(ENV, Settings(), Out())
+    svc = Service(ENV, Settings(), MemoryPort())
     await session(svc, tmp_path)
     assert await titles(svc, tmp_path) == {"s1": "Fix the parser"}
     await svc.rename_session("s1", "  Parser work ")
@@ -70,7 +53,9 @@ async def test_a_given_title_wins_survives_a_restart_and_clears(state: Path, tmp
     assert await titles(svc, tmp_path) == {"s1": "Parser work"}
     await svc.close()
 
-    again = Service(ENV, Settings(), Out())  # a restart: a new store on the same files (and the same index)
+    again = Service(
+        ENV, Settings(), MemoryPort()
+    )  # a restart: a new store on the same files (and the same index)
     assert await titles(again, tmp_path) == {"s1": "Parser work"}
     await again.rename_session("s1", "")
     assert await titles(again, tmp_path) == {"s1": "Fix the parser"}
@@ -93,7 +78,7 @@ def test_rename_params_are_checked() -> None:
 
 
 async def test_delete_removes_the_file_and_its_index_row(state: Path, tmp_path: Path) -> None:
-    svc = Service(ENV, Settings(), Out())
+    svc = Service(ENV, Settings(), MemoryPort())
     await session(svc, tmp_path, "s1")
     await session(svc, tmp_path, "s2")
     assert set(await titles(svc, tmp_path)) == {"s1", "s2"}  # writes the index
@@ -111,8 +96,8 @@ async def test_delete_removes_the_file_and_its_index_row(state: Path, tmp_path: 
 
 
 async def test_a_live_run_keeps_its_session(state: Path, tmp_path: Path) -> None:
-    out = Out()
-    svc = Service(ENV, Settings(), out)
+    port = MemoryPort()  # approvals are never answered: a run that asks stays live
+    svc = Service(ENV, Settings(), port)
     handle = await svc.start_run(
         W.RunParams.parse(
             {"prompt": "go", "workspace": str(tmp_path), "model": "read-then-write", "mode": "ask"}
@@ -120,11 +105,11 @@ async def test_a_live_run_keeps_its_session(state: Path, tmp_path: Path) -> None
     )
     handle.start()
     try:
-        await asyncio.wait_for(out.asked.wait(), 60)  # the run waits for an approval: it is live
-        with pytest.raises(DaemonError) as busy:
+        await port.until(lambda: bool(port.asked), within=60)  # the run waits for an approval: it is live
+        with pytest.raises(ServiceError) as busy:
             await svc.delete_session(handle.session_id)
         assert busy.value.name == "session_busy"
-        with pytest.raises(DaemonError) as busy:
+        with pytest.raises(ServiceError) as busy:
             await svc.rename_session(handle.session_id, "x")
         assert busy.value.name == "session_busy"
         assert handle.session_id in await titles(svc, tmp_path)
