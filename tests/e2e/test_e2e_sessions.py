@@ -1,4 +1,5 @@
-"""Sessions over the wire: list, read, resume, fork (agent/fork and parentEntryId), compact, and their refusals."""
+"""Sessions over the wire: list, read, resume, fork (agent/fork and parentEntryId), compact, rename, delete, and
+their refusals."""
 
 from __future__ import annotations
 
@@ -181,3 +182,44 @@ async def test_a_new_session_can_be_read_as_soon_as_agent_run_answers(
         assert session["sessionId"] == sid and session["entries"][0]["type"] == "config"
         assert sid in [s["sessionId"] for s in listed["sessions"]]
         await host.wait_end(run_id)
+
+
+async def test_rename_survives_a_restart_and_delete_refuses_a_live_run(
+    spawn: Any, workspace: Path, tmp_path: Path
+) -> None:
+    async def error(h: KgentHost, method: str, params: dict[str, Any]) -> tuple[int, str]:
+        with pytest.raises(JsonRpcException) as e:
+            await h.call(method, params)
+        return e.value.code, (e.value.data or {}).get("code")
+
+    async def titles(h: KgentHost) -> dict[str, str]:
+        listed = await h.call("agent/sessions", {"workspace": str(workspace)})
+        return {s["sessionId"]: s["title"] for s in listed["sessions"]}
+
+    state = str(tmp_path / "state")
+    first = await spawn(state_dir=state)
+    _, end, _ = await first.run_to_end(prompt="Port the parser", workspace=str(workspace))
+    sid = end["sessionId"]
+    assert await first.call("agent/renameSession", {"sessionId": sid, "title": "Parser port"}) == {}
+    assert await error(first, "agent/renameSession", {"sessionId": sid, "title": "x" * 201}) == (
+        -32602,
+        "invalid_params",
+    )
+    await first.call("shutdown")
+    assert await first.exit() == 0  # a restart: a new daemon on the same state directory
+
+    second = await spawn(state_dir=state)
+    assert await titles(second) == {sid: "Parser port"}
+    assert (await second.call("agent/session", {"sessionId": sid}))["title"] == "Parser port"
+    run_id, _ = await second.start_run(prompt="slow", sessionId=sid, model="slow-answer")
+    assert await error(second, "agent/deleteSession", {"sessionId": sid}) == (-32003, "session_busy")
+    assert await error(second, "agent/renameSession", {"sessionId": sid, "title": "x"}) == (
+        -32003,
+        "session_busy",
+    )
+    await second.wait_end(run_id)
+    assert await second.call("agent/deleteSession", {"sessionId": sid}) == {}
+    assert await titles(second) == {}
+    assert await error(second, "agent/session", {"sessionId": sid}) == (-32002, "session_not_found")
+    assert await error(second, "agent/deleteSession", {"sessionId": sid}) == (-32002, "session_not_found")
+    assert not list((tmp_path / "state").rglob(f"{sid}.jsonl"))

@@ -413,3 +413,48 @@ async def test_review_is_refused_outside_the_allowed_workspaces(server: HttpServ
             await client.post(f"/api/sessions/{outside.id}/review", json={"reject": [f"{outside.id}.1"]}),
         ):
             assert res.status_code == 403 and res.json()["error"]["data"]["code"] == "workspace_not_allowed"
+
+
+def test_rename_and_delete_a_session(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    srv = start(ws.resolve(), tmp_path / "state")
+    try:
+        with srv.client() as client:
+            kept, gone = (run(client, "hello", prompt=p, mode="full") for p in ("Keep me", "Delete me"))
+            for started in (kept, gone):
+                read_events(client, f"/api/runs/{started['runId']}/events")
+            sid = gone["sessionId"]
+
+            def listed() -> dict[str, str]:
+                res = client.get("/api/sessions", params={"workspace": str(ws.resolve())})
+                return {s["sessionId"]: s["title"] for s in res.json()["sessions"]}
+
+            assert client.patch(f"/api/sessions/{sid}", json={"title": "Renamed"}).json() == {}
+            assert listed() == {kept["sessionId"]: "Keep me", sid: "Renamed"}
+            too_long = client.patch(f"/api/sessions/{sid}", json={"title": "x" * 201})
+            assert (
+                too_long.status_code == 400 and too_long.json()["error"]["data"]["code"] == "invalid_params"
+            )
+            assert client.patch("/api/sessions/nope0000", json={"title": "x"}).status_code == 404
+            assert client.patch(f"/api/sessions/{sid}", json={"title": ""}).json() == {}
+            assert listed()[sid] == "Delete me"
+
+            live = run(client, "read-then-write", sessionId=kept["sessionId"])
+            wait_permission(client, live["runId"])
+            busy = client.delete(f"/api/sessions/{kept['sessionId']}")
+            assert busy.status_code == 409 and busy.json()["error"]["data"]["code"] == "session_busy"
+            client.post(f"/api/runs/{live['runId']}/cancel")
+            read_events(client, f"/api/runs/{live['runId']}/events")
+
+            assert client.delete(f"/api/sessions/{sid}").json() == {}
+            assert listed() == {kept["sessionId"]: "Keep me"}
+            assert client.get(f"/api/sessions/{sid}").status_code == 404
+            again = client.delete(f"/api/sessions/{sid}")
+            assert again.status_code == 404 and again.json()["error"]["data"]["code"] == "session_not_found"
+    finally:
+        assert srv.stop() == 0, "".join(srv.output)
+    archive = tmp_path / "state" / "http-runs"
+    assert (archive / f"{kept['runId']}.jsonl").is_file()  # archived at the latest on the way out …
+    assert not (archive / f"{gone['runId']}.jsonl").exists()  # … but not the deleted session's run
+    assert not list((tmp_path / "state").rglob(f"{sid}.jsonl"))

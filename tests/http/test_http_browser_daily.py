@@ -357,3 +357,48 @@ def test_a_run_that_ends_before_its_request_answers_leaves_the_page_idle(
     expect(page.locator("#send")).to_be_enabled()
     expect(page.locator("#stop")).to_be_disabled()
     assert page.evaluate("window.kgent.state.runId") is None
+
+
+def test_a_session_renamed_in_place_and_deleted_after_asking(
+    context: BrowserContext, server: HttpServer
+) -> None:
+    page = open_page(context, server)
+    start_run(page, "scripted/hello", "a session to keep", mode="full")
+    expect(page.locator(".run-end")).to_have_count(1)
+    page.click("#new-session")
+    start_run(page, "scripted/hello", "a session to rename", mode="full")
+    expect(page.locator(".run-end")).to_have_count(1)
+    item = page.locator("#sessions li", has_text="a session to rename")
+    expect(item).to_have_count(1)
+    sid = item.get_attribute("data-id")
+    mine = page.locator(f'#sessions li[data-id="{sid}"]')
+    # Esc cancels …
+    mine.locator("button.rename").click()
+    mine.locator("input.rename-input").fill("not this")
+    mine.locator("input.rename-input").press("Escape")
+    expect(mine.locator(".title")).to_have_text("a session to rename")
+    # … Enter saves, and the title survives a reload (it is the server's)
+    mine.locator(".title").dblclick()
+    mine.locator("input.rename-input").fill("Renamed by hand")
+    mine.locator("input.rename-input").press("Enter")
+    expect(mine.locator(".title")).to_have_text("Renamed by hand")
+    expect(page.locator("#session-title")).to_contain_text("Renamed by hand")
+    page.reload()
+    expect(mine.locator(".title")).to_have_text("Renamed by hand")
+    shot(page, "session-renamed")
+    # Delete asks: Cancel keeps the session …
+    mine.locator("button.delete").click()
+    dialog = page.locator("#delete-dialog")
+    expect(dialog).to_be_visible()
+    expect(dialog.locator("#delete-name")).to_have_text("Renamed by hand")
+    dialog.locator("#delete-cancel").click()
+    expect(dialog).to_be_hidden()
+    expect(mine).to_have_count(1)
+    # … Delete removes it, from the list and from the server
+    mine.locator("button.delete").click()
+    dialog.locator("#delete-confirm").click()
+    expect(mine).to_have_count(0)
+    page.reload()
+    expect(page.locator("#sessions li", has_text="a session to keep")).to_have_count(1)  # the list is back
+    expect(mine).to_have_count(0)
+    assert page.request.get(f"{server.url}/api/sessions/{sid}").status == 404

@@ -182,3 +182,31 @@ async def test_load_returns_an_independent_copy(stores, workspace) -> None:
     tree.leaf_id = None
     again = await store.load("s1")
     assert list(again.entries) == [e.id for e in entries]
+
+
+async def test_a_title_entry_names_the_session_until_cleared(stores, workspace) -> None:
+    store = stores()
+    config, u, a = await seed(store, str(workspace))
+    await store.list(str(workspace))  # an index written before the title (the JSONL store's listing cache)
+    await store.append("s1", [new_entry("title", a.id, title="Parser")])
+    for s in (store, stores()):
+        assert [i.title for i in await s.list(str(workspace))] == ["Parser"]
+        assert (await s.load("s1")).info.title == "Parser"
+    tree = await store.load("s1")
+    await store.append("s1", [new_entry("title", tree.leaf_id, title="")])
+    assert [i.title for i in await stores().list(str(workspace))] == ["Fix the bug"]
+
+
+async def test_delete(stores, workspace) -> None:
+    store = stores()
+    await seed(store, str(workspace), "s1")
+    await seed(store, str(workspace), "s2")
+    assert {i.id for i in await store.list(str(workspace))} == {"s1", "s2"}
+    await store.delete("s1")
+    for s in (store, stores()):
+        assert [i.id for i in await s.list(str(workspace))] == ["s2"]
+        with pytest.raises(SessionNotFound):
+            await s.load("s1")
+    with pytest.raises(SessionNotFound):
+        await store.delete("s1")
+    await store.create(workspace=str(workspace), session_id="s1")  # the id is free again

@@ -37,6 +37,7 @@ export type {
   CompactionEvent,
   ContentBlock,
   Cost,
+  DeleteSessionParams,
   EmptyResult,
   ExtensionInfo,
   ExtensionsInfo,
@@ -63,6 +64,7 @@ export type {
   PlanEvent,
   ProjectTrust,
   QueueUpdateEvent,
+  RenameSessionParams,
   ResourceBlock,
   ResourceLinkBlock,
   RetryEvent,
@@ -180,6 +182,8 @@ export const AgentClearQueue = new RequestType<W.RunIdParams, W.EmptyResult, Err
 export const AgentSessions = new RequestType<W.SessionsParams, W.SessionsResult, ErrorData>("agent/sessions");
 export const AgentSession = new RequestType<W.SessionParams, W.SessionResult, ErrorData>("agent/session");
 export const AgentFork = new RequestType<W.ForkParams, W.ForkResult, ErrorData>("agent/fork");
+export const AgentRenameSession = new RequestType<W.RenameSessionParams, W.EmptyResult, ErrorData>("agent/renameSession");
+export const AgentDeleteSession = new RequestType<W.DeleteSessionParams, W.EmptyResult, ErrorData>("agent/deleteSession");
 export const AgentCompact = new RequestType<W.CompactParams, W.CompactResult, ErrorData>("agent/compact");
 export const AgentEvent = new NotificationType<AgentEventParams>("agent/event");
 export const AgentPermission = new RequestType<W.PermissionParams, W.PermissionResult, ErrorData>("agent/permission");

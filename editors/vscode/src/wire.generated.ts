@@ -110,6 +110,10 @@ export interface Cost {
   currency: string;
 }
 
+export interface DeleteSessionParams {
+  sessionId: string;
+}
+
 /** `{}`. */
 export type EmptyResult = Record<string, never>;
 
@@ -379,6 +383,12 @@ export interface ReadTextFileParams {
 export interface ReadTextFileResult {
   /** The buffer's full text; null when the client does not have the file open (the daemon then reads the disk). */
   content: string | null;
+}
+
+export interface RenameSessionParams {
+  sessionId: string;
+  /** The session's title; '' goes back to the derived one. */
+  title: string;
 }
 
 export interface ResourceBlock {
@@ -830,6 +840,14 @@ export interface Methods {
     direction: "client → daemon"; kind: "request";
     params: ForkParams; result: ForkResult;
   };
+  "agent/renameSession": {
+    direction: "client → daemon"; kind: "request";
+    params: RenameSessionParams; result: EmptyResult;
+  };
+  "agent/deleteSession": {
+    direction: "client → daemon"; kind: "request";
+    params: DeleteSessionParams; result: EmptyResult;
+  };
   "agent/compact": {
     direction: "client → daemon"; kind: "request";
     params: CompactParams; result: CompactResult;
@@ -882,6 +900,8 @@ export const METHOD_NAMES: readonly MethodName[] = [
   "agent/sessions",
   "agent/session",
   "agent/fork",
+  "agent/renameSession",
+  "agent/deleteSession",
   "agent/compact",
   "agent/review",
   "agent/applyReview",

@@ -31,7 +31,9 @@ _ARITY = {
     "on_event": 2,
     "on_run_end": 2,
 }
-BUILTIN_ENTRY_KINDS = frozenset({"message", "config", "permission", "compaction", "label", "branch_summary"})
+BUILTIN_ENTRY_KINDS = frozenset(
+    {"message", "config", "permission", "compaction", "label", "title", "branch_summary"}
+)
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _PROVIDER_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
 _ENTRY_KIND = re.compile(r"^[a-z0-9_-]+\.[a-z0-9_.-]+$")

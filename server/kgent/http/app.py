@@ -117,6 +117,16 @@ def create_app(config: HttpConfig, env: Mapping[str, str]) -> FastAPI:
             "baseEntryId": run_log.base_entry_id,
         }
 
+    # -- sessions --------------------------------------------------------------------------------------------------
+    @app.delete("/api/sessions/{session_id}", response_model=W.EmptyResult, tags=["sessions"])
+    async def delete_session(front: FrontDep, session_id: str) -> JSONResponse:
+        """`agent/deleteSession`: remove the session, and the archived events of its runs."""
+        p = W.DeleteSessionParams.parse({"sessionId": session_id})
+        f = front.live()
+        await f.svc.delete_session(p.session_id)
+        await f.hub.forget_session(p.session_id)
+        return _payload(W.EmptyResult())
+
     # -- approvals ---------------------------------------------------------------------------------------------------
     @app.get("/api/permissions", tags=["permissions"])
     async def permissions(

@@ -274,7 +274,7 @@ class Guard:
 def cors_kwargs(origins: tuple[str, ...]) -> dict[str, Any]:
     return {
         "allow_origins": list(origins),
-        "allow_methods": ["GET", "POST"],
+        "allow_methods": ["GET", "POST", "PATCH", "DELETE"],
         # never X-Kgent-Client: a cross-origin page that could send it could use a signed-in browser's cookie
         "allow_headers": ["Authorization", "Content-Type", "Last-Event-ID"],
     }

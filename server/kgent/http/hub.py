@@ -151,6 +151,30 @@ class Hub:
         except OSError as exc:
             log.warning("could not archive the events of %s: %s", run_id, exc)
 
+    async def forget_session(self, session_id: str) -> None:
+        """A deleted session: drop its ended runs' logs, here and in the archive."""
+        runs = self.session_runs.pop(session_id, [])
+        for run_id in runs:
+            log_ = self.logs.get(run_id)
+            if log_ is not None and log_.ended:
+                del self.logs[run_id]
+                self._ended_events -= self._ended.pop(run_id, 0)
+        await self.flush()  # an archive write under way would bring a file back
+        if self.archive is not None:
+            await asyncio.to_thread(self._unarchive, session_id, runs)
+
+    def _unarchive(self, session_id: str, runs: list[str]) -> None:
+        assert self.archive is not None
+        for path in self.archive.glob("run-*.jsonl"):
+            try:
+                if path.stem not in runs:
+                    with path.open(encoding="utf-8") as f:
+                        if json.loads(f.readline())["sessionId"] != session_id:
+                            continue
+                path.unlink(missing_ok=True)
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                log.debug("not looking at %s: %s", path.name, exc)
+
     async def find(self, run_id: str) -> RunLog | None:
         """The run's log: in memory, or (an ended run) from the archive; None if neither has it."""
         found = self.logs.get(run_id)

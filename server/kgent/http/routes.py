@@ -1,6 +1,6 @@
 """The HTTP routes the method table builds: one per method whose route maps 1:1 to its service call.
 
-A route's params are its path placeholders plus, for GET, the query string and, for POST, the JSON body (none or `{}`
+A route's params are its path placeholders plus, for GET, the query string and, otherwise, the JSON body (none or `{}`
 when the path says everything); they are checked by the method's own params model, so HTTP answers the same
 `invalid params` errors as the daemon. The OpenAPI entry is made from the same model.
 """
@@ -85,7 +85,7 @@ def _openapi(m: Method, route: Http) -> dict[str, Any]:
 
 def _endpoint(m: Method, route: Http) -> Any:
     assert m.call is not None and m.params is not None, m.name
-    call, model, changes = m.call, m.params, route.verb == "POST"
+    call, model, changes = m.call, m.params, route.verb != "GET"
 
     async def endpoint(request: Request) -> JSONResponse:
         front: Front = current(request)

@@ -43,7 +43,7 @@ from kgent.service.review import apply_review, current_starts, pending_note, rev
 from kgent.service.review import told as mark_told
 from kgent.service.runs import FileScope, RunHandle, RunPort
 from kgent.service.store import open_store
-from kgent.session.entries import tree_to_dict
+from kgent.session.entries import title_entry, tree_to_dict
 from kgent.session.paths import normalize_workspace
 from kgent.tools.base import CommandRunner
 from kgent.tools.ops import LocalFileOps
@@ -440,6 +440,30 @@ class Service:
         finally:
             self.busy.pop(session_id, None)
         return W.ForkResult(session_id=session_id, leaf_id=entry_id)
+
+    async def rename_session(self, session_id: str, title: str) -> None:
+        """Give the session a title (a `title` entry at its leaf); '' goes back to the derived one."""
+        self._check_idle(session_id)
+        tree = await self.store.load(session_id)
+        self._guard(tree.info.workspace)
+        self._check_idle(session_id)
+        self.busy[session_id] = "renamed"  # a run starting now would race the entry at the leaf
+        try:
+            await self.store.append(session_id, [title_entry(tree.leaf_id, title.strip())])
+        finally:
+            self.busy.pop(session_id, None)
+
+    async def delete_session(self, session_id: str) -> None:
+        """Remove the session from the store; session_busy while a run (or another request) is on it."""
+        self._check_idle(session_id)
+        tree = await self.store.load(session_id)
+        self._guard(tree.info.workspace)
+        self._check_idle(session_id)
+        self.busy[session_id] = "deleted"
+        try:
+            await self.store.delete(session_id)
+        finally:
+            self.busy.pop(session_id, None)
 
     async def compact(self, p: W.CompactParams) -> W.CompactResult:
         try:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgent.core.errors import SessionCorrupt, SessionError
-from kgent.session.entries import SessionEntry, title_of
+from kgent.session.entries import SessionEntry, derived_and_named, title_of
 from kgent.session.shape import line_problem
 
 FORMAT = "kgent-session"
@@ -64,6 +64,14 @@ class Parsed:
     @property
     def title(self) -> str:
         return title_of(self.entries.values())
+
+    @property
+    def derived_title(self) -> str:
+        return derived_and_named(self.entries.values())[0]
+
+    @property
+    def named_title(self) -> str:
+        return derived_and_named(self.entries.values())[1]
 
 
 def check_header(obj: Any, name: str) -> dict[str, Any]:

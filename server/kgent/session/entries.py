@@ -2,7 +2,7 @@
 
 Entry types: `message` {message}, `config` {mode, provider, model}, `permission` {toolCallId, tool, decision, source,
 argsSha256, operation, scope, reason, rules}, `compaction` {summary, coveredEntryIds, firstKeptEntryId, ...},
-`label` {targetId, label}, `review` {runId, files}, `review_decision` {decisions, note}, `subrun` {runId, parentRunId,
+`label` {targetId, label}, `title` {title}, `review` {runId, files}, `review_decision` {decisions, note}, `subrun` {runId, parentRunId,
 toolCallId, agent, tools} (a sub-agent's run starts afresh here, on a branch of its own). The line form and the file
 around it are in docs/session-format.md.
 """
@@ -64,13 +64,37 @@ def label_entry(parent_id: str | None, target_id: str, label: str | None) -> Ses
 
 
 def title_of(entries: Iterable[SessionEntry]) -> str:
-    """A session title: the first line of the first user message (at most 80 characters), or ''."""
+    """A session title: the one a person gave it (the last `title` entry's, unless cleared), else the first line of
+    the first user message (at most 80 characters), else ''."""
+    derived, named = derived_and_named(entries)
+    return named or derived
+
+
+def derived_and_named(entries: Iterable[SessionEntry]) -> tuple[str, str]:
+    """(the first line of the first user message, the last `title` entry's title); '' for either one missing."""
+    derived: str | None = None
+    named = ""
     for e in entries:
-        msg = e.data.get("message") if e.type == "message" else None
+        if e.type == TITLE:
+            named = str(e.data.get("title") or "")
+            continue
+        msg = e.data.get("message") if derived is None and e.type == "message" else None
         if isinstance(msg, dict) and msg.get("role") == "user":
-            text = str(msg.get("text", "")).strip()
-            return text.splitlines()[0][:80] if text else ""
-    return ""
+            derived = derived_title(str(msg.get("text", "")))
+    return derived or "", named
+
+
+def derived_title(text: str) -> str:
+    text = text.strip()
+    return text.splitlines()[0][:80] if text else ""
+
+
+TITLE = "title"  # a `title` entry {title}: the title a person gave the session ('' clears it)
+
+
+def title_entry(parent_id: str | None, title: str) -> SessionEntry:
+    """A `title` entry: `title` names the session from now on ('' goes back to the derived title)."""
+    return new_entry(TITLE, parent_id, title=title)
 
 
 def check_batch(known: set[str] | dict[str, Any], entries: Sequence[SessionEntry]) -> None:

@@ -14,10 +14,10 @@ from typing import Any
 
 from kgent.core.errors import SessionError
 from kgent.session import codec
-from kgent.session.entries import SessionInfo
+from kgent.session.entries import TITLE, SessionInfo, derived_title
 
 INDEX_NAME = ".index.json"
-_INDEX_VERSION = 1
+_INDEX_VERSION = 2  # 2: rows keep a person's title (`named`) beside the derived one
 log = logging.getLogger("kgent.session")
 
 Row = dict[str, Any]
@@ -46,7 +46,7 @@ def list_sessions(directory: Path, workspace: str) -> list[SessionInfo]:
                     workspace=row["workspace"],
                     created=row["created"],
                     updated=row["updated"],
-                    title=row["title"],
+                    title=row.get("named") or row["title"],
                     entry_count=row["count"],
                     leaf_id=row["leaf"],
                 )
@@ -77,7 +77,8 @@ def _refresh(path: Path, st: os.stat_result, old: Row | None) -> Row:
         "workspace": parsed.header.get("workspace", ""),
         "created": parsed.header.get("created", ""),
         "updated": parsed.updated,
-        "title": parsed.title,
+        "title": parsed.derived_title,
+        "named": parsed.named_title,
         "count": len(parsed.entries),
         "leaf": parsed.leaf_id,
     }
@@ -101,19 +102,27 @@ def _scan_tail(row: Row, tail: bytes) -> bool:
             row["leaf"] = obj["id"]
             row["updated"] = obj.get("timestamp", row["updated"])
             msg = obj.get("message")
-            if (
+            if obj.get("type") == TITLE:
+                row["named"] = str(obj.get("title") or "")
+            elif (
                 not row["title"]
                 and obj.get("type") == "message"
                 and isinstance(msg, dict)
                 and msg.get("role") == "user"
             ):
-                text = str(msg.get("text", "")).strip()
-                row["title"] = text.splitlines()[0][:80] if text else ""
+                row["title"] = derived_title(str(msg.get("text", "")))
         elif obj.get("type") == "leaf":
             row["leaf"] = obj.get("leafId")
             row["updated"] = obj.get("timestamp", row["updated"])
         row["end"] += nl + 1 - pos
         pos = nl + 1
+
+
+def forget(directory: Path, session_id: str) -> None:
+    """Drop a deleted session's row from the index (a leftover row would only be dropped by the next list)."""
+    rows = _read_index(directory)
+    if rows.pop(session_id, None) is not None:
+        _write_index(directory, rows)
 
 
 def _read_index(directory: Path) -> dict[str, Row]:

@@ -27,17 +27,18 @@ from typing import Any, TypeVar
 from kgent.core.errors import SessionCorrupt, SessionError, SessionNotFound
 from kgent.session import codec, repair
 from kgent.session.entries import (
+    TITLE,
     SessionEntry,
     SessionInfo,
     SessionTree,
     check_batch,
     check_session_id,
+    derived_and_named,
     label_entry,
     new_id,
     now_iso,
-    title_of,
 )
-from kgent.session.index import list_sessions
+from kgent.session.index import forget, list_sessions
 from kgent.session.paths import normalize_workspace, workspace_key
 from kgent.session.repair import RepairReport
 
@@ -61,6 +62,7 @@ class _Handle:
     size: int  # the file's size when last seen; end < size means torn bytes to cut before writing
     ino: int
     fd: int | None = None
+    named: str = ""  # the title a person gave it (a `title` entry), over `title` (derived) when not ''
     closed: bool = False
     locked: bool = False  # this handle's fd holds the file's flock
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -76,7 +78,7 @@ class _Handle:
         self.created = str(parsed.header.get("created", ""))
         self.ids = set(parsed.entries)
         self.leaf_id = parsed.leaf_id
-        self.title = parsed.title
+        self.title, self.named = parsed.derived_title, parsed.named_title
         self.updated = parsed.updated
         self.end, self.size, self.ino = parsed.end, size, ino
 
@@ -86,7 +88,7 @@ class _Handle:
             workspace=self.workspace,
             created=self.created,
             updated=self.updated or self.created,
-            title=self.title,
+            title=self.named or self.title,
             entry_count=len(self.ids),
             leaf_id=self.leaf_id,
         )
@@ -161,6 +163,11 @@ class JsonlSessionStore:
 
     async def list(self, workspace: str) -> list[SessionInfo]:
         return await asyncio.to_thread(self._list, workspace)
+
+    async def delete(self, session_id: str) -> None:
+        """Remove the session's file (and a repair's `.damaged` copy) and its index row; SessionNotFound if there is
+        none, SessionError `session_busy` if another process is writing it."""
+        await _durably(self._delete, session_id)
 
     async def aclose(self) -> None:
         """Close the files kept open for appending (the store stays usable: they reopen on demand)."""
@@ -283,8 +290,10 @@ class JsonlSessionStore:
             self._write(h, b"".join(codec.encode(e.to_dict()) for e in entries))
             h.ids.update(e.id for e in entries)
             h.leaf_id, h.updated = entries[-1].id, entries[-1].timestamp
-            if not h.title:
-                h.title = title_of(entries)
+            derived, named = derived_and_named(entries)
+            h.title = h.title or derived
+            if any(e.type == TITLE for e in entries):
+                h.named = named
 
     def _set_leaf(self, sid: str, entry_id: str | None) -> None:
         with self._locked(sid) as h:
@@ -303,6 +312,20 @@ class JsonlSessionStore:
             h.ids.add(entry.id)
             h.leaf_id, h.updated = entry.id, entry.timestamp
             return entry
+
+    def _delete(self, session_id: str) -> None:
+        sid = check_session_id(session_id)
+        with self._locked(sid) as h:
+            h.path.unlink()
+            h.path.with_name(h.path.name + ".damaged").unlink(missing_ok=True)
+            _fsync_dir(h.path.parent)
+            h.close()
+            with self._lock:
+                if self._handles.get(sid) is h:
+                    del self._handles[sid]
+                self._paths.pop(sid, None)
+                self._held.discard(sid)
+        forget(h.path.parent, sid)
 
     def _list(self, workspace: str) -> builtins.list[SessionInfo]:
         ws = normalize_workspace(workspace)

@@ -54,7 +54,7 @@ class InMemorySessionStore:
             updated=entries[-1].timestamp,
             entry_count=len(tree.entries),
             leaf_id=tree.leaf_id,
-            title=tree.info.title or title_of(entries),
+            title=title_of(tree.entries.values()),
         )
 
     async def set_leaf(self, session_id: str, entry_id: str | None) -> None:
@@ -77,6 +77,10 @@ class InMemorySessionStore:
         ws = normalize_workspace(workspace)
         infos = [t.info for t in self._trees.values() if t.info.workspace == ws]
         return sorted(infos, key=lambda i: (i.updated or i.created, i.created), reverse=True)
+
+    async def delete(self, session_id: str) -> None:
+        self._tree(session_id)
+        del self._trees[session_id]
 
     async def aclose(self) -> None:
         return None

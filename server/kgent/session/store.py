@@ -19,6 +19,7 @@ class SessionStore(Protocol):
     - `set_leaf` moves the active leaf durably without adding an entry (a fork: the next append branches there).
     - `label` appends a `label` entry at the leaf; `load` returns an independent copy; unknown ids raise
       SessionNotFound.
+    - `delete` removes a session (SessionNotFound if there is none): it is gone from `list` and `load`.
     - `list` gives the sessions of one workspace (absolute, symlinks resolved), most recently updated first.
     - `aclose` releases what the store holds; it may be called more than once.
     """
@@ -34,6 +35,8 @@ class SessionStore(Protocol):
     async def label(self, session_id: str, entry_id: str, label: str | None) -> SessionEntry: ...
 
     async def list(self, workspace: str) -> list[SessionInfo]: ...
+
+    async def delete(self, session_id: str) -> None: ...
 
     async def aclose(self) -> None:
         """Release what the store holds (open files, locks); the store is not used afterwards."""

@@ -456,7 +456,26 @@ function showSessions() {
     if (!words.every((w) => hay.includes(w))) continue;
     const li = el("li");
     li.dataset.id = s.sessionId;
-    li.append(el("span", "title", s.title || "Untitled"));
+    const title = el("span", "title", s.title || "Untitled");
+    title.title = "Double-click to rename";
+    title.ondblclick = (e) => {
+      e.stopPropagation();
+      renameInPlace(li, s);
+    };
+    const tools = el("span", "session-tools");
+    tools.append(
+      button("✎", (e) => {
+        e.stopPropagation();
+        renameInPlace(li, s);
+      }, "rename"),
+      button("🗑", (e) => {
+        e.stopPropagation();
+        askDelete(s);
+      }, "delete"),
+    );
+    tools.children[0].title = "Rename";
+    tools.children[1].title = "Delete…";
+    li.append(tools, title);
     const meta = el("span", "meta", `${s.entryCount} entries · ${new Date(s.updated).toLocaleString()}`);
     if (s.liveRunId) meta.append(el("span", "live", " · running"));
     li.append(meta);
@@ -464,6 +483,66 @@ function showSessions() {
     list.append(li);
   }
   highlightSession();
+}
+
+// The title edited in place: Enter saves (an empty title goes back to the derived one), Esc or leaving cancels.
+function renameInPlace(li, s) {
+  const title = li.querySelector(".title");
+  const input = el("input", "rename-input");
+  input.value = s.title || "";
+  input.maxLength = 200;
+  input.onclick = (e) => e.stopPropagation();
+  let done = false;
+  const finish = async (save) => {
+    if (done) return;
+    done = true;
+    if (save && input.value.trim() !== (s.title || "")) {
+      try {
+        await api("PATCH", `/api/sessions/${encodeURIComponent(s.sessionId)}`, { title: input.value });
+      } catch (err) {
+        notice(`rename failed: ${err.message}`);
+      }
+      await loadSessions();
+      if (state.sessionId === s.sessionId) {
+        const now = state.sessions.find((x) => x.sessionId === s.sessionId);
+        if (now) $("session-title").textContent = `${now.title || "Untitled"} · ${s.sessionId}`;
+      }
+    } else {
+      input.replaceWith(title);
+    }
+  };
+  input.onkeydown = (e) => {
+    if (e.key === "Enter") {
+      e.preventDefault();
+      finish(true);
+    } else if (e.key === "Escape") {
+      e.preventDefault();
+      finish(false);
+    }
+  };
+  input.onblur = () => finish(false);
+  title.replaceWith(input);
+  input.focus();
+  input.select();
+}
+
+// Delete asks first, in the page's own dialog; the session leaves the list (and the view, if it was open).
+function askDelete(s) {
+  const dialog = $("delete-dialog");
+  $("delete-name").textContent = s.title || s.sessionId;
+  $("delete-confirm").onclick = async () => {
+    dialog.close();
+    try {
+      await api("DELETE", `/api/sessions/${encodeURIComponent(s.sessionId)}`);
+    } catch (err) {
+      notice(`delete failed: ${err.message}`);
+      return;
+    }
+    if (state.sessionId === s.sessionId) newSession();
+    await loadSessions();
+  };
+  $("delete-cancel").onclick = () => dialog.close();
+  dialog.showModal();
 }
 
 async function loadSessions() {

@@ -11,9 +11,11 @@ from kgent.service.wire.base import Params, Payload, params_error
 from kgent.service.wire.files import ApplyReviewParams, ApplyReviewResult, ReviewParams, ReviewResult
 from kgent.service.wire.requests import (
     CompactParams,
+    DeleteSessionParams,
     ForkParams,
     InitializeParams,
     PermissionResult,
+    RenameSessionParams,
     RunIdParams,
     RunParams,
     RunTextParams,
@@ -41,6 +43,7 @@ __all__ = [
     "CompactParams",
     "CompactResult",
     "EmptyResult",
+    "DeleteSessionParams",
     "ForkParams",
     "ForkResult",
     "InitializeParams",
@@ -48,6 +51,7 @@ __all__ = [
     "Params",
     "Payload",
     "PermissionResult",
+    "RenameSessionParams",
     "RunIdParams",
     "RunParams",
     "RunResult",

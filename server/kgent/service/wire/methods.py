@@ -26,10 +26,10 @@ Call = Callable[[Service, Any], Awaitable[Any]]
 @dataclass(frozen=True, slots=True)
 class Http:
     """An HTTP route. `path` is spelled as protocol-http.md spells it (`{runId}`); its placeholders and, for GET, the
-    query string, for POST the JSON body, make the method's params. `built`: the route comes from this row (False:
+    query string, for POST and PATCH the JSON body, make the method's params. `built`: the route comes from this row (False:
     http/app.py writes it, because it does more than the call — `why`)."""
 
-    verb: Literal["GET", "POST"]
+    verb: Literal["GET", "POST", "PATCH", "DELETE"]
     path: str
     built: bool = True
     why: str = ""
@@ -124,6 +124,16 @@ async def _session(svc: Service, p: Q.SessionParams) -> R.SessionResult:
 
 async def _fork(svc: Service, p: Q.ForkParams) -> R.ForkResult:
     return await svc.fork(p.session_id, p.entry_id)
+
+
+async def _rename_session(svc: Service, p: Q.RenameSessionParams) -> R.EmptyResult:
+    await svc.rename_session(p.session_id, p.title)
+    return R.EmptyResult()
+
+
+async def _delete_session(svc: Service, p: Q.DeleteSessionParams) -> R.EmptyResult:
+    await svc.delete_session(p.session_id)
+    return R.EmptyResult()
 
 
 async def _compact(svc: Service, p: Q.CompactParams) -> R.CompactResult:
@@ -251,6 +261,33 @@ METHODS: tuple[Method, ...] = (
         call=_fork,
         http=(Http("POST", "/api/sessions/{sessionId}/fork"),),
         acp=Absent("Kgent's ACP front does not serve session/fork yet (unstable in ACP)"),
+    ),
+    Method(
+        name="agent/renameSession",
+        direction=_IN,
+        kind="request",
+        params_ref=Q.RenameSessionParams,
+        result_ref=R.EmptyResult,
+        call=_rename_session,
+        http=(Http("PATCH", "/api/sessions/{sessionId}"),),
+        acp=Absent("ACP has no request to rename a session (session/list only shows the title)"),
+    ),
+    Method(
+        name="agent/deleteSession",
+        direction=_IN,
+        kind="request",
+        params_ref=Q.DeleteSessionParams,
+        result_ref=R.EmptyResult,
+        call=_delete_session,
+        http=(
+            Http(
+                "DELETE",
+                "/api/sessions/{sessionId}",
+                built=False,
+                why="it also removes the archived event logs of the session's runs",
+            ),
+        ),
+        acp=Absent("ACP has no request to delete a session"),
     ),
     Method(
         name="agent/compact",

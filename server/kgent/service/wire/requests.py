@@ -257,6 +257,15 @@ class ForkParams(Params):
     entry_id: NonEmptyStr
 
 
+class RenameSessionParams(Params):
+    session_id: NonEmptyStr
+    title: str = Field(max_length=200, description="The session's title; '' goes back to the derived one.")
+
+
+class DeleteSessionParams(Params):
+    session_id: NonEmptyStr
+
+
 class CompactParams(Params):
     session_id: NonEmptyStr
     instructions: str | None = Field(default=None, description="What the summary should focus on.")

@@ -31,6 +31,7 @@ _KNOWN = frozenset(
         "discriminator",
         "pattern",
         "minLength",
+        "maxLength",
         "minItems",
         "minimum",
         "maximum",
