@@ -872,4 +872,57 @@ describe("Kgent in a real VS Code: the first hour (issue 29)", { timeout: 30 * 6
       await statusItem(page, "ask");
     });
   });
+
+  test("concurrent runs in a git work tree (the panel and Run Task): each end line names only the file its run changed", async () => {
+    assert.ok(ide);
+    const i = ide;
+    // Most workspaces are git work trees: there a run's changes come from git snapshots of the whole tree.
+    const git = (...args: string[]): void => {
+      execFileSync("git", ["-c", "user.name=Kgent Test", "-c", "user.email=test@kgent.invalid", ...args], { cwd: i.workspace, stdio: "pipe" });
+    };
+    git("init", "-q");
+    git("add", "-A");
+    git("commit", "-q", "-m", "start");
+    const before = fs.readFileSync(path.join(i.workspace, "sample.py"), "utf8");
+    await step(page, "concurrent-files", async () => {
+      await openPanel();
+      await newConversation();
+      await panel.locator("#model").selectOption("tool-loop"); // edits sample.py
+      await statusItem(page, "tool-loop");
+      await panel.locator("#input").fill("Change value to 2 in sample.py.");
+      await panel.locator("#input").press("Enter");
+      const first = panel.locator(".run-section").nth(0);
+      await first.locator(".card.approval.pending").first().waitFor({ timeout: STEP_MS });
+      await panel.locator("#model").selectOption("two-writes"); // writes notes.txt
+      await statusItem(page, "two-writes");
+      await palette(page, "Kgent: Run Task");
+      const box = page.locator(".quick-input-widget .quick-input-box input");
+      await box.waitFor({ timeout: STEP_MS });
+      await box.fill("Write the notes.");
+      await page.keyboard.press("Enter");
+      await waitForCount(panel.locator(".run-section"), 2);
+      const second = panel.locator(".run-section").nth(1);
+      await second.locator(".card.approval.pending").first().waitFor({ timeout: STEP_MS });
+      const allow = (section: Locator): Locator => section.locator(".card.approval.pending button.opt.allow_once");
+      // Each run writes while the other is still running: the panel's edit, then the task's first write.
+      await allow(first).first().click();
+      await first.locator(".card.approval.pending", { hasText: "grep" }).waitFor({ timeout: STEP_MS }); // the run goes on
+      await allow(second).first().click();
+      await second.locator(".card.approval.pending", { hasText: "second" }).waitFor({ timeout: STEP_MS }); // its second write
+      assert.equal(await panel.locator(".end").count(), 0, "both runs still running");
+      await waitFor(async () => {
+        const pending = panel.locator(".card.approval.pending button.opt.allow_once");
+        if ((await pending.count()) > 0) await pending.first().click().catch(() => undefined);
+        return (await panel.locator(".end").count()) === 2;
+      }, "both runs to end");
+      assert.equal(fs.readFileSync(path.join(i.workspace, "sample.py"), "utf8"), before.replace("value = 1", "value = 2"));
+      assert.equal(fs.readFileSync(path.join(i.workspace, "notes.txt"), "utf8"), "second\n");
+      assert.match(await first.locator(".end").innerText(), /Done · 1 file changed/);
+      assert.deepEqual(await first.locator(".end .changed-file").allInnerTexts(), ["sample.py"]);
+      assert.match(await second.locator(".end").innerText(), /Done · 1 file changed/);
+      assert.deepEqual(await second.locator(".end .changed-file").allInnerTexts(), ["notes.txt"]);
+      await panel.locator("#model").selectOption("hello");
+      await statusItem(page, "hello");
+    });
+  });
 });
