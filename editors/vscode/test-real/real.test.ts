@@ -925,4 +925,43 @@ describe("Kgent in a real VS Code: the first hour (issue 29)", { timeout: 30 * 6
       await statusItem(page, "hello");
     });
   });
+
+  test("a daemon that cannot start: the status bar says failed (not idle) until kgent.serverCommand is fixed", async () => {
+    assert.ok(ide);
+    const settingsFile = path.join(ide.root, "user-data", "User", "settings.json");
+    const settings = (): Record<string, unknown> => JSON.parse(fs.readFileSync(settingsFile, "utf8")) as Record<string, unknown>;
+    const good = settings()["kgent.serverCommand"];
+    /** Set kgent.serverCommand in the Settings editor, as a person would; written once settings.json has it. */
+    async function setServerCommand(command: string): Promise<void> {
+      await palette(page, "Preferences: Open Settings (UI)");
+      await page.locator(".settings-editor").waitFor({ timeout: STEP_MS });
+      await page.keyboard.type("kgent.serverCommand");
+      const input = page.locator(".settings-editor .setting-item", { hasText: "Server Command" }).locator("input").first();
+      await input.waitFor({ timeout: STEP_MS });
+      await input.fill(command);
+      await input.press("Tab");
+      await waitFor(() => settings()["kgent.serverCommand"] === command, "settings.json to have the command");
+      await palette(page, "View: Close Editor"); // the Settings editor
+    }
+    await step(page, "failed-status", async () => {
+      await openPanel();
+      await newConversation();
+      await panel.locator("#model").selectOption("hello");
+      await statusItem(page, "hello");
+      await statusItem(page, "Kgent: idle");
+      await setServerCommand("/nonexistent/kgent serve --stdio");
+      await panel.locator("#input").fill("Start, please.");
+      await panel.locator("#input").press("Enter");
+      await statusItem(page, "Kgent: failed");
+      assert.equal(await page.locator(".statusbar-item", { hasText: "Kgent: idle" }).count(), 0, "not idle");
+      await panel.locator(".note.error", { hasText: "could not start the daemon" }).first().waitFor({ timeout: STEP_MS });
+      await waitForValue(panel, "Start, please.");
+      await shot(page, "status-failed");
+      // Fixed: the next message starts the daemon, and the status bar is no longer "failed".
+      await setServerCommand(String(good));
+      await sendAndWait(panel, "Start, please.");
+      await statusItem(page, "Kgent: idle");
+      assert.equal(await page.locator(".statusbar-item", { hasText: "Kgent: failed" }).count(), 0, "no longer failed");
+    });
+  });
 });
