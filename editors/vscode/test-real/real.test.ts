@@ -941,7 +941,9 @@ describe("Kgent in a real VS Code: the first hour (issue 29)", { timeout: 30 * 6
       await input.fill(command);
       await input.press("Tab");
       await waitFor(() => settings()["kgent.serverCommand"] === command, "settings.json to have the command");
-      await palette(page, "View: Close Editor"); // the Settings editor
+      const tab = page.locator(".tab", { hasText: "Settings" });
+      await tab.locator(".codicon-close").click(); // the Settings editor
+      await tab.waitFor({ state: "detached", timeout: STEP_MS });
     }
     await step(page, "failed-status", async () => {
       await openPanel();
