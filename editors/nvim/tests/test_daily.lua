@@ -389,6 +389,49 @@ return function(H)
     contains({ H.of_type('run_start')[1].prompt }, '<resource uri="' .. uri .. '#L3-L6">', 'sent')
   end)
 
+  test('chat context: #symbol from a real LSP server (textDocument/documentSymbol), the innermost symbol', function()
+    local plan = table.concat({
+      'section Intro', '  a first line', '', 'section Work', '  item Alpha', '    detail one', '  item Beta',
+      '    detail two', '    detail three', '', 'section End', '  done', '' }, '\n')
+    local ws = H.fresh({ files = { ['work.plan'] = plan }, setup = { prewarm = false } })
+    vim.cmd.edit(ws .. '/work.plan')
+    local buf = vim.api.nvim_get_current_buf()
+    vim.bo[buf].filetype = 'kgentplan' -- no tree-sitter parser knows it: only the server can answer
+    vim.api.nvim_win_set_cursor(0, { 8, 6 }) -- "    detail two": in item Beta, in section Work
+    local chat = require('kgent.chat')
+    vim.cmd('Kgent chat')
+    local _, before = chat.blocks('Look at #symbol')
+    contains({ before }, 'no LSP server gives document symbols', 'without the server')
+    local tests_dir = vim.fs.dirname(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p'))
+    local python = vim.fs.dirname(H.kgent_bin) .. '/python'
+    local id = vim.lsp.start({ name = 'kgent-test-symbols', cmd = { python, tests_dir .. '/lsp_symbols.py' },
+      root_dir = ws }, { bufnr = buf })
+    truthy(id, 'the client started')
+    H.wait_for(function()
+      return #vim.lsp.get_clients({ bufnr = buf, method = 'textDocument/documentSymbol' }) == 1
+    end, 'the server attached, offering document symbols')
+    local blocks, err = chat.blocks('Look at #symbol')
+    eq(nil, err, 'no error')
+    local uri = vim.uri_from_fname(ws .. '/work.plan')
+    eq(2, #blocks, 'text + the symbol')
+    eq(uri .. '#L7-L9', blocks[2].resource.uri, 'the innermost symbol (item Beta), from the server')
+    eq('  item Beta\n    detail two\n    detail three', blocks[2].resource.text, 'symbol text')
+    -- The server reads the buffer as Neovim sent it: an unsaved line changes the symbol's range.
+    vim.api.nvim_buf_set_lines(buf, 8, 8, false, { '    detail unsaved' })
+    blocks, err = chat.blocks('Look at #symbol')
+    eq(nil, err, 'no error after the edit')
+    eq(uri .. '#L7-L10', blocks[2].resource.uri, 'the range after the unsaved edit')
+    -- Sent for real: the daemon renders the resource into the prompt.
+    vim.api.nvim_buf_set_lines(chat.state.buf, 0, -1, false, { 'Look at #symbol' })
+    chat.send()
+    eq('settled', H.wait_run_end().status, 'status')
+    contains({ H.of_type('run_start')[1].prompt }, '<resource uri="' .. uri .. '#L7-L10">', 'sent')
+    vim.lsp.get_client_by_id(id):stop()
+    H.wait_for(function()
+      return vim.lsp.get_client_by_id(id) == nil
+    end, 'the server stopped')
+  end)
+
   test('<Plug>(kgent-reject-always) and <Plug>(kgent-review)', function()
     H.fresh({ files = { ['sample.py'] = 'value = 1\n' }, setup = { model = 'tool-loop', approval = 'inline' } })
     truthy(vim.fn.maparg('<Plug>(kgent-review)', 'n') ~= '', 'review mapped')

@@ -872,4 +872,98 @@ describe("Kgent in a real VS Code: the first hour (issue 29)", { timeout: 30 * 6
       await statusItem(page, "ask");
     });
   });
+
+  test("concurrent runs in a git work tree (the panel and Run Task): each end line names only the file its run changed", async () => {
+    assert.ok(ide);
+    const i = ide;
+    // Most workspaces are git work trees: there a run's changes come from git snapshots of the whole tree.
+    const git = (...args: string[]): void => {
+      execFileSync("git", ["-c", "user.name=Kgent Test", "-c", "user.email=test@kgent.invalid", ...args], { cwd: i.workspace, stdio: "pipe" });
+    };
+    git("init", "-q");
+    git("add", "-A");
+    git("commit", "-q", "-m", "start");
+    const before = fs.readFileSync(path.join(i.workspace, "sample.py"), "utf8");
+    await step(page, "concurrent-files", async () => {
+      await openPanel();
+      await newConversation();
+      await panel.locator("#model").selectOption("tool-loop"); // edits sample.py
+      await statusItem(page, "tool-loop");
+      await panel.locator("#input").fill("Change value to 2 in sample.py.");
+      await panel.locator("#input").press("Enter");
+      const first = panel.locator(".run-section").nth(0);
+      await first.locator(".card.approval.pending").first().waitFor({ timeout: STEP_MS });
+      await panel.locator("#model").selectOption("two-writes"); // writes notes.txt
+      await statusItem(page, "two-writes");
+      await palette(page, "Kgent: Run Task");
+      const box = page.locator(".quick-input-widget .quick-input-box input");
+      await box.waitFor({ timeout: STEP_MS });
+      await box.fill("Write the notes.");
+      await page.keyboard.press("Enter");
+      await waitForCount(panel.locator(".run-section"), 2);
+      const second = panel.locator(".run-section").nth(1);
+      await second.locator(".card.approval.pending").first().waitFor({ timeout: STEP_MS });
+      const allow = (section: Locator): Locator => section.locator(".card.approval.pending button.opt.allow_once");
+      // Each run writes while the other is still running: the panel's edit, then the task's first write.
+      await allow(first).first().click();
+      await first.locator(".card.approval.pending", { hasText: "grep" }).waitFor({ timeout: STEP_MS }); // the run goes on
+      await allow(second).first().click();
+      await second.locator(".card.approval.pending", { hasText: "second" }).waitFor({ timeout: STEP_MS }); // its second write
+      assert.equal(await panel.locator(".end").count(), 0, "both runs still running");
+      await waitFor(async () => {
+        const pending = panel.locator(".card.approval.pending button.opt.allow_once");
+        if ((await pending.count()) > 0) await pending.first().click().catch(() => undefined);
+        return (await panel.locator(".end").count()) === 2;
+      }, "both runs to end");
+      assert.equal(fs.readFileSync(path.join(i.workspace, "sample.py"), "utf8"), before.replace("value = 1", "value = 2"));
+      assert.equal(fs.readFileSync(path.join(i.workspace, "notes.txt"), "utf8"), "second\n");
+      assert.match(await first.locator(".end").innerText(), /Done · 1 file changed/);
+      assert.deepEqual(await first.locator(".end .changed-file").allInnerTexts(), ["sample.py"]);
+      assert.match(await second.locator(".end").innerText(), /Done · 1 file changed/);
+      assert.deepEqual(await second.locator(".end .changed-file").allInnerTexts(), ["notes.txt"]);
+      await panel.locator("#model").selectOption("hello");
+      await statusItem(page, "hello");
+    });
+  });
+
+  test("a daemon that cannot start: the status bar says failed (not idle) until kgent.serverCommand is fixed", async () => {
+    assert.ok(ide);
+    const settingsFile = path.join(ide.root, "user-data", "User", "settings.json");
+    const settings = (): Record<string, unknown> => JSON.parse(fs.readFileSync(settingsFile, "utf8")) as Record<string, unknown>;
+    const good = settings()["kgent.serverCommand"];
+    /** Set kgent.serverCommand in the Settings editor, as a person would; written once settings.json has it. */
+    async function setServerCommand(command: string): Promise<void> {
+      await palette(page, "Preferences: Open Settings (UI)");
+      await page.locator(".settings-editor").waitFor({ timeout: STEP_MS });
+      await page.keyboard.type("kgent.serverCommand");
+      const input = page.locator(".settings-editor .setting-item", { hasText: "Server Command" }).locator("input").first();
+      await input.waitFor({ timeout: STEP_MS });
+      await input.fill(command);
+      await input.press("Tab");
+      await waitFor(() => settings()["kgent.serverCommand"] === command, "settings.json to have the command");
+      const tab = page.locator(".tab", { hasText: "Settings" });
+      await tab.locator(".codicon-close").click(); // the Settings editor
+      await tab.waitFor({ state: "detached", timeout: STEP_MS });
+    }
+    await step(page, "failed-status", async () => {
+      await openPanel();
+      await newConversation();
+      await panel.locator("#model").selectOption("hello");
+      await statusItem(page, "hello");
+      await statusItem(page, "Kgent: idle");
+      await setServerCommand("/nonexistent/kgent serve --stdio");
+      await panel.locator("#input").fill("Start, please.");
+      await panel.locator("#input").press("Enter");
+      await statusItem(page, "Kgent: failed");
+      assert.equal(await page.locator(".statusbar-item", { hasText: "Kgent: idle" }).count(), 0, "not idle");
+      await panel.locator(".note.error", { hasText: "could not start the daemon" }).first().waitFor({ timeout: STEP_MS });
+      await waitForValue(panel, "Start, please.");
+      await shot(page, "status-failed");
+      // Fixed: the next message starts the daemon, and the status bar is no longer "failed".
+      await setServerCommand(String(good));
+      await sendAndWait(panel, "Start, please.");
+      await statusItem(page, "Kgent: idle");
+      assert.equal(await page.locator(".statusbar-item", { hasText: "Kgent: failed" }).count(), 0, "no longer failed");
+    });
+  });
 });

@@ -3,7 +3,8 @@
 It wraps any ChangeTracking (only its public `start` / `record_before` / `finish`): files a write tool touched are
 diffed from the text the tool saw before its first write (through the run's FileOps, so an unsaved buffer counts)
 to their text at the end; files only a shell command changed come from the tracker's patch. The set becomes a
-`review` session entry when the run ends (docs/session-format.md).
+`review` session entry when the run ends (docs/session-format.md). Runs at once in one workspace: a file that a
+run live at the same time wrote with its write tools is that run's, though this run's git snapshots see it too.
 """
 
 from __future__ import annotations
@@ -51,6 +52,35 @@ async def _text(fs: FileOps, path: Path) -> str | None:
     return data.decode("utf-8")  # UnicodeDecodeError is a ValueError: not reviewable
 
 
+@dataclass(slots=True)
+class _Writer:
+    """A run's record in `_WRITERS`: the files its write tools wrote, the runs live at the same time as it."""
+
+    paths: set[str]
+    overlapping: set[str]
+    ended: bool = False
+
+
+# Per workspace, the runs of this process that wrote files there and may have overlapped a live run. Another run's
+# git snapshots see those writes too: they are that run's, not the one finishing (the VS Code panel plus Run Task).
+_WRITERS: dict[Path, dict[str, _Writer]] = {}
+
+
+def _others_writes(workspace: Path, run_id: str) -> set[str]:
+    """The files written by runs that were live at the same time as `run_id`; forgets what no live run needs."""
+    runs = _WRITERS.get(workspace, {})
+    me = runs.get(run_id)
+    if me is None:
+        return set()
+    me.ended = True
+    others = {p for r in me.overlapping if r in runs for p in runs[r].paths}
+    for rid in [r for r, w in runs.items() if w.ended and all(runs.get(o, w).ended for o in w.overlapping)]:
+        del runs[rid]
+    if not runs:
+        _WRITERS.pop(workspace, None)
+    return others
+
+
 class RunReview:
     """ChangeTracking that also records what a review needs; `files` is set by `finish`."""
 
@@ -64,6 +94,11 @@ class RunReview:
         self.files: list[ReviewFile] = []
 
     async def start(self) -> None:
+        runs = _WRITERS.setdefault(self.workspace, {})
+        live = {r for r, w in runs.items() if not w.ended}
+        for r in live:
+            runs[r].overlapping.add(self.run_id)
+        runs[self.run_id] = _Writer(paths=set(), overlapping=live)
         await self.inner.start()
 
     async def record_before(self, abs_path: Path, fs: FileOps) -> None:
@@ -71,6 +106,9 @@ class RunReview:
         where = classify_path(self.workspace, str(abs_path))
         if not where.inside or where.rel in self._before or where.rel in self._unreviewable:
             return
+        writer = _WRITERS.get(self.workspace, {}).get(self.run_id)
+        if writer is not None:
+            writer.paths.add(where.rel)
         try:
             self._before[where.rel] = await _text(fs, where.abs)
         except (ValueError, OSError):
@@ -80,9 +118,13 @@ class RunReview:
         """The tracker's paths and patch, where the files the write tools touched are told as those tools saw them
         (through the run's FileOps: a change that sits unsaved in an editor's buffer counts, and a buffer's unsaved
         text from before the run does not); builds `files`."""
-        paths, patch = await self.inner.finish()
+        try:
+            paths, patch = await self.inner.finish()
+        finally:
+            theirs = _others_writes(self.workspace, self.run_id) - set(self._before)
+        paths = tuple(p for p in paths if p not in theirs)
         changed = set(paths)
-        sections = patch_sections(patch)
+        sections = {rel: s for rel, s in patch_sections(patch).items() if rel not in theirs}
         texts: dict[str, tuple[str | None, str | None]] = {}
         for rel, before in self._before.items():
             try:
