@@ -33,19 +33,12 @@ from typing import Any, Protocol
 from kgent.core.errors import KgentError
 from kgent.swebench.instances import Instance
 from kgent.tools.base import CallDescription, CommandResult, FileChangePreview, Tool, ToolContext, ToolOutput
+from kgent.tools.sandbox import (  # what the project sandbox shows and hides of the host
+    SYSTEM_DIRS,
+    SYSTEM_SECRETS,
+)
 from kgent.tools.truncate import DEFAULT_MAX_BYTES, truncate_tail
 
-# Read-only system directories a command may use (those that exist; symlinks such as /bin → usr/bin are kept).
-SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
-# Host secrets under them, hidden (root could read them).
-SYSTEM_SECRETS = (
-    "/etc/shadow",
-    "/etc/gshadow",
-    "/etc/shadow-",
-    "/etc/gshadow-",
-    "/etc/ssh",
-    "/etc/ssl/private",
-)
 SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 KEEP_BYTES = 4 * DEFAULT_MAX_BYTES  # of a command's output, the newest bytes kept for the model
 TESTBED = "/testbed"  # where the harness's images hold the repository (their environment is installed for it)
