@@ -73,3 +73,22 @@ json_values = st.recursive(
     ),
     max_leaves=12,
 )
+
+
+def processes_with(marker: str) -> list[int]:
+    """The pids whose command line contains `marker` (this process excluded): a command given a unique marker (a
+    trailing `# marker` comment) can be checked to be gone, with no sleep-and-see."""
+    import os
+    from pathlib import Path
+
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:  # gone meanwhile
+            continue
+        if marker.encode() in cmdline:
+            found.append(int(entry.name))
+    return found

@@ -41,6 +41,8 @@ def body(message: dict[str, Any]) -> bytes:
 
 
 async def test_a_request_method_sent_as_a_notification_is_ignored(wired, tmp_path: Path) -> None:
+    """Frames are dispatched in order: a run requested after the notifications, seen to its end, would follow any run
+    they had started, so what is stored then is all there is."""
     proto, svc, dispatcher = wired
     (tmp_path / "sample.py").write_text("value = 1\n")
     dispatcher.feed(
@@ -55,10 +57,28 @@ async def test_a_request_method_sent_as_a_notification_is_ignored(wired, tmp_pat
             body({"jsonrpc": "2.0", "method": "shutdown"}),
         ]
     )
-    await asyncio.sleep(0.2)
+    assert proto.frames.bodies == []  # notifications are never answered
     assert svc.runs == {} and not svc.shut_down  # no invisible run (it would wait on an approval nobody sees)
-    assert proto.frames.bodies == []  # and notifications are never answered
-    assert await svc.store.list(str(tmp_path)) == []
+    dispatcher.feed(
+        [
+            body(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "agent/run",
+                    "params": {"prompt": "Hi", "workspace": str(tmp_path), "model": "hello"},
+                }
+            )
+        ]
+    )
+    started = await asyncio.wait_for(proto._request_futures[1], 30)
+    run_id, session_id = started["runId"], started["sessionId"]
+    handle = svc.runs.get(run_id)
+    if handle is not None:
+        await asyncio.wait_for(handle.ended.wait(), 30)
+    assert list(svc.ended) == [run_id] and svc.runs == {} and not svc.shut_down
+    assert [s.id for s in await svc.store.list(str(tmp_path))] == [session_id]
+    assert (tmp_path / "sample.py").read_text() == "value = 1\n"
     await svc.close()
 
 

@@ -104,6 +104,39 @@ class RawDaemon:
             if message.get("id") == msg_id and "method" not in message:
                 return got
 
+    def until_event(
+        self,
+        run_id: str,
+        event_type: str,
+        timeout: float = PATIENCE,
+        into: list[dict[str, Any]] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Every message received up to and including the run's first `event_type` event (appended to `into`, which
+        is also searched first); TimeoutError if it never comes."""
+        got: list[dict[str, Any]] = [] if into is None else into
+
+        def hit(m: dict[str, Any]) -> bool:
+            params = m.get("params") or {}
+            return (
+                m.get("method") == "agent/event"
+                and params.get("runId") == run_id
+                and params.get("event", {}).get("type") == event_type
+            )
+
+        if any(hit(m) for m in got):
+            return got
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"no {event_type} for {run_id!r}; received {got[-5:]}")
+            message = self._next(remaining)
+            if message is None:
+                continue
+            got.append(message)
+            if hit(message):
+                return got
+
     def _next(self, timeout: float) -> dict[str, Any] | None:
         """The next message within `timeout` (None if none came), skipping late answers to abandoned probes."""
         try:

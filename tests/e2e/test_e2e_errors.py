@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -119,7 +118,8 @@ def test_notifications_are_never_answered(raw: RawDaemon) -> None:
 
 def test_a_request_sent_as_a_notification_is_never_run(tmp_path: Path) -> None:
     """Without an id nobody could learn the runId: such an `agent/run` would be invisible, and in ask mode it would
-    wait forever on an approval that is never sent. It is ignored, and so is a `shutdown` without an id."""
+    wait forever on an approval that is never sent. It is ignored, and so is a `shutdown` without an id. The daemon
+    reads frames in order, so a run requested after them and seen to its end would follow any run they started."""
     d = RawDaemon(daemon_env(STATE_DIR))
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -132,9 +132,13 @@ def test_a_request_sent_as_a_notification_is_never_run(tmp_path: Path) -> None:
         }
     )
     d.send({"jsonrpc": "2.0", "method": "shutdown"})
-    time.sleep(1.0)  # time enough for a run to create its session, had it started
-    response, before = d.request("agent/sessions", {"workspace": str(ws)})
-    assert response.get("result") == {"sessions": []} and before == []
+    started, before = d.request("agent/run", {"prompt": "Hi", "workspace": str(ws), "model": "hello"})
+    run_id, session_id = started["result"]["runId"], started["result"]["sessionId"]
+    seen = d.until_event(run_id, "run_end", into=list(before))
+    assert {m["params"]["runId"] for m in seen if m.get("method") == "agent/event"} == {run_id}
+    response, _ = d.request("agent/sessions", {"workspace": str(ws)})
+    assert [s["sessionId"] for s in response["result"]["sessions"]] == [session_id]
+    assert (ws / "sample.py").read_text() == "value = 1\nprint(value)\n"
     assert d.close() == 0 and d.bad_output == []
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import eventually
 from kgent.ext.config import McpServerConfig
 from kgent.ext.host import Extensions
 from kgent.ext.mcp import McpManager
@@ -77,12 +78,14 @@ async def test_failure_paths_of_an_mcp_server(manager: McpManager, tmp_path: Pat
     )
 
     await tools["grow"].run({}, ctx)
-    for _ in range(100):  # the notification arrives on its own
+    # the server's tools/list_changed notification arrives on its own
+    names: set[str] = set()
+    for _ in range(600):
         names = {t.name for t in await manager.tools_for([server])}
         if "mcp__t__grown" in names:
             break
-        await asyncio.sleep(0.1)
-    assert "mcp__t__grown" in names
+        await asyncio.sleep(0.05)
+    assert "mcp__t__grown" in names, f"no tools/list_changed after 30 s: {sorted(names)}"
 
 
 async def test_a_server_that_cannot_start_is_left_out_with_its_error(manager: McpManager) -> None:
@@ -153,18 +156,11 @@ async def test_cancelling_a_run_reaches_its_mcp_call(tmp_path: Path, config_dir:
     ws.mkdir()
     try:
         run = kernel.create_run("wait", workspace=ws)
-        for _ in range(1200):
-            if (markers / "slow.started").exists():
-                break
-            await asyncio.sleep(0.05)
+        await eventually((markers / "slow.started").exists, "the MCP server's slow call to start", 60)
         run.cancel()
         result = await run.result()
         assert result.status == "cancelled"
-        for _ in range(600):
-            if (markers / "slow.cancelled").exists():
-                break
-            await asyncio.sleep(0.05)
-        assert (markers / "slow.cancelled").exists()
+        await eventually((markers / "slow.cancelled").exists, "the MCP server to see the cancellation")
     finally:
         await kernel.aclose()
         await ext.aclose()

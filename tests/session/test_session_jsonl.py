@@ -7,6 +7,7 @@ import logging
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -281,22 +282,50 @@ async def test_a_cancelled_append_still_lands_before_the_cancel_propagates(
 
 async def test_a_load_during_an_append_sees_no_torn_line(tmp_path, workspace, monkeypatch) -> None:
     """A slow disk writes a batch in pieces; a load meanwhile (an editor reading a live session) must not report the
-    half-written batch as a torn line."""
+    half-written batch as a torn line. The disk stops after the first piece until the load is under way."""
     import asyncio
-    import time
+    import threading
 
     store, entries = await make(tmp_path / "sessions", workspace)
     real_write = os.write
+    first_piece, go_on, load_started = threading.Event(), threading.Event(), threading.Event()
 
     def in_pieces(fd, data):
-        time.sleep(0.05)
-        return real_write(fd, bytes(data[: max(1, len(data) // 2)]))
+        written = real_write(fd, bytes(data[: max(1, len(data) // 2)]))
+        if not first_piece.is_set():
+            first_piece.set()
+            go_on.wait(30)
+        return written
+
+    class Watched:
+        """The session's write lock, telling when a reader reaches it."""
+
+        def __init__(self, lock: Any) -> None:
+            self.lock = lock
+
+        def __enter__(self) -> Any:
+            load_started.set()
+            return self.lock.__enter__()
+
+        def __exit__(self, *exc: Any) -> Any:
+            return self.lock.__exit__(*exc)
+
+        def acquire(self, *args: Any) -> Any:
+            return self.lock.acquire(*args)
+
+        def release(self) -> None:
+            self.lock.release()
 
     monkeypatch.setattr(os, "write", in_pieces)
     batch = [user(entries[-1].id, "x" * 4000)]
     append = asyncio.create_task(store.append("s1", batch))
-    await asyncio.sleep(0.06)
-    tree = await store.load("s1")
+    assert await asyncio.to_thread(first_piece.wait, 30)  # half the batch is on disk
+    handle = store._handles["s1"]
+    handle.lock = Watched(handle.lock)  # the writer holds the real lock; it releases it through this
+    load = asyncio.create_task(store.load("s1"))
+    assert await asyncio.to_thread(load_started.wait, 30)
+    go_on.set()
+    tree = await load
     await append
     assert tree.warnings == [] and tree.leaf_id in (entries[-1].id, batch[0].id)
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import processes_with
 from kgent.tools.base import ToolContext
 from kgent.tools.bash import BashTool
 from kgent.tools.ops import LocalFileOps
@@ -192,24 +193,25 @@ async def test_git_sees_its_repository_but_not_its_config(sandbox: Sandbox, tree
 
 
 async def test_cancel_kills_the_sandboxed_command(sandbox: Sandbox, tree: Path, tmp_path: Path) -> None:
+    """Once the cancelled call has returned, no process of the command is left: the shell running the loop carries a
+    marker on its command line, and /proc has no process with it (so nothing is still writing)."""
     flag = tree / "alive.txt"
+    marker = f"kgent-cancel-probe-{os.getpid()}-{id(flag)}"
     ctx = ToolContext(
         workspace=tree, fs=LocalFileOps(), sandbox=sandbox, grant=Grant(write=True, approved=True)
     )
     task = asyncio.ensure_future(
-        bash.run({"command": "while true; do date > alive.txt; sleep 0.05; done"}, ctx)
+        bash.run({"command": f"while true; do date > alive.txt; sleep 0.05; done # {marker}"}, ctx)
     )
-    for _ in range(200):
-        if flag.exists():
+    for _ in range(500):
+        if flag.exists() and processes_with(marker):
             break
         await asyncio.sleep(0.02)
-    assert flag.exists()
+    assert flag.exists() and processes_with(marker)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    before = flag.read_text()
-    await asyncio.sleep(0.3)
-    assert flag.read_text() == before  # nothing is still writing
+    assert processes_with(marker) == []
 
 
 def test_the_protected_scan_sees_new_files_and_hard_links(tmp_path: Path) -> None:
