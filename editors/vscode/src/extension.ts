@@ -4,6 +4,7 @@
 
 import * as vscode from "vscode";
 import type * as P from "./protocol";
+import { ApprovalEdits } from "./ui/approvalEdit";
 import { Approvals } from "./ui/approvals";
 import { registerCommands } from "./ui/commands";
 import { DaemonControl } from "./ui/daemonControl";
@@ -49,7 +50,8 @@ class KgentExtension implements vscode.Disposable {
     }));
     const changed = (): void => status.update();
     this.disposables.push(output, status, vscode.workspace.registerTextDocumentContentProvider(SCHEME, docs));
-    const approvals = new Approvals(docs, output, changed);
+    const edits = new ApprovalEdits(() => daemon.current?.initializeResult.capabilities);
+    const approvals = new Approvals(docs, output, changed, edits);
     const daemon: DaemonControl = new DaemonControl({
       config: () => daemonConfig(context.secrets),
       output,
@@ -62,10 +64,10 @@ class KgentExtension implements vscode.Disposable {
     });
     const runs = new Runs(daemon, output, docs, changed);
     const tasks = new Tasks(runs, daemon, output);
-    const panel: Panel = new Panel(context.extensionUri, daemon, runs, approvals, changed);
+    const panel: Panel = new Panel(context.extensionUri, daemon, runs, approvals, changed, edits);
     const choices = new ChoicesStatus();
     const review = new Review(daemon, () => panel.model.lastChangingRun());
-    this.disposables.push(panel, choices, review);
+    this.disposables.push(panel, choices, review, edits);
     this.daemon = daemon;
     this.api = {
       daemonPid: () => daemon.current?.pid,
