@@ -85,8 +85,7 @@ export class Approvals {
         for (const s of subs) s.dispose();
         qp.hide();
         qp.dispose();
-        void this.closePreviews(prefix);
-        void this.edits?.release(params.requestId);
+        void (this.edits?.release(params.requestId) ?? Promise.resolve()).then(() => this.closePreviews(prefix));
         resolve(result);
       };
       // "Approve with changes": the diff's proposed side is editable; Accept my version answers with its text.

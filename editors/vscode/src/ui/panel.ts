@@ -188,8 +188,8 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
         const option = result.outcome === "selected" ? params.options.find((o) => o.optionId === result.optionId) : undefined;
         const edited = option !== undefined && typeof (result as SelectedWithText).newText === "string";
         this.model.approvalSettled(params.requestId, option === undefined ? undefined : edited ? `${option.name}, with your changes` : option.name);
-        void this.approvals.closePreviews(`/card-${params.requestId}/`);
-        void this.edits?.release(params.requestId);
+        // The editable proposal is saved and closed first (closing a changed document would ask), then the rest.
+        void (this.edits?.release(params.requestId) ?? Promise.resolve()).then(() => this.approvals.closePreviews(`/card-${params.requestId}/`));
         this.refresh();
         this.changed();
         resolve(option !== undefined ? result : { outcome: "cancelled" });
