@@ -345,6 +345,21 @@ export class KgentClient {
     }
   }
 
+  /** `agent/rules`: the effective permission rules of a workspace. */
+  rules(workspace: string): Promise<P.RulesResult> {
+    return this.request(() => this.conn.sendRequest(P.AgentRules, { workspace }));
+  }
+
+  /** `agent/addRule`: a bad rule is an InvalidParams error whose message says what is wrong. */
+  addRule(params: P.RuleParams): Promise<P.AddRuleResult> {
+    return this.request(() => this.conn.sendRequest(P.AgentAddRule, params));
+  }
+
+  /** `agent/removeRule`. */
+  removeRule(params: P.RuleParams): Promise<P.RemoveRuleResult> {
+    return this.request(() => this.conn.sendRequest(P.AgentRemoveRule, params));
+  }
+
   /** Re-send `initialize` with new settings (they apply to runs started afterwards). */
   async reinitialize(settings: P.InitializeSettings): Promise<P.InitializeResult> {
     const result = await this.request(() =>

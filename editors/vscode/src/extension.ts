@@ -11,6 +11,7 @@ import { DaemonControl } from "./ui/daemonControl";
 import { SCHEME, VirtualDocuments } from "./ui/documents";
 import { Output } from "./ui/output";
 import { Panel } from "./ui/panel";
+import { PermissionsView } from "./ui/permissionsView";
 import { Runs } from "./ui/runs";
 import { Buffers } from "./ui/buffers";
 import { Review } from "./ui/review";
@@ -59,7 +60,10 @@ class KgentExtension implements vscode.Disposable {
       decide: (params, token): Promise<P.PermissionResult> =>
         approvalUi() === "quickPick" ? approvals.decide(params, token) : panel.decide(params, token),
       changed,
-      onEvent: (e) => panel.onEvent(e),
+      onEvent: (e) => {
+        panel.onEvent(e);
+        permissions.onEvent(e);
+      },
       files: new Buffers(),
     });
     const runs = new Runs(daemon, output, docs, changed);
@@ -67,7 +71,12 @@ class KgentExtension implements vscode.Disposable {
     const panel: Panel = new Panel(context.extensionUri, daemon, runs, approvals, changed, edits);
     const choices = new ChoicesStatus();
     const review = new Review(daemon, () => panel.model.lastChangingRun());
-    this.disposables.push(panel, choices, review, edits);
+    // The Permissions view: the folder's rules by scope (agent/rules); session rules are the panel's conversation's.
+    const permissions: PermissionsView = new PermissionsView(
+      () => (vscode.workspace.isTrusted ? daemon.client() : Promise.resolve(undefined)),
+      () => panel.model.sessionId,
+    );
+    this.disposables.push(panel, choices, review, edits, permissions);
     this.daemon = daemon;
     this.api = {
       daemonPid: () => daemon.current?.pid,

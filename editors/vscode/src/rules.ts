@@ -7,31 +7,10 @@ import type * as P from "./protocol";
 export type RuleScope = "session" | "project" | "user";
 export type RuleDecision = "allow" | "deny";
 
-/** A rule as `agent/rules` lists it (protocol.md, Rules). */
-export interface RuleItem {
-  rule: string;
-  decision: RuleDecision;
-  scope: RuleScope;
-  sessionId?: string | null;
-  text: string;
-  file?: string | null;
-}
-
-/** `agent/rules`' answer: the effective rules of a workspace. */
-export interface RulesResult {
-  rules: RuleItem[];
-  files: { project?: string | null; user?: string | null };
-  projectTrusted: boolean;
-}
-
-/** `agent/addRule` / `agent/removeRule` params. */
-export interface RuleParams {
-  workspace: string;
-  rule: string;
-  decision: RuleDecision;
-  scope: RuleScope;
-  sessionId?: string;
-}
+/** A rule as `agent/rules` lists it, that answer, and the params of `agent/addRule` / `agent/removeRule`. */
+export type RuleItem = P.RuleInfo;
+export type RulesResult = P.RulesResult;
+export type RuleParams = P.RuleParams;
 
 /** An offered option, with the fields an "always" option may carry (read defensively: older daemons send none). */
 type OfferedOption = P.PermissionOption & { scope?: unknown; rules?: unknown };

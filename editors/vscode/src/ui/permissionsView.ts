@@ -104,7 +104,10 @@ export class PermissionsView implements vscode.TreeDataProvider<Node>, vscode.Di
       const api = await this.api();
       if (api === undefined) throw new Error("the Kgent daemon is not running");
       this.result = await api.rules(workspace);
-      this.view.message = this.result.projectTrusted ? undefined : "This project is not trusted: its own allow rules are ignored (its deny rules apply).";
+      const notes: string[] = [];
+      if (!this.result.projectTrusted) notes.push("This project is not trusted: its own allow rules are ignored (its deny rules apply).");
+      if (this.result.problems?.length) notes.push(`Left out, unreadable: ${this.result.problems.join("; ")}`);
+      this.view.message = notes.length > 0 ? notes.join(" ") : undefined;
       return this.result;
     } catch (e) {
       this.view.message = `Could not list the rules: ${errorOf(e).message}`;
