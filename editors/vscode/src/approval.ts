@@ -3,9 +3,10 @@
 
 import * as path from "node:path";
 import type { PermissionParams } from "./protocol";
+import { noRuleOf, optionRuleLine, optionWords } from "./rules";
 
 export type ApprovalChoice =
-  | { kind: "option"; optionId: string; optionKind: string; label: string; description?: string }
+  | { kind: "option"; optionId: string; optionKind: string; label: string; description?: string; detail?: string }
   | { kind: "diff"; label: string; description?: string }
   | { kind: "details"; label: string; description?: string };
 
@@ -29,11 +30,6 @@ const ICONS: Record<string, string> = {
   allow_always: "$(check-all)",
   reject_once: "$(close)",
   reject_always: "$(circle-slash)",
-};
-
-const EXPLAIN: Record<string, string> = {
-  allow_always: "later calls like this one in this session run without asking",
-  reject_always: "later calls like this one in this session are refused without asking",
 };
 
 function oneLine(text: string, max: number): string {
@@ -81,15 +77,17 @@ export function approvalPrompt(params: PermissionParams): ApprovalPrompt {
   } else {
     choices.push({ kind: "details", label: "$(info) Show details", description: tc.command ? oneLine(tc.command, 80) : tc.title });
   }
+  // Whatever options arrive, in the daemon's order, each with the rule words it carries (what an "always" creates).
   for (const o of params.options) {
-    choices.push({
-      kind: "option",
-      optionId: o.optionId,
-      optionKind: o.kind,
-      label: `${ICONS[o.kind] ?? "$(question)"} ${o.name}`,
-      description: EXPLAIN[o.kind],
-    });
+    const choice: ApprovalChoice = { kind: "option", optionId: o.optionId, optionKind: o.kind, label: `${ICONS[o.kind] ?? "$(question)"} ${o.name}` };
+    const scope = optionWords(o).scope;
+    if (scope !== undefined) choice.description = scope;
+    const line = optionRuleLine(o);
+    if (line !== undefined) choice.detail = line;
+    choices.push(choice);
   }
+  const noRule = noRuleOf(params);
+  if (noRule !== undefined) choices.push({ kind: "details", label: "$(info) No “always” answer for this call", description: noRule });
   return { title, placeholder, choices, preview, details: describeCall(params) };
 }
 
@@ -103,6 +101,12 @@ export function describeCall(params: PermissionParams): string {
     `Risk:      ${params.risk}`,
     `Operation: ${params.operation} (${params.scope})`,
   ];
+  const noRule = noRuleOf(params);
+  if (noRule !== undefined) lines.push(`No rule:   ${noRule}`);
+  for (const o of params.options) {
+    const w = optionWords(o);
+    for (const r of w.rules) lines.push(`${o.name}: ${r.rule} (${r.text})`);
+  }
   if (tc.path) lines.push(`Path:      ${tc.path}`);
   if (tc.command) lines.push(``, `Command:`, tc.command);
   lines.push(``, `Arguments:`, JSON.stringify(tc.args, null, 2));

@@ -345,6 +345,21 @@ export class KgentClient {
     }
   }
 
+  /** `agent/rules`: the effective permission rules of a workspace. */
+  rules(workspace: string): Promise<P.RulesResult> {
+    return this.request(() => this.conn.sendRequest(P.AgentRules, { workspace }));
+  }
+
+  /** `agent/addRule`: a bad rule is an InvalidParams error whose message says what is wrong. */
+  addRule(params: P.RuleParams): Promise<P.AddRuleResult> {
+    return this.request(() => this.conn.sendRequest(P.AgentAddRule, params));
+  }
+
+  /** `agent/removeRule`. */
+  removeRule(params: P.RuleParams): Promise<P.RemoveRuleResult> {
+    return this.request(() => this.conn.sendRequest(P.AgentRemoveRule, params));
+  }
+
   /** Re-send `initialize` with new settings (they apply to runs started afterwards). */
   async reinitialize(settings: P.InitializeSettings): Promise<P.InitializeResult> {
     const result = await this.request(() =>
@@ -510,12 +525,20 @@ export class KgentClient {
   }
 }
 
-/** Only a selected option the daemon offered is passed on; anything else is a reject (`cancelled`). */
+/**
+ * Only a selected option the daemon offered is passed on; anything else is a reject (`cancelled`). The person's own
+ * text (`newText`, "approve with changes") goes along only with an allow option on a call that proposed a text.
+ */
 export function sanitizeAnswer(params: P.PermissionParams, answer: P.PermissionResult | undefined): P.PermissionResult {
-  if (answer !== undefined && answer.outcome === "selected" && params.options.some((o) => o.optionId === answer.optionId)) {
-    return { outcome: "selected", optionId: answer.optionId };
+  const option = answer !== undefined && answer.outcome === "selected" ? params.options.find((o) => o.optionId === answer.optionId) : undefined;
+  if (answer === undefined || answer.outcome !== "selected" || option === undefined) return { outcome: "cancelled" };
+  const newText = (answer as P.PermissionSelected & { newText?: unknown }).newText;
+  const allow = option.kind === "allow_once" || option.kind === "allow_always";
+  if (typeof newText === "string" && allow && typeof params.toolCall.newText === "string") {
+    const withText: P.PermissionSelected & { newText: string } = { outcome: "selected", optionId: option.optionId, newText };
+    return withText;
   }
-  return { outcome: "cancelled" };
+  return { outcome: "selected", optionId: option.optionId };
 }
 
 export function describeExit(info: ExitInfo | undefined): string {

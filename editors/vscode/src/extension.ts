@@ -4,12 +4,14 @@
 
 import * as vscode from "vscode";
 import type * as P from "./protocol";
+import { ApprovalEdits } from "./ui/approvalEdit";
 import { Approvals } from "./ui/approvals";
 import { registerCommands } from "./ui/commands";
 import { DaemonControl } from "./ui/daemonControl";
 import { SCHEME, VirtualDocuments } from "./ui/documents";
 import { Output } from "./ui/output";
 import { Panel } from "./ui/panel";
+import { PermissionsView } from "./ui/permissionsView";
 import { Runs } from "./ui/runs";
 import { Buffers } from "./ui/buffers";
 import { Review } from "./ui/review";
@@ -49,7 +51,8 @@ class KgentExtension implements vscode.Disposable {
     }));
     const changed = (): void => status.update();
     this.disposables.push(output, status, vscode.workspace.registerTextDocumentContentProvider(SCHEME, docs));
-    const approvals = new Approvals(docs, output, changed);
+    const edits = new ApprovalEdits(() => daemon.current?.initializeResult.capabilities);
+    const approvals = new Approvals(docs, output, changed, edits);
     const daemon: DaemonControl = new DaemonControl({
       config: () => daemonConfig(context.secrets),
       output,
@@ -57,15 +60,23 @@ class KgentExtension implements vscode.Disposable {
       decide: (params, token): Promise<P.PermissionResult> =>
         approvalUi() === "quickPick" ? approvals.decide(params, token) : panel.decide(params, token),
       changed,
-      onEvent: (e) => panel.onEvent(e),
+      onEvent: (e) => {
+        panel.onEvent(e);
+        permissions.onEvent(e);
+      },
       files: new Buffers(),
     });
     const runs = new Runs(daemon, output, docs, changed);
     const tasks = new Tasks(runs, daemon, output);
-    const panel: Panel = new Panel(context.extensionUri, daemon, runs, approvals, changed);
+    const panel: Panel = new Panel(context.extensionUri, daemon, runs, approvals, changed, edits);
     const choices = new ChoicesStatus();
     const review = new Review(daemon, () => panel.model.lastChangingRun());
-    this.disposables.push(panel, choices, review);
+    // The Permissions view: the folder's rules by scope (agent/rules); session rules are the panel's conversation's.
+    const permissions: PermissionsView = new PermissionsView(
+      () => (vscode.workspace.isTrusted ? daemon.client() : Promise.resolve(undefined)),
+      () => panel.model.sessionId,
+    );
+    this.disposables.push(panel, choices, review, edits, permissions);
     this.daemon = daemon;
     this.api = {
       daemonPid: () => daemon.current?.pid,

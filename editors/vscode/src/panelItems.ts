@@ -63,6 +63,12 @@ export interface ApprovalItem extends Base {
   /** True when a side-by-side diff can be opened in the editor. */
   canOpenDiff: boolean;
   options: P.PermissionOption[];
+  /** Why no "always" option is offered (the daemon's sentence), when it said so. */
+  noRule?: string;
+  /** True when the daemon takes "approve with changes" (the diff editor's right side is editable). */
+  canEdit?: boolean;
+  /** True once the person changed the proposed text in the diff editor (the card offers "Accept my version"). */
+  edited?: boolean;
   /** Epoch milliseconds after which the daemon rejects the call (the countdown), if a timeout is set. */
   deadline?: number;
   state: "pending" | "answered" | "withdrawn";

@@ -24,6 +24,7 @@ export type FromPage =
   | { type: "stop"; runId?: string }
   | { type: "answer"; requestId: string; optionId: string }
   | { type: "openDiff"; requestId: string }
+  | { type: "acceptMine"; requestId: string }
   | { type: "openFile"; workspace: string; path: string }
   | { type: "showPatch"; runId: string }
   | { type: "review"; runId: string; sessionId: string }
@@ -64,9 +65,10 @@ export function parseFromPage(m: unknown): FromPage | undefined {
       const optionId = s("optionId");
       return requestId !== undefined && optionId !== undefined ? { type: "answer", requestId, optionId } : undefined;
     }
-    case "openDiff": {
+    case "openDiff":
+    case "acceptMine": {
       const requestId = s("requestId");
-      return requestId !== undefined ? { type: "openDiff", requestId } : undefined;
+      return requestId !== undefined ? { type: m.type, requestId } : undefined;
     }
     case "openFile": {
       const workspace = s("workspace");

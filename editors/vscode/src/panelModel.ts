@@ -5,6 +5,7 @@ import { storedItems, userItem } from "./panelHistory";
 import type { ApprovalItem, EndItem, LiveRun, NoteItem, PanelChoices, PanelItem, PanelState, PlanItem, RunSection, TextItem, ToolItem } from "./panelItems";
 import { oneLine } from "./panelItems";
 import { knownEvent } from "./protocol";
+import { noRuleOf } from "./rules";
 import type * as P from "./protocol";
 
 /** The title an approval card carries: what the call does, in words. */
@@ -339,6 +340,7 @@ export class PanelModel {
       diff: tc.diff ?? undefined,
       canOpenDiff,
       options: params.options,
+      noRule: noRuleOf(params),
       deadline,
       state: "pending",
       agent: params.agent ?? undefined,
@@ -381,6 +383,14 @@ export class PanelModel {
   lastChangingRun(): { sessionId: string; runId: string } | undefined {
     const end = [...this.items].reverse().find((i): i is EndItem => i.type === "end" && i.changedPaths.length > 0);
     return end === undefined ? undefined : { sessionId: end.sessionId, runId: end.runId };
+  }
+
+  /** The person changed a pending approval's proposed text (in the diff editor). */
+  approvalEdited(requestId: string): void {
+    const a = this.byId.get(`approval-${requestId}`);
+    if (a === undefined || a.type !== "approval" || a.state !== "pending" || a.edited === true) return;
+    a.edited = true;
+    this.touch(a);
   }
 
   pendingApprovals(): ApprovalItem[] {

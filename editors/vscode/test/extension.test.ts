@@ -165,10 +165,16 @@ describe("Kgent extension in a fake VS Code", () => {
     assert.ok(isBashPrompt(bash), bash.title);
     assert.match(bash.title ?? "", /python3 sample\.py/);
     assert.match(edit.placeholder ?? "", /^Escape rejects · medium risk · /, "the hint VS Code may cut comes last");
-    assert.deepEqual(
-      edit.labels(),
-      ["$(diff) Show diff", "$(check) Allow once", "$(check-all) Allow for this session", "$(close) Reject", "$(circle-slash) Reject always"],
-    );
+    // The preview first, then whatever options the daemon offered (not a fixed four), the "always" ones with the
+    // rule each creates (an edit of sample.py: that file, this session).
+    const labels = edit.labels();
+    assert.equal(labels[0], "$(diff) Show diff");
+    assert.equal(labels[1], "$(check) Allow once");
+    assert.ok(labels.includes("$(close) Reject"), labels.join());
+    const always = edit.items.find((i) => i.label.startsWith("$(check-all)"));
+    assert.ok(always, labels.join());
+    assert.equal(always.description, "session");
+    assert.match(always.detail ?? "", /^creates: .*sample\.py/);
     assert.equal(edit.ignoreFocusOut, true);
 
     const t = transcript();

@@ -81,6 +81,72 @@ export class ThemeColor {
   constructor(readonly id: string) {}
 }
 
+// Issue 25: the Permissions tree view and the approval's writable proposed text (a file system provider).
+export class ThemeIcon {
+  constructor(readonly id: string) {}
+}
+export const TreeItemCollapsibleState = { None: 0, Collapsed: 1, Expanded: 2 } as const;
+export class TreeItem {
+  id?: string;
+  description?: string;
+  tooltip?: string;
+  contextValue?: string;
+  iconPath?: ThemeIcon;
+  constructor(
+    readonly label: string,
+    readonly collapsibleState: number = 0,
+  ) {}
+}
+export class FakeDisposable {
+  constructor(private readonly fn: () => void) {}
+  dispose(): void {
+    this.fn();
+  }
+}
+export const FileType = { Unknown: 0, File: 1, Directory: 2, SymbolicLink: 64 } as const;
+export const FileChangeType = { Changed: 1, Created: 2, Deleted: 3 } as const;
+export class FileSystemError extends Error {
+  static FileNotFound(what?: unknown): FileSystemError {
+    return new FileSystemError(`file not found: ${String(what)}`);
+  }
+  static NoPermissions(what?: unknown): FileSystemError {
+    return new FileSystemError(`no permissions: ${String(what)}`);
+  }
+}
+
+export interface FakeTreeDataProvider {
+  getTreeItem(node: unknown): TreeItem;
+  getChildren(node?: unknown): unknown[] | Promise<unknown[]>;
+  onDidChangeTreeData?: (l: Listener<unknown>) => Disposable;
+}
+
+/** A tree view as a test sees it: its provider, its message, and "show it" (visibility). */
+export class FakeTreeView {
+  message: string | undefined;
+  visible = false;
+  private readonly visibility = new Emitter<{ visible: boolean }>();
+  readonly onDidChangeVisibility = (l: Listener<{ visible: boolean }>): Disposable => this.visibility.event(l);
+  constructor(
+    readonly id: string,
+    readonly provider: FakeTreeDataProvider,
+  ) {}
+  show(): void {
+    this.visible = true;
+    this.visibility.fire({ visible: true });
+  }
+  /** The tree as VS Code would draw it: each item with its children's items. */
+  async render(): Promise<{ item: TreeItem; node: unknown; children: { item: TreeItem; node: unknown }[] }[]> {
+    const out = [];
+    for (const node of await this.provider.getChildren(undefined)) {
+      const children = [];
+      for (const child of await this.provider.getChildren(node)) children.push({ item: this.provider.getTreeItem(child), node: child });
+      out.push({ item: this.provider.getTreeItem(node), node, children });
+    }
+    return out;
+  }
+  dispose(): void {}
+}
+
 export class TabInputText {
   constructor(readonly uri: Uri) {}
 }
@@ -310,6 +376,8 @@ export interface FakeState {
   commands: Map<string, (...args: unknown[]) => unknown>;
   providers: Map<string, TextDocumentContentProvider>;
   webviewProviders: Map<string, FakeWebviewViewProvider>;
+  treeViews: Map<string, FakeTreeView>;
+  fileSystems: Map<string, unknown>;
   trusted: boolean;
 }
 
@@ -321,6 +389,8 @@ export const state: FakeState = {
   commands: new Map(),
   providers: new Map(),
   webviewProviders: new Map(),
+  treeViews: new Map(),
+  fileSystems: new Map(),
   trusted: true,
 };
 
@@ -378,6 +448,13 @@ const fakeVscode = {
   Position,
   Selection,
   ThemeColor,
+  ThemeIcon,
+  TreeItem,
+  TreeItemCollapsibleState,
+  Disposable: FakeDisposable,
+  FileType,
+  FileChangeType,
+  FileSystemError,
   TabInputText,
   TabInputTextDiff,
   StatusBarAlignment,
@@ -392,6 +469,11 @@ const fakeVscode = {
     },
   },
   window: {
+    createTreeView(id: string, options: { treeDataProvider: FakeTreeDataProvider }): FakeTreeView {
+      const view = new FakeTreeView(id, options.treeDataProvider);
+      state.treeViews.set(id, view);
+      return view;
+    },
     registerWebviewViewProvider(id: string, provider: FakeWebviewViewProvider): Disposable {
       state.webviewProviders.set(id, provider);
       return { dispose: () => state.webviewProviders.delete(id) };
@@ -484,13 +566,18 @@ const fakeVscode = {
         },
       };
     },
+    registerFileSystemProvider(scheme: string, provider: unknown): Disposable {
+      state.fileSystems.set(scheme, provider);
+      return { dispose: () => state.fileSystems.delete(scheme) };
+    },
     registerTextDocumentContentProvider(scheme: string, provider: TextDocumentContentProvider): Disposable {
       state.providers.set(scheme, provider);
       return { dispose: () => state.providers.delete(scheme) };
     },
     async openTextDocument(uri: Uri): Promise<FakeTextDocument> {
       const provider = state.providers.get(uri.scheme);
-      const text = provider !== undefined ? await provider.provideTextDocumentContent(uri) : "";
+      const fsp = state.fileSystems.get(uri.scheme) as { readFile(u: Uri): Uint8Array } | undefined;
+      const text = provider !== undefined ? await provider.provideTextDocumentContent(uri) : fsp !== undefined ? Buffer.from(fsp.readFile(uri)).toString("utf8") : "";
       return { uri, isDirty: false, getText: () => text };
     },
     onDidChangeConfiguration: (_l: Listener<unknown>): Disposable => ({ dispose: () => undefined }),
@@ -539,6 +626,8 @@ export function resetFake(options: { folders?: string[]; config?: Record<string,
   state.commands.clear();
   state.providers.clear();
   state.webviewProviders.clear();
+  state.treeViews.clear();
+  state.fileSystems.clear();
   state.trusted = options.trusted ?? true;
   return state.ui;
 }

@@ -347,7 +347,7 @@ describe("the manifest", () => {
         configuration: { properties: Record<string, { enum?: string[] }> };
         keybindings: { command: string; key: string }[];
         viewsContainers: { activitybar: { id: string; icon: string }[] };
-        views: Record<string, { type: string; id: string }[]>;
+        views: Record<string, { type?: string; id: string }[]>;
       };
       capabilities: { untrustedWorkspaces: { supported: string; description: string } };
     };
@@ -356,7 +356,8 @@ describe("the manifest", () => {
     assert.deepEqual(c.keybindings.map((k) => [k.command, k.key]), [["kgent.focusPanel", "ctrl+alt+k"], ["kgent.runOnSelection", "ctrl+alt+l"]]);
     const bar = c.viewsContainers.activitybar.find((v) => v.id === "kgent");
     assert.ok(bar && fs.existsSync(path.join(extensionRoot(), bar.icon)), "the activity bar icon");
-    assert.deepEqual(c.views.kgent.map((v) => [v.type, v.id]), [["webview", "kgent.panel"]]);
+    // The panel, then the Permissions tree (issue 25; a tree view has no `type`).
+    assert.deepEqual(c.views.kgent.map((v) => [v.type ?? "tree", v.id]), [["webview", "kgent.panel"], ["tree", "kgent.permissions"]]);
     assert.equal(pkg.capabilities.untrustedWorkspaces.supported, "limited");
     assert.match(pkg.capabilities.untrustedWorkspaces.description, /Restricted Mode/);
   });

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from kgent.core.events import (
     ChangePreview,
     DecisionSource,
+    PermissionOption,
     PermissionOptionKind,
     PermissionRequest,
     PermissionResolved,
@@ -22,12 +23,35 @@ from kgent.core.events import (
 )
 from kgent.core.messages import ToolCall, ToolResultMessage
 from kgent.kernel.hooks import denial, hooked_result
-from kgent.permissions import Intent, Verdict, binding_hash, classify, decide, request_id, shell_grant
+from kgent.permissions import (
+    Intent,
+    RuleError,
+    RuleScope,
+    Verdict,
+    answer_scope,
+    binding_hash,
+    card,
+    classify,
+    decide,
+    match,
+    propose,
+    request_id,
+    shell_grant,
+)
 from kgent.session.entries import SessionEntry
 from kgent.tools import spill
-from kgent.tools.base import CallDescription, ChangeTracking, Tool, ToolContext, ToolOutput
+from kgent.tools.base import (
+    CallDescription,
+    ChangeTracking,
+    FileChangePreview,
+    PreviewError,
+    Tool,
+    ToolContext,
+    ToolOutput,
+)
 from kgent.tools.ops import HostBuffers
 from kgent.tools.sandbox import Grant
+from kgent.tools.userversion import write_user_version
 
 if TYPE_CHECKING:
     from kgent.kernel.loop import Loop
@@ -36,8 +60,11 @@ if TYPE_CHECKING:
 _CANCELLED = "cancelled: the run was cancelled"
 
 
-def _option_kind(answer: object) -> PermissionOptionKind:
-    """The host's answer as a decision; anything but a known option is a reject."""
+def _option_kind(answer: object, options: tuple[PermissionOption, ...] = ()) -> PermissionOptionKind:
+    """The host's answer as a decision: the kind of the option it chose; anything but a known option is a reject."""
+    for option in options:
+        if option.option_id == answer:
+            return option.kind
     match answer:
         case "allow_once" | "allow_always" | "reject_once" | "reject_always":
             return answer
@@ -54,6 +81,10 @@ class Decision:
     reason: str
     request_id: str | None = None
     binding: str | None = None
+    scope: RuleScope = "session"  # how long an 'always' answer lasts
+    new_text: str | None = (
+        None  # approved with changes: the whole file the user wants instead of the proposal
+    )
 
     @property
     def approved(self) -> bool:
@@ -69,6 +100,14 @@ class Authorization:
     reason: str = ""
     binding: str | None = None
     asked: bool = False
+
+
+class _Unfit(Exception):
+    """The call would fail (its preview says why): it goes back to the model as its error, nobody is asked."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
 
 
 @dataclass(slots=True)
@@ -91,6 +130,8 @@ class ToolBatch:
         self.results: dict[str, ToolResultMessage] = {}
         self.announced: set[str] = set()  # calls whose tool_call event went out
         self.decisions: list[SessionEntry] = []  # permission entries, stored with the results
+        # calls approved with changes: the preview the person saw and the text they want instead
+        self.user_versions: dict[str, tuple[FileChangePreview, str]] = {}
 
     async def execute(self, calls: tuple[ToolCall, ...]) -> list[ToolResultMessage]:
         """Run the batch; results come back (and are persisted) in the model's call order."""
@@ -193,7 +234,11 @@ class ToolBatch:
             intent = await asyncio.to_thread(classify, tool, call.arguments, workspace)
         else:
             intent = classify(tool, call.arguments, workspace)
-        auth = await self._authorize(call, tool, intent, desc)
+        try:
+            auth = await self._authorize(call, tool, intent, desc)
+        except _Unfit as unfit:  # it would fail: no one is asked to approve a call that cannot succeed
+            self._fail(call, unfit.message)
+            return None
         if not auth.approved:
             self._fail(call, f"permission_denied: {auth.reason}")
             return None
@@ -218,8 +263,8 @@ class ToolBatch:
         """Verdict (the mode's policy, the session's remembered answers) → ask the host when they leave it open →
         record the decision (event and session entry)."""
         loop = self.loop
-        rules = loop.kernel.rules_for(loop.spec.session_id)
-        remembered = rules.match(intent)
+        found = match(intent, loop.kernel.rules_in_force(loop.spec.session_id, loop.spec.workspace))
+        remembered = None if found is None else found.allow
         runner = loop.runner
         verdict = decide(
             loop.spec.mode,
@@ -231,18 +276,16 @@ class ToolBatch:
         )
         if verdict.action == "allow" and remembered is not False:
             return Authorization(approved=True)
-        if remembered is False:
-            decision = Decision(
-                "reject_once", "session_rule", "rejected by an earlier 'reject always' answer"
-            )
+        if found is not None and not found.allow:
+            decision = Decision("reject_once", "session_rule", found.reason)
         elif verdict.action == "deny":
             decision = Decision("reject_once", "policy", verdict.reason)
-        elif remembered is True:
-            decision = Decision("allow_always", "session_rule", "allowed by an earlier 'allow always'")
+        elif found is not None:
+            decision = Decision("allow_always", "session_rule", found.reason)
         else:
             decision = await self._ask(call, tool, intent, desc, verdict)
             if decision.kind in ("allow_always", "reject_always"):
-                rules.remember(intent, decision.kind == "allow_always")
+                decision = self._remember(intent, decision)
         self._record(call, intent, decision)
         return Authorization(
             approved=decision.approved,
@@ -251,16 +294,38 @@ class ToolBatch:
             asked=decision.approved,  # a person, or their remembered answer, approved it (not the mode)
         )
 
+    def _remember(self, intent: Intent, decision: Decision) -> Decision:
+        """Store an 'always' answer as the rules its option showed, where it said (session, or the project's file;
+        a file that cannot be written keeps them for the session, and the reason says so)."""
+        kernel, spec = self.loop.kernel, self.loop.spec
+        allow = decision.kind == "allow_always"
+        if decision.scope != "session":
+            rules = [r if allow else replace(r, allow=False) for r in propose(intent).rules]
+            try:
+                file = kernel.rules.files.file(decision.scope, spec.workspace)
+                for rule in rules:
+                    file.add(rule)
+                return decision
+            except (RuleError, OSError) as exc:
+                reason = f"{decision.reason} (kept for this session only: {exc})"
+                decision = replace(decision, scope="session", reason=reason)
+        kernel.rules_for(spec.session_id).remember(intent, allow)
+        return decision
+
     async def _ask(
         self, call: ToolCall, tool: Tool, intent: Intent, desc: CallDescription, verdict: Verdict
     ) -> Decision:
-        """Put the call before the host and wait for the answer (or the approval timeout)."""
+        """Put the call before the host and wait for the answer (or the approval timeout). Raises _Unfit, before
+        asking, for an edit-kind call whose preview says it would fail."""
         loop, run = self.loop, self.run
         preview = None
+        found: FileChangePreview | None = None
         if tool.kind == "edit":
             try:
                 found = await tool.preview(call.arguments, self._context(intent.scope == "outside"))
-            except Exception:  # a preview is a courtesy; the call itself reports real problems
+            except PreviewError as e:
+                raise _Unfit(e.message) from None
+            except Exception:  # a preview is a courtesy; the call itself reports other problems
                 found = None
             if found is not None:
                 preview = ChangePreview(diff=found.diff, old_text=found.old_text, new_text=found.new_text)
@@ -268,6 +333,9 @@ class ToolBatch:
         binding = binding_hash(call.id, call.name, call.arguments)
         rid = request_id(run.run_id, loop.permission_count, binding)
         future = run.open_permission(rid)
+        options, no_rule = card(
+            intent, project_trusted=loop.kernel.rules.files.is_trusted(loop.spec.workspace)
+        )
         run.emit(
             PermissionRequest(
                 request_id=rid,
@@ -286,6 +354,8 @@ class ToolBatch:
                 operation=intent.operation,
                 scope=intent.scope,
                 agent=loop.spec.origin.agent if loop.spec.origin else None,
+                options=options,
+                no_rule=no_rule,
             )
         )
         timeout = loop.kernel.config.approval_timeout
@@ -295,10 +365,18 @@ class ToolBatch:
             return Decision("reject_once", "timeout", "the approval timed out", rid, binding)
         finally:
             run.close_permission(rid)
-        kind = _option_kind(answer)
+        kind = _option_kind(answer.option_id, options)
         approved = kind in ("allow_once", "allow_always")
         reason = "the user approved" if approved else "the user rejected this call"
-        return Decision(kind, "host", reason, rid, binding)
+        new_text = answer.new_text if approved else None
+        if found is None or new_text == found.new_text:
+            new_text = None  # nothing was proposed to change, or the user's version is the proposal
+        if new_text is not None and found is not None:
+            self.user_versions[call.id] = (found, new_text)
+            reason = "the user approved their own version of the change"
+        return Decision(
+            kind, "host", reason, rid, binding, answer_scope(str(answer.option_id)), new_text=new_text
+        )
 
     def _record(self, call: ToolCall, intent: Intent, decision: Decision) -> None:
         self.run.emit(
@@ -309,6 +387,7 @@ class ToolBatch:
                 approved=decision.approved,
                 source=decision.source,
                 reason=decision.reason,
+                edited=True if decision.new_text is not None else None,
             )
         )
         entry = self.loop.entry(
@@ -323,6 +402,7 @@ class ToolBatch:
             scope=intent.scope,
             reason=decision.reason,
             rules=self.loop.kernel.rules_for(self.loop.spec.session_id).to_list(),
+            **({"edited": True} if decision.new_text is not None else {}),  # the fact, never the text
         )
         self.decisions.append(entry)
 
@@ -339,8 +419,12 @@ class ToolBatch:
             unsaved = (
                 await buffers.save_buffers() if buffers and ready.tool.intent.effect == "execute" else []
             )
-            out = await ready.tool.run(
-                call.arguments, self._context(ready.allow_outside, call.id, ready.grant, ready.allow_private)
+            ctx = self._context(ready.allow_outside, call.id, ready.grant, ready.allow_private)
+            version = self.user_versions.pop(call.id, None)
+            out = (
+                await write_user_version(version[0], version[1], ctx)
+                if version is not None  # approved with changes: the user's text, not the proposal
+                else await ready.tool.run(call.arguments, ctx)
             )
         except asyncio.CancelledError:
             self.results[call.id] = _error(call, _CANCELLED)

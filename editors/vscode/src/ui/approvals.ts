@@ -5,6 +5,7 @@ import * as vscode from "vscode";
 import { approvalPrompt, type ApprovalChoice, type ApprovalPrompt } from "../approval";
 import { errorOf } from "../client";
 import type * as P from "../protocol";
+import type { ApprovalEdits } from "./approvalEdit";
 import { SCHEME, type VirtualDocuments } from "./documents";
 import type { Output } from "./output";
 
@@ -22,6 +23,7 @@ export class Approvals {
     private readonly docs: VirtualDocuments,
     private readonly output: Output,
     private readonly changed: () => void,
+    private readonly edits?: ApprovalEdits,
   ) {}
 
   /** Prompts open or waiting their turn. */
@@ -60,6 +62,7 @@ export class Approvals {
     const prompt = approvalPrompt(params);
     const n = ++this.promptSeq;
     const prefix = `/prompt-${n}/`;
+    const editable = this.edits?.editable(params) === true;
     const qp = vscode.window.createQuickPick<ApprovalItem>();
     qp.title = prompt.title;
     qp.placeholder = prompt.placeholder;
@@ -68,6 +71,7 @@ export class Approvals {
     const items: ApprovalItem[] = prompt.choices.map((choice) => ({
       label: choice.label,
       description: choice.description,
+      detail: choice.kind === "option" ? choice.detail : undefined,
       choice,
     }));
     qp.items = items;
@@ -81,16 +85,18 @@ export class Approvals {
         for (const s of subs) s.dispose();
         qp.hide();
         qp.dispose();
-        void this.closePreviews(prefix);
+        void (this.edits?.release(params.requestId) ?? Promise.resolve()).then(() => this.closePreviews(prefix));
         resolve(result);
       };
+      // "Approve with changes": the diff's proposed side is editable; Accept my version answers with its text.
+      if (editable) this.edits?.register(params, (r) => (done ? false : (finish(r), true)));
       subs.push(
         qp.onDidAccept(() => {
           const item = qp.selectedItems[0] ?? qp.activeItems[0];
           if (item === undefined) return;
           const c = item.choice;
           if (c.kind === "option") finish({ outcome: "selected", optionId: c.optionId });
-          else void this.showPreview(prompt, c.kind, prefix);
+          else void this.showPreview(prompt, c.kind, prefix, this.edits?.uriFor(params.requestId));
         }),
         qp.onDidHide(() => finish({ outcome: "cancelled" })),
         token.onCancellationRequested(() => finish({ outcome: "cancelled" })),
@@ -106,16 +112,18 @@ export class Approvals {
   /** Open the call's diff (or, without one, its details) beside the editor; the panel's "Open diff in editor". */
   openPreview(params: P.PermissionParams, prefix: string): Promise<void> {
     const prompt = approvalPrompt(params);
-    return this.showPreview(prompt, prompt.preview !== undefined ? "diff" : "details", prefix);
+    return this.showPreview(prompt, prompt.preview !== undefined ? "diff" : "details", prefix, this.edits?.uriFor(params.requestId));
   }
 
-  private async showPreview(prompt: ApprovalPrompt, kind: "diff" | "details", prefix: string): Promise<void> {
+  /** `editable`: the proposed side's writable document, when the approval takes the person's own text. */
+  private async showPreview(prompt: ApprovalPrompt, kind: "diff" | "details", prefix: string, editable?: vscode.Uri): Promise<void> {
     try {
       const pv = prompt.preview;
       if (kind === "diff" && pv !== undefined && pv.kind === "sides") {
         const left = this.docs.add(`${prefix}current/${pv.fileName}`, pv.before);
-        const right = this.docs.add(`${prefix}proposed/${pv.fileName}`, pv.after);
-        const title = `${pv.fileName}: ${pv.isNewFile ? "new file" : "current ↔ proposed"} (Kgent)`;
+        const right = editable ?? this.docs.add(`${prefix}proposed/${pv.fileName}`, pv.after);
+        const what = pv.isNewFile ? "new file" : "current ↔ proposed";
+        const title = `${pv.fileName}: ${what}${editable !== undefined ? " (editable: Accept my version)" : ""} (Kgent)`;
         await vscode.commands.executeCommand("vscode.diff", left, right, title, { preview: true, preserveFocus: true });
         return;
       }

@@ -12,6 +12,7 @@ import { parseFromPage, type FromPage, type ToPage } from "../panelMessages";
 import { PanelModel } from "../panelModel";
 import type * as P from "../protocol";
 import { firstLine } from "../transcript";
+import type { ApprovalEdits, SelectedWithText } from "./approvalEdit";
 import type { Approvals } from "./approvals";
 import type { DaemonControl } from "./daemonControl";
 import { PanelSessions } from "./panelSessions";
@@ -25,7 +26,8 @@ const MAX_ATTACHMENT_BYTES = 256 * 1024;
 
 interface Pending {
   params: P.PermissionParams;
-  resolve(result: P.PermissionResult): void;
+  /** Settle the card; false when it was already settled. */
+  resolve(result: P.PermissionResult): boolean;
 }
 
 export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
@@ -48,6 +50,7 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
     private readonly runs: Runs,
     private readonly approvals: Approvals,
     private readonly changed: () => void,
+    private readonly edits?: ApprovalEdits,
   ) {
     this.model.trusted = vscode.workspace.isTrusted;
     this.sessions = new PanelSessions(daemon, this.model, () => this.refresh(), (m) => this.post(m));
@@ -61,6 +64,14 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
         if (e.affectsConfiguration("kgent")) void this.loadChoices(false);
       }),
     );
+    if (edits !== undefined) {
+      this.disposables.push(
+        edits.onDidEdit((requestId) => {
+          this.model.approvalEdited(requestId);
+          this.refresh();
+        }),
+      );
+    }
     runs.onRunStart = (runId, sessionId, label, workspace, origin) => {
       this.model.runStarted(runId, sessionId, label, workspace, origin);
       this.refresh();
@@ -164,24 +175,30 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
     const timeout = this.daemon.current?.initializeResult.capabilities.features?.approvalTimeout;
     const deadline = typeof timeout === "number" && timeout > 0 ? Date.now() + timeout * 1000 : undefined;
     const canOpenDiff = typeof params.toolCall.newText === "string" || (typeof params.toolCall.diff === "string" && params.toolCall.diff !== "");
-    this.model.approvalRequested(params, deadline, canOpenDiff);
+    const editable = this.edits?.editable(params) === true;
+    const card = this.model.approvalRequested(params, deadline, canOpenDiff);
+    if (editable) card.canEdit = true;
     this.refresh();
     void this.reveal(false);
     return new Promise<P.PermissionResult>((resolve) => {
-      const sub = token.onCancellationRequested(() => finish(undefined));
-      const finish = (optionId: string | undefined): void => {
-        if (!this.pending.delete(params.requestId)) return;
+      const sub = token.onCancellationRequested(() => finish({ outcome: "cancelled" }));
+      const finish = (result: P.PermissionResult): boolean => {
+        if (!this.pending.delete(params.requestId)) return false;
         sub.dispose();
-        const option = params.options.find((o) => o.optionId === optionId);
-        this.model.approvalSettled(params.requestId, option?.name);
-        void this.approvals.closePreviews(`/card-${params.requestId}/`);
+        const option = result.outcome === "selected" ? params.options.find((o) => o.optionId === result.optionId) : undefined;
+        const edited = option !== undefined && typeof (result as SelectedWithText).newText === "string";
+        this.model.approvalSettled(params.requestId, option === undefined ? undefined : edited ? `${option.name}, with your changes` : option.name);
+        // The editable proposal is saved and closed first (closing a changed document would ask), then the rest.
+        void (this.edits?.release(params.requestId) ?? Promise.resolve()).then(() => this.approvals.closePreviews(`/card-${params.requestId}/`));
         this.refresh();
         this.changed();
-        resolve(option !== undefined ? { outcome: "selected", optionId: option.optionId } : { outcome: "cancelled" });
+        resolve(option !== undefined ? result : { outcome: "cancelled" });
+        return true;
       };
-      this.pending.set(params.requestId, { params, resolve: (r) => finish(r.outcome === "selected" ? r.optionId : undefined) });
+      this.pending.set(params.requestId, { params, resolve: finish });
+      if (editable) this.edits?.register(params, finish);
       this.changed();
-      if (token.isCancellationRequested) finish(undefined);
+      if (token.isCancellationRequested) finish({ outcome: "cancelled" });
     });
   }
 
@@ -189,8 +206,7 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
   answer(requestId: string, optionId: string): boolean {
     const p = this.pending.get(requestId);
     if (p === undefined) return false;
-    p.resolve({ outcome: "selected", optionId });
-    return true;
+    return p.resolve({ outcome: "selected", optionId });
   }
 
   private async onMessage(m: FromPage): Promise<void> {
@@ -210,6 +226,11 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
       case "answer":
         this.answer(m.requestId, m.optionId);
         return;
+      case "acceptMine": {
+        const uri = this.edits?.uriFor(m.requestId);
+        if (uri !== undefined) await this.edits?.acceptMine(uri);
+        return;
+      }
       case "openDiff": {
         const p = this.pending.get(m.requestId);
         if (p !== undefined) await this.approvals.openPreview(p.params, `/card-${m.requestId}/`);

@@ -4,6 +4,7 @@
 import { escapeHtml, renderMarkdown } from "../markdown";
 import type { FromPage, SessionRow, ToPage } from "../panelMessages";
 import type { ApprovalItem, EndItem, LiveRun, PanelItem, PanelState, PlanItem, RunSection, ToolItem, UserItem } from "../panelItems";
+import { optionWords, SCOPE_WORDS } from "../rules";
 import { formatUsage } from "../usage";
 
 declare function acquireVsCodeApi(): { postMessage(m: FromPage): void; getState(): unknown; setState(s: unknown): void };
@@ -25,7 +26,8 @@ const rendered = new Map<string, { rev: number; el: HTMLElement }>();
 const sections = new Map<string, { el: HTMLElement; head: HTMLElement; key: string }>();
 let state: PanelState | undefined;
 
-const OPTION_KEYS: Record<string, string> = { allow_once: "a", allow_always: "s", reject_once: "r", reject_always: "n" };
+// Keys by option id (two options may share a kind: the session and the project "always").
+const OPTION_KEYS: Record<string, string> = { allow_once: "a", allow_always: "s", allow_always_project: "p", reject_once: "r", reject_always: "n" };
 const STATUS_TEXT: Record<string, string> = { pending: "waiting", in_progress: "running", completed: "done", failed: "failed" };
 
 function el(tag: string, cls?: string, html?: string): HTMLElement {
@@ -101,15 +103,37 @@ function renderApproval(a: ApprovalItem): HTMLElement {
   if (a.diff) card.appendChild(el("pre", "diff", diffHtml(a.diff)));
   if (a.state === "pending") {
     const row = el("div", "buttons");
+    // Whatever options arrive, in the daemon's order; what each "always" creates is said under the buttons.
+    const ruleLines = el("ul", "rule-words");
     for (const o of a.options) {
-      const key = OPTION_KEYS[o.kind];
-      const b = button(o.name, `opt ${o.kind}`, () => post({ type: "answer", requestId: a.requestId, optionId: o.optionId }), key ? `Key: ${key.toUpperCase()}` : undefined);
+      const key = OPTION_KEYS[o.optionId];
+      const words = optionWords(o);
+      const tip = [words.rules.map((r) => r.rule).join(", "), key ? `Key: ${key.toUpperCase()}` : ""].filter((t) => t !== "").join(" · ");
+      const b = button(o.name, `opt ${o.kind} ${o.optionId}`, () => post({ type: "answer", requestId: a.requestId, optionId: o.optionId }), tip || undefined);
       b.dataset.kind = o.kind;
+      b.dataset.optionId = o.optionId;
+      if (words.scope !== undefined) b.dataset.scope = words.scope;
       if (key) b.innerHTML = `${escapeHtml(o.name)} <kbd>${key.toUpperCase()}</kbd>`;
       row.appendChild(b);
+      if (words.rules.length > 0) {
+        const li = el("li", `rule-line ${o.kind}`);
+        li.dataset.optionId = o.optionId;
+        const scope = words.scope !== undefined ? `<span class="scope scope-${words.scope}" title="lasts ${escapeHtml(SCOPE_WORDS[words.scope])}">${escapeHtml(words.scope)}</span> ` : "";
+        const rules = words.rules.map((r) => `<span class="rule-text">${escapeHtml(r.text)}</span> <code class="rule">${escapeHtml(r.rule)}</code>`).join("; ");
+        li.innerHTML = `${scope}<span class="rule-option">${escapeHtml(o.name)}:</span> ${rules}`;
+        ruleLines.appendChild(li);
+      }
     }
-    if (a.canOpenDiff) row.appendChild(button("Open diff in editor", "secondary open-diff", () => post({ type: "openDiff", requestId: a.requestId })));
+    if (a.canOpenDiff) {
+      const label = a.canEdit ? "Open diff (editable) in editor" : "Open diff in editor";
+      row.appendChild(button(label, "secondary open-diff", () => post({ type: "openDiff", requestId: a.requestId })));
+    }
+    if (a.edited === true) {
+      row.appendChild(button("Accept my version", "accept-mine", () => post({ type: "acceptMine", requestId: a.requestId }), "Allow once, writing your edited text instead of the proposal"));
+    }
     card.appendChild(row);
+    if (ruleLines.childElementCount > 0) card.appendChild(ruleLines);
+    if (a.noRule !== undefined) card.appendChild(el("div", "no-rule", `No “always” answer: ${escapeHtml(a.noRule)}`));
     if (a.deadline !== undefined) {
       const c = el("div", "countdown", escapeHtml(countdownText(a.deadline)));
       c.dataset.deadline = String(a.deadline);
@@ -117,7 +141,7 @@ function renderApproval(a: ApprovalItem): HTMLElement {
     }
     card.addEventListener("keydown", (ev) => {
       if (ev.target instanceof HTMLTextAreaElement || ev.altKey || ev.ctrlKey || ev.metaKey) return;
-      const opt = a.options.find((o) => OPTION_KEYS[o.kind] === ev.key.toLowerCase());
+      const opt = a.options.find((o) => OPTION_KEYS[o.optionId] === ev.key.toLowerCase());
       if (opt !== undefined) {
         ev.preventDefault();
         post({ type: "answer", requestId: a.requestId, optionId: opt.optionId });
