@@ -56,7 +56,8 @@ def test_allow_always_for_public_fetches_does_not_cover_private_ones(tmp_path: P
     private = classify("web_fetch", {"url": "http://127.0.0.1:9/"}, tmp_path)
     rules = SessionRules()
     rules.remember(public, True)
-    assert rules.match(classify("web_fetch", {"url": "https://93.184.216.35/other"}, tmp_path)) is True
+    assert rules.match(classify("web_fetch", {"url": "https://93.184.216.34/other"}, tmp_path)) is True
+    assert rules.match(classify("web_fetch", {"url": "https://93.184.216.35/"}, tmp_path)) is None  # by host
     assert rules.match(private) is None  # asked again
     rules.remember(private, True)
     assert rules.match(private) is True

@@ -65,6 +65,14 @@ export type {
   ProjectTrust,
   QueueUpdateEvent,
   RenameSessionParams,
+  AddRuleResult,
+  RemoveRuleResult,
+  RuleFilesInfo,
+  RuleInfo,
+  RuleItem,
+  RuleParams,
+  RulesParams,
+  RulesResult,
   ResourceBlock,
   ResourceLinkBlock,
   RetryEvent,
@@ -185,6 +193,10 @@ export const AgentFork = new RequestType<W.ForkParams, W.ForkResult, ErrorData>(
 export const AgentRenameSession = new RequestType<W.RenameSessionParams, W.EmptyResult, ErrorData>("agent/renameSession");
 export const AgentDeleteSession = new RequestType<W.DeleteSessionParams, W.EmptyResult, ErrorData>("agent/deleteSession");
 export const AgentCompact = new RequestType<W.CompactParams, W.CompactResult, ErrorData>("agent/compact");
+// Permission rules (protocol.md § Rules).
+export const AgentRules = new RequestType<W.RulesParams, W.RulesResult, ErrorData>("agent/rules");
+export const AgentAddRule = new RequestType<W.RuleParams, W.AddRuleResult, ErrorData>("agent/addRule");
+export const AgentRemoveRule = new RequestType<W.RuleParams, W.RemoveRuleResult, ErrorData>("agent/removeRule");
 export const AgentEvent = new NotificationType<AgentEventParams>("agent/event");
 export const AgentPermission = new RequestType<W.PermissionParams, W.PermissionResult, ErrorData>("agent/permission");
 export const CancelRequest = new NotificationType<W.CancelRequestParams>("$/cancelRequest");

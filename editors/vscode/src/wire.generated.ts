@@ -9,6 +9,10 @@ export interface AcpPermissionResult {
   outcome: PermissionSelected | PermissionCancelled;
 }
 
+export interface AddRuleResult {
+  rule: RuleInfo;
+}
+
 /** `agent/event`: one event of one run. */
 export interface AgentEventParams {
   runId: string;
@@ -266,10 +270,18 @@ export interface PermissionCancelled {
 export type PermissionMode = "plan" | "ask" | "auto" | "full" | "risk_based";
 
 export interface PermissionOption {
+  /**
+   * allow_once, allow_always, allow_always_project, reject_once, reject_always or reject_always_project; a front
+   * renders whatever options arrive.
+   */
   optionId: string;
   kind: PermissionOptionKind | (string & {});
-  /** A label for the button. */
+  /** A label for the button; an 'always' option says its rule and scope in words. */
   name: string;
+  /** 'Always' options: how long the answer lasts. */
+  scope?: "session" | "project" | "user" | (string & {}) | null;
+  /** 'Always' options: the rule(s) the answer creates. */
+  rules?: RuleItem[] | null;
 }
 
 export type PermissionOptionKind = "allow_once" | "allow_always" | "reject_once" | "reject_always";
@@ -287,6 +299,8 @@ export interface PermissionParams {
   options: PermissionOption[];
   /** A sub-agent's prompt: its name (the `task` call's description). */
   agent?: string | null;
+  /** Why no 'always' option is offered: no rule can describe this call (one sentence, for the card). */
+  noRule?: string | null;
   runId: string;
   sessionId: string;
   /** A sub-agent's prompt: the run that started it. */
@@ -305,6 +319,8 @@ export interface PermissionRequestEvent {
   options: PermissionOption[];
   /** A sub-agent's prompt: its name (the `task` call's description). */
   agent?: string | null;
+  /** Why no 'always' option is offered: no rule can describe this call (one sentence, for the card). */
+  noRule?: string | null;
   type: "permission_request";
 }
 
@@ -383,6 +399,11 @@ export interface ReadTextFileParams {
 export interface ReadTextFileResult {
   /** The buffer's full text; null when the client does not have the file open (the daemon then reads the disk). */
   content: string | null;
+}
+
+export interface RemoveRuleResult {
+  /** False if there was no such rule. */
+  removed: boolean;
 }
 
 export interface RenameSessionParams {
@@ -465,6 +486,60 @@ export interface ReviewResult {
 export interface ReviewRun {
   runId: string;
   files: ReviewFile[];
+}
+
+export interface RuleFilesInfo {
+  /** The project's rule file (`<workspace>/.kgent/config.toml`). */
+  project: string;
+  /** The user's rule file (`<user config dir>/config.toml`). */
+  user: string;
+}
+
+export interface RuleInfo {
+  /** In the rule syntax, e.g. `bash(npm test *)`. */
+  rule: string;
+  decision: "allow" | "deny" | (string & {});
+  scope: "session" | "project" | "user" | (string & {});
+  /** Scope `session`: the session it belongs to. */
+  sessionId?: string | null;
+  /** The rule in words. */
+  text: string;
+  /** Scopes `project` and `user`: the file it is in. */
+  file?: string | null;
+}
+
+/** A rule an 'always' option creates. */
+export interface RuleItem {
+  /** The rule in the rule syntax, e.g. `bash(npm test *)` (protocol.md, Rules). */
+  rule: string;
+  /** The same in words, e.g. allow `npm test` with any arguments in this project. */
+  text: string;
+}
+
+export interface RuleParams {
+  /** An absolute path (of the daemon's machine). */
+  workspace: string;
+  /** In the rule syntax, e.g. `bash(npm test *)` (protocol.md, Rules). */
+  rule: string;
+  decision: "allow" | "deny" | (string & {});
+  scope: "session" | "project" | "user" | (string & {});
+  /** Scope `session`: the session (required). */
+  sessionId?: string | null;
+}
+
+export interface RulesParams {
+  /** An absolute path (of the daemon's machine). */
+  workspace: string;
+}
+
+export interface RulesResult {
+  /** Deny rules first, then allows; the user's, the project's, the sessions'. */
+  rules: RuleInfo[];
+  files: RuleFilesInfo;
+  /** False: the project's allow rules are ignored (its denies still count). */
+  projectTrusted: boolean;
+  /** Rules in the files that could not be read (file and rule), left out. */
+  problems?: string[] | null;
 }
 
 /** The run's terminal event: exactly one, always last. */
@@ -860,6 +935,18 @@ export interface Methods {
     direction: "client → daemon"; kind: "request";
     params: ApplyReviewParams; result: ApplyReviewResult;
   };
+  "agent/rules": {
+    direction: "client → daemon"; kind: "request";
+    params: RulesParams; result: RulesResult;
+  };
+  "agent/addRule": {
+    direction: "client → daemon"; kind: "request";
+    params: RuleParams; result: AddRuleResult;
+  };
+  "agent/removeRule": {
+    direction: "client → daemon"; kind: "request";
+    params: RuleParams; result: RemoveRuleResult;
+  };
   "$/cancelRequest": {
     direction: "both"; kind: "notification";
     params: CancelRequestParams; result: undefined;
@@ -905,6 +992,9 @@ export const METHOD_NAMES: readonly MethodName[] = [
   "agent/compact",
   "agent/review",
   "agent/applyReview",
+  "agent/rules",
+  "agent/addRule",
+  "agent/removeRule",
   "$/cancelRequest",
   "agent/event",
   "agent/permission",

@@ -1,4 +1,4 @@
-"""`kgent` command line: run | demo | debug | serve | acp | sessions | extensions | swebench | desktop. Subcommands import what they need lazily."""
+"""`kgent` command line: run | demo | debug | serve | acp | sessions | extensions | rules | swebench | desktop. Subcommands import what they need lazily."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ SUBCOMMANDS = {
     "acp": "kgent.cli.acp",
     "sessions": "kgent.cli.sessions",
     "extensions": "kgent.cli.extensions",
+    "rules": "kgent.cli.rules",
     "swebench": "kgent.cli.swebench",
     "desktop": "kgent.cli.desktop",
 }

@@ -138,16 +138,40 @@ def workspace_of(args: argparse.Namespace) -> Path:
     return Path(args.workspace or os.getcwd()).expanduser().resolve()
 
 
+# The key for each option the daemon may offer (any other option gets its number).
+_KEYS = {
+    "allow_once": "y",
+    "allow_always": "a",
+    "allow_always_project": "p",
+    "reject_once": "n",
+    "reject_always": "r",
+    "reject_always_project": "x",
+}
+
+
+def prompt_lines(request: PermissionRequest) -> tuple[list[str], dict[str, str]]:
+    """The approval prompt: one line per option offered (its name says the rule and how long it lasts), the
+    reason no 'always' is offered (`noRule`), and the keys that choose them."""
+    lines: list[str] = []
+    keys: dict[str, str] = {}
+    for number, option in enumerate(request.options, 1):
+        key = _KEYS.get(option.option_id, str(number))
+        keys[key] = option.option_id
+        lines.append(f"  [{key}] {option.name}")
+    if request.no_rule:
+        lines.append(f"  (no 'always': {request.no_rule})")
+    return lines, keys
+
+
 def ask_on_tty(request: PermissionRequest) -> str:
     """Prompt on the terminal; EOF or anything unexpected is a reject."""
-    choices = {"y": "allow_once", "a": "allow_always", "n": "reject_once", "r": "reject_always"}
+    lines, keys = prompt_lines(request)
+    print("\n".join(lines))
     try:
-        answer = (
-            input("  allow? [y]es once / [a]lways this session / [n]o / [r]eject always: ").strip().lower()
-        )
+        answer = input(f"  allow? [{'/'.join(keys)}]: ").strip().lower()
     except EOFError:
         return "reject_once"
-    return choices.get(answer[:1], "reject_once")
+    return keys.get(answer, keys.get(answer[:1], "reject_once"))
 
 
 async def ask_unless_ended(run: Any, request: PermissionRequest) -> str | None:

@@ -87,10 +87,22 @@ class ToolUpdate:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class RuleText:
+    """A rule an 'always' option creates: in the rule syntax, and in words."""
+
+    rule: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PermissionOption:
+    """One answer a host may give; an 'always' option says how long it lasts (`scope`) and the rules it creates."""
+
     option_id: str
     kind: PermissionOptionKind
     name: str
+    scope: Literal["session", "project", "user"] | None = None
+    rules: tuple[RuleText, ...] = ()
 
 
 DEFAULT_PERMISSION_OPTIONS: tuple[PermissionOption, ...] = (
@@ -137,6 +149,7 @@ class PermissionRequest:
     scope: str
     options: tuple[PermissionOption, ...] = DEFAULT_PERMISSION_OPTIONS
     agent: str | None = None  # the sub-agent asking (None: the run's own agent)
+    no_rule: str | None = None  # why no 'always' option is offered (no rule can describe the call)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -325,6 +338,13 @@ def _plain(value: Any) -> Any:
         return message_to_dict(value)  # the session's form of a message is its wire form
     if isinstance(value, PermissionToolCall):
         return _tool_call(value)
+    if isinstance(value, PermissionOption):
+        option: dict[str, Any] = {"optionId": value.option_id, "kind": value.kind, "name": value.name}
+        if value.scope is not None:
+            option["scope"] = value.scope
+        if value.rules:
+            option["rules"] = [{"rule": r.rule, "text": r.text} for r in value.rules]
+        return option
     if isinstance(value, tuple):
         return [_plain(v) for v in value]
     if hasattr(value, "__dataclass_fields__"):

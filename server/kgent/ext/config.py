@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from kgent.core.errors import ConfigError
+from kgent.core.paths import user_config_dir as user_config_dir
 
 Origin = Literal["user", "project"]
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
@@ -63,17 +64,6 @@ class ExtConfig:
         return any(r.origin == "project" for r in self.extensions) or any(
             s.origin == "project" for s in self.mcp_servers
         )
-
-
-def user_config_dir(env: Mapping[str, str] | None = None) -> Path:
-    """KGENT_CONFIG_DIR if set, else the platform's user config directory for kgent."""
-    env = os.environ if env is None else env
-    override = env.get("KGENT_CONFIG_DIR")
-    if override:
-        return Path(override).expanduser()
-    import platformdirs  # only when needed: it is the slow part of this module
-
-    return Path(platformdirs.user_config_dir("kgent"))
 
 
 def read_config(project: Path | None, env: Mapping[str, str] | None = None) -> ExtConfig:

@@ -11,26 +11,14 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from kgent.ext.config import user_config_dir
+from kgent.core.paths import TRUST_FILE as FILE
+from kgent.core.paths import is_trusted, trusted_projects, user_config_dir
 
-FILE = "trusted-projects.json"
+__all__ = ["FILE", "is_trusted", "set_trusted", "trusted_projects"]
 
 
 def _path(env: Mapping[str, str] | None) -> Path:
     return user_config_dir(env) / FILE
-
-
-def trusted_projects(env: Mapping[str, str] | None = None) -> set[str]:
-    """The trusted project paths (an unreadable or malformed file trusts nothing)."""
-    try:
-        data = json.loads(_path(env).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return set()
-    return {p for p in data if isinstance(p, str)} if isinstance(data, list) else set()
-
-
-def is_trusted(project: Path, env: Mapping[str, str] | None = None) -> bool:
-    return str(project.resolve()) in trusted_projects(env)
 
 
 def set_trusted(project: Path, trusted: bool, env: Mapping[str, str] | None = None) -> None:

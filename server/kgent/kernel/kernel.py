@@ -19,7 +19,7 @@ from kgent.kernel.hooks import HookContext, KernelHooks, NoHooks, observer
 from kgent.kernel.loop import Loop, RunSpec
 from kgent.kernel.run import AgentRun
 from kgent.kernel.subagents import SubAgents
-from kgent.permissions import SessionRules, normalize_mode
+from kgent.permissions import RuleBook, Scoped, SessionRules, normalize_mode
 from kgent.providers.base import Provider
 from kgent.providers.pricing import builtin_prices
 from kgent.session.entries import SessionEntry, new_id
@@ -47,8 +47,11 @@ class AgentKernel:
         sandbox: Sandbox | None = None,
         runner: CommandRunner | None = None,
         hooks: KernelHooks | None = None,
+        rules: RuleBook | None = None,
     ) -> None:
         self.provider = provider
+        # The rule files (project, user; re-read when they change) and the session rules held by session.
+        self.rules: RuleBook = rules if rules is not None else RuleBook()
         # What an outer layer (kgent.ext) adds to each run: tools and hooks (kernel/hooks.py).
         self.hooks: KernelHooks = hooks if hooks is not None else NoHooks()
         self.tools: tuple[Tool, ...] = tuple(tools) if tools is not None else tuple(CODING_TOOLS())
@@ -66,7 +69,6 @@ class AgentKernel:
         self.project: Callable[[Sequence[SessionEntry]], list[Message]] = project
         # Context compaction (kgent.context): a policy the loop asks before each request; None turns it off.
         self.compactor: CompactionPolicy | None = Compactor()
-        self._rules: dict[str, SessionRules] = {}
         self._live: dict[str, AgentRun] = {}
         normalize_mode(self.config.mode)  # fail at assembly, not mid-run
 
@@ -127,6 +129,7 @@ class AgentKernel:
             runner=runner,
         )
         self._live[sid] = run
+        self.rules.workspaces[sid] = ws.resolve()
         hold, release = getattr(self.store, "hold", None), getattr(self.store, "release", None)
         if hold is not None:  # a durable store keeps the session's file locked while the run is live
             hold(sid)
@@ -140,7 +143,7 @@ class AgentKernel:
             # The session's last run: forget its state (a long-lived daemon serves thousands of sessions). Its
             # 'always' rules are in its permission entries and come back when a run resumes it (restore_rules).
             del self._live[run.session_id]
-            self._rules.pop(run.session_id, None)
+            self.rules.release(run.session_id)
         if release is not None:
             release(run.session_id)
 
@@ -162,18 +165,20 @@ class AgentKernel:
         return run if run is not None and not run.done else None
 
     def rules_for(self, session_id: str) -> SessionRules:
-        rules = self._rules.get(session_id)
-        if rules is None:
-            rules = self._rules[session_id] = SessionRules()
-        return rules
+        """The session's own rules (its 'always' answers this session)."""
+        return self.rules.session(session_id)
+
+    def rules_in_force(self, session_id: str, workspace: Path) -> list[Scoped]:
+        """Every rule that speaks for a call of this session: its own, the project's and the user's files."""
+        return self.rules.in_force(session_id, workspace)
 
     def restore_rules(self, session_id: str, branch: Sequence[SessionEntry]) -> None:
         """Reload 'always' answers from the latest permission entry of a resumed branch."""
-        if session_id in self._rules:
+        if self.rules.held(session_id):
             return
         for entry in reversed(branch):
             if entry.type == "permission" and "rules" in entry.data:
-                self._rules[session_id] = SessionRules.from_list(entry.data["rules"])
+                self.rules.restore(session_id, entry.data["rules"])
                 return
 
     def subagents(self, loop: Loop, run: AgentRun, tracker: ChangeTracking, call_id: str) -> SubAgents:

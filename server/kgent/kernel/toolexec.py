@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from kgent.core.events import (
     ChangePreview,
     DecisionSource,
+    PermissionOption,
     PermissionOptionKind,
     PermissionRequest,
     PermissionResolved,
@@ -22,7 +23,21 @@ from kgent.core.events import (
 )
 from kgent.core.messages import ToolCall, ToolResultMessage
 from kgent.kernel.hooks import denial, hooked_result
-from kgent.permissions import Intent, Verdict, binding_hash, classify, decide, request_id, shell_grant
+from kgent.permissions import (
+    Intent,
+    RuleError,
+    RuleScope,
+    Verdict,
+    answer_scope,
+    binding_hash,
+    card,
+    classify,
+    decide,
+    match,
+    propose,
+    request_id,
+    shell_grant,
+)
 from kgent.session.entries import SessionEntry
 from kgent.tools import spill
 from kgent.tools.base import CallDescription, ChangeTracking, Tool, ToolContext, ToolOutput
@@ -36,8 +51,11 @@ if TYPE_CHECKING:
 _CANCELLED = "cancelled: the run was cancelled"
 
 
-def _option_kind(answer: object) -> PermissionOptionKind:
-    """The host's answer as a decision; anything but a known option is a reject."""
+def _option_kind(answer: object, options: tuple[PermissionOption, ...] = ()) -> PermissionOptionKind:
+    """The host's answer as a decision: the kind of the option it chose; anything but a known option is a reject."""
+    for option in options:
+        if option.option_id == answer:
+            return option.kind
     match answer:
         case "allow_once" | "allow_always" | "reject_once" | "reject_always":
             return answer
@@ -54,6 +72,7 @@ class Decision:
     reason: str
     request_id: str | None = None
     binding: str | None = None
+    scope: RuleScope = "session"  # how long an 'always' answer lasts
 
     @property
     def approved(self) -> bool:
@@ -218,8 +237,8 @@ class ToolBatch:
         """Verdict (the mode's policy, the session's remembered answers) → ask the host when they leave it open →
         record the decision (event and session entry)."""
         loop = self.loop
-        rules = loop.kernel.rules_for(loop.spec.session_id)
-        remembered = rules.match(intent)
+        found = match(intent, loop.kernel.rules_in_force(loop.spec.session_id, loop.spec.workspace))
+        remembered = None if found is None else found.allow
         runner = loop.runner
         verdict = decide(
             loop.spec.mode,
@@ -231,18 +250,16 @@ class ToolBatch:
         )
         if verdict.action == "allow" and remembered is not False:
             return Authorization(approved=True)
-        if remembered is False:
-            decision = Decision(
-                "reject_once", "session_rule", "rejected by an earlier 'reject always' answer"
-            )
+        if found is not None and not found.allow:
+            decision = Decision("reject_once", "session_rule", found.reason)
         elif verdict.action == "deny":
             decision = Decision("reject_once", "policy", verdict.reason)
-        elif remembered is True:
-            decision = Decision("allow_always", "session_rule", "allowed by an earlier 'allow always'")
+        elif found is not None:
+            decision = Decision("allow_always", "session_rule", found.reason)
         else:
             decision = await self._ask(call, tool, intent, desc, verdict)
             if decision.kind in ("allow_always", "reject_always"):
-                rules.remember(intent, decision.kind == "allow_always")
+                decision = self._remember(intent, decision)
         self._record(call, intent, decision)
         return Authorization(
             approved=decision.approved,
@@ -250,6 +267,24 @@ class ToolBatch:
             binding=decision.binding,
             asked=decision.approved,  # a person, or their remembered answer, approved it (not the mode)
         )
+
+    def _remember(self, intent: Intent, decision: Decision) -> Decision:
+        """Store an 'always' answer as the rules its option showed, where it said (session, or the project's file;
+        a file that cannot be written keeps them for the session, and the reason says so)."""
+        kernel, spec = self.loop.kernel, self.loop.spec
+        allow = decision.kind == "allow_always"
+        if decision.scope != "session":
+            rules = [r if allow else replace(r, allow=False) for r in propose(intent).rules]
+            try:
+                file = kernel.rules.files.file(decision.scope, spec.workspace)
+                for rule in rules:
+                    file.add(rule)
+                return decision
+            except (RuleError, OSError) as exc:
+                reason = f"{decision.reason} (kept for this session only: {exc})"
+                decision = replace(decision, scope="session", reason=reason)
+        kernel.rules_for(spec.session_id).remember(intent, allow)
+        return decision
 
     async def _ask(
         self, call: ToolCall, tool: Tool, intent: Intent, desc: CallDescription, verdict: Verdict
@@ -268,6 +303,9 @@ class ToolBatch:
         binding = binding_hash(call.id, call.name, call.arguments)
         rid = request_id(run.run_id, loop.permission_count, binding)
         future = run.open_permission(rid)
+        options, no_rule = card(
+            intent, project_trusted=loop.kernel.rules.files.is_trusted(loop.spec.workspace)
+        )
         run.emit(
             PermissionRequest(
                 request_id=rid,
@@ -286,6 +324,8 @@ class ToolBatch:
                 operation=intent.operation,
                 scope=intent.scope,
                 agent=loop.spec.origin.agent if loop.spec.origin else None,
+                options=options,
+                no_rule=no_rule,
             )
         )
         timeout = loop.kernel.config.approval_timeout
@@ -295,10 +335,10 @@ class ToolBatch:
             return Decision("reject_once", "timeout", "the approval timed out", rid, binding)
         finally:
             run.close_permission(rid)
-        kind = _option_kind(answer)
+        kind = _option_kind(answer, options)
         approved = kind in ("allow_once", "allow_always")
         reason = "the user approved" if approved else "the user rejected this call"
-        return Decision(kind, "host", reason, rid, binding)
+        return Decision(kind, "host", reason, rid, binding, answer_scope(str(answer)))
 
     def _record(self, call: ToolCall, intent: Intent, decision: Decision) -> None:
         self.run.emit(

@@ -36,6 +36,7 @@ class Intent:
     subject: Subject = "tool"  # what a remembered answer matches: the path, the command or the tool itself
     reason: str
     plan: Plan | None = None  # a read-only command's argvs as judged: what runs when it runs unasked
+    host: str | None = None  # a URL tool's host (what a `web_fetch(host)` rule matches)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -200,14 +201,20 @@ def _classify_url(tool: str, declared: ToolIntent, args: Mapping[str, Any]) -> I
         return _unknown(tool, f"calls {tool} without a URL")
     verb = declared.verb or "reaches"
     private = private_target(url) if url_problem(url) is None else None
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:
+        host = ""
     if private is None:
-        return Intent(tool=tool, operation="network", scope="outside", reason=f"{verb} {url}")
-    host = urlsplit(url).hostname or ""
+        return Intent(
+            tool=tool, operation="network", scope="outside", host=host or None, reason=f"{verb} {url}"
+        )
     return Intent(
         tool=tool,
         operation="network",
         scope="outside",
         paths=(host,),
+        host=host or None,
         protected=True,
         reason=f"{verb} a private network address ({host if host == private else f'{host} is {private}'}): {url}",
     )

@@ -1,59 +1,182 @@
-# Session rules: the host's `allow_always` / `reject_always` answers, remembered per tool and pattern.
-# A pattern is a path, the first one or two words of a simple command, or a tool name — never a full command.
+# Rules: the remembered 'always' answers (session) and the rule files (project, user), and what an 'always' answer
+# on one call would create (shown on the card before it is granted). The syntax is in rulesyntax.py; the files in
+# rulefiles.py. Deny wins over allow at every scope.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from kgent.core.errors import SessionError
-from kgent.permissions import commands
+from kgent.core.events import PermissionOption, RuleText
+from kgent.core.redact import redact
 from kgent.permissions.intent import Intent
+from kgent.permissions.rulesyntax import (
+    Rule,
+    RuleError,
+    RuleScope,
+    command_rule,
+    command_segments,
+    parse_rule,
+    segment_problem,
+    shellwords_quote,
+)
 
 _DECISIONS: Final = {"allow_always": True, "reject_always": False}
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Rule:
-    """One remembered answer; an allow never covers a call that reaches wider (outside, protected) than it did."""
+@dataclass(frozen=True, slots=True)
+class Scoped:
+    """A rule and where it lives."""
 
-    tool: str
-    pattern: str
+    rule: Rule
+    scope: RuleScope
+    session_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """What the rules say about a call: allowed or denied, and by which rule(s)."""
+
     allow: bool
-    outside: bool = False
-    protected: bool = False
+    by: tuple[Scoped, ...]
 
-    def matches(self, intent: Intent) -> bool:
-        """True when this rule speaks for `intent` (reject rules match any segment of a compound command)."""
-        if intent.tool != self.tool:
-            return False
-        if self.allow and (
-            (intent.scope == "outside" and not self.outside) or (intent.protected and not self.protected)
-        ):
-            return False
-        if intent.subject != "command":
-            return rule_pattern(intent) == self.pattern
-        if intent.command is None:
-            return False
-        prefix = tuple(self.pattern.split())
-        if self.allow:
-            words = commands.simple_words(intent.command)
-            return words is not None and words[: len(prefix)] == prefix
-        return any(
-            commands.strip_assignments(segment)[: len(prefix)] == prefix
-            for segment in commands.split_segments(intent.command)
+    @property
+    def reason(self) -> str:
+        first = self.by[0]
+        names = ", ".join(f"`{s.rule.text}`" for s in self.by)
+        verb = "allowed" if self.allow else "denied"
+        kind = "rules" if len(self.by) > 1 else "rule"
+        return f"{verb} by the {first.scope} {kind} {names}"
+
+
+def match(intent: Intent, rules: Iterable[Scoped]) -> Match | None:
+    """Deny if any deny rule speaks for the call (any part of a compound command); else allow when the allow rules
+    together cover it (each simple command of a compound one by some rule); else None: ask."""
+    allows: list[Scoped] = []
+    for scoped in rules:
+        if scoped.rule.tool != intent.tool:
+            continue
+        if not scoped.rule.allow:
+            if scoped.rule.matches(intent):
+                return Match(allow=False, by=(scoped,))
+        else:
+            allows.append(scoped)
+    by = covering(intent, allows)
+    return Match(allow=True, by=by) if by else None
+
+
+def covering(intent: Intent, allows: Sequence[Scoped]) -> tuple[Scoped, ...]:
+    """The allow rules that together cover the call; () when they don't."""
+    whole = [s for s in allows if s.rule.matches(intent)]
+    if whole:
+        return (whole[0],)
+    if intent.subject != "command" or intent.command is None:
+        return ()
+    segments = command_segments(intent.command)
+    if not segments:
+        return ()
+    used: list[Scoped] = []
+    for words in segments:
+        found = next(
+            (
+                s
+                for s in allows
+                if s.rule._reaches(intent) and (s.rule.spec is None or s.rule.covers_words(words))
+            ),
+            None,
+        )
+        if found is None:
+            return ()
+        if found not in used:
+            used.append(found)
+    return tuple(used)
+
+
+# -- what an 'always' answer creates ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """The rules an 'always' answer on this call would create (allow form), or why none can be made (`no_rule`)."""
+
+    rules: tuple[Rule, ...] = ()
+    no_rule: str | None = None
+
+    def scoped(self, allow: bool, intent: Intent) -> tuple[Rule, ...]:
+        """The session rules for this answer: allow or deny, reaching as far as the answered call did."""
+        return tuple(
+            replace(r, allow=allow, outside=intent.scope == "outside", protected=intent.protected)
+            for r in self.rules
         )
 
+    def lasting(self, intent: Intent) -> bool:
+        """Whether the rules, written in a file (no outside / protected reach), would cover the call again."""
+        scoped = [Scoped(r, "project") for r in self.rules]
+        return bool(scoped) and bool(covering(intent, scoped))
 
-def rule_pattern(intent: Intent) -> str | None:
-    """The pattern a remembered answer for this call would use; None when the call cannot be remembered."""
-    if intent.subject == "path":
-        return intent.paths[0] if intent.operation != "unknown" and intent.paths else None
+
+def propose(intent: Intent) -> Proposal:
+    """One rule per simple command (a prefix of program and subcommand, or the exact words for code runners), the
+    path for a file tool, the host for a URL tool, the tool itself otherwise."""
     if intent.subject == "command":
-        words = commands.rule_words(intent.command) if intent.command is not None else None
-        return " ".join(words) if words else None
-    return intent.tool
+        if intent.command is None:
+            return Proposal(no_rule="the call has no command")
+        problem = segment_problem(intent.command)
+        if problem is not None:
+            return Proposal(no_rule=problem[0].upper() + problem[1:] + ".")
+        found: list[Rule] = []
+        for words in command_segments(intent.command) or ():
+            spec, _ = command_rule(words)
+            if redact(spec) != spec:
+                return Proposal(no_rule="The command holds what looks like a secret, which no rule may keep.")
+            rule = Rule(tool=intent.tool, spec=spec, allow=True)
+            if rule not in found:
+                found.append(rule)
+        return Proposal(rules=tuple(found))
+    if intent.subject == "path":
+        if intent.operation == "unknown" or not intent.paths:
+            return Proposal(no_rule="The call names no usable path.")
+        path = intent.paths[0]
+        if "\n" in path or "\0" in path:
+            return Proposal(no_rule="The path has a newline or a NUL byte.")
+        return Proposal(rules=(Rule(tool=intent.tool, spec=_literal_path(path), allow=True),))
+    if intent.host is not None:
+        return Proposal(rules=(Rule(tool=intent.tool, spec=intent.host.lower(), allow=True),))
+    if intent.operation == "network" and intent.tool in ("web_fetch",):
+        return Proposal(no_rule="The call has no host a rule could name.")
+    return Proposal(rules=(Rule(tool=intent.tool, spec=None, allow=True),))
+
+
+def _literal_path(path: str) -> str:
+    """A path as a glob that matches only itself (`[*]` for a literal `*`)."""
+    return "".join(f"[{c}]" if c in "*?[" else c for c in path)
+
+
+def describe(rule: Rule, scope: RuleScope | None = None) -> str:
+    """A rule in words: "allow `npm test` with any arguments in this project", "deny edits to `src/**`"."""
+    verb = "allow" if rule.allow else "deny"
+    where = {
+        "session": " this session",
+        "project": " in this project",
+        "user": " in every project",
+        None: "",
+    }[scope]
+    if rule.spec is None:
+        return f"{verb} every call of `{rule.tool}`{where}"
+    command = rule.command if rule.tool == "bash" else None
+    if command is not None:
+        words, prefix = command
+        shown = " ".join(shellwords_quote(w) for w in words)
+        return f"{verb} `{shown}`" + (" with any arguments" if prefix else " (exactly this command)") + where
+    if rule.tool in ("web_fetch",):
+        return f"{verb} fetching from `{rule.spec}`{where}"
+    what = {"edit": "edits to", "write": "writes to", "read": "reads of"}.get(rule.tool, f"`{rule.tool}` on")
+    return f"{verb} {what} `{rule.spec}`{where}"
+
+
+# -- the session's rules ---------------------------------------------------------------------------------------------
 
 
 class SessionRules:
@@ -69,33 +192,40 @@ class SessionRules:
         """The rules in the order they were remembered."""
         return tuple(self._rules)
 
-    def remember(self, intent: Intent, allow: bool) -> Rule | None:
-        """Store an `allow_always` (True) or `reject_always` (False) answer; None if the call has no pattern."""
-        pattern = rule_pattern(intent)
-        if pattern is None:
-            return None
-        outside, protected = intent.scope == "outside", intent.protected
-        for old in [r for r in self._rules if (r.tool, r.pattern, r.allow) == (intent.tool, pattern, allow)]:
+    def add(self, rule: Rule) -> Rule:
+        """Store a rule (an old one with the same text and decision is replaced, keeping the wider reach)."""
+        outside, protected = rule.outside, rule.protected
+        for old in [
+            r for r in self._rules if (r.tool, r.spec, r.allow) == (rule.tool, rule.spec, rule.allow)
+        ]:
             outside, protected = outside or old.outside, protected or old.protected
             self._rules.remove(old)
-        rule = Rule(tool=intent.tool, pattern=pattern, allow=allow, outside=outside, protected=protected)
-        self._rules.append(rule)
-        return rule
+        stored = replace(rule, outside=outside, protected=protected)
+        self._rules.append(stored)
+        return stored
+
+    def remove(self, rule: Rule) -> bool:
+        """Forget the rules with this text and decision; False if there were none."""
+        old = [r for r in self._rules if (r.tool, r.spec, r.allow) == (rule.tool, rule.spec, rule.allow)]
+        for r in old:
+            self._rules.remove(r)
+        return bool(old)
+
+    def remember(self, intent: Intent, allow: bool) -> tuple[Rule, ...]:
+        """Store an `allow_always` (True) or `reject_always` (False) answer as the rules `propose` shows on the
+        card; () when none can be made (the card said why, and offered no 'always')."""
+        return tuple(self.add(r) for r in propose(intent).scoped(allow, intent))
 
     def match(self, intent: Intent) -> bool | None:
-        """False if a reject rule matches, else True if an allow rule matches, else None (ask the host)."""
-        if any(not r.allow and r.matches(intent) for r in self._rules):
-            return False
-        if any(r.allow and r.matches(intent) for r in self._rules):
-            return True
-        return None
+        """False if a reject rule matches, else True if the allow rules cover the call, else None (ask the host)."""
+        found = match(intent, (Scoped(r, "session") for r in self._rules))
+        return None if found is None else found.allow
 
     def to_list(self) -> list[dict[str, Any]]:
-        """A JSON-ready list for the session file (patterns only, no arguments beyond two command words)."""
+        """A JSON-ready list for the session file."""
         return [
             {
-                "tool": r.tool,
-                "pattern": r.pattern,
+                "rule": r.text,
                 "decision": "allow_always" if r.allow else "reject_always",
                 "outside": r.outside,
                 "protected": r.protected,
@@ -105,26 +235,97 @@ class SessionRules:
 
     @classmethod
     def from_list(cls, items: Iterable[Mapping[str, Any]]) -> SessionRules:
-        """Rebuild from `to_list()` output; a malformed item raises SessionError."""
+        """Rebuild from `to_list()` output (or the older `{tool, pattern}` form); a malformed item raises
+        SessionError."""
         rules: list[Rule] = []
         for index, item in enumerate(items):
             if not isinstance(item, Mapping):
                 raise SessionError(f"permission rule #{index} is not an object")
-            tool, pattern, decision = item.get("tool"), item.get("pattern"), item.get("decision")
+            decision = item.get("decision")
             outside, protected = item.get("outside", False), item.get("protected", False)
-            if not isinstance(tool, str) or not tool or not isinstance(pattern, str) or not pattern:
-                raise SessionError(f"permission rule #{index} needs a non-empty tool and pattern")
             if not isinstance(decision, str) or decision not in _DECISIONS:
                 raise SessionError(f"permission rule #{index} has an unknown decision: {decision!r}")
             if not isinstance(outside, bool) or not isinstance(protected, bool):
                 raise SessionError(f"permission rule #{index} has non-boolean outside/protected flags")
-            rules.append(
-                Rule(
-                    tool=tool,
-                    pattern=pattern,
-                    allow=_DECISIONS[decision],
-                    outside=outside,
-                    protected=protected,
-                )
-            )
+            allow = _DECISIONS[decision]
+            try:
+                rule = parse_rule(_text(item, index), "allow" if allow else "deny")
+            except RuleError as exc:
+                if "rule" not in item:  # an old session's `python3` prefix: no longer a rule, asked again
+                    continue
+                raise SessionError(f"permission rule #{index}: {exc}") from None
+            rules.append(replace(rule, outside=outside, protected=protected))
         return cls(rules)
+
+
+def _text(item: Mapping[str, Any], index: int) -> str:
+    text = item.get("rule")
+    if isinstance(text, str) and text:
+        return text
+    tool, pattern = item.get("tool"), item.get("pattern")  # sessions written before rules had a syntax
+    if not isinstance(tool, str) or not tool or not isinstance(pattern, str) or not pattern:
+        raise SessionError(f"permission rule #{index} needs a rule (or a non-empty tool and pattern)")
+    if pattern == tool:
+        return tool
+    if tool == "bash":
+        return f"bash({pattern} *)"
+    return f"{tool}({_literal_path(pattern)})"
+
+
+# -- the card: the options an 'ask' offers ---------------------------------------------------------------------------
+
+
+def short(rule: Rule) -> str:
+    """A rule as a few words for a button: "`npm test …`", "`python3 f`", "edits to `a.txt`"."""
+    if rule.spec is None:
+        return f"every `{rule.tool}` call"
+    command = rule.command if rule.tool == "bash" else None
+    if command is not None:
+        words, prefix = command
+        return f"`{' '.join(shellwords_quote(w) for w in words)}{' …' if prefix else ''}`"
+    if rule.tool in ("web_fetch",):
+        return f"fetching from `{rule.spec}`"
+    what = {"edit": "edits to", "write": "writes to", "read": "reads of"}.get(rule.tool, f"`{rule.tool}` on")
+    return f"{what} `{rule.spec}`"
+
+
+def card(intent: Intent, *, project_trusted: bool) -> tuple[tuple[PermissionOption, ...], str | None]:
+    """The options of a permission request and its `noRule`: allow once, allow always (session; project when the
+    rule would apply there: a trusted project, and no outside / protected reach), reject once, reject always
+    (session; project when it would apply). No 'always' option when no rule can be made: `noRule` says why."""
+    proposal = propose(intent)
+    once = PermissionOption(option_id="allow_once", kind="allow_once", name="Allow once")
+    reject = PermissionOption(option_id="reject_once", kind="reject_once", name="Reject")
+    if not proposal.rules:
+        return (once, reject), proposal.no_rule or "No rule can describe this call."
+    what = " and ".join(short(r) for r in proposal.rules)
+    lasting = proposal.lasting(intent)
+
+    def option(option_id: str, allow: bool, scope: RuleScope, name: str) -> PermissionOption:
+        rules = tuple(replace(r, allow=allow) for r in proposal.rules)
+        return PermissionOption(
+            option_id=option_id,
+            kind="allow_always" if allow else "reject_always",
+            name=name,
+            scope=scope,
+            rules=tuple(RuleText(rule=r.text, text=describe(r, scope)) for r in rules),
+        )
+
+    options = [once, option("allow_always", True, "session", f"Allow {what} this session")]
+    if lasting and project_trusted:
+        options.append(
+            option("allow_always_project", True, "project", f"Always allow {what} in this project")
+        )
+    options += [reject, option("reject_always", False, "session", f"Reject {what} this session")]
+    if lasting:
+        options.append(
+            option("reject_always_project", False, "project", f"Always reject {what} in this project")
+        )
+    return tuple(options), None
+
+
+def answer_scope(option_id: str) -> RuleScope:
+    """How long an 'always' answer lasts, from the option's id."""
+    return (
+        "project" if option_id.endswith("_project") else "user" if option_id.endswith("_user") else "session"
+    )

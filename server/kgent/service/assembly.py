@@ -9,6 +9,7 @@ from typing import Any
 from kgent.config import context_overrides, cost_limit, max_turns, permission_mode, prices
 from kgent.kernel import AgentKernel, KernelConfig
 from kgent.kernel.hooks import KernelHooks
+from kgent.permissions import RuleBook
 from kgent.providers.base import Provider
 from kgent.providers.pricing import PriceTable
 from kgent.session.store import SessionStore
@@ -46,7 +47,11 @@ def build_kernel(
     hooks: KernelHooks | None = None,
     tools: Iterable[Tool] | None = None,
     runner: CommandRunner | None = None,
+    rules: RuleBook | None = None,
 ) -> AgentKernel:
     """The kernel every front runs on: `provider` its default, `store` shared by the fronts; `runner` where shell
-    commands run (default: on this machine, in the sandbox)."""
-    return AgentKernel(provider, tools=tools, store=store, config=config, hooks=hooks, runner=runner)
+    commands run (default: on this machine, in the sandbox); `rules` the rule files and held session rules (default:
+    the user's and the projects' files, trust from `kgent extensions --trust`)."""
+    return AgentKernel(
+        provider, tools=tools, store=store, config=config, hooks=hooks, runner=runner, rules=rules
+    )

@@ -19,12 +19,15 @@ from typing import Any
 
 from kgent.config import prices, provider_config, require_key
 from kgent.core.errors import RunStateError, SessionError
+from kgent.core.paths import is_trusted
 from kgent.ext.config import configured
 from kgent.ext.host import Extensions
 from kgent.kernel import AgentKernel, KernelConfig
 from kgent.kernel.cost import session_usage
+from kgent.permissions import RuleBook, RuleFiles
 from kgent.providers.base import Provider, ProviderConfig
 from kgent.providers.pricing import PriceTable
+from kgent.service import rules
 from kgent.service import wire as W
 from kgent.service.assembly import build_kernel, kernel_config
 from kgent.service.errors import CONFIG, CONFLICT, NOT_FOUND, ServiceError
@@ -85,6 +88,9 @@ class Service:
         self._kernel: AgentKernel | None = None
         self._kernel_config: KernelConfig | None = None
         self._prices: PriceTable | None = None
+        # The rule files and the session rules (agent/rules works before any run made a kernel); a project's allows
+        # count when it is trusted: the trust file, or the front's `trustProjectExtensions`.
+        self.rules = RuleBook(RuleFiles(env=self.env, trusted=self._trusted))
 
     # -- handshake ------------------------------------------------------------------------------------------------
     def initialize(self, params: Any) -> dict[str, Any]:
@@ -156,8 +162,33 @@ class Service:
     def kernel(self, provider: Provider) -> AgentKernel:
         if self._kernel is None:
             hooks = self.extensions().hooks
-            self._kernel = build_kernel(provider, self.kernel_config(), store=self.store, hooks=hooks)
+            self._kernel = build_kernel(
+                provider, self.kernel_config(), store=self.store, hooks=hooks, rules=self.rules
+            )
         return self._kernel
+
+    def _trusted(self, project: Path) -> bool:
+        setting = self.settings.trust_project_extensions  # the front's own trust setting, else the trust file
+        return setting if setting is not None else is_trusted(project, self.env)
+
+    # -- rules ----------------------------------------------------------------------------------------------------
+    async def list_rules(self, workspace: str) -> W.RulesResult:
+        self._guard(workspace)
+        return await rules.list_rules(self.rules, self.store, Path(normalize_workspace(workspace)))
+
+    async def add_rule(self, p: W.RuleParams) -> W.AddRuleResult:
+        self._guard(p.workspace)
+        ws = Path(normalize_workspace(p.workspace))
+        return await rules.add_rule(
+            self.rules, self.store, p, ws, lambda sid: self.live_run_id(sid) is not None
+        )
+
+    async def remove_rule(self, p: W.RuleParams) -> W.RemoveRuleResult:
+        self._guard(p.workspace)
+        ws = Path(normalize_workspace(p.workspace))
+        return await rules.remove_rule(
+            self.rules, self.store, p, ws, lambda sid: self.live_run_id(sid) is not None
+        )
 
     def _guard(self, workspace: str) -> None:
         if self.workspace_guard is not None:

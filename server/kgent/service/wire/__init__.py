@@ -16,6 +16,8 @@ from kgent.service.wire.requests import (
     InitializeParams,
     PermissionResult,
     RenameSessionParams,
+    RuleParams,
+    RulesParams,
     RunIdParams,
     RunParams,
     RunTextParams,
@@ -24,17 +26,25 @@ from kgent.service.wire.requests import (
     chosen_option,
 )
 from kgent.service.wire.results import (
+    AddRuleResult,
     CancelResult,
     CompactResult,
     EmptyResult,
     ForkResult,
     InitializeResult,
+    RemoveRuleResult,
+    RulesResult,
     RunResult,
     SessionResult,
     SessionsResult,
 )
 
 __all__ = [
+    "AddRuleResult",
+    "RemoveRuleResult",
+    "RuleParams",
+    "RulesParams",
+    "RulesResult",
     "ApplyReviewParams",
     "ApplyReviewResult",
     "ReviewParams",

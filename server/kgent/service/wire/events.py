@@ -28,10 +28,32 @@ Scope = Literal["workspace", "outside"]
 RunStopReason = Literal["end", "max_tokens", "cancelled", "error", "aborted", "max_turns", "cost_limit"]
 
 
+class RuleItem(Payload):
+    """A rule an 'always' option creates."""
+
+    rule: str = Field(
+        description="The rule in the rule syntax, e.g. `bash(npm test *)` (protocol.md, Rules)."
+    )
+    text: str = Field(
+        description="The same in words, e.g. allow `npm test` with any arguments in this project."
+    )
+
+
 class PermissionOption(Payload):
-    option_id: str
+    option_id: str = Field(
+        description="allow_once, allow_always, allow_always_project, reject_once, reject_always or "
+        "reject_always_project; a front renders whatever options arrive."
+    )
     kind: PermissionOptionKind
-    name: str = Field(description="A label for the button.")
+    name: str = Field(
+        description="A label for the button; an 'always' option says its rule and scope in words."
+    )
+    scope: Literal["session", "project", "user"] | None = Field(
+        default=None, description="'Always' options: how long the answer lasts."
+    )
+    rules: list[RuleItem] | None = Field(
+        default=None, description="'Always' options: the rule(s) the answer creates."
+    )
 
 
 class PermissionToolCall(Payload):
@@ -61,6 +83,10 @@ class PermissionFields(Payload):
     options: list[PermissionOption]
     agent: str | None = Field(
         default=None, description="A sub-agent's prompt: its name (the `task` call's description)."
+    )
+    no_rule: str | None = Field(
+        default=None,
+        description="Why no 'always' option is offered: no rule can describe this call (one sentence, for the card).",
     )
 
 

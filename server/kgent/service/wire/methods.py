@@ -148,12 +148,27 @@ async def _apply_review(svc: Service, p: F.ApplyReviewParams) -> F.ApplyReviewRe
     return await svc.apply_review(p)
 
 
+async def _rules(svc: Service, p: Q.RulesParams) -> R.RulesResult:
+    return await svc.list_rules(p.workspace)
+
+
+async def _add_rule(svc: Service, p: Q.RuleParams) -> R.AddRuleResult:
+    return await svc.add_rule(p)
+
+
+async def _remove_rule(svc: Service, p: Q.RuleParams) -> R.RemoveRuleResult:
+    return await svc.remove_rule(p)
+
+
 # -- the table -----------------------------------------------------------------------------------------------------
 
 _IN: Direction = "client → daemon"
 _OUT: Direction = "daemon → client"
 _LIFETIME = Absent("the server's process owns its lifetime (SIGTERM); a client just disconnects")
 _NO_STEER = Absent("ACP has no way into a running prompt: the client sends its next session/prompt")
+_NO_RULES = Absent(
+    "ACP has no request for an agent's settings: its clients answer the permission options, whose names say the rule"
+)
 _BUFFERS = Absent("the HTTP front reads and writes the disk: no client serves editor buffers over HTTP")
 
 METHODS: tuple[Method, ...] = (
@@ -318,6 +333,36 @@ METHODS: tuple[Method, ...] = (
         call=_apply_review,
         http=(Http("POST", "/api/sessions/{sessionId}/review"),),
         acp=Absent("ACP has no review: its clients show each edit's diff in the tool call"),
+    ),
+    Method(
+        name="agent/rules",
+        direction=_IN,
+        kind="request",
+        params_ref=Q.RulesParams,
+        result_ref=R.RulesResult,
+        call=_rules,
+        http=(Http("GET", "/api/rules"),),
+        acp=_NO_RULES,
+    ),
+    Method(
+        name="agent/addRule",
+        direction=_IN,
+        kind="request",
+        params_ref=Q.RuleParams,
+        result_ref=R.AddRuleResult,
+        call=_add_rule,
+        http=(Http("POST", "/api/rules"),),
+        acp=_NO_RULES,
+    ),
+    Method(
+        name="agent/removeRule",
+        direction=_IN,
+        kind="request",
+        params_ref=Q.RuleParams,
+        result_ref=R.RemoveRuleResult,
+        call=_remove_rule,
+        http=(Http("POST", "/api/rules/remove"),),
+        acp=_NO_RULES,
     ),
     Method(
         name="$/cancelRequest",

@@ -273,6 +273,20 @@ class CompactParams(Params):
     model: NonEmptyStr | None = None
 
 
+class RulesParams(Params):
+    workspace: AbsolutePath
+
+
+class RuleParams(Params):
+    workspace: AbsolutePath
+    rule: NonEmptyStr = Field(description="In the rule syntax, e.g. `bash(npm test *)` (protocol.md, Rules).")
+    decision: Literal["allow", "deny"]
+    scope: Literal["session", "project", "user"]
+    session_id: NonEmptyStr | None = Field(
+        default=None, description="Scope `session`: the session (required)."
+    )
+
+
 class CancelRequestParams(Params):
     """`$/cancelRequest`, both ways: the id of a request that is no longer wanted."""
 

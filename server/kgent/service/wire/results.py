@@ -151,6 +151,44 @@ class SessionsResult(Payload):
     sessions: list[SessionInfo] = Field(description="Most recently updated first.")
 
 
+# -- rules ----------------------------------------------------------------------------------------------------------
+
+
+class RuleInfo(Payload):
+    rule: str = Field(description="In the rule syntax, e.g. `bash(npm test *)`.")
+    decision: Literal["allow", "deny"]
+    scope: Literal["session", "project", "user"]
+    session_id: str | None = Field(default=None, description="Scope `session`: the session it belongs to.")
+    text: str = Field(description="The rule in words.")
+    file: str | None = Field(default=None, description="Scopes `project` and `user`: the file it is in.")
+
+
+class RuleFilesInfo(Payload):
+    project: str = Field(description="The project's rule file (`<workspace>/.kgent/config.toml`).")
+    user: str = Field(description="The user's rule file (`<user config dir>/config.toml`).")
+
+
+class RulesResult(Payload):
+    rules: list[RuleInfo] = Field(
+        description="Deny rules first, then allows; the user's, the project's, the sessions'."
+    )
+    files: RuleFilesInfo
+    project_trusted: bool = Field(
+        description="False: the project's allow rules are ignored (its denies still count)."
+    )
+    problems: list[str] | None = Field(
+        default=None, description="Rules in the files that could not be read (file and rule), left out."
+    )
+
+
+class AddRuleResult(Payload):
+    rule: RuleInfo
+
+
+class RemoveRuleResult(Payload):
+    removed: bool = Field(description="False if there was no such rule.")
+
+
 class ToolCallRef(OpenPayload):
     id: str
     name: str

@@ -1,0 +1,96 @@
+"""`kgent rules`: the permission rules in force for a project — list, add and remove, at the project's scope
+(`.kgent/config.toml`), the user's (the user config's config.toml) or one session's."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("rules", help="list, add and remove permission rules (project, user, session)")
+    p.add_argument("action", nargs="?", choices=("list", "add", "remove"), default="list")
+    p.add_argument(
+        "rule",
+        nargs="?",
+        help="the rule, e.g. 'bash(npm test *)', 'edit(src/**)', 'web_fetch(docs.python.org)'",
+    )
+    p.add_argument("--workspace", default=None, help="the project (default: the current directory)")
+    scope = p.add_mutually_exclusive_group()
+    scope.add_argument(
+        "--project", action="store_true", help="the project's .kgent/config.toml (the default)"
+    )
+    scope.add_argument("--user", action="store_true", help="the user's config.toml (every project)")
+    scope.add_argument("--session", metavar="ID", default=None, help="one session's rules")
+    p.add_argument("--deny", action="store_true", help="a deny rule (default: allow)")
+    p.add_argument("--json", action="store_true", help="print the listing as JSON (agent/rules' result)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from kgent.core.errors import KgentError
+    from kgent.permissions import RuleBook
+    from kgent.service import rules
+    from kgent.service import wire as W
+    from kgent.service.errors import ServiceError
+    from kgent.service.store import open_store
+
+    workspace = Path(args.workspace or ".").expanduser().resolve()
+    if not workspace.is_dir():
+        print(f"kgent: {workspace} is not a directory", file=sys.stderr)
+        return 2
+    store, _ = open_store()
+    book = RuleBook()
+    scope = "user" if args.user else "session" if args.session else "project"
+    try:
+        if args.action == "list":
+            listing = asyncio.run(rules.list_rules(book, store, workspace))
+            if args.json:
+                print(json.dumps(listing.model_dump(by_alias=True, exclude_none=True), indent=1))
+            else:
+                print(render(listing.model_dump(by_alias=True, exclude_none=True)))
+            return 1 if listing.problems else 0
+        if not args.rule:
+            print(f"kgent: rules {args.action} needs a rule, e.g. 'bash(npm test *)'", file=sys.stderr)
+            return 2
+        params = W.RuleParams.parse(
+            {
+                "workspace": str(workspace),
+                "rule": args.rule,
+                "decision": "deny" if args.deny else "allow",
+                "scope": scope,
+                **({"sessionId": args.session} if args.session else {}),
+            }
+        )
+        if args.action == "add":
+            added = asyncio.run(rules.add_rule(book, store, params, workspace, lambda _: False)).rule
+            where = f" ({added.file})" if added.file else f" (session {args.session})"
+            print(f"added: {added.rule} — {added.text}{where}")
+            return 0
+        removed = asyncio.run(rules.remove_rule(book, store, params, workspace, lambda _: False)).removed
+        print(f"removed: {args.rule}" if removed else f"no such {scope} rule: {args.rule}")
+        return 0 if removed else 1
+    except ServiceError as exc:
+        print(f"kgent: {exc.message}", file=sys.stderr)
+        return 2
+    except KgentError as exc:
+        print(f"kgent: {exc.message}", file=sys.stderr)
+        return 2
+
+
+def render(listing: dict[str, Any]) -> str:
+    files = listing["files"]
+    lines = [f"project rules: {files['project']}", f"user rules:    {files['user']}"]
+    if not listing["projectTrusted"]:
+        lines.append("the project is not trusted: its allow rules are ignored (kgent extensions --trust)")
+    for item in listing["rules"]:
+        where = item["scope"] + (f" {item['sessionId']}" if item.get("sessionId") else "")
+        lines.append(f"  {item['decision']:<5}  {item['rule']:<40}  {where}: {item['text']}")
+    if not listing["rules"]:
+        lines.append("  (no rules)")
+    for problem in listing.get("problems") or ():
+        lines.append(f"error: {problem}")
+    return "\n".join(lines)

@@ -1,0 +1,245 @@
+# The rule files: `[permissions] allow = [...] deny = [...]` in the user's config.toml and in a project's
+# .kgent/config.toml. Re-read when they change (mtime, size, inode), so an edit by hand or by another front applies
+# to the next call. A rule that cannot be read is reported (file and rule) and left out; the others still load.
+#
+# Writing keeps every other table, key and comment of the file: only the text of the `[permissions]` table is
+# replaced (its own comments are not kept), then the file is checked to read back the same everywhere else and
+# replaced atomically (a temporary file in the same directory, then rename).
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from kgent.core.paths import is_trusted, user_config_dir
+from kgent.permissions.rules import Scoped
+from kgent.permissions.rulesyntax import Decision, Rule, RuleError, RuleScope, parse_rule
+
+log = logging.getLogger("kgent.permissions")
+
+TABLE: Final = "permissions"
+_HEADER_RE: Final = re.compile(r"^[ \t]*\[[ \t]*permissions[ \t]*\][ \t]*(#.*)?$")
+_ANY_HEADER_RE: Final = re.compile(r"^[ \t]*\[")
+
+
+@dataclass(frozen=True, slots=True)
+class FileRules:
+    """What one file holds: its allow and deny rules, and the problems of the rules left out."""
+
+    allow: tuple[Rule, ...] = ()
+    deny: tuple[Rule, ...] = ()
+    problems: tuple[str, ...] = ()
+
+
+class RuleFile:
+    """One config.toml's `[permissions]` table."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._key: tuple[int, int, int] | None = None
+        self._rules = FileRules()
+
+    def load(self) -> FileRules:
+        """The file's rules, read again only when the file changed."""
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            self._key, self._rules = None, FileRules()
+            return self._rules
+        except OSError as exc:
+            return FileRules(problems=(f"{self.path}: cannot read it: {exc.strerror}",))
+        key = (st.st_mtime_ns, st.st_size, st.st_ino)
+        if key != self._key:
+            self._rules = self._read()
+            self._key = key
+            for problem in self._rules.problems:
+                log.warning("%s", problem)
+        return self._rules
+
+    def _read(self) -> FileRules:
+        try:
+            data = tomllib.loads(self.path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            return FileRules(problems=(f"{self.path}: cannot read it: {exc.strerror}",))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            return FileRules(problems=(f"{self.path} is not valid TOML ({exc}): none of its rules apply",))
+        table = data.get(TABLE, {})
+        if not isinstance(table, dict):
+            return FileRules(problems=(f"{self.path}: [{TABLE}] must be a table",))
+        problems: list[str] = []
+        found: dict[Decision, list[Rule]] = {"allow": [], "deny": []}
+        for decision in ("allow", "deny"):
+            items = table.get(decision, [])
+            if not isinstance(items, list):
+                problems.append(f"{self.path}: [{TABLE}] {decision} must be a list of rules")
+                continue
+            for item in items:
+                try:
+                    found[decision].append(parse_rule(item, decision))
+                except RuleError as exc:
+                    problems.append(f"{self.path}: [{TABLE}] {decision}: {exc}")
+        return FileRules(allow=tuple(found["allow"]), deny=tuple(found["deny"]), problems=tuple(problems))
+
+    def texts(self, decision: Decision) -> list[str]:
+        """The rule strings of the file as written (unreadable ones too), for rewriting."""
+        try:
+            data = tomllib.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return []
+        table = data.get(TABLE, {})
+        items = table.get(decision, []) if isinstance(table, dict) else []
+        return [i for i in items if isinstance(i, str)] if isinstance(items, list) else []
+
+    def add(self, rule: Rule) -> bool:
+        """Add the rule (False: it was there already)."""
+        decision = rule.decision
+        texts = self.texts(decision)
+        if any(_same(t, rule) for t in texts):
+            return False
+        self._write({decision: [*texts, rule.text]})
+        return True
+
+    def remove(self, rule: Rule) -> bool:
+        """Remove the rule (False: it was not there)."""
+        decision = rule.decision
+        texts = self.texts(decision)
+        kept = [t for t in texts if not _same(t, rule)]
+        if len(kept) == len(texts):
+            return False
+        self._write({decision: kept})
+        return True
+
+    def _write(self, lists: Mapping[str, list[str]]) -> None:
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            text = ""
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise RuleError(f"{self.path} is not valid TOML ({exc}); fix it by hand first") from None
+        table = data.get(TABLE, {})
+        if not isinstance(table, dict):
+            raise RuleError(f"{self.path}: [{TABLE}] is not a table; fix it by hand first")
+        new_table: dict[str, Any] = {**table, **lists}
+        body = _render(new_table, self.path)
+        lines = text.splitlines(keepends=True)
+        start = next((i for i, line in enumerate(lines) if _HEADER_RE.match(line.rstrip("\r\n"))), None)
+        if start is None:
+            if TABLE in data:
+                raise RuleError(
+                    f"{self.path}: the permissions are not written as a [{TABLE}] table; edit them by hand"
+                )
+            sep = "" if not text or text.endswith("\n") else "\n"
+            new_text = text + sep + ("\n" if text.strip() else "") + f"[{TABLE}]\n" + body
+        else:
+            end = next(
+                (j for j in range(start + 1, len(lines)) if _ANY_HEADER_RE.match(lines[j])),
+                len(lines),
+            )
+            tail = "".join(lines[end:])
+            new_text = "".join(lines[: start + 1]) + body + ("\n" if tail else "") + tail
+        try:
+            check = tomllib.loads(new_text)
+        except tomllib.TOMLDecodeError as exc:
+            raise RuleError(
+                f"{self.path}: cannot rewrite [{TABLE}] safely ({exc}); edit it by hand"
+            ) from None
+        if {k: v for k, v in check.items() if k != TABLE} != {
+            k: v for k, v in data.items() if k != TABLE
+        } or check.get(TABLE) != new_table:
+            raise RuleError(
+                f"{self.path}: cannot rewrite [{TABLE}] without changing the rest; edit it by hand"
+            )
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        tmp.write_text(new_text, encoding="utf-8")
+        if self.path.exists():
+            os.chmod(tmp, self.path.stat().st_mode & 0o7777)
+        tmp.replace(self.path)
+
+
+def _same(text: str, rule: Rule) -> bool:
+    try:
+        other = parse_rule(text, rule.decision)
+    except RuleError:
+        return text.strip() == rule.text
+    return (other.tool, other.spec) == (rule.tool, rule.spec)
+
+
+def _render(table: Mapping[str, Any], path: Path) -> str:
+    out: list[str] = []
+    for key, value in table.items():
+        if isinstance(value, dict):
+            continue  # a [permissions.sub] table stays where it is
+        name = key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key)
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            if not value:
+                out.append(f"{name} = []\n")
+            else:
+                items = "".join(f"    {json.dumps(v, ensure_ascii=False)},\n" for v in value)
+                out.append(f"{name} = [\n{items}]\n")
+        elif isinstance(value, (str, bool, int)):
+            out.append(f"{name} = {json.dumps(value, ensure_ascii=False)}\n")
+        else:
+            raise RuleError(f"{path}: [{TABLE}] {key} is not a value Kgent can rewrite; edit it by hand")
+    return "".join(out)
+
+
+class RuleFiles:
+    """The user's and the projects' rule files. A project's allows count only when the project is trusted
+    (`trusted`, by default the trust file of `kgent extensions --trust`); its denies always do."""
+
+    def __init__(
+        self, env: Mapping[str, str] | None = None, trusted: Callable[[Path], bool] | None = None
+    ) -> None:
+        self.env = env
+        self.trusted: Callable[[Path], bool] = trusted or (lambda project: is_trusted(project, self.env))
+        self._files: dict[Path, RuleFile] = {}
+
+    def user_path(self) -> Path:
+        return user_config_dir(self.env) / "config.toml"
+
+    @staticmethod
+    def project_path(workspace: Path) -> Path:
+        return workspace / ".kgent" / "config.toml"
+
+    def path(self, scope: RuleScope, workspace: Path) -> Path:
+        return self.user_path() if scope == "user" else self.project_path(workspace)
+
+    def file(self, scope: RuleScope, workspace: Path) -> RuleFile:
+        path = self.path(scope, workspace)
+        found = self._files.get(path)
+        if found is None:
+            found = self._files[path] = RuleFile(path)
+        return found
+
+    def is_trusted(self, workspace: Path) -> bool:
+        try:
+            return bool(self.trusted(workspace))
+        except OSError:
+            return False
+
+    def scoped(self, workspace: Path) -> list[Scoped]:
+        """The rules in force for `workspace`: denies first (they win), then the allows that count."""
+        user = self.file("user", workspace).load()
+        project = self.file("project", workspace).load()
+        trusted = self.is_trusted(workspace)
+        out = [Scoped(r, "project") for r in project.deny] + [Scoped(r, "user") for r in user.deny]
+        out += [Scoped(r, "user") for r in user.allow]
+        if trusted:
+            out += [Scoped(r, "project") for r in project.allow]
+        return out
+
+    def problems(self, workspace: Path) -> list[str]:
+        return [
+            *self.file("user", workspace).load().problems,
+            *self.file("project", workspace).load().problems,
+        ]
