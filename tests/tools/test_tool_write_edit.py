@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kgent.tools.base import ToolContext
+from kgent.tools.base import PreviewError, ToolContext
 from kgent.tools.changes import ChangeTracker
 from kgent.tools.edit import EditTool
 from kgent.tools.write import WriteTool
@@ -114,7 +114,8 @@ async def test_edit_preview_does_not_write(ws: Path, ctx: ToolContext) -> None:
     p = await edit.preview({"path": "p.txt", "oldText": "beta", "newText": "gamma"}, ctx)
     assert p is not None and p.new_text == "alpha\ngamma\n" and "+gamma" in p.diff
     assert (ws / "p.txt").read_text() == "alpha\nbeta\n"
-    assert await edit.preview({"path": "p.txt", "oldText": "zzz", "newText": "q"}, ctx) is None
+    with pytest.raises(PreviewError, match="Could not find the exact text in p.txt"):
+        await edit.preview({"path": "p.txt", "oldText": "zzz", "newText": "q"}, ctx)
     assert edit.describe({"path": "p.txt"}, ctx).title == "Edit p.txt"
 
 

@@ -333,6 +333,11 @@ export interface PermissionResolvedEvent {
   approved: boolean;
   source: "host" | "policy" | "session_rule" | "timeout" | (string & {});
   reason: string;
+  /**
+   * true: the host approved the user's own version of the edit (answer's newText), which was written instead of the
+   * proposal. Absent otherwise.
+   */
+  edited?: boolean | null;
 }
 
 export type PermissionResult = PermissionSelected | PermissionCancelled | AcpPermissionResult;
@@ -341,6 +346,11 @@ export interface PermissionSelected {
   outcome: "selected";
   /** The optionId of an offered option. */
   optionId: string;
+  /**
+   * Approve with changes: the whole file the user wants instead of the proposal — only with an allow option, on a
+   * request whose toolCall has newText (edit and write).
+   */
+  newText?: string | null;
 }
 
 /** The call to decide, in a form a person can judge. */
@@ -649,6 +659,8 @@ export interface ServerCapabilities {
   sandbox: "bwrap" | "none" | (string & {});
   /** Why, for people (e.g. why there is no sandbox). */
   sandboxReason: string;
+  /** The answer to agent/permission may carry newText (approve an edit or write with changes). */
+  permissionNewText: boolean;
   features: ServerFeatures;
   /** What extensions and MCP servers are configured and loaded. */
   extensions: ExtensionsInfo;

@@ -161,6 +161,16 @@ class PermissionResolved:
     approved: bool
     source: DecisionSource
     reason: str = ""
+    edited: bool | None = None  # True: the host approved its own version of the edit (no text here)
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionAnswer:
+    """A host's answer to a `permission_request`: the option chosen and, for an edit-kind call approved with
+    changes, the whole file the user wants instead of the proposal (`new_text`)."""
+
+    option_id: str
+    new_text: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -10,9 +10,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kgent.core.events import Event, MessageDelta, PermissionRequest, RunEnd, event_to_dict
+from kgent.daemon.errors import INVALID_PARAMS, error_object
 from kgent.daemon.textfiles import DaemonTextFiles
-from kgent.service.runs import Decision, FileScope, RunRef
-from kgent.service.wire import chosen_option
+from kgent.service.runs import Decision, FileScope, RunRef, new_text_problem
+from kgent.service.wire import chosen_answer
 
 if TYPE_CHECKING:
     from kgent.daemon.server import KgentProtocol
@@ -61,18 +62,32 @@ class DaemonPort:
         wire = event_to_dict(request)
         del wire["type"]
         params.update(wire)
-        return Decision(chosen_option(await self.request("agent/permission", params, request.request_id)))
+        rid = request.request_id
+        answer = await self.request("agent/permission", params, rid)
+        while True:
+            option_id, new_text = chosen_answer(answer)
+            problem = new_text_problem(request, option_id, new_text)
+            if problem is None:
+                return Decision(option_id, new_text=new_text)
+            # refused, and nothing is lost: the error goes back under the prompt's id, which stays open
+            error = error_object(INVALID_PARAMS, f"invalid params: {problem}", "invalid_params")
+            self.proto.send_message({"jsonrpc": "2.0", "id": rid, "error": error})
+            answer = await self._answer(rid)
 
     def text_files(self, scope: FileScope) -> DaemonTextFiles:
         return DaemonTextFiles(self, scope)
 
     async def request(self, method: str, params: dict[str, Any], msg_id: str) -> Any:
         """One request to the client; its answer. Cancelled: withdrawn with `$/cancelRequest`."""
+        self.proto.send_message({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+        return await self._answer(msg_id)
+
+    async def _answer(self, msg_id: str) -> Any:
+        """The client's next answer to our request `msg_id`. Cancelled: withdrawn with `$/cancelRequest`."""
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         proto = self.proto
         futures: dict[Any, Any] = proto._request_futures
         futures[msg_id] = future  # pygls' response handling resolves it directly (no thread-safe future)
-        proto.send_message({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
         try:
             return await future
         except asyncio.CancelledError:

@@ -23,8 +23,9 @@ from kgent.http.guard import Guard, HttpConfig, cors_kwargs
 from kgent.http.routes import add_routes
 from kgent.http.security import Security, allowed_hosts
 from kgent.service import wire as W
-from kgent.service.errors import CONFLICT, NOT_FOUND, ServiceError
+from kgent.service.errors import CONFLICT, INVALID_PARAMS, NOT_FOUND, ServiceError
 from kgent.service.handshake import PROTOCOL_VERSION, SERVER_VERSION, ParamsError, initialize_result
+from kgent.service.runs import new_text_problem
 from kgent.service.wire.base import first_params_error
 
 _ANSWER: TypeAdapter[Any] = TypeAdapter(W.PermissionResult)
@@ -141,7 +142,8 @@ def create_app(config: HttpConfig, env: Mapping[str, str]) -> FastAPI:
         front: FrontDep, request_id: str, body: Annotated[W.PermissionResult, Body()]
     ) -> JSONResponse:
         """The answer to one `agent/permission` request. The first answer wins; later ones (or an answer to a
-        withdrawn request) get 409 `permission_closed`."""
+        withdrawn request) get 409 `permission_closed`. A `newText` the request may not take is a 400 and the
+        request stays open."""
         hub = front.hub
         pending = hub.pending.get(request_id)
         if pending is None:
@@ -152,8 +154,12 @@ def create_app(config: HttpConfig, env: Mapping[str, str]) -> FastAPI:
                     "permission_closed",
                 )
             raise ServiceError(NOT_FOUND, f"no permission request {request_id!r}", "permission_not_found")
+        answer = _ANSWER.dump_python(body, mode="json", by_alias=True)
+        problem = pending.request and new_text_problem(pending.request, *W.chosen_answer(answer))
+        if problem:
+            raise ServiceError(INVALID_PARAMS, f"invalid params: {problem}", "invalid_params")
         # An optionId that was not offered is a reject, as on every front (kgent.service.runs.decide).
-        hub.answer(request_id, _ANSWER.dump_python(body, mode="json", by_alias=True))
+        hub.answer(request_id, answer)
         return _payload(W.EmptyResult())
 
     # -- the routes the method table builds (cancel, steer, followUp, clearQueue, sessions, review, …) ----------

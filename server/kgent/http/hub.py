@@ -18,7 +18,7 @@ from typing import Any
 
 from kgent.core.events import Event, PermissionRequest, RunEnd, event_to_dict
 from kgent.service.runs import Decision, FileScope, RunRef
-from kgent.service.wire import chosen_option
+from kgent.service.wire import chosen_answer
 
 log = logging.getLogger("kgent.http")
 
@@ -85,6 +85,7 @@ class Pending:
 
     params: dict[str, Any]
     future: asyncio.Future[Any] = field(repr=False)
+    request: PermissionRequest | None = field(default=None, repr=False)
 
 
 class Hub:
@@ -239,9 +240,10 @@ class Hub:
         params.update(wire)
         msg_id = request.request_id
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self.pending[msg_id] = Pending(params, future)
+        self.pending[msg_id] = Pending(params, future, request)
         try:
-            return Decision(chosen_option(await future))
+            option_id, new_text = chosen_answer(await future)
+            return Decision(option_id, new_text=new_text)
         except asyncio.CancelledError:
             if self.pending.pop(msg_id, None) is not None:
                 self._close(msg_id, "withdrawn")

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from kgent.core.errors import RunStateError
-from kgent.core.events import Event, QueueUpdate, RunResult
+from kgent.core.events import Event, PermissionAnswer, QueueUpdate, RunResult
 
 _DONE: Any = object()
 
@@ -26,7 +26,7 @@ class AgentRun:
         self._events: asyncio.Queue[Any] = asyncio.Queue()
         self._steering: list[str] = []
         self._follow_up: list[str] = []
-        self._pending: dict[str, asyncio.Future[str]] = {}
+        self._pending: dict[str, asyncio.Future[PermissionAnswer]] = {}
         self._result: asyncio.Future[RunResult] = asyncio.get_running_loop().create_future()
         self._consumed = False
         self._cancel_requested = False
@@ -88,8 +88,8 @@ class AgentRun:
         not silently dropped."""
         self._accepting = False
 
-    def open_permission(self, request_id: str) -> asyncio.Future[str]:
-        fut: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    def open_permission(self, request_id: str) -> asyncio.Future[PermissionAnswer]:
+        fut: asyncio.Future[PermissionAnswer] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = fut
         return fut
 
@@ -171,15 +171,18 @@ class AgentRun:
         if self._task is not None and self._accepting and self._started:
             self._task.cancel()
 
-    def resolve_permission(self, request_id: str, option_id: str) -> bool:
-        """Answer a `permission_request` (this run's or one of its sub-agents'). An unknown option counts as a reject.
+    def resolve_permission(self, request_id: str, option_id: str, new_text: str | None = None) -> bool:
+        """Answer a `permission_request` (this run's or one of its sub-agents'). An unknown option counts as a reject;
+        `new_text` (an allowed edit-kind call only) is the whole file the user wants instead of the proposal.
         False if the id is not pending."""
         fut = self._pending.pop(request_id, None)
         if fut is None:
-            return any(c.resolve_permission(request_id, option_id) for c in list(self._children.values()))
+            return any(
+                c.resolve_permission(request_id, option_id, new_text) for c in list(self._children.values())
+            )
         if fut.done():
             return False
-        fut.set_result(option_id)
+        fut.set_result(PermissionAnswer(option_id, new_text))
         return True
 
     async def result(self) -> RunResult:

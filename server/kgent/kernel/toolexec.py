@@ -40,9 +40,18 @@ from kgent.permissions import (
 )
 from kgent.session.entries import SessionEntry
 from kgent.tools import spill
-from kgent.tools.base import CallDescription, ChangeTracking, Tool, ToolContext, ToolOutput
+from kgent.tools.base import (
+    CallDescription,
+    ChangeTracking,
+    FileChangePreview,
+    PreviewError,
+    Tool,
+    ToolContext,
+    ToolOutput,
+)
 from kgent.tools.ops import HostBuffers
 from kgent.tools.sandbox import Grant
+from kgent.tools.userversion import write_user_version
 
 if TYPE_CHECKING:
     from kgent.kernel.loop import Loop
@@ -73,6 +82,7 @@ class Decision:
     request_id: str | None = None
     binding: str | None = None
     scope: RuleScope = "session"  # how long an 'always' answer lasts
+    new_text: str | None = None  # approved with changes: the whole file the user wants instead of the proposal
 
     @property
     def approved(self) -> bool:
@@ -88,6 +98,14 @@ class Authorization:
     reason: str = ""
     binding: str | None = None
     asked: bool = False
+
+
+class _Unfit(Exception):
+    """The call would fail (its preview says why): it goes back to the model as its error, nobody is asked."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
 
 
 @dataclass(slots=True)
@@ -110,6 +128,8 @@ class ToolBatch:
         self.results: dict[str, ToolResultMessage] = {}
         self.announced: set[str] = set()  # calls whose tool_call event went out
         self.decisions: list[SessionEntry] = []  # permission entries, stored with the results
+        # calls approved with changes: the preview the person saw and the text they want instead
+        self.user_versions: dict[str, tuple[FileChangePreview, str]] = {}
 
     async def execute(self, calls: tuple[ToolCall, ...]) -> list[ToolResultMessage]:
         """Run the batch; results come back (and are persisted) in the model's call order."""
@@ -212,7 +232,11 @@ class ToolBatch:
             intent = await asyncio.to_thread(classify, tool, call.arguments, workspace)
         else:
             intent = classify(tool, call.arguments, workspace)
-        auth = await self._authorize(call, tool, intent, desc)
+        try:
+            auth = await self._authorize(call, tool, intent, desc)
+        except _Unfit as unfit:  # it would fail: no one is asked to approve a call that cannot succeed
+            self._fail(call, unfit.message)
+            return None
         if not auth.approved:
             self._fail(call, f"permission_denied: {auth.reason}")
             return None
@@ -289,13 +313,17 @@ class ToolBatch:
     async def _ask(
         self, call: ToolCall, tool: Tool, intent: Intent, desc: CallDescription, verdict: Verdict
     ) -> Decision:
-        """Put the call before the host and wait for the answer (or the approval timeout)."""
+        """Put the call before the host and wait for the answer (or the approval timeout). Raises _Unfit, before
+        asking, for an edit-kind call whose preview says it would fail."""
         loop, run = self.loop, self.run
         preview = None
+        found: FileChangePreview | None = None
         if tool.kind == "edit":
             try:
                 found = await tool.preview(call.arguments, self._context(intent.scope == "outside"))
-            except Exception:  # a preview is a courtesy; the call itself reports real problems
+            except PreviewError as e:
+                raise _Unfit(e.message) from None
+            except Exception:  # a preview is a courtesy; the call itself reports other problems
                 found = None
             if found is not None:
                 preview = ChangePreview(diff=found.diff, old_text=found.old_text, new_text=found.new_text)
@@ -335,10 +363,18 @@ class ToolBatch:
             return Decision("reject_once", "timeout", "the approval timed out", rid, binding)
         finally:
             run.close_permission(rid)
-        kind = _option_kind(answer, options)
+        kind = _option_kind(answer.option_id, options)
         approved = kind in ("allow_once", "allow_always")
         reason = "the user approved" if approved else "the user rejected this call"
-        return Decision(kind, "host", reason, rid, binding, answer_scope(str(answer)))
+        new_text = answer.new_text if approved else None
+        if found is None or new_text == found.new_text:
+            new_text = None  # nothing was proposed to change, or the user's version is the proposal
+        if new_text is not None and found is not None:
+            self.user_versions[call.id] = (found, new_text)
+            reason = "the user approved their own version of the change"
+        return Decision(
+            kind, "host", reason, rid, binding, answer_scope(str(answer.option_id)), new_text=new_text
+        )
 
     def _record(self, call: ToolCall, intent: Intent, decision: Decision) -> None:
         self.run.emit(
@@ -349,6 +385,7 @@ class ToolBatch:
                 approved=decision.approved,
                 source=decision.source,
                 reason=decision.reason,
+                edited=True if decision.new_text is not None else None,
             )
         )
         entry = self.loop.entry(
@@ -363,6 +400,7 @@ class ToolBatch:
             scope=intent.scope,
             reason=decision.reason,
             rules=self.loop.kernel.rules_for(self.loop.spec.session_id).to_list(),
+            **({"edited": True} if decision.new_text is not None else {}),  # the fact, never the text
         )
         self.decisions.append(entry)
 
@@ -379,8 +417,12 @@ class ToolBatch:
             unsaved = (
                 await buffers.save_buffers() if buffers and ready.tool.intent.effect == "execute" else []
             )
-            out = await ready.tool.run(
-                call.arguments, self._context(ready.allow_outside, call.id, ready.grant, ready.allow_private)
+            ctx = self._context(ready.allow_outside, call.id, ready.grant, ready.allow_private)
+            version = self.user_versions.pop(call.id, None)
+            out = (
+                await write_user_version(version[0], version[1], ctx)
+                if version is not None  # approved with changes: the user's text, not the proposal
+                else await ready.tool.run(call.arguments, ctx)
             )
         except asyncio.CancelledError:
             self.results[call.id] = _error(call, _CANCELLED)

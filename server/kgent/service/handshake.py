@@ -276,6 +276,7 @@ def capabilities(settings: Settings, env: Mapping[str, str]) -> dict[str, Any]:
         "events": list(EVENT_TYPES),
         "sandbox": sandbox.name,
         "sandboxReason": sandbox.reason,
+        "permissionNewText": True,
         "features": {
             "steer": True,
             "followUp": True,

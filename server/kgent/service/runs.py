@@ -44,6 +44,7 @@ class Decision:
 
     option_id: str
     cancel: bool = False
+    new_text: str | None = None  # approve with changes: the whole file the user wants instead of the proposal
 
 
 REJECT = Decision("reject_once")
@@ -79,11 +80,28 @@ class RunPort(EventSink, PermissionPort, Protocol):
         ...
 
 
+def new_text_problem(request: PermissionRequest, option_id: str, new_text: str | None) -> str | None:
+    """Why an answer may not carry this `newText` (None: it may) — only an allow option of a request whose toolCall
+    has newText (an edit or a write) may. The fronts refuse such an answer (-32602 / 400) and keep the prompt open."""
+    if new_text is None:
+        return None
+    if request.tool_call.preview is None:
+        return "newText is only for a request whose toolCall has newText (an edit or a write)"
+    chosen = next((o for o in request.options if o.option_id == option_id), None)
+    if chosen is None or not chosen.kind.startswith("allow"):
+        return "newText comes only with an allow option (the user's version is what they approve)"
+    return None
+
+
 def decide(decision: Decision, request: PermissionRequest) -> Decision:
     """The one policy for an answer (every front): an optionId the prompt did not offer counts as `reject_once` —
-    never as an approval, and the prompt is closed (protocol.md § agent/permission)."""
+    never as an approval, and the prompt is closed (protocol.md § agent/permission). So is an answer with a `newText`
+    it may not carry (the fronts refuse those before: this is the backstop)."""
     if decision.cancel or any(o.option_id == decision.option_id for o in request.options):
-        return decision
+        if new_text_problem(request, decision.option_id, decision.new_text) is None:
+            return decision
+        log.info("answer to %s carried a newText it may not: rejected", request.request_id)
+        return REJECT
     log.info("answer to %s chose an option it was not offered: rejected", request.request_id)
     return REJECT
 
@@ -253,7 +271,7 @@ class RunHandle:
         self.prompts.pop(rid, None)
         if decision.cancel:  # the host gave up the run (ACP: the client is cancelling the turn)
             self.cancel()
-        elif not self.run.resolve_permission(rid, decision.option_id):
+        elif not self.run.resolve_permission(rid, decision.option_id, decision.new_text):
             log.debug("answer to %s came after it was closed", rid)
 
     def withdraw(self, rid: str) -> asyncio.Task[None] | None:

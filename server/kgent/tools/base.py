@@ -63,6 +63,16 @@ class FileChangePreview:
     old_text: str | None
     new_text: str
     diff: str
+    normalized: bool = False  # the texts are the file's without a BOM and with LF line endings
+
+
+class PreviewError(Exception):
+    """Raised by `Tool.preview` when the call would fail (the old text is not in the file, the path is a
+    directory …): the message is the tool's error, which the model gets without anyone being asked to approve."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
 
 
 class ChangeTracking(Protocol):
@@ -179,7 +189,9 @@ class Tool(Protocol):
 
     def describe(self, args: dict[str, Any], ctx: ToolContext) -> CallDescription: ...
 
-    async def preview(self, args: dict[str, Any], ctx: ToolContext) -> FileChangePreview | None: ...
+    async def preview(self, args: dict[str, Any], ctx: ToolContext) -> FileChangePreview | None:
+        """What the call would change (None: nothing to show); raises PreviewError when the call would fail."""
+        ...
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput: ...
 

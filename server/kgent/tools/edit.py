@@ -10,6 +10,7 @@ from kgent.core.events import ToolKind
 from kgent.tools.base import (
     CallDescription,
     FileChangePreview,
+    PreviewError,
     ToolContext,
     ToolIntent,
     ToolOutput,
@@ -105,20 +106,23 @@ class EditTool:
         return CallDescription(title=f"Edit {rel}", path=rel)
 
     async def preview(self, args: dict[str, Any], ctx: ToolContext) -> FileChangePreview | None:
-        """The would-be diff, or None when the edit would fail."""
+        """The would-be diff; raises PreviewError with the message the call would fail with."""
         raw, old, new = args.get("path"), args.get("oldText"), args.get("newText")
-        if not all(isinstance(v, str) for v in (raw, old, new)) or not raw or "\x00" in str(raw):
-            return None
-        path = classify_path(ctx.workspace, str(raw))
+        if not isinstance(raw, str) or not isinstance(old, str) or not isinstance(new, str):
+            return None  # not the tool's arguments: the argument check reports it
         try:
-            planned = plan_edit(await ctx.fs.read_bytes(path.abs), str(old), str(new), path.rel)
-        except (OSError, _EditFailure):
-            return None
+            path = resolve(ctx.workspace, raw, allow_outside=ctx.allow_outside)
+            planned = plan_edit(await self._read(path, ctx), old, new, path.rel)
+        except PathError as e:
+            raise PreviewError(e.message) from None
+        except _EditFailure as e:
+            raise PreviewError(str(e)) from None
         return FileChangePreview(
             path=path.rel,
             old_text=planned.old_text,
             new_text=planned.new_text,
             diff=unified_diff(path.rel, planned.old_text, planned.new_text),
+            normalized=True,
         )
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:

@@ -9,6 +9,7 @@ from kgent.core.events import ToolKind
 from kgent.tools.base import (
     CallDescription,
     FileChangePreview,
+    PreviewError,
     ToolContext,
     ToolIntent,
     ToolOutput,
@@ -61,11 +62,20 @@ class WriteTool:
         return CallDescription(title=f"Write {rel}", path=rel)
 
     async def preview(self, args: dict[str, Any], ctx: ToolContext) -> FileChangePreview | None:
-        """The diff from the current file (or nothing) to the new content."""
+        """The diff from the current file (or nothing) to the new content; raises PreviewError when the write would
+        fail (the path is a directory or cannot be used)."""
         raw, content = args.get("path"), args.get("content")
-        if not isinstance(raw, str) or not isinstance(content, str) or not raw or "\x00" in raw:
-            return None
-        path = classify_path(ctx.workspace, raw)
+        if not isinstance(raw, str) or not isinstance(content, str):
+            return None  # not the tool's arguments: the argument check reports it
+        try:
+            path = resolve(ctx.workspace, raw, allow_outside=ctx.allow_outside)
+            is_dir = await ctx.fs.is_dir(path.abs)
+        except PathError as e:
+            raise PreviewError(e.message) from None
+        except OSError as e:
+            raise PreviewError(f"Cannot write {raw}: {e.strerror or e}") from None
+        if is_dir:
+            raise PreviewError(f"Path is a directory: {path.rel}")
         old = await read_existing_text(path, ctx)
         return FileChangePreview(
             path=path.rel, old_text=old, new_text=content, diff=unified_diff(path.rel, old, content)

@@ -23,6 +23,7 @@ from kgent.service.wire.requests import (
     RunTextParams,
     SessionParams,
     SessionsParams,
+    chosen_answer,
     chosen_option,
 )
 from kgent.service.wire.results import (
@@ -70,6 +71,7 @@ __all__ = [
     "SessionResult",
     "SessionsParams",
     "SessionsResult",
+    "chosen_answer",
     "chosen_option",
     "params_error",
 ]

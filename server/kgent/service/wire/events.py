@@ -169,6 +169,11 @@ class PermissionResolvedEvent(Payload):
     approved: bool
     source: Literal["host", "policy", "session_rule", "timeout"]
     reason: str
+    edited: bool | None = Field(
+        default=None,
+        description="true: the host approved the user's own version of the edit (answer's newText), which was "
+        "written instead of the proposal. Absent otherwise.",
+    )
 
 
 class QueueUpdateEvent(Payload):

@@ -299,6 +299,11 @@ class CancelRequestParams(Params):
 class PermissionSelected(Params):
     outcome: Literal["selected"]
     option_id: str = Field(description="The optionId of an offered option.")
+    new_text: str | None = Field(
+        default=None,
+        description="Approve with changes: the whole file the user wants instead of the proposal — only with an "
+        "allow option, on a request whose toolCall has newText (edit and write).",
+    )
 
 
 class PermissionCancelled(Params):
@@ -322,10 +327,18 @@ _ANSWER: TypeAdapter[PermissionSelected | PermissionCancelled | AcpPermissionRes
 
 def chosen_option(answer: Any) -> str:
     """The optionId an `agent/permission` answer selects; anything but a clear selection is `reject_once`."""
+    return chosen_answer(answer)[0]
+
+
+def chosen_answer(answer: Any) -> tuple[str, str | None]:
+    """The optionId an `agent/permission` answer selects and its `newText` (None: none); anything but a clear
+    selection is `reject_once`."""
     try:
         outcome = _ANSWER.validate_python(answer)
     except ValidationError:
-        return "reject_once"
+        return "reject_once", None
     if isinstance(outcome, AcpPermissionResult):
         outcome = outcome.outcome
-    return outcome.option_id if isinstance(outcome, PermissionSelected) else "reject_once"
+    if isinstance(outcome, PermissionSelected):
+        return outcome.option_id, outcome.new_text
+    return "reject_once", None

@@ -105,6 +105,9 @@ class ServerCapabilities(Payload):
         "(every shell command asks)."
     )
     sandbox_reason: str = Field(description="Why, for people (e.g. why there is no sandbox).")
+    permission_new_text: bool = Field(
+        description="The answer to agent/permission may carry newText (approve an edit or write with changes)."
+    )
     features: ServerFeatures
     extensions: ExtensionsInfo = Field(
         description="What extensions and MCP servers are configured and loaded."
