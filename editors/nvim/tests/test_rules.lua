@@ -190,10 +190,12 @@ return function(H)
     vim.cmd('write')
     local e = H.wait_run_end()
     eq('settled', e.status, 'status')
-    eq((SAMPLE:gsub('value = 1', 'value = 3  # mine')), H.read_file(ws .. '/sample.py'), 'the user\'s version on disk')
-    H.wait_for(function()
-      return vim.api.nvim_buf_get_lines(src, 0, 1, false)[1] == 'value = 3  # mine'
-    end, 'the open buffer shows it')
+    -- The file is open: the edit lands in its buffer (unsaved, as every edit of a loaded buffer); :w saves it.
+    eq({ 'value = 3  # mine', 'print(value)' }, vim.api.nvim_buf_get_lines(src, 0, -1, false), 'the user\'s version')
+    vim.api.nvim_buf_call(src, function()
+      vim.cmd('silent write')
+    end)
+    eq((SAMPLE:gsub('value = 1', 'value = 3  # mine')), H.read_file(ws .. '/sample.py'), 'on disk once saved')
     local res = resolved()
     eq(true, res[1].edited, 'permission_resolved says edited: ' .. vim.inspect(res[1]))
     local told

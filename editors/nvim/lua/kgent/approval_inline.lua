@@ -59,7 +59,7 @@ local function option_lines(prompt)
   local lines = {}
   for _, o in ipairs(prompt.params.options or {}) do
     if type(o) == 'table' and o.optionId then
-      lines[#lines + 1] = ('  [%s] %s'):format(ok[o.optionId] or (k.options and '…' or '-'),
+      lines[#lines + 1] = ('  [%s] %s'):format(ok[o.optionId] or '-',
         o.name or LABEL[o.optionId] or o.optionId)
       if type(o.rules) == 'table' then
         for _, r in ipairs(o.rules) do
