@@ -82,7 +82,7 @@ class Decision:
     request_id: str | None = None
     binding: str | None = None
     scope: RuleScope = "session"  # how long an 'always' answer lasts
-    new_text: str | None = None  # approved with changes: the whole file the user wants instead of the proposal
+    new_text: str | None = None  # approved with changes: the whole file the user wants instead
 
     @property
     def approved(self) -> bool:
