@@ -109,8 +109,14 @@ def test_run_and_approve_from_the_card_with_the_diff_visible(
     card = page.locator(".approval")
     expect(card.locator(".diff .add")).to_have_text("+rewritten")
     expect(card.locator(".diff .del")).to_have_text("-hello")
-    expect(card.locator("button")).to_have_text(
-        ["Allow once", "Allow for this session", "Reject", "Reject always"]
+    expect(card.locator(".buttons button")).to_have_text(
+        [
+            "Allow once",
+            "Allow writes to `notes.txt` this session",
+            "Reject",
+            "Reject writes to `notes.txt` this session",
+            "Always reject writes to `notes.txt` in this project",
+        ]
     )
     expect(page.locator(".msg.user")).to_contain_text("<b>now</b>")  # shown as text, not markup
     assert page.locator(".msg.user b").count() == 0
@@ -166,9 +172,10 @@ def test_stop_cancels_a_running_command(context: BrowserContext, server: HttpSer
 def test_reload_mid_run_and_the_run_continues(context: BrowserContext, server: HttpServer) -> None:
     page = open_page(context, server)
     start_run(page, "scripted/read-then-write", "rewrite notes.txt")
-    expect(page.locator(".approval button")).to_have_count(4)
+    expect(page.locator(".approval .buttons button")).to_have_count(5)
     page.reload()
-    expect(page.locator(".approval button")).to_have_count(4)  # replayed: the open prompt is back, once
+    # Replayed: the open prompt is back, once.
+    expect(page.locator(".approval .buttons button")).to_have_count(5)
     expect(page.locator(".msg.user")).to_have_count(1)
     expect(page.locator(".card.tool")).to_have_count(2)
     page.locator(".approval button[data-option-id=allow_once]").click()
@@ -187,10 +194,10 @@ def test_reload_mid_run_and_the_run_continues(context: BrowserContext, server: H
 def test_two_tabs_on_one_run(context: BrowserContext, server: HttpServer) -> None:
     one = open_page(context, server)
     start_run(one, "scripted/read-then-write", "rewrite notes.txt")
-    expect(one.locator(".approval button")).to_have_count(4)
+    expect(one.locator(".approval .buttons button")).to_have_count(5)
     session_id = one.evaluate("window.kgent.state.sessionId")
     two = open_page(context, server, f"#session={session_id}")
-    expect(two.locator(".approval button")).to_have_count(4)
+    expect(two.locator(".approval .buttons button")).to_have_count(5)
     shot(two, "second-tab")
     two.locator(".approval button[data-option-id=allow_once]").click()
     for page in (one, two):

@@ -770,7 +770,7 @@ test('inline approval: shown in the transcript, answered by keys while the trans
   contains(lines, '  why: ', 'reason')
   contains(lines, '    +value = 2', 'inline diff')
   contains(lines, '[a] Allow once', 'keys')
-  contains(lines, '[R] Reject always', 'keys')
+  contains(lines, '[R] Reject edits to `sample.py`', 'keys')
   contains(lines, '[d] diff', 'preview key')
   contains(lines, 'Edit sample.py · pending · awaiting approval', 'the tool line says it waits')
   local tool_row, block_row
@@ -1132,6 +1132,7 @@ end)
 
 dofile(here .. '/test_buffers.lua')(H)
 dofile(here .. '/test_daily.lua')(H)
+dofile(here .. '/test_rules.lua')(H)
 test('trust_project_extensions: the project\'s own extension runs (its tool answers)', function()
   local script = vim.fn.tempname() .. '.json'
   H.write_file(script, vim.json.encode({ turns = {

@@ -71,7 +71,31 @@ function M.prompt_text(p)
   if p.reason then
     s = s .. ' — ' .. p.reason
   end
+  if p.noRule then
+    s = s .. ' (no "always" rule: ' .. p.noRule .. ')'
+  end
   return s
+end
+
+--- What an option's "always" answer covers, in words: its rules' texts with their rule syntax, e.g.
+--- "allow `npm test` with any arguments in this project [bash(npm test *)]"; nil for an option without rules.
+---@param opt table  a permission option
+---@return string?
+function M.rule_words(opt)
+  if type(opt.rules) ~= 'table' or #opt.rules == 0 then
+    return nil
+  end
+  local parts = {}
+  for _, r in ipairs(opt.rules) do
+    if type(r) == 'table' then
+      local words = r.text or r.rule
+      if r.rule and r.text then
+        words = ('%s [%s]'):format(r.text, r.rule)
+      end
+      parts[#parts + 1] = words
+    end
+  end
+  return #parts > 0 and table.concat(parts, '; ') or nil
 end
 
 --- Items for vim.ui.select: a preview first ("Show diff" for edits and writes, "Show details" otherwise), so <CR>
@@ -87,7 +111,12 @@ function M.items(p)
   end
   for _, opt in ipairs(p.options or {}) do
     if type(opt) == 'table' and opt.optionId then
-      items[#items + 1] = { action = 'select', option = opt, label = opt.name or opt.optionId }
+      local label = opt.name or opt.optionId
+      local words = M.rule_words(opt)
+      if words then
+        label = label .. ' — ' .. words
+      end
+      items[#items + 1] = { action = 'select', option = opt, label = label }
     end
   end
   return items
@@ -133,11 +162,16 @@ function M.finish(prompt, result, how)
   end
 end
 
---- The option of `prompt` whose kind (or id) is `which`.
+--- The option of `prompt` whose id (else kind) is `which`.
 ---@return table?
 function M.option(prompt, which)
   for _, opt in ipairs(prompt.params.options or {}) do
-    if opt.kind == which or opt.optionId == which then
+    if opt.optionId == which then
+      return opt
+    end
+  end
+  for _, opt in ipairs(prompt.params.options or {}) do
+    if opt.kind == which then
       return opt
     end
   end
@@ -153,6 +187,38 @@ function M.answer(prompt, which)
     return false
   end
   M.finish(prompt, { outcome = 'selected', optionId = opt.optionId }, 'answered')
+  return true
+end
+
+--- Whether `prompt` may be answered with the user's own text ("approve with changes"): an edit or write whose
+--- proposed text came with the request, an allow option, and a daemon that declared `permissionNewText`.
+---@param prompt kgent.Prompt
+---@return boolean
+function M.can_answer_text(prompt)
+  local tc = prompt.params.toolCall or {}
+  if tc.newText == nil or M.option(prompt, 'allow_once') == nil then
+    return false
+  end
+  local r = prompt.owner and prompt.owner.init_result
+  local caps = r and r.capabilities
+  return type(caps) == 'table' and caps.permissionNewText == true
+end
+
+--- Approve `prompt` once with the user's version of the file (`text`: the whole file). The same text as the
+--- proposal is a plain allow_once; false if the prompt cannot take a text (see can_answer_text) or is answered.
+---@param prompt kgent.Prompt
+---@param text string
+---@return boolean
+function M.answer_text(prompt, text)
+  if prompt.done or not M.can_answer_text(prompt) then
+    return false
+  end
+  local opt = M.option(prompt, 'allow_once')
+  local result = { outcome = 'selected', optionId = opt.optionId }
+  if text ~= prompt.params.toolCall.newText then
+    result.newText = text
+  end
+  M.finish(prompt, result, 'answered')
   return true
 end
 

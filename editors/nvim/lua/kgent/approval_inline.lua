@@ -15,34 +15,73 @@ local ns_keys = vim.api.nvim_create_namespace('kgent.approval.keys')
 local LABEL = {
   allow_once = 'allow once',
   allow_always = 'allow for the session',
+  allow_always_project = 'allow always in this project',
   reject_once = 'reject',
   reject_always = 'reject always',
+  reject_always_project = 'reject always in this project',
+  options = 'pick any of its answers',
 }
-local ORDER = { 'allow_once', 'allow_always', 'reject_once', 'reject_always' }
 
 local function keys()
   return config.options.approval_keys
 end
 
---- The line that lists the keys of `prompt`.
-local function keys_line(prompt)
+--- The key of each option of `prompt` (by optionId: approval_keys[optionId], else approval_keys[kind] for the first
+--- option of that kind); options without a key are still listed and reached through the `options` key.
+---@return table<string, string|false>  optionId → key
+local function option_keys(prompt)
   local k = keys()
-  local parts = {}
-  for _, kind in ipairs(ORDER) do
-    local opt
-    for _, o in ipairs(prompt.params.options or {}) do
-      if o.kind == kind then
-        opt = o
-      end
-    end
-    if opt and k[kind] then
-      parts[#parts + 1] = ('[%s] %s'):format(k[kind], opt.name or LABEL[kind])
+  local out, taken = {}, {}
+  for _, o in ipairs(prompt.params.options or {}) do
+    if k[o.optionId] then
+      out[o.optionId] = k[o.optionId]
+      taken[k[o.optionId]] = true
     end
   end
+  for _, o in ipairs(prompt.params.options or {}) do
+    local key = k[o.kind]
+    if out[o.optionId] == nil and key and not taken[key] then
+      out[o.optionId] = key
+      taken[key] = true
+    end
+  end
+  return out
+end
+M.option_keys = option_keys
+
+--- The lines that list the answers of `prompt`, each with its key and, for an "always" answer, the rule(s) it
+--- creates in words; then a line with the preview keys (the highlighted keys line).
+---@return string[] options, string keys
+local function option_lines(prompt)
+  local A = require('kgent.approval')
+  local k = keys()
+  local ok = option_keys(prompt)
+  local lines = {}
+  for _, o in ipairs(prompt.params.options or {}) do
+    if type(o) == 'table' and o.optionId then
+      lines[#lines + 1] = ('  [%s] %s'):format(ok[o.optionId] or '-',
+        o.name or LABEL[o.optionId] or o.optionId)
+      if type(o.rules) == 'table' then
+        for _, r in ipairs(o.rules) do
+          lines[#lines + 1] = ('        rule %s: %s'):format(r.rule or '?', r.text or '')
+        end
+      end
+    end
+  end
+  if prompt.params.noRule then
+    lines[#lines + 1] = '  no "always" rule: ' .. prompt.params.noRule
+  end
+  local parts = {}
   if k.preview then
     parts[#parts + 1] = ('[%s] %s'):format(k.preview, preview.has_diff(prompt.params) and 'diff' or 'details')
   end
-  return '  ' .. table.concat(parts, '  ')
+  if k.options then
+    parts[#parts + 1] = ('[%s] all answers'):format(k.options)
+  end
+  if k.accept_edited and A.can_answer_text(prompt) then
+    parts[#parts + 1] = ('(in the diff: edit the proposal, :w or %s accepts your version)'):format(k.accept_edited)
+  end
+  return lines, '  ' .. table.concat(parts, '  ')
 end
 
 local function countdown_line(left)
@@ -88,7 +127,9 @@ function M.block_lines(prompt)
   elseif tc.kind == 'edit' and not preview.has_diff(p) then
     lines[#lines + 1] = '  (no diff: the daemon sent no proposed content)'
   end
-  lines[#lines + 1] = keys_line(prompt)
+  local opts, keys_line = option_lines(prompt)
+  vim.list_extend(lines, opts)
+  lines[#lines + 1] = keys_line
   return lines
 end
 
@@ -242,6 +283,31 @@ function M.act(buf, what)
   if what == 'preview' then
     return A.preview(p)
   end
+  if what == 'options' then
+    local items = vim.tbl_filter(function(it)
+      return it.action == 'select'
+    end, A.items(p.params))
+    return vim.ui.select(items, {
+      prompt = A.prompt_text(p.params),
+      kind = 'kgent.permission',
+      format_item = function(item)
+        return item.label
+      end,
+    }, function(item)
+      if item then
+        vim.schedule(function()
+          A.answer(p, item.option.optionId)
+        end)
+      end
+    end)
+  end
+  local by_key = option_keys(p)
+  for id, key in pairs(by_key) do
+    if key == keys()[what] then
+      what = id -- the option this key stands for on this prompt
+      break
+    end
+  end
   if not A.answer(p, what) then
     vim.notify(('kgent: this call offers no "%s"'):format(LABEL[what] or what), vim.log.levels.WARN)
   end
@@ -251,7 +317,7 @@ end
 ---@param buf integer
 function M.attach(buf)
   for what, lhs in pairs(keys()) do
-    if lhs then
+    if lhs and what ~= 'accept_edited' then
       vim.keymap.set('n', lhs, function()
         M.act(buf, what)
       end, { buffer = buf, nowait = true, desc = 'Kgent approval: ' .. (LABEL[what] or 'show the diff or details') })

@@ -172,6 +172,13 @@ M.subcommands = {
       kgent().open()
     end,
   },
+  rules = {
+    args = '[add|remove [--deny] [--session|--project|--user] RULE]',
+    desc = 'the permission rules of the workspace by scope (dd removes); add or remove one',
+    run = function(args)
+      require('kgent.rules').command(args)
+    end,
+  },
   stop = {
     desc = 'stop the daemon (cancels its runs)',
     run = function()
@@ -231,6 +238,9 @@ function M.complete(arglead, cmdline, cursorpos)
   end
   if words[1] == 'queue' and #words == 2 then
     return vim.startswith('clear', arglead) and { 'clear' } or {}
+  end
+  if words[1] == 'rules' then
+    return require('kgent.rules').complete(words, arglead)
   end
   if words[1] == 'resume' and #words == 2 and M.last_sessions then
     local out = {}

@@ -30,7 +30,7 @@ local M = {}
 ---@field review kgent.ReviewConfig
 ---@field prewarm boolean  start the daemon in the background on setup()
 ---@field approval "inline"|"select"  approvals in the transcript (keys), or through vim.ui.select
----@field approval_keys table<string, string|false>  inline approval keys: allow_once, allow_always, reject_once, reject_always, preview
+---@field approval_keys table<string, string|false>  inline approval keys: allow_once, allow_always, reject_once, reject_always, preview; by option id: allow_always_project, reject_always_project; options (pick any answer); accept_edited (the diff's proposed buffer)
 ---@field approval_diff_lines integer  lines of the proposed diff shown inline (0: none)
 ---@field chat kgent.ChatConfig
 ---@field transcript kgent.TranscriptConfig
@@ -82,6 +82,10 @@ function M.defaults()
       reject_once = 'r',
       reject_always = 'R',
       preview = 'd',
+      allow_always_project = 'P',
+      reject_always_project = false,
+      options = 'o',
+      accept_edited = 'ga',
     },
     approval_diff_lines = 20,
     chat = {

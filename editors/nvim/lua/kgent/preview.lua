@@ -63,6 +63,7 @@ function M.open_diff(prompt)
     local cur = scratch(base .. ' (current)', split_text(tc.oldText), ft)
     local new = scratch(base .. ' (proposed)', split_text(tc.newText), ft)
     bufs = { cur, new }
+    M.make_editable(prompt, new)
     vim.api.nvim_win_set_buf(0, cur)
     vim.cmd('diffthis')
     vim.cmd('rightbelow vsplit')
@@ -77,6 +78,38 @@ function M.open_diff(prompt)
     vim.wo[win].foldenable = false
   end
   prompt.diff = { tab = tab, bufs = bufs }
+end
+
+--- Approve with changes: the proposed buffer becomes editable when the daemon takes the user's text
+--- (kgent.approval.can_answer_text); `:w` or `ga` in it approves once with its lines as the file's new text.
+---@param prompt kgent.Prompt
+---@param buf integer
+function M.make_editable(prompt, buf)
+  local A = require('kgent.approval')
+  if not A.can_answer_text(prompt) then
+    return
+  end
+  vim.bo[buf].buftype = 'acwrite'
+  vim.bo[buf].modifiable = true
+  vim.bo[buf].modified = false
+  local newline = (prompt.params.toolCall.newText or ''):sub(-1) == '\n'
+  local function accept()
+    local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+    local text = table.concat(lines, '\n')
+    if newline then
+      text = text .. '\n' -- the buffer's lines end as the proposal did
+    end
+    vim.bo[buf].modified = false
+    if not A.answer_text(prompt, text) then
+      vim.notify('kgent: this approval is no longer waiting', vim.log.levels.WARN)
+    end
+  end
+  vim.api.nvim_create_autocmd('BufWriteCmd', { buffer = buf, callback = accept })
+  local key = (require('kgent.config').options.approval_keys or {}).accept_edited
+  if key then
+    vim.keymap.set('n', key, accept, { buffer = buf, nowait = true, desc = 'Kgent approval: accept my version' })
+  end
+  vim.b[buf].kgent_accept_edited = true
 end
 
 --- The lines of the "Show details" preview: what the call is, why it asks, the command and the arguments.
@@ -104,6 +137,25 @@ function M.details_lines(p)
     lines[#lines + 1] = ''
     lines[#lines + 1] = 'Arguments:'
     vim.list_extend(lines, M.args_lines(tc.args, '    '))
+  end
+  local always = {}
+  for _, opt in ipairs(p.options or {}) do
+    if type(opt) == 'table' and type(opt.rules) == 'table' and #opt.rules > 0 then
+      always[#always + 1] = opt
+    end
+  end
+  if #always > 0 or p.noRule then
+    lines[#lines + 1] = ''
+    lines[#lines + 1] = 'Always answers:'
+    for _, opt in ipairs(always) do
+      lines[#lines + 1] = '    ' .. (opt.name or opt.optionId)
+      for _, r in ipairs(opt.rules) do
+        lines[#lines + 1] = ('        %s   (%s)'):format(r.rule or '?', r.text or '')
+      end
+    end
+    if p.noRule then
+      lines[#lines + 1] = '    No rule can be made: ' .. p.noRule
+    end
   end
   if not M.has_diff(p) and tc.kind == 'edit' then
     lines[#lines + 1] = ''
@@ -142,6 +194,11 @@ function M.close_diff(prompt)
     return
   end
   prompt.diff = nil
+  for _, b in ipairs(d.bufs) do
+    if vim.api.nvim_buf_is_valid(b) then
+      vim.bo[b].modified = false -- an edited proposal answered otherwise: nothing to save
+    end
+  end
   if d.tab and vim.api.nvim_tabpage_is_valid(d.tab) and #vim.api.nvim_list_tabpages() > 1 then
     pcall(vim.cmd, 'tabclose ' .. vim.api.nvim_tabpage_get_number(d.tab))
   end

@@ -6,6 +6,7 @@ import { notifications, refreshAttention, setupNotify } from "./attention.js";
 import { clearShownQueue, queued, showQueue } from "./queue.js";
 import { button, el, renderDiff, renderMarkdownInto } from "./render.js";
 import { closeReview, openReview, setupReview } from "./review.js";
+import { decorateApproval, setupRules } from "./rules.js";
 import { currentProject, runChoice, setupPickers, setupProject } from "./setup.js";
 import { EventStream } from "./sse.js";
 
@@ -128,16 +129,18 @@ function approvalCard(ev) {
     buttons.append(b);
   }
   box.append(buttons);
+  decorateApproval(box, ev, state.info, answer);
   card.append(box);
   const logBox = log();
   logBox.scrollTop = logBox.scrollHeight;
   refreshAttention();
 }
 
-async function answer(box, optionId) {
+async function answer(box, optionId, newText) {
   for (const b of box.querySelectorAll("button")) b.disabled = true;
   try {
-    await api("POST", `/api/permissions/${encodeURIComponent(box.dataset.requestId)}`, { outcome: "selected", optionId });
+    const body = newText === undefined ? { outcome: "selected", optionId } : { outcome: "selected", optionId, newText };
+    await api("POST", `/api/permissions/${encodeURIComponent(box.dataset.requestId)}`, body);
   } catch (err) {
     if (err.status !== 409) {
       for (const b of box.querySelectorAll("button")) b.disabled = false;
@@ -156,6 +159,7 @@ function resolved(ev) {
   if (box) {
     box.classList.add("closed");
     box.querySelector(".buttons")?.remove();
+    box.querySelector(".edit-proposal")?.remove();
     box.append(line);
   } else if (card) card.append(line);
   refreshAttention();
@@ -685,6 +689,7 @@ $("token-form").onsubmit = async (e) => {
   if (ok) start().catch((err) => notice(err.message));
 };
 setupReview();
+setupRules();
 setupNotify();
 // In `kgent desktop` (its URL says ?desktop=1) the window closes from the page; the server stops with it.
 if (new URLSearchParams(location.search).has("desktop")) sessionStorage.setItem("kgent.desktop", "1");
