@@ -215,6 +215,13 @@ export interface InitializeSettings {
   trustProjectExtensions?: boolean | null;
 }
 
+/** Instruction files entered the context: when the run opened, or when a tool call touched their directory. */
+export interface InstructionsEvent {
+  type: "instructions";
+  files: LoadedFile[];
+  entryId?: string | null;
+}
+
 export type KnownEvent =
   | RunStartEvent
   | UserMessageEvent
@@ -229,7 +236,19 @@ export type KnownEvent =
   | RetryEvent
   | CompactionEvent
   | PlanEvent
+  | InstructionsEvent
   | RunEndEvent;
+
+export interface LoadedFile {
+  /** Absolute path of the AGENTS.md (or CLAUDE.md). */
+  path: string;
+  source: "user" | "project" | "directory" | (string & {});
+  change: "new" | "changed" | "removed" | (string & {});
+  /** Only its first 32 KiB reached the model. */
+  truncated?: boolean;
+  /** Bytes on disk. */
+  size?: number;
+}
 
 export interface McpServerInfo {
   name: string;

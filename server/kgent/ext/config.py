@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from kgent.context.paths import user_config_dir as user_config_dir  # moved below the kernel; still here
 from kgent.core.errors import ConfigError
 
 Origin = Literal["user", "project"]
@@ -63,17 +64,6 @@ class ExtConfig:
         return any(r.origin == "project" for r in self.extensions) or any(
             s.origin == "project" for s in self.mcp_servers
         )
-
-
-def user_config_dir(env: Mapping[str, str] | None = None) -> Path:
-    """KGENT_CONFIG_DIR if set, else the platform's user config directory for kgent."""
-    env = os.environ if env is None else env
-    override = env.get("KGENT_CONFIG_DIR")
-    if override:
-        return Path(override).expanduser()
-    import platformdirs  # only when needed: it is the slow part of this module
-
-    return Path(platformdirs.user_config_dir("kgent"))
 
 
 def read_config(project: Path | None, env: Mapping[str, str] | None = None) -> ExtConfig:

@@ -188,6 +188,22 @@ class PlanEvent(Payload):
     entries: list[PlanEntry]
 
 
+class LoadedFile(Payload):
+    path: str = Field(description="Absolute path of the AGENTS.md (or CLAUDE.md).")
+    source: Literal["user", "project", "directory"]
+    change: Literal["new", "changed", "removed"]
+    truncated: bool = Field(default=False, description="Only its first 32 KiB reached the model.")
+    size: int = Field(default=0, description="Bytes on disk.")
+
+
+class InstructionsEvent(Payload):
+    """Instruction files entered the context: when the run opened, or when a tool call touched their directory."""
+
+    type: Literal["instructions"]
+    files: list[LoadedFile]
+    entry_id: str | None = None
+
+
 class RunError(Payload):
     code: str
     message: str
@@ -224,6 +240,7 @@ EVENTS: tuple[type[Payload], ...] = (
     RetryEvent,
     CompactionEvent,
     PlanEvent,
+    InstructionsEvent,
     RunEndEvent,
 )
 
@@ -243,6 +260,7 @@ KnownEvent = TypeAliasType(
         | RetryEvent
         | CompactionEvent
         | PlanEvent
+        | InstructionsEvent
         | RunEndEvent,
         Field(discriminator="type"),
     ],
