@@ -89,6 +89,7 @@ export type {
   SessionResult,
   SessionsParams,
   SessionsResult,
+  SkillInfo,
   StopReason,
   SummaryMessage,
   TextBlock,

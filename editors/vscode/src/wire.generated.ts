@@ -678,6 +678,10 @@ export interface SessionResult {
   liveRunId: string | null;
   /** Totals over every model turn stored in the session, on every branch. */
   usage: Usage;
+  /** The instruction files the active branch's context holds (general → specific). */
+  instructions?: LoadedFile[];
+  /** The skills last listed to the model. */
+  skills?: SkillInfo[];
 }
 
 export interface SessionsParams {
@@ -688,6 +692,13 @@ export interface SessionsParams {
 export interface SessionsResult {
   /** Most recently updated first. */
   sessions: SessionInfo[];
+}
+
+export interface SkillInfo {
+  name: string;
+  description: string;
+  /** The skill's SKILL.md, absolute. */
+  path: string;
 }
 
 export type StopReason = "end" | "tool_use" | "max_tokens" | "error" | "aborted";

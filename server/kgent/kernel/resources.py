@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from kgent.context.instructions import ENTRY_TYPE as INSTRUCTIONS
-from kgent.context.instructions import InstructionFile, InstructionSet, latest
+from kgent.context.instructions import InstructionFile, InstructionSet, latest, ordered
 from kgent.context.paths import user_config_dir
+from kgent.context.projection import own_context
 from kgent.context.skills import ENTRY_TYPE as SKILLS
 from kgent.context.skills import Skill, discover, entry_skills, inside_skill, skill_dirs
 from kgent.core.events import InstructionsEvent, LoadedFile
@@ -110,3 +111,18 @@ def _found(files: list[InstructionFile]) -> Found | None:
     if not files:
         return None
     return Found(data={"files": [f.to_dict() for f in files]}, files=tuple(files))
+
+
+def loaded_resources(branch: Sequence[SessionEntry]) -> dict[str, Any]:
+    """What a branch's context holds now, for hosts (`agent/session`): `instructions` (each file's latest state,
+    general → specific) and `skills` (the latest list the model was given)."""
+    own = own_context(branch)
+    files = ordered(latest(e.data for e in own if e.type == INSTRUCTIONS).values())
+    listed = [e for e in own if e.type == SKILLS]
+    return {
+        "instructions": [
+            {"path": f.path, "source": f.source, "change": f.change, "truncated": f.truncated, "size": f.size}
+            for f in files
+        ],
+        "skills": [s.to_dict() for s in entry_skills(listed[-1].data)] if listed else [],
+    }

@@ -20,7 +20,7 @@ from kgent.service.wire.base import (
     ToolStatus,
     Usage,
 )
-from kgent.service.wire.results import AssistantMessage
+from kgent.service.wire.results import AssistantMessage, LoadedFile
 
 Risk = Literal["low", "medium", "high"]
 Operation = Literal["read", "write", "shell", "network", "unknown"]
@@ -186,14 +186,6 @@ class PlanEvent(Payload):
 
     type: Literal["plan"]
     entries: list[PlanEntry]
-
-
-class LoadedFile(Payload):
-    path: str = Field(description="Absolute path of the AGENTS.md (or CLAUDE.md).")
-    source: Literal["user", "project", "directory"]
-    change: Literal["new", "changed", "removed"]
-    truncated: bool = Field(default=False, description="Only its first 32 KiB reached the model.")
-    size: int = Field(default=0, description="Bytes on disk.")
 
 
 class InstructionsEvent(Payload):
