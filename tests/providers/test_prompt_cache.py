@@ -153,3 +153,47 @@ async def test_openai_wire_prefix_is_byte_stable_and_deepseek_hits(run_on, model
 
 def compact(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+async def test_instructions_keep_the_prefix_stable_and_cached(
+    wire: str,
+    run_on,
+    model_server: ModelServer,
+    workspace: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With the user's and the project's AGENTS.md loaded and a nested one found mid-run, each request still starts
+    with the bytes of the one before it, and from call 3 on at least 0.9 of the input is billed at the cached rate."""
+    user = tmp_path / "user-config"
+    user.mkdir()
+    monkeypatch.setenv("KGENT_CONFIG_DIR", str(user))
+    (user / "AGENTS.md").write_text("Prefer small diffs. " * 20 + "\n")
+    (workspace / "AGENTS.md").write_text("Run the tests after each change. " * 20 + "\n")
+    (workspace / "sub").mkdir()
+    (workspace / "sub" / "AGENTS.md").write_text("In sub/, keep functions pure. " * 20 + "\n")
+    (workspace / "sub" / "f.txt").write_text("f\n")
+    model_server.script = [
+        [{"text": "Reading."}, READ],
+        [{"text": "Now sub."}, {"tool": "read", "args": {"path": "sub/f.txt"}}],
+        *[[{"text": f"Again {i}."}, READ] for i in range(8)],
+        [{"text": "Done."}],
+    ]
+    store = InMemorySessionStore()
+    first, usage = await run_on(wire, "read the notes", store=store)
+    assert first.status == "settled"
+    bodies = [r.body for r in model_server.requests]
+    assert "Prefer small diffs" in json.dumps(bodies[0]) and "keep functions pure" in json.dumps(bodies[-1])
+    if wire == "openai":
+        raws = [r.raw for r in model_server.requests]
+        for k in range(1, len(raws)):
+            assert raws[k].startswith(raws[k - 1][:-2] + b","), k
+    else:
+        for k in range(1, len(bodies)):
+            old = [b for b, _ in anthropic_blocks(bodies[k - 1])]
+            assert [b for b, _ in anthropic_blocks(bodies[k])][: len(old)] == old, k
+    turns = reads(usage)[2:]
+    cached = sum(read for _, read, _ in turns)
+    total = sum(plain + read + write for plain, read, write in turns)
+    assert cached / total >= 0.9, (cached, total)

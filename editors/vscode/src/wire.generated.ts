@@ -219,6 +219,13 @@ export interface InitializeSettings {
   trustProjectExtensions?: boolean | null;
 }
 
+/** Instruction files entered the context: when the run opened, or when a tool call touched their directory. */
+export interface InstructionsEvent {
+  type: "instructions";
+  files: LoadedFile[];
+  entryId?: string | null;
+}
+
 export type KnownEvent =
   | RunStartEvent
   | UserMessageEvent
@@ -233,7 +240,19 @@ export type KnownEvent =
   | RetryEvent
   | CompactionEvent
   | PlanEvent
+  | InstructionsEvent
   | RunEndEvent;
+
+export interface LoadedFile {
+  /** Absolute path of the AGENTS.md (or CLAUDE.md). */
+  path: string;
+  source: "user" | "project" | "directory" | (string & {});
+  change: "new" | "changed" | "removed" | (string & {});
+  /** Only its first 32 KiB reached the model. */
+  truncated?: boolean;
+  /** Bytes on disk. */
+  size?: number;
+}
 
 export interface McpServerInfo {
   name: string;
@@ -746,6 +765,10 @@ export interface SessionResult {
   liveRunId: string | null;
   /** Totals over every model turn stored in the session, on every branch. */
   usage: Usage;
+  /** The instruction files the active branch's context holds (general → specific). */
+  instructions?: LoadedFile[];
+  /** The skills last listed to the model. */
+  skills?: SkillInfo[];
 }
 
 export interface SessionsParams {
@@ -756,6 +779,13 @@ export interface SessionsParams {
 export interface SessionsResult {
   /** Most recently updated first. */
   sessions: SessionInfo[];
+}
+
+export interface SkillInfo {
+  name: string;
+  description: string;
+  /** The skill's SKILL.md, absolute. */
+  path: string;
 }
 
 export type StopReason = "end" | "tool_use" | "max_tokens" | "error" | "aborted";

@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from kgent.context.cut import CompactionPlan, plan_compaction
+from kgent.context.instructions import ENTRY_TYPE as INSTRUCTIONS
 from kgent.context.projection import latest_checkpoint, project
+from kgent.context.skills import ENTRY_TYPE as SKILLS
 from kgent.context.summarizing import SummarizingProvider
 from kgent.context.summary import SUMMARY_SYSTEM_PROMPT, serialize, summary_prompt, validate_summary
 from kgent.context.tokens import (
@@ -176,7 +178,7 @@ def trusted_from(branch: Sequence[SessionEntry], messages: Sequence[Message]) ->
     c = latest_checkpoint(branch)
     if c is None:
         return 0
-    after = sum(1 for e in branch[c + 1 :] if e.type == "message")
+    after = sum(1 for e in branch[c + 1 :] if e.type in ("message", INSTRUCTIONS, SKILLS))
     return max(0, len(messages) - after)
 
 

@@ -7,8 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from kgent.context.instructions import ENTRY_TYPE as INSTRUCTIONS
+from kgent.context.instructions import entry_files, latest, render
+from kgent.context.skills import ENTRY_TYPE as SKILLS
+from kgent.context.skills import changed_note, entry_skills
 from kgent.core.messages import (
     AssistantMessage,
+    InstructionsMessage,
     Message,
     SummaryMessage,
     ToolResultMessage,
@@ -57,13 +62,46 @@ def live_entries(branch: Sequence[SessionEntry]) -> list[SessionEntry]:
 def project(branch: Sequence[SessionEntry]) -> list[Message]:
     """Messages for a request: the latest checkpoint's summary, then the message entries it kept and those after it.
 
+    `instructions` entries (kgent.context.instructions) become messages where they are on the branch, so the
+    instructions loaded when a run opened are the first message and nested ones follow the results that found
+    them; those a checkpoint covers come back as one message (each file's latest text) right after its summary.
     Every tool call is followed by its result: a call whose result never reached the file (a killed run) gets an
     error result, and a result whose call is not in the projection is left out.
     """
     branch = own_context(branch)
     c = latest_checkpoint(branch)
-    head: list[Message] = [SummaryMessage(text=branch[c].data["summary"])] if c is not None else []
-    return head + pair_tool_results([message_from_dict(e.data["message"]) for e in live_entries(branch)])
+    if c is None:
+        return pair_tool_results([m for e in branch if (m := _message(e)) is not None])
+    start = _kept_from(branch, c)
+    head: list[Message] = [SummaryMessage(text=branch[c].data["summary"])]
+    covered = latest(e.data for e in branch[:start] if e.type == INSTRUCTIONS)
+    if covered:
+        head.append(InstructionsMessage(text=render(list(covered.values()))))
+    skills = [e for e in branch[:start] if e.type == SKILLS]
+    if skills and not skills[-1].data.get("inPrompt"):
+        head.append(InstructionsMessage(text=changed_note(entry_skills(skills[-1].data))))
+    live = [*branch[start:c], *branch[c + 1 :]]
+    return head + pair_tool_results([m for e in live if (m := _message(e)) is not None])
+
+
+def _kept_from(branch: Sequence[SessionEntry], c: int) -> int:
+    first_kept = branch[c].data.get("firstKeptEntryId")
+    if first_kept is not None:
+        for j in range(c):
+            if branch[j].id == first_kept:
+                return j
+    return c + 1
+
+
+def _message(entry: SessionEntry) -> Message | None:
+    if entry.type == "message":
+        return message_from_dict(entry.data["message"])
+    if entry.type == SKILLS and not entry.data.get("inPrompt"):  # those inPrompt are in the system prompt
+        return InstructionsMessage(text=changed_note(entry_skills(entry.data)))
+    if entry.type == INSTRUCTIONS:
+        files = entry_files(entry.data)
+        return InstructionsMessage(text=render(files)) if files else None
+    return None
 
 
 def pair_tool_results(messages: Sequence[Message]) -> list[Message]:

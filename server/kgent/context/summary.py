@@ -10,7 +10,14 @@ import json
 import re
 from collections.abc import Sequence
 
-from kgent.core.messages import AssistantMessage, Message, SummaryMessage, ToolResultMessage, UserMessage
+from kgent.core.messages import (
+    AssistantMessage,
+    InstructionsMessage,
+    Message,
+    SummaryMessage,
+    ToolResultMessage,
+    UserMessage,
+)
 
 SECTIONS: tuple[str, ...] = (
     "Goal",
@@ -43,6 +50,8 @@ def serialize(messages: Sequence[Message]) -> str:
                 lines.append(f"[User]: {text}")
             case SummaryMessage(text=text):
                 lines.append(f"[Earlier summary]: {text}")
+            case InstructionsMessage(text=text):
+                lines.append(f"[Project instructions]: {text}")
             case AssistantMessage():
                 if m.thinking:
                     lines.append(f"[Assistant thinking]: {m.thinking}")

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from kgent.core.messages import (
     AssistantMessage,
+    InstructionsMessage,
     Message,
     SummaryMessage,
     ToolResultMessage,
@@ -57,7 +58,7 @@ def estimate_text(text: str) -> int:
 def estimate_message(message: Message) -> int:
     """Estimated tokens of one message: ceil(chars / 4) over its text, thinking, tool calls and results."""
     match message:
-        case UserMessage(text=text) | SummaryMessage(text=text):
+        case UserMessage(text=text) | SummaryMessage(text=text) | InstructionsMessage(text=text):
             chars = len(text)
         case ToolResultMessage():
             chars = len(message.content) + len(message.name)

@@ -227,6 +227,27 @@ class PlanEvent:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class LoadedFile:
+    """One instruction file (AGENTS.md, CLAUDE.md) the context loaded, re-read or dropped."""
+
+    path: str  # absolute
+    source: Literal["user", "project", "directory"]
+    change: Literal["new", "changed", "removed"]
+    truncated: bool = False  # only its first 32 KiB reached the model
+    size: int = 0  # bytes on disk
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InstructionsEvent:
+    """Instruction files entered the context (when the run opened, or a tool call touched their directory); each is
+    recorded in the session entry `entry_id`."""
+
+    type: ClassVar[str] = "instructions"
+    files: tuple[LoadedFile, ...]
+    entry_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunResult:
     """How a run ended: what `await run.result()` returns and what its `RunEnd` carries."""
 
@@ -279,6 +300,7 @@ Event = (
     | RetryEvent
     | CompactionEvent
     | PlanEvent
+    | InstructionsEvent
     | SubRunEvent
     | RunEnd
 )
@@ -299,6 +321,7 @@ EVENT_TYPES: tuple[str, ...] = tuple(
         RetryEvent,
         CompactionEvent,
         PlanEvent,
+        InstructionsEvent,
         RunEnd,
     )
 )

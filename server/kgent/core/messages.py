@@ -100,7 +100,15 @@ class SummaryMessage:
     role: Literal["summary"] = "summary"
 
 
-Message = UserMessage | AssistantMessage | ToolResultMessage | SummaryMessage
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InstructionsMessage:
+    """Project instructions (AGENTS.md …) the context carries, sent as user text; never a prompt of the user's."""
+
+    text: str
+    role: Literal["instructions"] = "instructions"
+
+
+Message = UserMessage | AssistantMessage | ToolResultMessage | SummaryMessage | InstructionsMessage
 
 
 def message_to_dict(message: Message) -> dict[str, Any]:
@@ -110,6 +118,8 @@ def message_to_dict(message: Message) -> dict[str, Any]:
             return {"role": "user", "text": text}
         case SummaryMessage(text=text):
             return {"role": "summary", "text": text}
+        case InstructionsMessage(text=text):
+            return {"role": "instructions", "text": text}
         case ToolResultMessage():
             d: dict[str, Any] = {
                 "role": "tool",
@@ -157,6 +167,8 @@ def message_from_dict(d: dict[str, Any]) -> Message:
         return UserMessage(text=str(d["text"]))
     if role == "summary":
         return SummaryMessage(text=str(d["text"]))
+    if role == "instructions":
+        return InstructionsMessage(text=str(d["text"]))
     if role == "tool":
         return ToolResultMessage(
             tool_call_id=d["toolCallId"],

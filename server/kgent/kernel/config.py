@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from kgent.providers.pricing import PriceTable
 
@@ -31,3 +32,6 @@ class KernelConfig:
     cost_limit: float | None = (
         None  # US dollars a run may spend (estimated; needs the model's price); None: no limit
     )
+    # Context resources (kgent.context.instructions, .skills): AGENTS.md / CLAUDE.md files and skills. False: none.
+    resources: bool = True
+    skill_dirs: tuple[Path, ...] = ()  # more folders of skills (extensions register them: kgent.ext)

@@ -7,16 +7,23 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kgent.context.compaction import Compaction, CompactionSettings, RunCompaction, RunContext
+from kgent.context.instructions import ENTRY_TYPE as INSTRUCTIONS
+from kgent.context.instructions import render
+from kgent.context.projection import own_context
+from kgent.context.skills import ENTRY_TYPE as SKILLS
+from kgent.context.skills import changed_note
 from kgent.context.tokens import estimate_overhead
 from kgent.core.errors import KgentError
 from kgent.core.events import InputSource, MessageEnd, PlanEvent, RunResult, RunStart, RunStatus, UserInput
 from kgent.core.messages import (
     AssistantMessage,
+    InstructionsMessage,
     Message,
     ToolResultMessage,
     UserMessage,
@@ -26,6 +33,7 @@ from kgent.kernel.arguments import ArgumentChecks
 from kgent.kernel.cost import RunCost
 from kgent.kernel.hooks import HookContext, hooked_request, run_end_entries
 from kgent.kernel.prompt import system_prompt
+from kgent.kernel.resources import Found, RunResources
 from kgent.kernel.review import RunReview
 from kgent.kernel.run import AgentRun
 from kgent.kernel.toolexec import ToolBatch
@@ -111,19 +119,26 @@ class Loop:
             ToolSchema(name=t.name, description=t.description, parameters=t.parameters) for t in tools
         )
         self.system_prompt = ""  # set when the session is open: it carries the session's date
+        self.resources = RunResources(
+            spec.workspace, (), enabled=False
+        )  # the real one when the session is open
         self.overhead = 0  # estimated tokens of the system prompt and the tool schemas
         self.compaction: RunCompaction | None = None
         self.tracking: asyncio.Future[None] | None = None  # the change tracker's start
         prices = kernel.config.prices or builtin_prices()
         self.cost = RunCost(prices.price(spec.provider.model), spec.cost_limit)
 
-    def _start_context(self, info: SessionInfo) -> None:
-        """The session's system prompt and this run's compaction. The prompt's date is the session's creation day,
-        so every request of the session, resumed or not, starts with the same bytes (prompt caches hit)."""
+    def _start_context(self, info: SessionInfo, branch: Sequence[SessionEntry]) -> None:
+        """The session's system prompt and this run's compaction. The prompt's date is the session's creation day
+        and its skills those the branch recorded first, so every request of the session, resumed or not, starts
+        with the same bytes (prompt caches hit)."""
         kernel, spec = self.kernel, self.spec
         day = info.created[:10]
+        self.resources = RunResources(
+            spec.workspace, branch, enabled=kernel.config.resources, extra_skill_dirs=kernel.config.skill_dirs
+        )
         self.system_prompt = kernel.config.system_prompt or system_prompt(
-            str(spec.workspace), self.schemas, day=day
+            str(spec.workspace), self.schemas, day=day, skills=self.resources.prompt_skills
         )
         self.overhead = estimate_overhead(self.system_prompt, self.schemas)
         if kernel.compactor is not None and spec.origin is None:
@@ -212,6 +227,7 @@ class Loop:
     async def _open_session(self, run: AgentRun) -> None:
         spec, store = self.spec, self.kernel.store
         plan = None
+        own: Sequence[SessionEntry] = ()  # the resumed branch as its agent sees it
         if spec.origin is not None:
             info = await self._open_sub_run(run.run_id, spec.origin)
         elif spec.resume:
@@ -222,6 +238,7 @@ class Loop:
                 raise KgentError(f"no entry {leaf!r} in session {spec.session_id}", code="entry_not_found")
             self.state.leaf_id = self.state.stored_leaf = leaf
             branch = tree.branch(leaf)
+            own = own_context(branch)
             plan = latest_plan(e.data["message"] for e in branch if e.type == "message")
             self.state.history = self.kernel.project(branch)
             self.kernel.restore_rules(spec.session_id, branch)
@@ -238,7 +255,7 @@ class Loop:
                 await creating
                 raise
         await self._add_run_tools()
-        self._start_context(info)
+        self._start_context(info, own)
         run.emit(
             RunStart(
                 run_id=run.run_id,
@@ -255,7 +272,26 @@ class Loop:
         )
         if plan:  # a resumed branch's plan, so the host shows it again
             run.emit(PlanEvent(entries=plan))
+        await self._add_resources(run)
         await self._add_user(run, spec.prompt, "prompt")
+
+    async def _add_resources(self, run: AgentRun) -> None:
+        """Record the skills and instruction files this run opens with (only what the branch does not know yet):
+        on a new session the instructions are the first message, on a resumed one a change comes after the history."""
+        skills = self.resources.skills_entry()
+        if skills is not None:
+            await self.persist([self.entry(SKILLS, **skills)])
+            if not skills.get("inPrompt"):
+                self.state.history.append(InstructionsMessage(text=changed_note(self.resources.skills)))
+        await self._add_instructions(run, self.resources.opening())
+
+    async def _add_instructions(self, run: AgentRun, found: Found | None) -> None:
+        if found is None:
+            return
+        entry = self.entry(INSTRUCTIONS, **found.data)
+        await self.persist([entry])
+        self.state.history.append(InstructionsMessage(text=render(found.files)))
+        run.emit(found.event(entry.id))
 
     async def _add_run_tools(self) -> None:
         """The tools the hooks add for this run (MCP servers, extensions); the kernel's own names win."""
@@ -336,6 +372,10 @@ class Loop:
                     await self.tracking  # the baseline before any tool can change a file
                 results = await ToolBatch(self, run, tracker).execute(message.tool_calls)
                 self.state.history.extend(results)
+                # the instructions of the directories these calls touched, right after their results
+                await self._add_instructions(
+                    run, self.resources.touched(self.tools, message.tool_calls, results)
+                )
                 for text in run.take_steering():
                     await self._add_user(run, text, "steer")
                 continue

@@ -1,13 +1,15 @@
 """The system prompt the loop sends: who the agent is, its tools, the workspace, the session's date.
 
 It must be the same bytes on every request of a session, resumes included, or no provider can reuse its prompt
-cache: so the date in it is the day the session was created, not today.
+cache: so the date in it is the day the session was created, not today, and its skills are those the session
+recorded first (a `skills` entry), not today's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
+from kgent.context.skills import Skill, prompt_section
 from kgent.providers.base import ToolSchema
 
 _GUIDELINES = """\
@@ -19,12 +21,17 @@ _GUIDELINES = """\
 - Be concise. When the task is done, say what you changed and how you verified it."""
 
 
-def system_prompt(workspace: str, tools: Iterable[ToolSchema], *, day: str) -> str:
-    """The built-in prompt; `day` is the session's creation date (YYYY-MM-DD, UTC), fixed for its lifetime."""
+def system_prompt(
+    workspace: str, tools: Iterable[ToolSchema], *, day: str, skills: Sequence[Skill] = ()
+) -> str:
+    """The built-in prompt; `day` is the session's creation date (YYYY-MM-DD, UTC), fixed for its lifetime, and
+    `skills` the skills the session recorded when it began (a later change is told in a message, not here)."""
     names = ", ".join(t.name for t in tools)
+    section = prompt_section(skills)
     return (
         "You are Kgent, a coding agent working in the user's workspace through tools. "
         "The user watches in their editor and approves every action that writes, runs or leaves the workspace.\n\n"
         f"Available tools: {names}.\n\nGuidelines:\n{_GUIDELINES}\n\n"
-        f"Session started on: {day}\nWorkspace (current working directory): {workspace}"
+        + (f"{section}\n\n" if section else "")
+        + f"Session started on: {day}\nWorkspace (current working directory): {workspace}"
     )

@@ -234,11 +234,14 @@ class ToolBatch:
             intent = await asyncio.to_thread(classify, tool, call.arguments, workspace)
         else:
             intent = classify(tool, call.arguments, workspace)
-        try:
-            auth = await self._authorize(call, tool, intent, desc)
-        except _Unfit as unfit:  # it would fail: no one is asked to approve a call that cannot succeed
-            self._fail(call, unfit.message)
-            return None
+        if self._skill_read(tool, intent, call):  # a read of a known resource (a listed skill's folder)
+            auth = Authorization(approved=True)
+        else:
+            try:
+                auth = await self._authorize(call, tool, intent, desc)
+            except _Unfit as unfit:  # it would fail: no one is asked to approve a call that cannot succeed
+                self._fail(call, unfit.message)
+                return None
         if not auth.approved:
             self._fail(call, f"permission_denied: {auth.reason}")
             return None
@@ -256,6 +259,17 @@ class ToolBatch:
             grant=grant,
             allow_private=intent.operation == "network" and intent.protected,
         )
+
+    def _skill_read(self, tool: Tool, intent: Intent, call: ToolCall) -> bool:
+        """Whether the call only reads inside the folder of a skill the system prompt listed (the user's skills
+        live outside the workspace): allowed unasked in every mode, protected files excepted."""
+        declared = getattr(tool, "intent", None)
+        if intent.operation != "read" or intent.scope != "outside" or intent.protected or declared is None:
+            return False
+        raw = call.arguments.get(declared.path_arg) if declared.path_arg else None
+        if not isinstance(raw, str) or "\0" in raw:
+            return False
+        return self.loop.resources.is_skill_file(self.loop.spec.workspace / raw)
 
     async def _authorize(
         self, call: ToolCall, tool: Tool, intent: Intent, desc: CallDescription

@@ -14,6 +14,7 @@ from typing import Any
 from kgent.core.errors import ProviderError
 from kgent.core.messages import (
     AssistantMessage,
+    InstructionsMessage,
     Message,
     SummaryMessage,
     ToolCall,
@@ -63,7 +64,7 @@ _USER = b'{"role":"user",'
 def message_blocks(message: Message) -> tuple[str, list[dict[str, Any]]]:
     """A kernel message as (role, content blocks); the caller merges consecutive messages of one role."""
     match message:
-        case UserMessage(text=text):
+        case UserMessage(text=text) | InstructionsMessage(text=text):
             return "user", [{"type": "text", "text": text or "(empty)"}]
         case SummaryMessage(text=text):
             return "user", [{"type": "text", "text": summary_text(text)}]

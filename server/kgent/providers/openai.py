@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 from kgent.core.errors import ProviderError
 from kgent.core.messages import (
     AssistantMessage,
+    InstructionsMessage,
     Message,
     SummaryMessage,
     ToolCall,
@@ -48,7 +49,7 @@ PROMPT_CACHE_KEY_HOSTS = frozenset({"api.openai.com"})
 def message_to_wire(message: Message) -> dict[str, Any]:
     """One kernel message as a Chat Completions message."""
     match message:
-        case UserMessage(text=text):
+        case UserMessage(text=text) | InstructionsMessage(text=text):
             return {"role": "user", "content": text}
         case SummaryMessage(text=text):
             return {"role": "user", "content": summary_text(text)}

@@ -206,6 +206,11 @@ class ScriptedProvider:
         return cls("parallel-reads")
 
     @classmethod
+    def nested_instructions(cls) -> ScriptedProvider:
+        """The `nested-instructions` script: reads src/app.py, which brings src/AGENTS.md into the context."""
+        return cls("nested-instructions")
+
+    @classmethod
     def plan(cls) -> ScriptedProvider:
         """The `plan` script: keeps a plan with todo_write while reading sample.py."""
         return cls("plan")

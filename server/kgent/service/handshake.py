@@ -82,6 +82,7 @@ EVENT_TYPES = (
     "retry",
     "compaction",
     "plan",
+    "instructions",
     "run_end",
 )
 PROMPT_CONTENT = ("text", "resource_link", "resource")

@@ -24,6 +24,7 @@ from kgent.ext.config import configured
 from kgent.ext.host import Extensions
 from kgent.kernel import AgentKernel, KernelConfig
 from kgent.kernel.cost import session_usage
+from kgent.kernel.resources import loaded_resources
 from kgent.permissions import RuleBook, RuleFiles
 from kgent.providers.base import Provider, ProviderConfig
 from kgent.providers.pricing import PriceTable
@@ -456,6 +457,7 @@ class Service:
         data["branch"] = [e.id for e in branch]
         data["liveRunId"] = self.live_run_id(session_id)
         data["usage"] = session_usage(tree.entries.values(), self.prices())
+        data.update(loaded_resources(branch))
         return W.SessionResult.model_validate(data)
 
     async def fork(self, session_id: str, entry_id: str) -> W.ForkResult:

@@ -46,6 +46,9 @@ class RecordedRequest:
         return json.loads(self.raw) if self.raw else None
 
 
+_CONTEXT = ("<instructions>", "<skills>")  # context messages (kgent.context): not a new prompt of the user's
+
+
 def _turn_index(wire: str, messages: list[dict[str, Any]]) -> int:
     index = 0
     for m in reversed(messages):
@@ -53,11 +56,14 @@ def _turn_index(wire: str, messages: list[dict[str, Any]]) -> int:
             index += 1
         elif m.get("role") == "user":
             content = m.get("content")
-            if (
-                wire == "openai"
-                or isinstance(content, str)
-                or any(b.get("type") != "tool_result" for b in content)
-            ):
+            texts = (
+                [content]
+                if isinstance(content, str)
+                else [str(b.get("text", "")) for b in content if b.get("type") != "tool_result"]
+            )
+            if texts and all(t.startswith(_CONTEXT) for t in texts):
+                continue  # instructions found by a tool call (after its results): the same turn goes on
+            if wire == "openai" or texts:
                 break
     return index
 

@@ -20,7 +20,7 @@ from kgent.service.wire.base import (
     ToolStatus,
     Usage,
 )
-from kgent.service.wire.results import AssistantMessage
+from kgent.service.wire.results import AssistantMessage, LoadedFile
 
 Risk = Literal["low", "medium", "high"]
 Operation = Literal["read", "write", "shell", "network", "unknown"]
@@ -219,6 +219,14 @@ class PlanEvent(Payload):
     entries: list[PlanEntry]
 
 
+class InstructionsEvent(Payload):
+    """Instruction files entered the context: when the run opened, or when a tool call touched their directory."""
+
+    type: Literal["instructions"]
+    files: list[LoadedFile]
+    entry_id: str | None = None
+
+
 class RunError(Payload):
     code: str
     message: str
@@ -255,6 +263,7 @@ EVENTS: tuple[type[Payload], ...] = (
     RetryEvent,
     CompactionEvent,
     PlanEvent,
+    InstructionsEvent,
     RunEndEvent,
 )
 
@@ -274,6 +283,7 @@ KnownEvent = TypeAliasType(
         | RetryEvent
         | CompactionEvent
         | PlanEvent
+        | InstructionsEvent
         | RunEndEvent,
         Field(discriminator="type"),
     ],

@@ -252,6 +252,20 @@ class SessionEntry(OpenPayload):
     message: SessionMessage | None = None
 
 
+class LoadedFile(Payload):
+    path: str = Field(description="Absolute path of the AGENTS.md (or CLAUDE.md).")
+    source: Literal["user", "project", "directory"]
+    change: Literal["new", "changed", "removed"]
+    truncated: bool = Field(default=False, description="Only its first 32 KiB reached the model.")
+    size: int = Field(default=0, description="Bytes on disk.")
+
+
+class SkillInfo(Payload):
+    name: str
+    description: str
+    path: str = Field(description="The skill's SKILL.md, absolute.")
+
+
 class SessionResult(Payload):
     session_id: str
     workspace: str
@@ -264,6 +278,11 @@ class SessionResult(Payload):
     warnings: list[str] = Field(description="What loading had to repair (e.g. a torn last line).")
     live_run_id: str | None
     usage: Usage = Field(description="Totals over every model turn stored in the session, on every branch.")
+    instructions: list[LoadedFile] = Field(
+        default_factory=list,
+        description="The instruction files the active branch's context holds (general → specific).",
+    )
+    skills: list[SkillInfo] = Field(default_factory=list, description="The skills last listed to the model.")
 
 
 class ForkResult(Payload):
