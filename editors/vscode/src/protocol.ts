@@ -32,6 +32,9 @@ export type {
   CancelRequestParams,
   CancelResult,
   ClientInfo,
+  CommandInfo,
+  CommandsParams,
+  CommandsResult,
   CompactParams,
   CompactResult,
   CompactionEvent,
@@ -185,6 +188,7 @@ export const AgentFork = new RequestType<W.ForkParams, W.ForkResult, ErrorData>(
 export const AgentRenameSession = new RequestType<W.RenameSessionParams, W.EmptyResult, ErrorData>("agent/renameSession");
 export const AgentDeleteSession = new RequestType<W.DeleteSessionParams, W.EmptyResult, ErrorData>("agent/deleteSession");
 export const AgentCompact = new RequestType<W.CompactParams, W.CompactResult, ErrorData>("agent/compact");
+export const AgentCommands = new RequestType<W.CommandsParams, W.CommandsResult, ErrorData>("agent/commands");
 export const AgentEvent = new NotificationType<AgentEventParams>("agent/event");
 export const AgentPermission = new RequestType<W.PermissionParams, W.PermissionResult, ErrorData>("agent/permission");
 export const CancelRequest = new NotificationType<W.CancelRequestParams>("$/cancelRequest");

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from kgent.service.service import Service
+from kgent.service.wire import commands as C
 from kgent.service.wire import files as F
 from kgent.service.wire import requests as Q
 from kgent.service.wire import results as R
@@ -146,6 +147,10 @@ async def _review(svc: Service, p: F.ReviewParams) -> F.ReviewResult:
 
 async def _apply_review(svc: Service, p: F.ApplyReviewParams) -> F.ApplyReviewResult:
     return await svc.apply_review(p)
+
+
+async def _commands(svc: Service, p: C.CommandsParams) -> C.CommandsResult:
+    return C.CommandsResult.model_validate({"commands": [c.to_dict() for c in svc.commands(p.workspace)]})
 
 
 # -- the table -----------------------------------------------------------------------------------------------------
@@ -318,6 +323,16 @@ METHODS: tuple[Method, ...] = (
         call=_apply_review,
         http=(Http("POST", "/api/sessions/{sessionId}/review"),),
         acp=Absent("ACP has no review: its clients show each edit's diff in the tool call"),
+    ),
+    Method(
+        name="agent/commands",
+        direction=_IN,
+        kind="request",
+        params_ref=C.CommandsParams,
+        result_ref=C.CommandsResult,
+        call=_commands,
+        http=(Http("GET", "/api/commands"),),
+        acp=Acp("session/update"),  # available_commands_update, after session/new and session/load
     ),
     Method(
         name="$/cancelRequest",
