@@ -40,9 +40,12 @@ test('slash: / in the chat completes the commands; a picked template runs expand
   vim.api.nvim_win_set_cursor(0, { 1, 5 })
   eq('/', slash.callback(), 'a / inside the text is just a /')
 
-  vim.api.nvim_buf_set_lines(cbuf, 0, -1, false, { '/' })
-  vim.api.nvim_win_set_cursor(0, { 1, 1 })
+  vim.api.nvim_buf_set_lines(cbuf, 0, -1, false, { '/ex' })
+  vim.api.nvim_win_set_cursor(0, { 1, 2 }) -- Normal mode: on the `x`, so `/e` is before it
   eq(0, chat.omnifunc(1, ''), 'start column of /')
+  vim.api.nvim_buf_set_lines(cbuf, 0, -1, false, { 'a', '/ex' })
+  vim.api.nvim_win_set_cursor(0, { 2, 2 })
+  eq(-3, chat.omnifunc(1, ''), 'only at the start of the prompt')
   local all = words(chat.omnifunc(0, '/'))
   for _, w in ipairs({ '/compact ', '/init ', '/review ', '/explain ', '/standup ' }) do
     contains(all, w, 'offers ' .. w)

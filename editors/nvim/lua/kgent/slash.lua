@@ -5,7 +5,7 @@ local config = require('kgent.config')
 
 local M = {}
 
-local WAIT_MS = 3000
+local WAIT_MS = 10000 -- the first list may wait for the daemon to start
 
 --- The start column for 'omnifunc' when the cursor is on a `/name` at the very start of the prompt, else nil.
 ---@return integer?
@@ -18,22 +18,14 @@ function M.findstart()
   return line:match('^/[%w_%.%-]*$') and 0 or nil
 end
 
---- The daemon's commands for the workspace (waits up to WAIT_MS for the answer); nil and why on failure.
+--- The daemon's commands for the workspace (waits up to WAIT_MS for the answer, pumping the event loop); nil and why on failure.
 ---@return table[]?, string?
 function M.list()
   local conn, err = require('kgent.daemon').connection()
   if not conn then
     return nil, err
   end
-  local done, result, failure = false, nil, nil
-  conn:request('agent/commands', { workspace = config.workspace() }, function(e, r)
-    done, result, failure = true, r, e
-  end)
-  if not vim.wait(WAIT_MS, function()
-    return done
-  end, 10) then
-    return nil, 'the daemon did not list its commands in time'
-  end
+  local failure, result = conn:request_sync('agent/commands', { workspace = config.workspace() }, WAIT_MS)
   if failure then
     return nil, require('kgent.rpc').format_error(failure)
   end
