@@ -22,6 +22,7 @@ from kgent.config import prices, provider_config, require_key
 from kgent.context.compaction import compact_session
 from kgent.core.errors import RunStateError, SessionError
 from kgent.core.events import CompactionEvent, MessageDelta, RunResult, RunStart
+from kgent.core.messages import Usage
 from kgent.ext.config import configured
 from kgent.ext.host import Extensions
 from kgent.kernel import AgentKernel, KernelConfig
@@ -277,7 +278,8 @@ class Service:
         )
 
         async def body(run: AgentRun) -> RunResult:
-            end = functools.partial(RunResult, run_id=run.run_id, session_id=sid)
+            # no usage of the agent's (the summary's model call is the compaction's, as with agent/compact)
+            end = functools.partial(RunResult, run_id=run.run_id, session_id=sid, usage=Usage().to_dict())
             run.emit(start)
             run.emit(CompactionEvent(status="started", trigger="manual"))
             try:
@@ -298,7 +300,8 @@ class Service:
                 )
             finally:
                 self.busy.pop(sid, None)
-            if done is None:
+            if done is None:  # completed, with no checkpoint (protocol.md: entryId only when known)
+                run.emit(CompactionEvent(status="completed", trigger="manual"))
                 run.emit(MessageDelta(kind="text", delta="Nothing to compact yet."))
                 return end(status="settled", stop_reason="end", text="Nothing to compact yet.")
             run.emit(
