@@ -139,7 +139,8 @@ async def test_the_session_records_the_typed_text_and_the_expanded_prompt(svc: S
     with pytest.raises(ServiceError) as unknown:  # nothing sent to the model, no session made
         await svc.start_run(W.RunParams.parse({"prompt": "/nope", "workspace": str(ws)}))
     assert unknown.value.name == "unknown_command"
-    assert [s.session_id for s in (await svc.sessions(str(ws))).sessions] == [handle.session_id]
+    [listed] = (await svc.sessions(str(ws))).sessions
+    assert (listed.session_id, listed.title) == (handle.session_id, "/explain a.py")  # titled as typed
     plain = await svc.start_run(
         W.RunParams.parse({"prompt": "//explain", "sessionId": handle.session_id})
     )  # an escape: sent as `/explain`, no `typed`
