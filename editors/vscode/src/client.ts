@@ -418,6 +418,11 @@ export class KgentClient {
     return this.request(() => this.conn.sendRequest(P.AgentFork, { sessionId, entryId }));
   }
 
+  /** The workspace's slash commands: built-ins and prompt templates (`agent/commands`). */
+  commands(workspace: string): Promise<P.CommandsResult> {
+    return this.request(() => this.conn.sendRequest(P.AgentCommands, { workspace }));
+  }
+
   /** `token` cancellation sends `$/cancelRequest` (the request then fails with -32800). */
   compact(params: P.CompactParams, token?: CancellationToken): Promise<P.CompactResult> {
     return this.request(() =>

@@ -8,7 +8,16 @@ export type ToPage =
   | { type: "focusInput" }
   | { type: "insert"; text: string }
   | { type: "setInput"; text: string }
-  | { type: "sessions"; sessions: SessionRow[] };
+  | { type: "sessions"; sessions: SessionRow[] }
+  | { type: "commands"; commands: SlashCommand[] };
+
+/** A slash command the composer offers (`agent/commands`, shadowed ones left out). */
+export interface SlashCommand {
+  name: string;
+  description: string;
+  argumentHint?: string;
+  source: string;
+}
 
 export interface SessionRow {
   sessionId: string;
@@ -36,7 +45,8 @@ export type FromPage =
   | { type: "fork"; sessionId: string; title: string }
   | { type: "forkAt"; sessionId: string; entryId: string }
   | { type: "clearQueue"; runId: string }
-  | { type: "attachSelection" };
+  | { type: "attachSelection" }
+  | { type: "listCommands" };
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null;
@@ -51,6 +61,7 @@ export function parseFromPage(m: unknown): FromPage | undefined {
     case "newConversation":
     case "history":
     case "attachSelection":
+    case "listCommands":
       return { type: m.type };
     case "send": {
       const text = s("text");

@@ -32,6 +32,9 @@ export type {
   CancelRequestParams,
   CancelResult,
   ClientInfo,
+  CommandInfo,
+  CommandsParams,
+  CommandsResult,
   CompactParams,
   CompactResult,
   CompactionEvent,
@@ -200,6 +203,7 @@ export const AgentCompact = new RequestType<W.CompactParams, W.CompactResult, Er
 export const AgentRules = new RequestType<W.RulesParams, W.RulesResult, ErrorData>("agent/rules");
 export const AgentAddRule = new RequestType<W.RuleParams, W.AddRuleResult, ErrorData>("agent/addRule");
 export const AgentRemoveRule = new RequestType<W.RuleParams, W.RemoveRuleResult, ErrorData>("agent/removeRule");
+export const AgentCommands = new RequestType<W.CommandsParams, W.CommandsResult, ErrorData>("agent/commands");
 export const AgentEvent = new NotificationType<AgentEventParams>("agent/event");
 export const AgentPermission = new RequestType<W.PermissionParams, W.PermissionResult, ErrorData>("agent/permission");
 export const CancelRequest = new NotificationType<W.CancelRequestParams>("$/cancelRequest");

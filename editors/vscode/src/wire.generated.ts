@@ -79,6 +79,33 @@ export interface ClientInfo {
   version?: unknown;
 }
 
+export interface CommandInfo {
+  /** Typed as `/name args` at the start of an agent/run prompt. */
+  name: string;
+  /** The template's `description` front matter (else its first line). */
+  description: string;
+  /** The template's `argument-hint` front matter: shown after the name. */
+  argumentHint?: string | null;
+  source: "builtin" | "project" | "user" | "extension" | (string & {});
+  /** The template file (templates only). */
+  path?: string | null;
+  /**
+   * True: another command of this name wins (a built-in over a template, a project template over a user one); listed
+   * so the user sees why this one does not run.
+   */
+  shadowed?: boolean | null;
+}
+
+export interface CommandsParams {
+  /** An absolute path (of the daemon's machine). */
+  workspace: string;
+}
+
+export interface CommandsResult {
+  /** Built-ins first, then the project's, then the user's templates. */
+  commands: CommandInfo[];
+}
+
 export interface CompactParams {
   sessionId: string;
   /** What the summary should focus on. */
@@ -989,6 +1016,10 @@ export interface Methods {
     direction: "client → daemon"; kind: "request";
     params: RuleParams; result: RemoveRuleResult;
   };
+  "agent/commands": {
+    direction: "client → daemon"; kind: "request";
+    params: CommandsParams; result: CommandsResult;
+  };
   "$/cancelRequest": {
     direction: "both"; kind: "notification";
     params: CancelRequestParams; result: undefined;
@@ -1037,6 +1068,7 @@ export const METHOD_NAMES: readonly MethodName[] = [
   "agent/rules",
   "agent/addRule",
   "agent/removeRule",
+  "agent/commands",
   "$/cancelRequest",
   "agent/event",
   "agent/permission",

@@ -46,7 +46,11 @@ interface Instance {
 }
 
 /** A code-server with its own profile, the .vsix installed, and a workspace holding sample.py. */
-async function startCodeServer(vsix: string, trusted: boolean): Promise<Instance> {
+async function startCodeServer(
+  vsix: string,
+  trusted: boolean,
+  extra: { settings?: Record<string, unknown>; env?: NodeJS.ProcessEnv } = {},
+): Promise<Instance> {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "kgent-real-"));
   const userData = path.join(root, "user-data");
   const extensions = path.join(root, "extensions");
@@ -80,6 +84,7 @@ async function startCodeServer(vsix: string, trusted: boolean): Promise<Instance
         "chat.commandCenter.enabled": false,
         "workbench.colorTheme": "Default Dark Modern",
         "files.autoSave": "off", // desktop VS Code's default (the web build saves after a delay): unsaved stays unsaved
+        ...extra.settings,
       },
       null,
       2,
@@ -87,6 +92,7 @@ async function startCodeServer(vsix: string, trusted: boolean): Promise<Instance
   );
   const env: NodeJS.ProcessEnv = { ...process.env, KGENT_STATE_DIR: path.join(root, "state") };
   for (const k of Object.keys(env)) if (k.endsWith("_API_KEY") || k === "KGENT_PROVIDER" || k === "KGENT_MODEL") delete env[k];
+  Object.assign(env, extra.env);
   const common = ["--user-data-dir", userData, "--extensions-dir", extensions];
   execFileSync(process.execPath, [CODE_SERVER, ...common, "--install-extension", vsix], { env, stdio: "pipe", timeout: STEP_MS });
   const port = await freePort();
@@ -1255,6 +1261,84 @@ describe("Kgent in a real VS Code: approvals people can live with (issue 25)", {
       const output = await edit.locator("pre.output").innerText();
       assert.match(output, /\+value = 2  # mine/);
       assert.match(output, /-value = 2$/m);
+    });
+  });
+});
+
+describe("Kgent in a real VS Code: slash commands (issue 26)", { timeout: 20 * 60_000, skip: SUITE !== undefined && SUITE !== "slash" }, () => {
+  let ide: Instance | undefined;
+  let page: Page;
+  let models: ChildProcess | undefined;
+  let modelUrl = "";
+
+  before(async () => {
+    // The local model server (kgent.testing) speaking the OpenAI wire format: the daemon's provider is real HTTP.
+    const server = spawn(path.join(REPO, ".venv", "bin", "python"), ["-m", "kgent.testing", "--script", "hello"], { stdio: ["ignore", "pipe", "inherit"] });
+    models = server;
+    modelUrl = await new Promise<string>((resolve, reject) => {
+      let out = "";
+      server.stdout?.on("data", (b: Buffer) => {
+        out += b.toString();
+        const m = /(http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+        if (m !== null) resolve(m[1]);
+      });
+      server.once("exit", (code) => reject(new Error(`the model server exited (${code})`)));
+    });
+    ide = await startCodeServer(buildVsix(), true, {
+      settings: { "kgent.provider": "openai", "kgent.baseUrl": `${modelUrl}/v1`, "kgent.model": "test-model" },
+      env: { KGENT_API_KEY: "sk-local-model-server", KGENT_CONFIG_DIR: path.join(os.tmpdir(), `kgent-real-config-${process.pid}`) },
+    });
+    fs.mkdirSync(path.join(ide.workspace, ".kgent", "prompts"), { recursive: true });
+    fs.writeFileSync(
+      path.join(ide.workspace, ".kgent", "prompts", "explain.md"),
+      "---\ndescription: Explain a file\nargument-hint: <path>\n---\nExplain $1 please.\n",
+    );
+    page = await openWorkbench(ide);
+  });
+
+  after(async () => {
+    await page?.close().catch(() => undefined);
+    await stopCodeServer(ide);
+    models?.kill("SIGTERM");
+  });
+
+  test("/ in the composer lists the commands; a picked template runs and its expansion reaches the model server", async () => {
+    let panel: FrameLocator | undefined;
+    await step(page, "slash-open-panel", async () => {
+      await palette(page, "Kgent: Focus Panel");
+      panel = panelFrame(page);
+      await panel.locator("#input").waitFor({ timeout: STEP_MS });
+    });
+    assert.ok(panel);
+    const input = panel.locator("#input");
+    const items = panel.locator("#slash-menu .slash-item");
+    await step(page, "slash-menu", async () => {
+      await input.click();
+      await input.pressSequentially("/");
+      await waitFor(async () => (await items.count()) >= 4, "the slash menu");
+      const names = await items.evaluateAll((els) => els.map((e) => e.getAttribute("data-name")));
+      for (const n of ["compact", "init", "review", "explain"]) assert.ok(names.includes(n), `offers /${n}: ${names.join(", ")}`);
+      await input.pressSequentially("ex");
+      await waitForCount(items, 1);
+      assert.match(await items.first().innerText(), /\/explain <path> — Explain a file \(project\)/);
+    });
+    await shot(page, "panel-slash");
+    await step(page, "slash-pick-and-run", async () => {
+      await input.press("Enter"); // picks the command: nothing is sent yet
+      await waitForValue(panel as FrameLocator, "/explain ");
+      assert.equal(await panel?.locator("#slash-menu").isHidden(), true, "the menu closed");
+      await input.pressSequentially("app.py");
+      const ends = await (panel as FrameLocator).locator(".end").count();
+      await input.press("Enter");
+      await (panel as FrameLocator).locator(".end").nth(ends).waitFor({ timeout: STEP_MS });
+    });
+    await step(page, "slash-model-request", async () => {
+      const recorded = (await (await fetch(`${modelUrl}/_kgent/requests`)).json()) as { requests: { body: string }[] };
+      assert.ok(recorded.requests.length > 0, "the model server was asked");
+      const body = JSON.parse(recorded.requests[recorded.requests.length - 1].body) as { messages: { role: string; content: unknown }[] };
+      const users = body.messages.filter((m) => m.role === "user").map((m) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content)));
+      assert.ok(users.some((t) => t.includes("Explain app.py please.")), `the expansion reached the model: ${users.join(" | ")}`);
+      assert.ok(!users.some((t) => t.includes("/explain")), "not the typed command");
     });
   });
 });

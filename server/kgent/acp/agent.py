@@ -30,6 +30,7 @@ from kgent.tools.base import CommandRunner
 from kgent.tools.ops import FileOps, LocalFileOps
 
 from . import updates as U
+from .commands import available_commands
 from .files import client_file_ops
 from .handshake import API_KEY_AUTH, AUTH_REQUIRED, ClientOffer, auth_problem, initialize_result
 from .live import LiveOutput
@@ -104,6 +105,7 @@ class KgentAgent:
         # No approval timeout: the client owns its permission prompts (and cancels the turn to give up).
         self.svc = Service(env, Settings(approval_timeout=None, approval_timeout_set=True), self.port)
         self.store = self.svc.store
+        self._announcing: set[asyncio.Task[None]] = set()
 
     def on_connect(self, conn: Client) -> None:
         self.client = conn
@@ -181,6 +183,7 @@ class KgentAgent:
             raise request_error(exc) from None
         self.svc.extensions().set_session_servers(info.id, servers)
         session = self.sessions[info.id] = _Session(info.workspace, self._default_mode())
+        self._announce_commands(info.id, info.workspace)
         return S.NewSessionResponse(
             session_id=info.id, modes=self._modes(session.mode), config_options=self._config_options(session)
         )
@@ -201,9 +204,25 @@ class KgentAgent:
         tools = {tool.name: tool for tool in CODING_TOOLS()}
         for update in U.replay(project(tree.branch()), tools, tree.info.workspace):
             await self._update(session_id, update)
+        self._announce_commands(session_id, tree.info.workspace)
         return S.LoadSessionResponse(
             modes=self._modes(session.mode), config_options=self._config_options(session)
         )
+
+    def _announce_commands(self, session_id: str, workspace: str) -> None:
+        """Send the workspace's slash commands once this request has answered (the client then knows the session)."""
+
+        async def announce() -> None:
+            try:
+                listed = self.svc.commands(workspace)
+            except OSError as exc:  # an unreadable prompts folder: the session works without commands
+                log.warning("could not list the slash commands of %s: %s", session_id, exc)
+                return
+            await self._update(session_id, available_commands(listed))
+
+        task = asyncio.get_running_loop().create_task(announce(), name=f"kgent-commands-{session_id}")
+        self._announcing.add(task)
+        task.add_done_callback(self._announcing.discard)
 
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any

@@ -232,6 +232,7 @@ async def drive(run: Any, renderer: Any, *, interactive: bool, answer: Any = Non
 async def _main(args: argparse.Namespace) -> int:
     from kgent.cli.extensions import for_run
     from kgent.cli.render import HumanRenderer, JsonRenderer
+    from kgent.cli.slash import compact, expand_prompt
     from kgent.core.errors import KgentError
 
     renderer = JsonRenderer() if args.json else HumanRenderer()
@@ -244,11 +245,18 @@ async def _main(args: argparse.Namespace) -> int:
             await resume_defaults(args)
         extensions = for_run(workspace_of(args), trust_flag=args.trust_project, interactive=interactive)
         kernel = build_kernel(args, args.mode, extensions)
+        expansion = await expand_prompt(kernel, " ".join(args.prompt), workspace_of(args), args.session)
+        if expansion.builtin == "compact":
+            renderer.note({"compact": await compact(kernel, args.session, expansion.args)})
+            await kernel.aclose()
+            await extensions.aclose()
+            return 0
         run = kernel.create_run(
-            " ".join(args.prompt),
+            expansion.text,
             workspace=workspace_of(args),
             session_id=args.session,
             parent_entry_id=args.fork,
+            typed=expansion.typed if expansion.command is not None else None,
         )
     except KgentError as exc:
         renderer.note({"error": exc.message, "code": exc.code})

@@ -85,6 +85,7 @@ class AgentKernel:
         max_turns: int | None = None,
         fs: FileOps | None = None,
         runner: CommandRunner | None = None,
+        typed: str | None = None,
     ) -> AgentRun:
         """Start a run now (inside a running event loop). `session_id` resumes that session at its active leaf
         or at `parent_entry_id` (a fork); without it a new session is created. `cost_limit` (US dollars; default
@@ -92,7 +93,8 @@ class AgentKernel:
         the model's price (ConfigError otherwise). `max_turns` (default `KernelConfig.max_turns`) ends the run
         `failed` (`max_turns`) after that many model turns. `fs` is this run's file access (an editor's buffers;
         default the kernel's); `runner` where its shell commands run (default the kernel's). `workspace` defaults to
-        the current directory."""
+        the current directory. `typed`: what the user typed when `prompt` is its expansion (a slash command); the
+        prompt's message entry records it."""
         ws = Path(workspace) if workspace is not None else Path.cwd()
         if not ws.is_absolute():
             raise ConfigError(f"workspace must be an absolute path, got {str(workspace)!r}")
@@ -127,6 +129,7 @@ class AgentKernel:
             max_turns=max_turns,
             fs=fs,
             runner=runner,
+            typed=typed,
         )
         self._live[sid] = run
         self.rules.workspaces[sid] = ws.resolve()

@@ -74,6 +74,7 @@ class RunSpec:
     )
     origin: SubRunOrigin | None = None  # set for a sub-agent's run (the `task` tool)
     tools: tuple[Tool, ...] | None = None  # None: the kernel's tools
+    typed: str | None = None  # what the user typed, when `prompt` is its expansion (a slash command)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -273,7 +274,7 @@ class Loop:
         if plan:  # a resumed branch's plan, so the host shows it again
             run.emit(PlanEvent(entries=plan))
         await self._add_resources(run)
-        await self._add_user(run, spec.prompt, "prompt")
+        await self._add_user(run, spec.prompt, "prompt", typed=spec.typed)
 
     async def _add_resources(self, run: AgentRun) -> None:
         """Record the skills and instruction files this run opens with (only what the branch does not know yet):
@@ -342,10 +343,13 @@ class Loop:
         self.state.leaf_id = e.id
         return e
 
-    async def _add_user(self, run: AgentRun, text: str, source: InputSource) -> None:
+    async def _add_user(
+        self, run: AgentRun, text: str, source: InputSource, *, typed: str | None = None
+    ) -> None:
         message = UserMessage(text=text)
         self.state.history.append(message)
-        entry = self.entry("message", message=message_to_dict(message))
+        extra = {"typed": typed} if typed is not None else {}
+        entry = self.entry("message", message=message_to_dict(message), **extra)
         await self.persist([entry])
         run.emit(UserInput(text=text, source=source, entry_id=entry.id))
 

@@ -12,26 +12,32 @@ import functools
 import importlib
 import logging
 import threading
+import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from kgent.config import prices, provider_config, require_key
+from kgent.context.compaction import compact_session
 from kgent.core.errors import RunStateError, SessionError
+from kgent.core.events import CompactionEvent, MessageDelta, RunResult, RunStart
+from kgent.core.messages import Usage
 from kgent.core.paths import is_trusted
 from kgent.ext.config import configured
 from kgent.ext.host import Extensions
 from kgent.kernel import AgentKernel, KernelConfig
 from kgent.kernel.cost import session_usage
 from kgent.kernel.resources import loaded_resources
+from kgent.kernel.run import AgentRun
 from kgent.permissions import RuleBook, RuleFiles
 from kgent.providers.base import Provider, ProviderConfig
 from kgent.providers.pricing import PriceTable
 from kgent.service import rules
 from kgent.service import wire as W
 from kgent.service.assembly import build_kernel, kernel_config
-from kgent.service.errors import CONFIG, CONFLICT, NOT_FOUND, ServiceError
+from kgent.service.commands import Command, Expansion, commands, expand
+from kgent.service.errors import CONFIG, CONFLICT, INVALID_PARAMS, NOT_FOUND, ServiceError, classify
 from kgent.service.handshake import (
     Settings,
     default_mode,
@@ -234,7 +240,16 @@ class Service:
                 )
         if workspace is not None:
             self._guard(workspace)
-        text = p.text
+        # A slash command (kgent.service.commands) becomes its prompt here, for every front; /compact is no prompt.
+        expansion = expand(
+            p.text,
+            Path(workspace) if workspace is not None else Path.cwd(),
+            self.env,
+            tree=tree if p.session_id is not None else None,
+        )
+        if expansion.builtin == "compact":
+            return await self._compact_run(p, expansion)
+        text = expansion.text
         if p.session_id is not None:  # rejections the model was not told of yet go before the prompt
             note = pending_note(tree.branch(p.parent_entry_id))
             text = f"{note}\n\n{text}" if note else text
@@ -255,6 +270,7 @@ class Service:
             max_turns=p.max_turns or self.settings.max_turns,
             fs=files,
             runner=runner,
+            typed=expansion.typed if expansion.command is not None else None,
         )
         # named before the run's first await: its first file request carries them
         scope.run_id, scope.session_id = run.run_id, run.session_id
@@ -267,6 +283,84 @@ class Service:
             handle.keep_session = functools.partial(self._keep_session, run.session_id, handle.new_session_in)
         self.runs[run.run_id] = handle
         return handle
+
+    async def _compact_run(self, p: W.RunParams, expansion: Expansion) -> RunHandle:
+        """`/compact [focus]` as a run of its own: run_start, compaction started/completed, run_end — the session's
+        compaction (as agent/compact), no model turn of the agent."""
+        sid = p.session_id
+        if sid is None:
+            raise ServiceError(
+                INVALID_PARAMS,
+                "/compact needs a sessionId: a new session has nothing to compact",
+                "invalid_params",
+            )
+        provider = await self.providers.aget(self.provider_config(p.provider, p.model))
+        self._check_idle(sid)
+        tree = await self.store.load(sid)
+        self.busy[sid] = "compacted"
+        run = AgentRun(run_id="run-" + uuid.uuid4().hex[:12], session_id=sid)
+        start = RunStart(
+            run_id=run.run_id,
+            session_id=sid,
+            workspace=tree.info.workspace,
+            mode=p.mode or default_mode(self.settings, self.env),
+            provider=provider.name,
+            model=provider.model,
+            prompt=expansion.typed,
+        )
+
+        async def body(run: AgentRun) -> RunResult:
+            # no usage of the agent's (the summary's model call is the compaction's, as with agent/compact)
+            end = functools.partial(RunResult, run_id=run.run_id, session_id=sid, usage=Usage().to_dict())
+            run.emit(start)
+            run.emit(CompactionEvent(status="started", trigger="manual"))
+            try:
+                done = await compact_session(
+                    self.store, provider, sid, config=self._kernel_config, focus=expansion.args or None
+                )
+            except asyncio.CancelledError:
+                run.emit(CompactionEvent(status="failed", trigger="manual", error="cancelled"))
+                return end(status="cancelled", stop_reason="cancelled", text="")
+            except Exception as exc:  # a provider or store failure: the run fails with it, in wire terms
+                err = classify(exc)
+                run.emit(CompactionEvent(status="failed", trigger="manual", error=err.message))
+                return end(
+                    status="failed",
+                    stop_reason="error",
+                    text="",
+                    error={"code": err.name, "message": err.message},
+                )
+            finally:
+                self.busy.pop(sid, None)
+            if done is None:  # completed, with no checkpoint (protocol.md: entryId only when known)
+                run.emit(CompactionEvent(status="completed", trigger="manual"))
+                run.emit(MessageDelta(kind="text", delta="Nothing to compact yet."))
+                return end(status="settled", stop_reason="end", text="Nothing to compact yet.")
+            run.emit(
+                CompactionEvent(
+                    status="completed",
+                    trigger="manual",
+                    entry_id=done.entry.id,
+                    tokens_before=done.tokens_before,
+                    tokens_after=done.tokens_after,
+                )
+            )
+            text = (
+                f"Compacted the context: about {done.tokens_before} tokens before, {done.tokens_after} after."
+            )
+            run.emit(MessageDelta(kind="text", delta=text))  # what every front shows of it
+            return end(status="settled", stop_reason="end", text=text)
+
+        run._start(body)  # the kernel's run control without its loop: there is no model turn to drive
+        self.run_sessions[run.run_id] = sid
+        handle = RunHandle(run, self.port, self._ended)
+        self.runs[run.run_id] = handle
+        return handle
+
+    def commands(self, workspace: str) -> list[Command]:
+        """The slash commands of `workspace` (agent/commands)."""
+        self._guard(workspace)
+        return commands(Path(workspace), self.env)
 
     def _host_files(self, scope: FileScope) -> HostFileOps | None:
         """FileOps through the client's buffers, when it offered them in `initialize`."""

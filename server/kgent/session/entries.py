@@ -80,7 +80,9 @@ def derived_and_named(entries: Iterable[SessionEntry]) -> tuple[str, str]:
             continue
         msg = e.data.get("message") if derived is None and e.type == "message" else None
         if isinstance(msg, dict) and msg.get("role") == "user":
-            derived = derived_title(str(msg.get("text", "")))
+            derived = derived_title(
+                str(e.data.get("typed") or msg.get("text", ""))
+            )  # a slash command: as typed
     return derived or "", named
 
 

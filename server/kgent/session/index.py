@@ -110,7 +110,7 @@ def _scan_tail(row: Row, tail: bytes) -> bool:
                 and isinstance(msg, dict)
                 and msg.get("role") == "user"
             ):
-                row["title"] = derived_title(str(msg.get("text", "")))
+                row["title"] = derived_title(str(obj.get("typed") or msg.get("text", "")))
         elif obj.get("type") == "leaf":
             row["leaf"] = obj.get("leafId")
             row["updated"] = obj.get("timestamp", row["updated"])

@@ -225,6 +225,12 @@ M.VARIABLES = VARIABLES
 
 --- The chat's 'omnifunc': the context variables after a `#`, file names after `#file:`.
 function M.omnifunc(findstart, base)
+  local slash = require('kgent.slash') -- `/name` at the start of the prompt: the slash commands
+  if findstart == 1 and slash.findstart() then
+    return slash.findstart()
+  elseif findstart == 0 and base:sub(1, 1) == '/' then
+    return slash.items(base)
+  end
   if findstart == 1 then
     local line = vim.api.nvim_get_current_line():sub(1, vim.api.nvim_win_get_cursor(0)[2])
     local start = line:find('#[%w_:%./%-]*$')
@@ -465,6 +471,11 @@ local function setup_buffer(buf)
     end
     return '#'
   end, { buffer = buf, expr = true, desc = 'Kgent chat: # and the context variables' })
+  -- `/` at the very start of the prompt opens the menu of slash commands (kgent.slash).
+  vim.keymap.set('i', '/', function()
+    local row, col = unpack(vim.api.nvim_win_get_cursor(0))
+    return (row == 1 and col == 0) and '/<C-x><C-o>' or '/'
+  end, { buffer = buf, expr = true, desc = 'Kgent chat: / and the slash commands' })
   vim.api.nvim_create_autocmd('BufWinEnter', {
     buffer = buf,
     callback = function()

@@ -8,7 +8,7 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import { errorOf, type RunOutcome } from "../client";
 import { mentionFor, promptWithMentions } from "../mentions";
-import { parseFromPage, type FromPage, type ToPage } from "../panelMessages";
+import { parseFromPage, type FromPage, type SlashCommand, type ToPage } from "../panelMessages";
 import { PanelModel } from "../panelModel";
 import type * as P from "../protocol";
 import { firstLine } from "../transcript";
@@ -132,6 +132,7 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
   It asks before every write and command; the approvals appear here.</div></div>
 <div id="live" hidden></div>
 <div id="composer">
+  <ul id="slash-menu" role="listbox" hidden></ul>
   <textarea id="input" rows="3" aria-label="Message to Kgent"></textarea>
   <div class="composer-buttons"><button id="attach" class="secondary" title="Mention the editor's selection (or file) as @path#Lx-y">@ Selection</button>
   <span class="grow"></span><button id="send">Send</button></div>
@@ -269,7 +270,28 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
         return this.clearQueue(m.runId);
       case "attachSelection":
         return this.attachSelection();
+      case "listCommands":
+        return this.listCommands();
     }
+  }
+
+  /** The composer's slash commands (`/` typed at the start): the daemon's list for the workspace's folder. */
+  private async listCommands(): Promise<void> {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    const client = this.model.trusted && folder !== undefined ? await this.daemon.client() : undefined;
+    let commands: SlashCommand[] = [];
+    try {
+      if (client !== undefined && folder !== undefined) {
+        const listed = await client.commands(folder.uri.fsPath);
+        commands = listed.commands
+          .filter((c) => c.shadowed !== true)
+          .map((c) => ({ name: c.name, description: c.description, source: c.source, ...(c.argumentHint ? { argumentHint: c.argumentHint } : {}) }));
+      }
+    } catch (e) {
+      this.model.note(`Could not list the slash commands: ${errorOf(e).message}`, "error");
+      this.refresh();
+    }
+    this.post({ type: "commands", commands });
   }
 
   /** A resumed (or forked) session goes on with its own provider and model, until another model is picked. */

@@ -6,6 +6,7 @@ import type { FromPage, SessionRow, ToPage } from "../panelMessages";
 import type { ApprovalItem, EndItem, LiveRun, PanelItem, PanelState, PlanItem, RunSection, ToolItem, UserItem } from "../panelItems";
 import { optionWords, SCOPE_WORDS } from "../rules";
 import { formatUsage } from "../usage";
+import { setupSlash } from "./slash";
 
 declare function acquireVsCodeApi(): { postMessage(m: FromPage): void; getState(): unknown; setState(s: unknown): void };
 const vscode = acquireVsCodeApi();
@@ -399,6 +400,7 @@ function send(as?: "steer" | "followUp"): void {
   post(as === undefined ? { type: "send", text } : { type: "send", text, as });
 }
 
+const slash = setupSlash(input, $<HTMLUListElement>("slash-menu"), () => post({ type: "listCommands" }));
 input.addEventListener("keydown", (ev) => {
   const live = (state?.live.length ?? 0) > 0;
   if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
@@ -435,5 +437,6 @@ window.addEventListener("message", (ev: MessageEvent<ToPage>) => {
     input.value = m.text;
     input.focus();
   } else if (m.type === "sessions") renderHistory(m.sessions);
+  else if (m.type === "commands") slash.show(m.commands);
 });
 post({ type: "ready" });

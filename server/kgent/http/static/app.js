@@ -8,6 +8,7 @@ import { button, el, renderDiff, renderMarkdownInto } from "./render.js";
 import { closeReview, openReview, setupReview } from "./review.js";
 import { decorateApproval, setupRules } from "./rules.js";
 import { currentProject, runChoice, setupPickers, setupProject } from "./setup.js";
+import { setupSlash } from "./slash.js";
 import { EventStream } from "./sse.js";
 
 const $ = (id) => document.getElementById(id);
@@ -691,6 +692,7 @@ $("token-form").onsubmit = async (e) => {
 setupReview();
 setupRules();
 setupNotify();
+setupSlash($("prompt"), $("slash-menu"), () => api("GET", `/api/commands?workspace=${encodeURIComponent(currentProject())}`));
 // In `kgent desktop` (its URL says ?desktop=1) the window closes from the page; the server stops with it.
 if (new URLSearchParams(location.search).has("desktop")) sessionStorage.setItem("kgent.desktop", "1");
 if (sessionStorage.getItem("kgent.desktop")) {

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from kgent.service.service import Service
+from kgent.service.wire import commands as C
 from kgent.service.wire import files as F
 from kgent.service.wire import requests as Q
 from kgent.service.wire import results as R
@@ -158,6 +159,10 @@ async def _add_rule(svc: Service, p: Q.RuleParams) -> R.AddRuleResult:
 
 async def _remove_rule(svc: Service, p: Q.RuleParams) -> R.RemoveRuleResult:
     return await svc.remove_rule(p)
+
+
+async def _commands(svc: Service, p: C.CommandsParams) -> C.CommandsResult:
+    return C.CommandsResult.model_validate({"commands": [c.to_dict() for c in svc.commands(p.workspace)]})
 
 
 # -- the table -----------------------------------------------------------------------------------------------------
@@ -363,6 +368,16 @@ METHODS: tuple[Method, ...] = (
         call=_remove_rule,
         http=(Http("POST", "/api/rules/remove"),),
         acp=_NO_RULES,
+    ),
+    Method(
+        name="agent/commands",
+        direction=_IN,
+        kind="request",
+        params_ref=C.CommandsParams,
+        result_ref=C.CommandsResult,
+        call=_commands,
+        http=(Http("GET", "/api/commands"),),
+        acp=Acp("session/update"),  # available_commands_update, after session/new and session/load
     ),
     Method(
         name="$/cancelRequest",

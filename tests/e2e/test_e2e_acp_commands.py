@@ -1,0 +1,44 @@
+"""Slash commands over ACP, driven by the ACP Python SDK's client against `kgent acp` as a subprocess: the
+workspace's commands arrive as `available_commands_update` after session/new and session/load, and a prompt that
+starts with one runs its expansion."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from acp import text_block
+from test_e2e_acp import Client, agent, wait_for
+
+
+def commands_of(client: Client) -> dict[str, Any]:
+    updates = [u for u in client.updates if u.session_update == "available_commands_update"]
+    return {c.name: c for c in updates[-1].available_commands} if updates else {}
+
+
+async def test_commands_are_advertised_and_a_template_runs(workspace: Path, tmp_path: Path) -> None:
+    prompts = workspace / ".kgent" / "prompts"
+    prompts.mkdir(parents=True)
+    (prompts / "explain.md").write_text(
+        "---\ndescription: Explain a file\nargument-hint: <path>\n---\nExplain $1 in two sentences.\n"
+    )
+    config = tmp_path / "config"
+    (config / "prompts").mkdir(parents=True)
+    (config / "prompts" / "standup.md").write_text("Write my stand-up from $ARGUMENTS.\n")
+    client = Client()
+    async with agent(client, KGENT_CONFIG_DIR=str(config)) as conn:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        await wait_for(lambda: commands_of(client))
+        listed = commands_of(client)
+        assert {"compact", "init", "review", "explain", "standup"} <= set(listed)
+        assert listed["explain"].description == "Explain a file"
+        assert listed["explain"].input is not None and listed["explain"].input.root.hint == "<path>"
+        done = await conn.prompt(session_id=session.session_id, prompt=[text_block("/explain a.py")])
+        assert done.stop_reason == "end_turn"
+    again = Client()
+    async with agent(again, KGENT_CONFIG_DIR=str(config)) as conn:
+        await conn.load_session(cwd=str(workspace), session_id=session.session_id, mcp_servers=[])
+        await wait_for(lambda: commands_of(again))  # after session/load too
+        assert "explain" in commands_of(again)
+    # the replayed history shows what the model was sent: the expansion
+    assert again.text("user_message_chunk") == "Explain a.py in two sentences.\n"
