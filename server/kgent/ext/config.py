@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from kgent.context.paths import user_config_dir as user_config_dir  # moved below the kernel; still here
 from kgent.core.errors import ConfigError
 from kgent.core.paths import user_config_dir as user_config_dir
 
