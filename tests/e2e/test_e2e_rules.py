@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Spawn
 from kgent_host import KgentHost, select
 from pygls.exceptions import JsonRpcException
+
+from conftest import Spawn
 
 COMPOUND = (
     "grep -n 'value = 2' sample.py && python3 sample.py"  # tool-loop's check: the compound command

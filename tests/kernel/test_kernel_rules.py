@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from helpers import collect
-
 from kgent.core.events import Event, PermissionRequest, PermissionResolved, ToolUpdate
 from kgent.ext.trust import set_trusted
 from kgent.kernel import AgentKernel, KernelConfig
