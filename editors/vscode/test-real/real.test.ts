@@ -1007,7 +1007,13 @@ describe("Kgent in a real VS Code: approvals people can live with (issue 25)", {
     return file;
   }
 
+  // The user's config (rules, trusted projects) of this instance's own, not the machine's.
+  let configDir = "";
+  const savedConfigDir = process.env.KGENT_CONFIG_DIR;
+
   before(async () => {
+    configDir = fs.mkdtempSync(path.join(os.tmpdir(), "kgent-real-config-"));
+    process.env.KGENT_CONFIG_DIR = configDir;
     ide = await startCodeServer(buildVsix(), true);
     page = await openWorkbench(ide);
   });
@@ -1015,6 +1021,9 @@ describe("Kgent in a real VS Code: approvals people can live with (issue 25)", {
   after(async () => {
     await page?.close().catch(() => undefined);
     await stopCodeServer(ide);
+    if (savedConfigDir === undefined) delete process.env.KGENT_CONFIG_DIR;
+    else process.env.KGENT_CONFIG_DIR = savedConfigDir;
+    if (configDir !== "") fs.rmSync(configDir, { recursive: true, force: true });
   });
 
   test("an always-rule from a compound command: the card says what it creates; the same call next is not asked", async () => {
@@ -1051,7 +1060,7 @@ describe("Kgent in a real VS Code: approvals people can live with (issue 25)", {
       // One card only: the second, identical call was decided by the rule.
       const bashCards = panel.locator("details.tool", { hasText: "grep -n value" });
       await waitForCount(bashCards, 2);
-      assert.match(await bashCards.nth(0).locator("summary").innerText(), /Answered: Always allow/);
+      assert.match(await bashCards.nth(0).locator("summary").innerText(), /Answered: Allow .*python3 sample\.py.* this session/);
       assert.match(await bashCards.nth(1).locator("summary").innerText(), /allowed by session rule/);
     });
   });
