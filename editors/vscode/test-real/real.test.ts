@@ -1140,8 +1140,26 @@ describe("Kgent in a real VS Code: approvals people can live with (issue 25)", {
     git("config", "user.email", "test@kgent.invalid");
     git("add", "-A");
     git("commit", "-qm", "start", "--allow-empty");
-    // The project's own rules count once the project is trusted (the same trust as its extensions).
-    execFileSync(KGENT, ["extensions", "--trust", "--workspace", i.workspace], { env: { ...process.env }, stdio: "pipe" });
+    // The project's own rules count once the project is trusted: in VS Code, kgent.trustProjectExtensions (the same
+    // trust as its extensions), set in the user's settings.json; the Permissions view says when the daemon has it.
+    const settingsFile = path.join(i.root, "user-data", "User", "settings.json");
+    const settings = JSON.parse(fs.readFileSync(settingsFile, "utf8")) as Record<string, unknown>;
+    settings["kgent.trustProjectExtensions"] = true;
+    fs.writeFileSync(settingsFile, JSON.stringify(settings, null, 2));
+    await step(page, "trust", async () => {
+      await openPanel();
+      const pane = page.locator(".pane", { has: page.locator(".pane-header", { hasText: "Permissions" }) });
+      const header = pane.locator(".pane-header");
+      if ((await header.getAttribute("aria-expanded")) !== "true") await header.click();
+      const project = pane.locator(".monaco-list-row", { hasText: "Project" }).first();
+      await project.waitFor({ timeout: STEP_MS });
+      await waitFor(async () => {
+        await header.hover();
+        await pane.locator(".pane-header .action-label[aria-label='Refresh Permission Rules']").click();
+        await new Promise((r) => setTimeout(r, 500));
+        return !/not trusted/.test(await project.innerText());
+      }, "the daemon to see the project trusted");
+    });
     const call = (tool: string, args: Record<string, unknown>): unknown[] => [{ text: `${tool}.` }, { tool, args }];
     const bash = (command: string): unknown[] => call("bash", { command });
     const turns = [
@@ -1184,8 +1202,10 @@ describe("Kgent in a real VS Code: approvals people can live with (issue 25)", {
             const b = card.locator(`button.opt[data-option-id='${id}']`);
             if ((await b.count()) > 0) {
               asked.push(`${title.replace(/\s+/g, " ").trim()} → ${id}`);
+              const rid = await card.getAttribute("data-request-id");
               await b.click();
-              await card.waitFor({ state: "detached", timeout: STEP_MS });
+              // This card, not the next one (the next call's card may already be there).
+              await panel.locator(`.card.approval.pending[data-request-id='${rid}']`).waitFor({ state: "detached", timeout: STEP_MS });
               break;
             }
           }
