@@ -1015,6 +1015,12 @@ describe("Kgent in a real VS Code: approvals people can live with (issue 25)", {
     configDir = fs.mkdtempSync(path.join(os.tmpdir(), "kgent-real-config-"));
     process.env.KGENT_CONFIG_DIR = configDir;
     ide = await startCodeServer(buildVsix(), true);
+    // The project is trusted (kgent.trustProjectExtensions, what VS Code sends the daemon): its own rules count, and
+    // the cards offer "… in this project". Set before the workbench opens (the extension starts with it).
+    const settingsFile = path.join(ide.root, "user-data", "User", "settings.json");
+    const settings = JSON.parse(fs.readFileSync(settingsFile, "utf8")) as Record<string, unknown>;
+    settings["kgent.trustProjectExtensions"] = true;
+    fs.writeFileSync(settingsFile, JSON.stringify(settings, null, 2));
     page = await openWorkbench(ide);
   });
 
@@ -1140,26 +1146,6 @@ describe("Kgent in a real VS Code: approvals people can live with (issue 25)", {
     git("config", "user.email", "test@kgent.invalid");
     git("add", "-A");
     git("commit", "-qm", "start", "--allow-empty");
-    // The project's own rules count once the project is trusted: in VS Code, kgent.trustProjectExtensions (the same
-    // trust as its extensions), set in the user's settings.json; the Permissions view says when the daemon has it.
-    const settingsFile = path.join(i.root, "user-data", "User", "settings.json");
-    const settings = JSON.parse(fs.readFileSync(settingsFile, "utf8")) as Record<string, unknown>;
-    settings["kgent.trustProjectExtensions"] = true;
-    fs.writeFileSync(settingsFile, JSON.stringify(settings, null, 2));
-    await step(page, "trust", async () => {
-      await openPanel();
-      const pane = page.locator(".pane", { has: page.locator(".pane-header", { hasText: "Permissions" }) });
-      const header = pane.locator(".pane-header");
-      if ((await header.getAttribute("aria-expanded")) !== "true") await header.click();
-      const project = pane.locator(".monaco-list-row", { hasText: "Project" }).first();
-      await project.waitFor({ timeout: STEP_MS });
-      await waitFor(async () => {
-        await header.hover();
-        await pane.locator(".pane-header .action-label[aria-label='Refresh Permission Rules']").click();
-        await new Promise((r) => setTimeout(r, 500));
-        return !/not trusted/.test(await project.innerText());
-      }, "the daemon to see the project trusted");
-    });
     const call = (tool: string, args: Record<string, unknown>): unknown[] => [{ text: `${tool}.` }, { tool, args }];
     const bash = (command: string): unknown[] => call("bash", { command });
     const turns = [
