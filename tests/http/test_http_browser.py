@@ -110,7 +110,13 @@ def test_run_and_approve_from_the_card_with_the_diff_visible(
     expect(card.locator(".diff .add")).to_have_text("+rewritten")
     expect(card.locator(".diff .del")).to_have_text("-hello")
     expect(card.locator("button")).to_have_text(
-        ["Allow once", "Allow for this session", "Reject", "Reject always"]
+        [
+            "Allow once",
+            "Allow writes to `notes.txt` this session",
+            "Reject",
+            "Reject writes to `notes.txt` this session",
+            "Always reject writes to `notes.txt` in this project",
+        ]
     )
     expect(page.locator(".msg.user")).to_contain_text("<b>now</b>")  # shown as text, not markup
     assert page.locator(".msg.user b").count() == 0
