@@ -1013,14 +1013,29 @@ describe("Kgent in a real VS Code: approvals people can live with (issue 25)", {
     return file;
   }
 
+  // The user's config (rules, trusted projects) of this instance's own, not the machine's.
+  let configDir = "";
+  const savedConfigDir = process.env.KGENT_CONFIG_DIR;
+
   before(async () => {
+    configDir = fs.mkdtempSync(path.join(os.tmpdir(), "kgent-real-config-"));
+    process.env.KGENT_CONFIG_DIR = configDir;
     ide = await startCodeServer(buildVsix(), true);
+    // The project is trusted (kgent.trustProjectExtensions, what VS Code sends the daemon): its own rules count, and
+    // the cards offer "… in this project". Set before the workbench opens (the extension starts with it).
+    const settingsFile = path.join(ide.root, "user-data", "User", "settings.json");
+    const settings = JSON.parse(fs.readFileSync(settingsFile, "utf8")) as Record<string, unknown>;
+    settings["kgent.trustProjectExtensions"] = true;
+    fs.writeFileSync(settingsFile, JSON.stringify(settings, null, 2));
     page = await openWorkbench(ide);
   });
 
   after(async () => {
     await page?.close().catch(() => undefined);
     await stopCodeServer(ide);
+    if (savedConfigDir === undefined) delete process.env.KGENT_CONFIG_DIR;
+    else process.env.KGENT_CONFIG_DIR = savedConfigDir;
+    if (configDir !== "") fs.rmSync(configDir, { recursive: true, force: true });
   });
 
   test("an always-rule from a compound command: the card says what it creates; the same call next is not asked", async () => {
@@ -1057,7 +1072,7 @@ describe("Kgent in a real VS Code: approvals people can live with (issue 25)", {
       // One card only: the second, identical call was decided by the rule.
       const bashCards = panel.locator("details.tool", { hasText: "grep -n value" });
       await waitForCount(bashCards, 2);
-      assert.match(await bashCards.nth(0).locator("summary").innerText(), /Answered: Always allow/);
+      assert.match(await bashCards.nth(0).locator("summary").innerText(), /Answered: Allow .*python3 sample\.py.* this session/);
       assert.match(await bashCards.nth(1).locator("summary").innerText(), /allowed by session rule/);
     });
   });
@@ -1137,8 +1152,6 @@ describe("Kgent in a real VS Code: approvals people can live with (issue 25)", {
     git("config", "user.email", "test@kgent.invalid");
     git("add", "-A");
     git("commit", "-qm", "start", "--allow-empty");
-    // The project's own rules count once the project is trusted (the same trust as its extensions).
-    execFileSync(KGENT, ["extensions", "--trust", "--workspace", i.workspace], { env: { ...process.env }, stdio: "pipe" });
     const call = (tool: string, args: Record<string, unknown>): unknown[] => [{ text: `${tool}.` }, { tool, args }];
     const bash = (command: string): unknown[] => call("bash", { command });
     const turns = [
@@ -1181,8 +1194,10 @@ describe("Kgent in a real VS Code: approvals people can live with (issue 25)", {
             const b = card.locator(`button.opt[data-option-id='${id}']`);
             if ((await b.count()) > 0) {
               asked.push(`${title.replace(/\s+/g, " ").trim()} → ${id}`);
+              const rid = await card.getAttribute("data-request-id");
               await b.click();
-              await card.waitFor({ state: "detached", timeout: STEP_MS });
+              // This card, not the next one (the next call's card may already be there).
+              await panel.locator(`.card.approval.pending[data-request-id='${rid}']`).waitFor({ state: "detached", timeout: STEP_MS });
               break;
             }
           }

@@ -121,7 +121,8 @@ function renderApproval(a: ApprovalItem): HTMLElement {
         li.dataset.optionId = o.optionId;
         const scope = words.scope !== undefined ? `<span class="scope scope-${words.scope}" title="lasts ${escapeHtml(SCOPE_WORDS[words.scope])}">${escapeHtml(words.scope)}</span> ` : "";
         const rules = words.rules.map((r) => `<span class="rule-text">${escapeHtml(r.text)}</span> <code class="rule">${escapeHtml(r.rule)}</code>`).join("; ");
-        li.innerHTML = `${scope}<span class="rule-option">${escapeHtml(o.name)}:</span> ${rules}`;
+        li.title = o.name;
+        li.innerHTML = `${scope}${rules}`;
         ruleLines.appendChild(li);
       }
     }
