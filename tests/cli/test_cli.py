@@ -243,7 +243,7 @@ def test_debug_repl_runs_lines_in_one_session(ws: Path) -> None:
 
 def test_help_lists_every_subcommand(tmp_path: Path) -> None:
     out = kgent("--help", cwd=tmp_path, state=tmp_path)
-    for name in ("run", "demo", "debug", "serve", "acp", "sessions"):
+    for name in ("run", "demo", "debug", "serve", "acp", "sessions", "rules"):
         assert name in out.stdout
 
 
@@ -317,10 +317,13 @@ def test_on_a_terminal_approvals_are_asked_and_answered(ws: Path) -> None:
         cwd=ws,
         state=ws.parent / "state",
     )
-    for _ in range(2):  # the edit, then the bash command
-        term.read_until(b"allow? [y]es once")
-        term.out = b""
-        term.type(b"y\n")
+    # the edit: its 'always' options say the rule and how long it lasts
+    term.read_until(b"[a] Allow edits to `sample.py` this session")
+    term.read_until(b"allow? [y/a/")
+    term.out = b""
+    term.type(b"y\n")
+    term.read_until(b"allow? [y/a/")  # then the bash command
+    term.type(b"y\n")
     assert term.exit_code() == 0
     assert (ws / "sample.py").read_text().startswith("value = 2")
 
@@ -336,7 +339,7 @@ def test_ctrl_c_at_an_approval_prompt_cancels_the_run_at_once(ws: Path) -> None:
         cwd=ws,
         state=ws.parent / "state",
     )
-    term.read_until(b"allow? [y]es once")
+    term.read_until(b"allow? [y/a/")
     term.type(b"\x03")  # the terminal turns it into SIGINT; nobody presses Enter afterwards
     assert term.exit_code() == 1  # without Enter: waiting for it, it would never exit
     assert b"cancelled" in term.out
@@ -696,3 +699,58 @@ def test_kgent_extensions_lists_what_is_configured_and_why_it_did_not_load(tmp_p
     assert "broken [user] failed" in out.stdout
     assert "error: extension 'broken': hook 'before_lunch': unknown hook" in out.stdout
     assert "git [project, stdio] untrusted: mcp-server-git -r ." in out.stdout
+
+
+def test_kgent_rules_adds_lists_and_removes_project_user_and_session_rules(ws: Path) -> None:
+    state = ws.parent / "state"
+    added = kgent("rules", "add", "bash(npm test *)", cwd=ws, state=state)
+    assert added.returncode == 0, added.stderr
+    assert "allow `npm test` with any arguments in this project" in added.stdout
+    assert (
+        ws / ".kgent" / "config.toml"
+    ).read_text() == '[permissions]\nallow = [\n    "bash(npm test *)",\n]\n'
+    assert kgent("rules", "add", "--user", "--deny", "bash(git push:*)", cwd=ws, state=state).returncode == 0
+    bad = kgent("rules", "add", "bash(python3 *)", cwd=ws, state=state)
+    assert bad.returncode == 2 and "only exact commands" in bad.stderr
+    listing = kgent("rules", "--json", cwd=ws, state=state)
+    data = json.loads(listing.stdout)
+    assert [(r["rule"], r["decision"], r["scope"]) for r in data["rules"]] == [
+        ("bash(git push *)", "deny", "user"),
+        ("bash(npm test *)", "allow", "project"),
+    ]
+    assert data["projectTrusted"] is False
+    text = kgent("rules", cwd=ws, state=state).stdout
+    assert (
+        "its allow rules are ignored" in text
+        and "deny `git push` with any arguments in every project" in text
+    )
+    removed = kgent("rules", "remove", "bash(npm test *)", cwd=ws, state=state)
+    assert removed.returncode == 0 and "removed" in removed.stdout
+    assert kgent("rules", "remove", "bash(npm test *)", cwd=ws, state=state).returncode == 1
+
+
+def test_kgent_rules_reports_a_bad_rule_by_file_and_keeps_the_others(ws: Path) -> None:
+    (ws / ".kgent").mkdir()
+    (ws / ".kgent" / "config.toml").write_text('[permissions]\ndeny = ["bash(rm *)", "bash(ls | wc)"]\n')
+    out = kgent("rules", cwd=ws, state=ws.parent / "state")
+    assert out.returncode == 1
+    assert "bash(rm *)" in out.stdout
+    assert f"error: {ws / '.kgent' / 'config.toml'}: [permissions] deny: 'bash(ls | wc)'" in out.stdout
+
+
+def test_kgent_rules_changes_a_sessions_rules(ws: Path) -> None:
+    state = ws.parent / "state"
+    run = kgent("run", "--provider", "scripted", "--model", "hello", "--json", "hi", cwd=ws, state=state)
+    session = json.loads(run.stdout.splitlines()[-1])["result"]["sessionId"]
+    added = kgent("rules", "add", "--session", session, "edit(src/**)", cwd=ws, state=state)
+    assert added.returncode == 0, added.stderr
+    data = json.loads(kgent("rules", "--json", cwd=ws, state=state).stdout)
+    assert data["rules"] == [
+        {
+            "rule": "edit(src/**)",
+            "decision": "allow",
+            "scope": "session",
+            "sessionId": session,
+            "text": "allow edits to `src/**` this session",
+        }
+    ]

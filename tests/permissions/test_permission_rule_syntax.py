@@ -60,6 +60,10 @@ def test_a_bad_rule_says_what_is_wrong(text: str, says: str) -> None:
         parse_rule(text)
 
 
+def test_a_deny_rule_may_cover_an_interpreter_with_any_arguments() -> None:
+    assert parse_rule("bash(python3 *)", "deny").text == "bash(python3 *)"
+
+
 def test_a_rule_must_be_a_string() -> None:
     with pytest.raises(RuleError, match="must be a string"):
         parse_rule(3)

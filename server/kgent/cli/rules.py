@@ -11,23 +11,30 @@ from pathlib import Path
 from typing import Any
 
 
+def _workspace_option(p: Any, default: Any) -> None:
+    p.add_argument("--workspace", default=default, help="the project (default: the current directory)")
+
+
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("rules", help="list, add and remove permission rules (project, user, session)")
-    p.add_argument("action", nargs="?", choices=("list", "add", "remove"), default="list")
-    p.add_argument(
-        "rule",
-        nargs="?",
-        help="the rule, e.g. 'bash(npm test *)', 'edit(src/**)', 'web_fetch(docs.python.org)'",
-    )
-    p.add_argument("--workspace", default=None, help="the project (default: the current directory)")
-    scope = p.add_mutually_exclusive_group()
-    scope.add_argument(
-        "--project", action="store_true", help="the project's .kgent/config.toml (the default)"
-    )
-    scope.add_argument("--user", action="store_true", help="the user's config.toml (every project)")
-    scope.add_argument("--session", metavar="ID", default=None, help="one session's rules")
-    p.add_argument("--deny", action="store_true", help="a deny rule (default: allow)")
-    p.add_argument("--json", action="store_true", help="print the listing as JSON (agent/rules' result)")
+    p.set_defaults(action="list", rule=None)
+    _workspace_option(p, None)
+    p.add_argument("--json", action="store_true", help="print agent/rules' result as JSON")
+    actions = p.add_subparsers(dest="action", metavar="{list,add,remove}")
+    listing = actions.add_parser("list", help="the rules in force for the project (the default)")
+    listing.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="as JSON")
+    _workspace_option(listing, argparse.SUPPRESS)
+    for name, what in (("add", "add a rule"), ("remove", "remove a rule")):
+        q = actions.add_parser(name, help=what)
+        q.add_argument("rule", help="e.g. 'bash(npm test *)', 'edit(src/**)', 'web_fetch(docs.python.org)'")
+        _workspace_option(q, argparse.SUPPRESS)
+        scope = q.add_mutually_exclusive_group()
+        scope.add_argument(
+            "--project", action="store_true", help="the project's .kgent/config.toml (default)"
+        )
+        scope.add_argument("--user", action="store_true", help="the user's config.toml (every project)")
+        scope.add_argument("--session", metavar="ID", default=None, help="one session's rules")
+        q.add_argument("--deny", action="store_true", help="a deny rule (default: allow)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -44,9 +51,11 @@ def run(args: argparse.Namespace) -> int:
         return 2
     store, _ = open_store()
     book = RuleBook()
-    scope = "user" if args.user else "session" if args.session else "project"
+    scope = (
+        "user" if getattr(args, "user", False) else "session" if getattr(args, "session", None) else "project"
+    )
     try:
-        if args.action == "list":
+        if args.action in (None, "list"):
             listing = asyncio.run(rules.list_rules(book, store, workspace))
             if args.json:
                 print(json.dumps(listing.model_dump(by_alias=True, exclude_none=True), indent=1))
@@ -60,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
             {
                 "workspace": str(workspace),
                 "rule": args.rule,
-                "decision": "deny" if args.deny else "allow",
+                "decision": "deny" if getattr(args, "deny", False) else "allow",
                 "scope": scope,
                 **({"sessionId": args.session} if args.session else {}),
             }

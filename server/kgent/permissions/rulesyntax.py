@@ -396,7 +396,7 @@ def parse_rule(text: object, decision: Decision = "allow") -> Rule:
     if not spec:
         raise RuleError(f"{text!r}: the parentheses are empty (write the bare tool name to cover every call)")
     if tool in COMMAND_TOOLS:
-        return Rule(tool=tool, spec=_check_command(text, spec), allow=allow)
+        return Rule(tool=tool, spec=_check_command(text, spec, allow=allow), allow=allow)
     if tool in HOST_TOOLS:
         if not _HOST_RE.fullmatch(spec):
             raise RuleError(f"{text!r}: {spec!r} is not a host name (e.g. docs.python.org or *.python.org)")
@@ -406,7 +406,7 @@ def parse_rule(text: object, decision: Decision = "allow") -> Rule:
     return Rule(tool=tool, spec=spec, allow=allow)
 
 
-def _check_command(text: str, spec: str) -> str:
+def _check_command(text: str, spec: str, *, allow: bool) -> str:
     parsed = _command_spec(spec)
     if parsed is None:
         problem = shellwords.lex(spec).problem
@@ -419,7 +419,7 @@ def _check_command(text: str, spec: str) -> str:
         raise RuleError(
             f"{text!r}: a command rule needs a program (write `bash` alone to cover every command)"
         )
-    if prefix and runs_code(words):
+    if allow and prefix and runs_code(words):  # a deny may be as wide as it likes
         raise RuleError(
             f"{text!r}: {' '.join(words[:2])} runs code or other programs, so its rules are only exact commands"
             " (leave out the `*`)"
