@@ -138,13 +138,22 @@ def terminal_attached(tool_call_id: str, terminal_id: str) -> S.ToolCallProgress
 
 
 def permission_tool_call(event: PermissionRequest, workspace: str) -> S.ToolCallUpdate:
-    """The call a permission request is about, as ACP's `toolCall` (it was announced by `tool_call` before)."""
+    """The call a permission request is about, as ACP's `toolCall` (it was announced by `tool_call` before), with
+    what a person needs to judge it as content: an edit's or write's `diff` (absolute path, the whole file before and
+    after), a shell command's text — so nobody approves blind."""
     call = event.tool_call
+    content: list[Any] = []
+    if call.preview is not None and call.path:
+        where = str(Path(workspace, call.path))
+        content.append(H.tool_diff_content(where, call.preview.new_text, call.preview.old_text))
+    if call.command:
+        content.append(H.tool_content(H.text_block(call.command)))
     return S.ToolCallUpdate(
         tool_call_id=call.tool_call_id,
         title=call.title or event.reason or event.operation,
         kind=acp_kind(call.kind),
         status="pending",
+        content=content or None,
         locations=locations(call.path, workspace, call.args),
         raw_input=call.args,
     )

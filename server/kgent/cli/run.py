@@ -5,13 +5,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shlex
 import signal
+import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any
 
-from kgent.core.events import PermissionRequest, RunEnd, prompt_of
+from kgent.core.events import PermissionAnswer, PermissionRequest, RunEnd, prompt_of
 from kgent.permissions.modes import MODE_DESCRIPTIONS
 
 
@@ -163,31 +166,63 @@ def prompt_lines(request: PermissionRequest) -> tuple[list[str], dict[str, str]]
     return lines, keys
 
 
-def ask_on_tty(request: PermissionRequest) -> str:
-    """Prompt on the terminal; EOF or anything unexpected is a reject."""
+def ask_on_tty(request: PermissionRequest) -> str | PermissionAnswer:
+    """Prompt on the terminal; EOF or anything unexpected is a reject. An edit or write may be changed in $VISUAL /
+    $EDITOR first, and then approved as the user's version."""
     lines, keys = prompt_lines(request)
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+    can_edit = bool(editor) and request.tool_call.preview is not None
+    if can_edit:
+        lines.append("  [e]dit it first (approve your version)")
     print("\n".join(lines))
     try:
-        answer = input(f"  allow? [{'/'.join(keys)}]: ").strip().lower()
+        answer = input(f"  allow? [{'/'.join(keys)}{'/e' if can_edit else ''}]: ").strip().lower()
     except EOFError:
         return "reject_once"
+    if answer[:1] == "e" and can_edit and editor:
+        return edited_in_editor(request, editor)
     return keys.get(answer, keys.get(answer[:1], "reject_once"))
 
 
-async def ask_unless_ended(run: Any, request: PermissionRequest) -> str | None:
+def edited_in_editor(request: PermissionRequest, editor: str) -> str | PermissionAnswer:
+    """Open the proposed text in `editor`; what it saves is approved once as the user's version (approve with
+    changes). An editor that fails (or cannot start) is a reject."""
+    preview = request.tool_call.preview
+    assert preview is not None
+    suffix = Path(request.tool_call.path or "").suffix or ".txt"
+    fd, name = tempfile.mkstemp(prefix="kgent-approve-", suffix=suffix)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(preview.new_text)
+        try:
+            code = subprocess.run([*shlex.split(editor), name], check=False).returncode
+        except OSError as exc:
+            print(f"  could not start the editor ({exc.strerror or exc}): rejected", file=sys.stderr)
+            return "reject_once"
+        if code != 0:
+            print(f"  the editor exited with status {code}: rejected", file=sys.stderr)
+            return "reject_once"
+        with open(name, encoding="utf-8", newline="") as f:
+            return PermissionAnswer("allow_once", f.read())
+    finally:
+        os.unlink(name)
+
+
+async def ask_unless_ended(run: Any, request: PermissionRequest) -> str | PermissionAnswer | None:
     """Ask on the terminal until answered or until the run ends (Ctrl-C cancels it): None when it ended first.
 
     The prompt blocks in a daemon thread, not the loop's executor: a prompt the run made moot must not keep the
     process alive waiting for Enter.
     """
     loop = asyncio.get_running_loop()
-    answered: asyncio.Future[str] = loop.create_future()
+    answered: asyncio.Future[str | PermissionAnswer] = loop.create_future()
 
-    def settle(decision: str) -> None:
+    def settle(decision: str | PermissionAnswer) -> None:
         if not answered.done():
             answered.set_result(decision)
 
     def prompt() -> None:
+        decision: str | PermissionAnswer
         try:
             decision = ask_on_tty(request)
         except BaseException:  # noqa: BLE001 - anything but an answer is a reject
@@ -215,14 +250,16 @@ async def drive(run: Any, renderer: Any, *, interactive: bool, answer: Any = Non
         renderer.event(event)
         asked = prompt_of(event)
         if asked is not None:
-            decision: str | None
+            decision: str | PermissionAnswer | None
             if answer is not None:
                 decision = answer(asked)
             elif interactive:
                 decision = await ask_unless_ended(run, asked)
             else:
                 decision = "reject_once"
-            if decision is not None:
+            if isinstance(decision, PermissionAnswer):  # approved with changes, in $EDITOR
+                run.resolve_permission(asked.request_id, decision.option_id, decision.new_text)
+            elif decision is not None:
                 run.resolve_permission(asked.request_id, decision)
         elif isinstance(event, RunEnd):
             pass
