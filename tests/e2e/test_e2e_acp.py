@@ -145,11 +145,15 @@ async def test_edits_ask_permission_stream_diffs_and_the_session_replays_in_a_ne
         done = await conn.prompt(session_id=session.session_id, prompt=[text_block("write notes")])
     assert done.stop_reason == "end_turn"
     assert (workspace / "notes.txt").read_text() == "first\n"  # the second write was rejected
-    assert [o.kind for o in client.asked[0].options] == [
-        "allow_once",
-        "allow_always",
-        "reject_once",
-        "reject_always",
+    assert [(o.option_id, o.name) for o in client.asked[0].options] == [
+        ("allow_once", "Allow once"),
+        ("allow_always", "Allow writes to `notes.txt` this session"),
+        ("reject_once", "Reject"),
+        ("reject_always", "Reject writes to `notes.txt` this session"),
+        (
+            "reject_always_project",
+            "Always reject writes to `notes.txt` in this project",
+        ),  # not trusted: no allow
     ]
     starts = [u for u in client.updates if u.session_update == "tool_call"]
     assert starts[0].kind == "edit" and starts[0].locations[0].path == str(workspace / "notes.txt")

@@ -70,6 +70,20 @@ async def test_the_option_names_say_the_rule_and_scope(tmp_path: Path) -> None:
                 "Always reject `grep …` and `python3 sample.py` in this project",
             ),
         ]
+        project = next(o for o in bash.options if o.option_id == "allow_always_project")
+        assert project.field_meta == {
+            "kgent": {
+                "scope": "project",
+                "rules": [
+                    {"rule": "bash(grep *)", "text": "allow `grep` with any arguments in this project"},
+                    {
+                        "rule": "bash(python3 sample.py)",
+                        "text": "allow `python3 sample.py` (exactly this command) in this project",
+                    },
+                ],
+            }
+        }
+        assert bash.options[0].field_meta is None
         rules = tomllib.loads((workspace / ".kgent" / "config.toml").read_text())["permissions"]["allow"]
         assert rules == ["edit(sample.py)", "bash(grep *)", "bash(python3 sample.py)"]
         # a new session of the same project: nothing is asked

@@ -81,12 +81,15 @@ async def test_full_run_with_allow_once(host: KgentHost, workspace: Path) -> Non
         and edit["toolCall"]["newText"] == "value = 2\nprint(value)\n"
     )
     assert edit["risk"] in ("low", "medium", "high") and edit["reason"]
-    assert [o["kind"] for o in edit["options"]] == [
-        "allow_once",
-        "allow_always",
-        "reject_once",
-        "reject_always",
+    # an untrusted project: its allow rules would not count, so 'always in this project' is offered only to reject
+    assert [(o["optionId"], o["kind"], o.get("scope")) for o in edit["options"]] == [
+        ("allow_once", "allow_once", None),
+        ("allow_always", "allow_always", "session"),
+        ("reject_once", "reject_once", None),
+        ("reject_always", "reject_always", "session"),
+        ("reject_always_project", "reject_always", "project"),
     ]
+    assert edit["options"][1]["name"] == "Allow edits to `sample.py` this session"
     assert asked[1]["toolCall"]["command"].startswith("grep")
     # The JSON-RPC id of each prompt is its requestId, and the prompt follows its permission_request event.
     for request in asked:

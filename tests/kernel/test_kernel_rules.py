@@ -4,6 +4,7 @@ can be made the request says why and offers no 'always'."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import tomllib
 from pathlib import Path
@@ -124,3 +125,20 @@ async def test_an_edit_rule_says_which_file(workspace: Path) -> None:
     assert always.name == "Allow edits to `sample.py` this session"
     assert always.rules[0].text == "allow edits to `sample.py` this session"
     assert (workspace / "sample.py").read_text().startswith("value = 3")
+
+
+async def test_a_rules_entry_left_by_a_rules_view_is_restored_on_resume(workspace: Path) -> None:
+    from kgent.session.entries import new_entry
+
+    kernel = _kernel("cp sample.py a.py", "cp sample.py b.py")
+    first = kernel.create_run("check", workspace=workspace)
+    await collect(first, "allow_once")
+    await first.result()
+    await asyncio.sleep(0)  # done callbacks run one loop step after the result is set (the kernel forgets it)
+    tree = await kernel.store.load(first.session_id)
+    rules = [{"rule": "bash(cp *)", "decision": "allow_always", "outside": False, "protected": False}]
+    await kernel.store.append(first.session_id, [new_entry("rules", tree.leaf_id, rules=rules)])
+    again = kernel.create_run("again", workspace=workspace, session_id=first.session_id)
+    events = await collect(again, "reject_once")
+    assert _asked(events) == []
+    assert all("session rule `bash(cp *)`" in r.reason for r in _resolved(events))

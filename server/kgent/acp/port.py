@@ -15,13 +15,22 @@ from typing import Any
 from acp import Client
 from acp import schema as S
 
-from kgent.core.events import Event, PermissionRequest, RunStart, SubRunEvent
+from kgent.core.events import Event, PermissionOption, PermissionRequest, RunStart, SubRunEvent
 from kgent.service.runs import REJECT, Decision, FileScope, RunRef
 
 from . import updates as U
 from .files import ClientTextFiles
 
 log = logging.getLogger("kgent.acp")
+
+
+def _option_meta(option: PermissionOption) -> dict[str, Any] | None:
+    """An 'always' option's scope and rules (protocol.md § agent/permission) for clients that read `_meta`; its
+    name says the same in words for those that do not."""
+    if option.scope is None:
+        return None
+    rules = [{"rule": r.rule, "text": r.text} for r in option.rules]
+    return {"kgent": {"scope": option.scope, "rules": rules}}
 
 
 class Turn:
@@ -74,7 +83,8 @@ class AcpPort:
                 assert isinstance(relabelled, PermissionRequest)
                 request = relabelled
         options = [
-            S.PermissionOption(option_id=o.option_id, name=o.name, kind=o.kind) for o in request.options
+            S.PermissionOption(option_id=o.option_id, name=o.name, kind=o.kind, field_meta=_option_meta(o))
+            for o in request.options
         ]
         response = await client.request_permission(
             session_id=ref.session_id,

@@ -173,11 +173,12 @@ class AgentKernel:
         return self.rules.in_force(session_id, workspace)
 
     def restore_rules(self, session_id: str, branch: Sequence[SessionEntry]) -> None:
-        """Reload 'always' answers from the latest permission entry of a resumed branch."""
+        """Reload the session's rules from the latest permission (or rules view's `rules`) entry of a resumed
+        branch."""
         if self.rules.held(session_id):
             return
         for entry in reversed(branch):
-            if entry.type == "permission" and "rules" in entry.data:
+            if entry.type in ("permission", "rules") and "rules" in entry.data:
                 self.rules.restore(session_id, entry.data["rules"])
                 return
 

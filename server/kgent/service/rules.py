@@ -2,7 +2,7 @@
 user's file, the project's `.kgent/config.toml`, the session rules of its sessions — listed, added and removed.
 
 Session rules of a session that has no live run are read from its latest permission entry (the 20 sessions updated
-last), and a change to them is a new `permission` entry at its leaf; a live session's are changed in the daemon and
+last), and a change to them is a new `rules` entry at its leaf; a live session's are changed in the daemon and
 stored with its next permission decision.
 """
 
@@ -43,7 +43,7 @@ async def _stored(store: SessionStore, session_id: str) -> list[Any] | None:
     """The rules a session stored in its latest permission entry (on its active branch)."""
     tree = await store.load(session_id)
     for entry in reversed(tree.branch()):
-        if entry.type == "permission" and "rules" in entry.data:
+        if entry.type in ("permission", "rules") and "rules" in entry.data:
             rules: list[Any] = entry.data["rules"]
             return rules
     return None
@@ -97,7 +97,7 @@ async def _change(
     change: Callable[[SessionRules], T],
 ) -> T:
     """Change a session's rules: a live session's held rules (stored with its next permission decision), else a
-    `permission` entry at the session's leaf holding its new rules (as a rename adds a `title` entry)."""
+    `rules` entry at the session's leaf holding its new rules (as a rename adds a `title` entry)."""
     sid = p.session_id
     if sid is None:
         raise ServiceError(INVALID_PARAMS, "a session rule needs a sessionId", "invalid_params")
@@ -118,13 +118,13 @@ async def _change(
             (
                 e.data["rules"]
                 for e in reversed(tree.branch())
-                if e.type == "permission" and "rules" in e.data
+                if e.type in ("permission", "rules") and "rules" in e.data
             ),
             [],
         )
         rules = SessionRules.from_list(stored)
     result = change(rules)
-    entry = new_entry("permission", tree.leaf_id, rules=rules.to_list(), source="rules", reason="rules view")
+    entry = new_entry("rules", tree.leaf_id, rules=rules.to_list())
     await store.append(sid, [entry])
     book.sessions.pop(sid, None)  # the entry holds them now; the next run restores them
     book.pinned.discard(sid)

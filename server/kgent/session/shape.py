@@ -110,6 +110,15 @@ _ENTRY_CHECKS: dict[str, Callable[[dict[str, Any]], str | None]] = {
             False,
         ),
     ),
+    "rules": lambda o: _fields(
+        o,
+        "rules",
+        rules=(
+            lambda v: isinstance(v, list) and all(isinstance(r, dict) for r in v),
+            "a list of objects",
+            True,
+        ),
+    ),
     "compaction": lambda o: _fields(
         o,
         "compaction",
