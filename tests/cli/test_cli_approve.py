@@ -25,7 +25,7 @@ def test_edit_it_first_in_the_editor(tmp_path: Path, monkeypatch: pytest.MonkeyP
     term.read_until(b"[e]dit it first")
     term.out = b""
     term.type(b"e\n")
-    term.read_until(b"allow? [y/a/")  # the bash call that follows: no editing a command
+    term.read_until(b"allow? [")  # the bash call that follows: no editing a command
     assert b"[e]dit it first" not in term.out
     assert b"the user approved their own version of the change" in term.out
     term.type(b"n\n")
@@ -45,7 +45,7 @@ def test_an_editor_that_fails_rejects(tmp_path: Path, monkeypatch: pytest.Monkey
     term.read_until(b"[e]dit it first")
     term.type(b"e\n")
     term.read_until(b"the editor exited with status 1: rejected")
-    term.read_until(b"allow? [y/a/")
+    term.read_until(b"allow? [")
     term.type(b"n\n")
     assert term.exit_code() == 0
     assert (ws / "sample.py").read_text() == "value = 1\nprint(value)\n"

@@ -69,9 +69,15 @@ local function asked_of(answers)
   return out
 end
 
-local asked = {}
-H.test('measure', function()
+local function measure(trusted)
+  local asked = {}
   local ws = H.fresh({ files = FILES, setup = { model = H.script(TURNS) } })
+  io.stdout:write(('== %s project\n'):format(trusted and 'a trusted' or 'an untrusted'))
+  if trusted then
+    -- The same trust as extensions (the user config dir: run.sh's temporary XDG_CONFIG_HOME).
+    vim.fn.system({ H.kgent_bin, 'extensions', '--trust', '--workspace', ws })
+    assert(vim.v.shell_error == 0, 'kgent extensions --trust failed')
+  end
   vim.fn.system({ 'git', '-C', ws, 'init', '-q' })
   vim.fn.system({ 'git', '-C', ws, 'add', '-A' })
   vim.fn.system({ 'git', '-C', ws, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'init' })
@@ -112,5 +118,12 @@ H.test('measure', function()
       put_back(ws)
     end
   end
+end
+
+H.test('measure: an untrusted project', function()
+  measure(false)
+end)
+H.test('measure: a trusted project', function()
+  measure(true)
 end)
 H.run_all()

@@ -153,9 +153,10 @@ test('diff preview: current vs proposed in scratch buffers, nothing written, clo
   truthy(new.name:find('sample.py (proposed)', 1, true), 'proposed name: ' .. new.name)
   eq({ 'value = 1', 'print(value)' }, cur.lines, 'current content')
   eq({ 'value = 2', 'print(value)' }, new.lines, 'proposed content')
+  -- The current side is read-only; the proposed side is editable (approve with changes: :w / ga answer with it).
+  eq({ 'nofile', false }, { cur.buftype, cur.modifiable }, 'current: read-only scratch')
+  eq({ 'acwrite', true }, { new.buftype, new.modifiable }, 'proposed: editable, written by answering')
   for _, w in ipairs(seen.wins) do
-    eq('nofile', w.buftype, 'buftype')
-    eq(false, w.modifiable, 'modifiable')
     eq(true, w.diff, "'diff'")
     eq('python', w.filetype, 'filetype')
   end
@@ -708,8 +709,8 @@ test(':Kgent completes its subcommands; :Kgent log opens the daemon log', functi
   for _, s in ipairs({ 'cancel', 'followup', 'log', 'new', 'resume', 'review', 'run', 'sessions', 'steer' }) do
     truthy(vim.tbl_contains(all, s), 'completes ' .. s)
   end
-  eq({ 'restart', 'resume', 'review', 'run' }, vim.fn.getcompletion('Kgent r', 'cmdline'), 'prefix')
-  eq({ 'run' }, vim.fn.getcompletion("'<,'>Kgent ru", 'cmdline'), 'with a range')
+  eq({ 'restart', 'resume', 'review', 'rules', 'run' }, vim.fn.getcompletion('Kgent r', 'cmdline'), 'prefix')
+  eq({ 'run' }, vim.fn.getcompletion("'<,'>Kgent run", 'cmdline'), 'with a range')
   vim.cmd('Kgent log')
   eq(H.root .. '/kgent.log', vim.api.nvim_buf_get_name(0), 'log buffer')
 end)

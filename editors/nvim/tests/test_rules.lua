@@ -105,6 +105,37 @@ return function(H)
     end
   end)
 
+  test('rules: in a trusted project (kgent extensions --trust) P answers for the project; the next session is not asked',
+    function()
+      local script = H.script({
+        { { tool = 'bash', args = { command = 'touch made.txt' } } },
+        { { text = 'Made it.' } },
+      })
+      local ws = H.fresh({ setup = { model = script, approval = 'inline' } })
+      -- The trust file in run.sh's temporary XDG_CONFIG_HOME; the plugin leaves trust to it (no setting sent).
+      vim.fn.system({ H.kgent_bin, 'extensions', '--trust', '--workspace', ws })
+      eq(0, vim.v.shell_error, 'kgent extensions --trust')
+      kgent.run('Make a file.')
+      H.wait_for(function()
+        return #approval.list() == 1
+      end, 'the approval')
+      local p = approval.list()[1]
+      local project = approval.option(p, 'allow_always_project')
+      truthy(project and project.scope == 'project', 'a project answer: ' .. vim.inspect(p.params.options))
+      contains(tr_mod.lines(p.params.sessionId), '[P] ' .. project.name, 'with its key')
+      H.press(vim.fn.bufwinid(tr_mod.buf(p.params.sessionId)), 'P')
+      eq('settled', H.wait_run_end().status, 'first run')
+      local cfg = H.read_file(ws .. '/.kgent/config.toml')
+      truthy(cfg:find(project.rules[1].rule, 1, true), 'the rule in the project file:\n' .. cfg)
+      -- A new session: the project rule decides, nobody is asked.
+      vim.fn.delete(ws .. '/made.txt')
+      H.events, H.timeline = {}, {}
+      kgent.run('Make a file again.', { new_session = true })
+      eq('settled', H.wait_run_end().status, 'second run')
+      eq(0, #permissions(), 'not asked in the new session')
+      truthy(vim.uv.fs_stat(ws .. '/made.txt'), 'the command ran')
+    end)
+
   test(':Kgent rules: add (project, user, deny), listed by scope, dd removes, bad rules refused; completion',
     function()
       local ws = H.fresh({})

@@ -20,7 +20,7 @@ local M = {}
 ---@field api_key (fun():string?)|nil  returns the key; nil: the daemon reads its environment
 ---@field approval_timeout number?  seconds before an unanswered approval is rejected; nil: wait
 ---@field max_turns integer?  model turns a run may take; nil: the daemon's default (KGENT_MAX_TURNS, else 200)
----@field trust_project_extensions boolean?  run the project's own extensions and MCP servers (they run code)
+---@field trust_project_extensions boolean?  run the project's own extensions and MCP servers (they run code) and count its allow rules; nil: as `kgent extensions --trust` says
 ---@field workspace string|(fun():string)|nil  where runs work; nil: the current directory
 ---@field log_file string|false  the daemon's log file; false: its stderr (ends up in lsp.log)
 ---@field log_level string?  daemon log level (DEBUG, INFO, WARNING, ERROR); nil: WARNING
@@ -55,7 +55,7 @@ function M.defaults()
     api_key = nil,
     approval_timeout = nil,
     max_turns = nil,
-    trust_project_extensions = false,
+    trust_project_extensions = nil,
     workspace = nil,
     log_file = vim.fn.stdpath('log') .. '/kgent.log',
     log_level = nil,
@@ -209,7 +209,8 @@ function M.settings()
   s.approvalTimeout = o.approval_timeout
   s.maxTurns = o.max_turns
   s.fsTimeout = o.fs_timeout
-  s.trustProjectExtensions = o.trust_project_extensions == true
+  -- nil: the daemon asks the trust file (`kgent extensions --trust`), for extensions and project rules alike.
+  s.trustProjectExtensions = o.trust_project_extensions
   if o.api_key then
     local ok, key = pcall(o.api_key)
     if not ok then
