@@ -12,6 +12,7 @@ from kgent.core.events import (
     MessageEnd,
     PermissionRequest,
     PermissionResolved,
+    InstructionsEvent,
     PlanEvent,
     QueueUpdate,
     RetryEvent,
@@ -121,6 +122,11 @@ class HumanRenderer:
         match event:
             case SubRunEvent():
                 self._sub(event)
+            case InstructionsEvent(files=files):
+                self._end_stream()
+                for f in files:
+                    cut = " [yellow](cut at 32 KiB)[/]" if f.truncated else ""
+                    c.print(f"[dim]instructions {f.change}:[/] {escape(f.path)} [dim]({f.source})[/]{cut}")
             case PlanEvent(entries=entries):
                 self._end_stream()
                 marks = {"completed": "[green]✓[/]", "in_progress": "[yellow]▸[/]", "pending": "○"}
