@@ -73,8 +73,8 @@ def listing() -> str:
 
 
 async def _main(args: argparse.Namespace) -> int:
-    from kgent.cli.render import HumanRenderer, JsonRenderer
     from kgent.cli.demo_instructions import instructions_kernel
+    from kgent.cli.render import HumanRenderer, JsonRenderer
     from kgent.cli.run import drive
     from kgent.core.events import PermissionRequest
     from kgent.kernel import AgentKernel, KernelConfig

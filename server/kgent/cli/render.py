@@ -8,11 +8,11 @@ from typing import Any, TextIO
 
 from kgent.core.events import (
     Event,
+    InstructionsEvent,
     MessageDelta,
     MessageEnd,
     PermissionRequest,
     PermissionResolved,
-    InstructionsEvent,
     PlanEvent,
     QueueUpdate,
     RetryEvent,
