@@ -1242,4 +1242,33 @@ test('task: a sub-agent\'s calls are labelled in the transcript, its prompt name
   eq(nil, kgent.state.run_id, 'no current run')
 end)
 
+test(':Kgent instructions lists the AGENTS.md files and skills the session loaded and opens one', function()
+  local ws = H.fresh({
+    files = {
+      ['AGENTS.md'] = 'ROOT: run the tests\n',
+      ['src/AGENTS.md'] = 'SRC: pure functions\n',
+      ['src/app.py'] = 'def f(x):\n    return x\n',
+      ['.kgent/skills/release/SKILL.md'] = '---\nname: release\ndescription: Cut a release.\n---\n',
+    },
+    setup = { model = 'nested-instructions' },
+  })
+  vim.cmd('Kgent run Check src/app.py.')
+  eq('settled', H.wait_run_end().status, 'status')
+  local labels
+  H.stub_select(function(items, o, on_choice)
+    labels = vim.tbl_map(o.format_item, items)
+    eq('kgent.instructions', o.kind, 'select kind')
+    on_choice(items[2])
+  end)
+  vim.cmd('Kgent instructions')
+  H.wait_for(function()
+    return vim.api.nvim_buf_get_name(0) == ws .. '/src/AGENTS.md'
+  end, 'src/AGENTS.md opened')
+  eq(3, #labels, 'two files and a skill')
+  contains({ labels[1] }, ws .. '/AGENTS.md  (project root)', 'the root first')
+  contains({ labels[2] }, ws .. '/src/AGENTS.md  (directory)', 'then the directory')
+  contains({ labels[3] }, 'skill release: Cut a release.', 'the skill')
+  eq({ 'SRC: pure functions' }, vim.api.nvim_buf_get_lines(0, 0, -1, false), 'its text')
+end)
+
 H.run_all()

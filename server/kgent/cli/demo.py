@@ -49,6 +49,7 @@ SCENARIOS = {
     "denied": "an edit the person rejects: the model gets permission_denied and answers accordingly",
     "cancel": "Stop one second into a long command: its process group killed, the run cancelled",
     "extension": "an extension's tool, a hook denying a call, a failing hook named",
+    "instructions": "AGENTS.md at the root sent first, src/AGENTS.md once src/ is touched, a skill listed",
 }
 # Scenarios whose output is JSON Lines unless --text says otherwise (seed 001's `demo streamed-run`).
 JSON_BY_DEFAULT = frozenset({"streamed-run"})
@@ -72,6 +73,7 @@ def listing() -> str:
 
 
 async def _main(args: argparse.Namespace) -> int:
+    from kgent.cli.demo_instructions import instructions_kernel
     from kgent.cli.render import HumanRenderer, JsonRenderer
     from kgent.cli.run import drive
     from kgent.core.events import PermissionRequest
@@ -97,7 +99,9 @@ async def _main(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="kgent-demo-") as tmp:
         workspace = Path(tmp)
         (workspace / "sample.py").write_text(SAMPLE, encoding="utf-8")
-        if args.case == "extension":
+        if args.case == "instructions":
+            kernel, prompt = instructions_kernel(workspace, renderer)
+        elif args.case == "extension":
             kernel, prompt = _extension_kernel(renderer)
         else:
             script, prompt = (

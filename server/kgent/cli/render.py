@@ -8,6 +8,7 @@ from typing import Any, TextIO
 
 from kgent.core.events import (
     Event,
+    InstructionsEvent,
     MessageDelta,
     MessageEnd,
     PermissionRequest,
@@ -121,6 +122,11 @@ class HumanRenderer:
         match event:
             case SubRunEvent():
                 self._sub(event)
+            case InstructionsEvent(files=files):
+                self._end_stream()
+                for f in files:
+                    cut = " [yellow](cut at 32 KiB)[/]" if f.truncated else ""
+                    c.print(f"[dim]instructions {f.change}:[/] {escape(f.path)} [dim]({f.source})[/]{cut}")
             case PlanEvent(entries=entries):
                 self._end_stream()
                 marks = {"completed": "[green]✓[/]", "in_progress": "[yellow]▸[/]", "pending": "○"}

@@ -4,6 +4,7 @@ kinds and hooks, all under its own name (errors and listings name it)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 from kgent.core.errors import ExtensionError
@@ -55,6 +56,11 @@ class ExtensionAPI:
     def entry_kind(self, name: str, schema: dict[str, Any]) -> None:
         """A session entry type (namespaced: 'myext.note') whose data `schema` checks when an entry is added."""
         self._registry.add_entry_kind(self.name, name, schema)
+
+    def skills(self, directory: str | Path) -> None:
+        """Ship skills: `directory` (absolute) holds skill folders, each with a SKILL.md (name, description); they
+        are listed to the model like the project's and the user's (a name those have already is theirs). API 1.1."""
+        self._registry.add_skill_dir(self.name, directory)
 
     def hook(self, name: HookName, fn: Callable[..., Any] | None = None) -> Any:
         """Register `fn` for hook `name` (also a decorator: `@api.hook("before_tool_call")`)."""

@@ -54,6 +54,9 @@ class ExtensionHooks:
         self.registry_for = registry_for
         self.more_tools = more_tools
 
+    def skill_dirs(self, ctx: HookContext) -> Sequence[Path]:
+        return self.registry_for(ctx.workspace).all_skill_dirs()
+
     async def run_tools(self, ctx: HookContext) -> Sequence[Tool]:
         tools: list[Tool] = [ExtensionTool(e) for e in self.registry_for(ctx.workspace).all_tools()]
         if self.more_tools is not None:

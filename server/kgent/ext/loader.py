@@ -125,5 +125,6 @@ def _load(
     registry.providers.update(staging.providers)
     registry.entry_kinds.update(staging.entry_kinds)
     registry.hooks.extend(staging.hooks)
+    registry.skill_dirs.extend(staging.skill_dirs)
     record.status = "loaded"
     record.registered = sorted(sum(staging.listing().values(), []))

@@ -13,6 +13,7 @@ import inspect
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal, get_args
 
 from kgent.core.errors import ExtensionError
@@ -79,10 +80,22 @@ class Registry:
     providers: dict[str, ProviderEntry] = field(default_factory=dict)
     entry_kinds: dict[str, EntryKind] = field(default_factory=dict)
     hooks: list[HookEntry] = field(default_factory=list)
+    skill_dirs: list[tuple[str, Path]] = field(default_factory=list)  # (extension, folder of skill folders)
 
     # -- lookups (this registry and its parent) ------------------------------------------------------------------
     def all_tools(self) -> list[ToolEntry]:
         return [*(self.parent.all_tools() if self.parent else []), *self.tools.values()]
+
+    def all_skill_dirs(self) -> list[Path]:
+        return [*(self.parent.all_skill_dirs() if self.parent else []), *(d for _, d in self.skill_dirs)]
+
+    def add_skill_dir(self, extension: str, directory: Any) -> None:
+        where = f"extension {extension!r}: skills"
+        if not isinstance(directory, str | Path) or not Path(directory).is_absolute():
+            raise ExtensionError(f"{where}: give an absolute path (e.g. Path(__file__).parent / 'skills')")
+        if not Path(directory).is_dir():
+            raise ExtensionError(f"{where}: {str(directory)!r} is not a directory")
+        self.skill_dirs.append((extension, Path(directory)))
 
     def all_hooks(self, name: str) -> Iterator[HookEntry]:
         if self.parent is not None:
@@ -196,6 +209,8 @@ class Registry:
             out.setdefault(k.extension, []).append(f"entry_kind:{k.name}")
         for h in self.hooks:
             out.setdefault(h.extension, []).append(f"hook:{h.name}")
+        for extension, directory in self.skill_dirs:
+            out.setdefault(extension, []).append(f"skills:{directory}")
         return out
 
 

@@ -1,6 +1,6 @@
 """The extension API's version (stdlib only, so the daemon's handshake can name it without loading the API)."""
 
-API_VERSION = "1.0"  # major.minor: a minor adds to the API, a major changes it
+API_VERSION = "1.1"  # major.minor: a minor adds to the API, a major changes it
 
 
 def empty_listing() -> dict[str, object]:

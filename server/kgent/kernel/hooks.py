@@ -60,6 +60,10 @@ class KernelHooks(Protocol):
 
     async def on_run_end(self, ctx: HookContext, result: RunResult) -> Sequence[ExtraEntry]: ...
 
+    def skill_dirs(self, ctx: HookContext) -> Sequence[Path]:
+        """Folders of skills (kgent.context.skills) to offer this run besides the project's and the user's."""
+        ...
+
 
 class NoHooks:
     """The seam when nothing is plugged in."""
@@ -82,6 +86,9 @@ class NoHooks:
         return None
 
     async def on_run_end(self, ctx: HookContext, result: RunResult) -> Sequence[ExtraEntry]:
+        return ()
+
+    def skill_dirs(self, ctx: HookContext) -> Sequence[Path]:
         return ()
 
 
@@ -143,4 +150,13 @@ async def run_end_entries(hooks: KernelHooks, ctx: HookContext, result: RunResul
         return await hooks.on_run_end(ctx, result)
     except Exception as exc:
         log.warning("%s", failure(exc, "on_run_end"))
+        return ()
+
+
+def extension_skill_dirs(hooks: KernelHooks, ctx: HookContext) -> Sequence[Path]:
+    """The skill folders the hooks offer this run; a failing hook is logged (the run goes on without them)."""
+    try:
+        return hooks.skill_dirs(ctx)
+    except Exception as exc:
+        log.warning("%s", failure(exc, "skill_dirs"))
         return ()

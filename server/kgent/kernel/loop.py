@@ -31,7 +31,7 @@ from kgent.core.messages import (
 )
 from kgent.kernel.arguments import ArgumentChecks
 from kgent.kernel.cost import RunCost
-from kgent.kernel.hooks import HookContext, hooked_request, run_end_entries
+from kgent.kernel.hooks import HookContext, extension_skill_dirs, hooked_request, run_end_entries
 from kgent.kernel.prompt import system_prompt
 from kgent.kernel.resources import Found, RunResources
 from kgent.kernel.review import RunReview
@@ -136,7 +136,13 @@ class Loop:
         kernel, spec = self.kernel, self.spec
         day = info.created[:10]
         self.resources = RunResources(
-            spec.workspace, branch, enabled=kernel.config.resources, extra_skill_dirs=kernel.config.skill_dirs
+            spec.workspace,
+            branch,
+            enabled=kernel.config.resources,
+            extra_skill_dirs=[
+                *kernel.config.skill_dirs,
+                *extension_skill_dirs(kernel.hooks, spec.hook_context),
+            ],
         )
         self.system_prompt = kernel.config.system_prompt or system_prompt(
             str(spec.workspace), self.schemas, day=day, skills=self.resources.prompt_skills

@@ -91,6 +91,12 @@ M.subcommands = {
       end)
     end,
   },
+  instructions = {
+    desc = "the current session's AGENTS.md files and skills: pick one to open it",
+    run = function()
+      require('kgent.instructions').open()
+    end,
+  },
   chat = {
     desc = 'open the chat under the transcript (with a range: the lines go with the next message)',
     run = function(_, o)
