@@ -17,6 +17,7 @@ from kgent.core.errors import KgentError
 from kgent.core.events import InputSource, MessageEnd, PlanEvent, RunResult, RunStart, RunStatus, UserInput
 from kgent.core.messages import (
     AssistantMessage,
+    ImagePart,
     Message,
     ToolResultMessage,
     UserMessage,
@@ -25,6 +26,7 @@ from kgent.core.messages import (
 from kgent.kernel.arguments import ArgumentChecks
 from kgent.kernel.cost import RunCost
 from kgent.kernel.hooks import HookContext, hooked_request, run_end_entries
+from kgent.kernel.images import sees_images, with_image_data, without_images
 from kgent.kernel.prompt import system_prompt
 from kgent.kernel.review import RunReview
 from kgent.kernel.run import AgentRun
@@ -49,6 +51,7 @@ class RunSpec:
     """What `create_run` was asked for."""
 
     prompt: str
+    images: tuple[ImagePart, ...] = ()  # attached to the prompt (already checked)
     workspace: Path
     mode: Mode
     provider: Provider
@@ -255,7 +258,7 @@ class Loop:
         )
         if plan:  # a resumed branch's plan, so the host shows it again
             run.emit(PlanEvent(entries=plan))
-        await self._add_user(run, spec.prompt, "prompt")
+        await self._add_user(run, spec.prompt, "prompt", spec.images)
 
     async def _add_run_tools(self) -> None:
         """The tools the hooks add for this run (MCP servers, extensions); the kernel's own names win."""
@@ -306,12 +309,17 @@ class Loop:
         self.state.leaf_id = e.id
         return e
 
-    async def _add_user(self, run: AgentRun, text: str, source: InputSource) -> None:
-        message = UserMessage(text=text)
+    async def _add_user(
+        self, run: AgentRun, text: str, source: InputSource, images: tuple[ImagePart, ...] = ()
+    ) -> None:
+        for image in images:  # each image once, by hash, beside the session file; the entry names it
+            await self.kernel.store.put_blob(self.spec.session_id, image.data)
+        message = UserMessage(text=text, images=images)
         self.state.history.append(message)
         entry = self.entry("message", message=message_to_dict(message))
         await self.persist([entry])
-        run.emit(UserInput(text=text, source=source, entry_id=entry.id))
+        shown = tuple(i.to_dict() for i in images) or None
+        run.emit(UserInput(text=text, source=source, entry_id=entry.id, images=shown))
 
     async def _turns(self, run: AgentRun, tracker: ChangeTracking) -> tuple[RunStatus, dict[str, str] | None]:
         max_turns = self.spec.max_turns or self.kernel.config.max_turns
@@ -378,10 +386,22 @@ class Loop:
         run.emit(self.compaction.settle(checkpoint, error))
         return error is None
 
+    async def _messages(self) -> tuple[Message, ...]:
+        """The history a request carries: images of a resumed or compacted history read back from the session's
+        blobs; for a model that sees none, a note in their place."""
+        sid, store = self.spec.session_id, self.kernel.store
+        filled = await with_image_data(self.state.history, lambda sha: store.get_blob(sid, sha))
+        if filled is not None:
+            self.state.history = filled
+        prices = self.kernel.config.prices or builtin_prices()
+        if not sees_images(self.spec.provider, prices):
+            return without_images(self.state.history, self.spec.provider.model)
+        return tuple(self.state.history)
+
     async def _stream_turn(self, run: AgentRun) -> AssistantMessage:
         request = ProviderRequest(
             system_prompt=self.system_prompt,
-            messages=tuple(self.state.history),
+            messages=await self._messages(),
             tools=self.schemas,
             model=self.spec.provider.model,
             max_tokens=self.kernel.config.max_tokens,

@@ -84,7 +84,7 @@ EVENT_TYPES = (
     "plan",
     "run_end",
 )
-PROMPT_CONTENT = ("text", "resource_link", "resource")
+PROMPT_CONTENT = ("text", "resource_link", "resource", "image")
 OPTION_KINDS = ("allow_once", "allow_always", "reject_once", "reject_always")
 
 _PACKAGE = Path(__file__).resolve().parent.parent  # server/kgent

@@ -8,6 +8,7 @@ import { button, el, renderDiff, renderMarkdownInto } from "./render.js";
 import { closeReview, openReview, setupReview } from "./review.js";
 import { currentProject, runChoice, setupPickers, setupProject } from "./setup.js";
 import { EventStream } from "./sse.js";
+import { giveBackImages, hasImages, setupImages, takeImages } from "./images.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -572,9 +573,11 @@ function giveBack(text) {
 }
 
 async function send() {
-  if (state.runId || !$("prompt").value.trim()) return;
+  if (state.runId || (!$("prompt").value.trim() && !hasImages())) return;
   const text = takeText();
-  const body = { prompt: text, ...runChoice() };
+  const images = takeImages();
+  const prompt = images.length ? [...(text.trim() ? [{ type: "text", text }] : []), ...images.map(({ size, ...b }) => b)] : text;
+  const body = { prompt, ...runChoice() };
   if (state.sessionId) body.sessionId = state.sessionId;
   else body.workspace = currentProject();
   $("send").disabled = true;
@@ -590,6 +593,7 @@ async function send() {
     }
   } catch (err) {
     giveBack(text);
+    giveBackImages(images);
     notice(`could not start the run: ${err.message}`);
     setRunning(null);
   }
@@ -668,6 +672,14 @@ $("prompt").onkeydown = (e) => {
   }
 };
 $("stop").onclick = stop;
+setupImages({
+  box: $("prompt"),
+  composer: $("composer"),
+  picker: $("attach-image"),
+  input: $("image-input"),
+  chips: $("images"),
+  problem: (text) => notice(text),
+});
 $("steer").onclick = () => queue("steer");
 $("follow-up").onclick = () => queue("followUp");
 $("new-session").onclick = newSession;
