@@ -5,6 +5,7 @@ import { escapeHtml, renderMarkdown } from "../markdown";
 import type { FromPage, SessionRow, ToPage } from "../panelMessages";
 import type { ApprovalItem, EndItem, LiveRun, PanelItem, PanelState, PlanItem, RunSection, ToolItem, UserItem } from "../panelItems";
 import { formatUsage } from "../usage";
+import { hasImages, restoreImages, setupImages, takeImages } from "./images";
 
 declare function acquireVsCodeApi(): { postMessage(m: FromPage): void; getState(): unknown; setState(s: unknown): void };
 const vscode = acquireVsCodeApi();
@@ -370,10 +371,20 @@ function renderHistory(rows: SessionRow[]): void {
 
 function send(as?: "steer" | "followUp"): void {
   const text = input.value;
+  if (as === undefined && hasImages()) {
+    input.value = "";
+    post({ type: "send", text, images: takeImages() }); // images start a run: steering takes text only
+    return;
+  }
   if (text.trim() === "") return;
   input.value = "";
   post(as === undefined ? { type: "send", text } : { type: "send", text, as });
 }
+setupImages(input, $("composer"), $("images"), (text) => {
+  const note = el("div", "note error");
+  note.textContent = text;
+  log.appendChild(note);
+});
 
 input.addEventListener("keydown", (ev) => {
   const live = (state?.live.length ?? 0) > 0;
@@ -409,6 +420,7 @@ window.addEventListener("message", (ev: MessageEvent<ToPage>) => {
   }
   else if (m.type === "setInput") {
     input.value = m.text;
+    if (m.images) restoreImages(m.images);
     input.focus();
   } else if (m.type === "sessions") renderHistory(m.sessions);
 });

@@ -8,7 +8,7 @@ import { button, el, renderDiff, renderMarkdownInto } from "./render.js";
 import { closeReview, openReview, setupReview } from "./review.js";
 import { currentProject, runChoice, setupPickers, setupProject } from "./setup.js";
 import { EventStream } from "./sse.js";
-import { giveBackImages, hasImages, setupImages, takeImages } from "./images.js";
+import { giveBackImages, hasImages, imageChips, setupImages, takeImages } from "./images.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -52,11 +52,12 @@ function forkButton(node, entry) {
   node.querySelector(".src") ? node.querySelector(".src").after(fork) : node.prepend(fork);
 }
 
-function userMessage(text, source, entry) {
+function userMessage(text, source, entry, images) {
   const node = el("div", "msg user");
   if (source && source !== "prompt") node.append(el("span", "src", source === "steer" ? "steer" : "follow-up"));
   forkButton(node, entry);
   node.append(document.createTextNode(text));
+  if (images?.length) node.append(imageChips(images));
   return append(node);
 }
 
@@ -238,7 +239,7 @@ function onEvent(params) {
       notice(`run ${params.runId} · ${ev.mode} · ${ev.provider}/${ev.model}`);
       break;
     case "user_message":
-      userMessage(ev.text, ev.source);
+      userMessage(ev.text, ev.source, undefined, ev.images);
       break;
     case "message_delta":
       if (ev.kind === "thinking") {
@@ -348,7 +349,7 @@ function showEntries(entries, upTo) {
   for (const e of entries) {
     if (e.type === "message") {
       const m = e.message;
-      if (m.role === "user") userMessage(m.text, "prompt", e);
+      if (m.role === "user") userMessage(m.text, "prompt", e, m.images);
       else if (m.role === "assistant") {
         if (m.thinking) thinkingBlock(m.thinking);
         if (m.text) assistantMessage(m.text);

@@ -67,6 +67,20 @@ export function hasImages() {
   return attached.length > 0;
 }
 
+// The images a sent message carried (as the session records them: name, type, size), as chips under its text.
+export function imageChips(images) {
+  const ul = document.createElement("ul");
+  ul.className = "sent-images";
+  for (const image of images) {
+    const chip = document.createElement("li");
+    chip.className = "image-chip";
+    chip.textContent = `🖼 ${image.name || image.mimeType}`;
+    chip.title = `${image.mimeType}, ${Math.ceil(image.size / 1024)} KiB`;
+    ul.append(chip);
+  }
+  return ul;
+}
+
 export function setupImages({ box, composer, picker, input, chips, problem }) {
   list = chips;
   onProblem = problem;
