@@ -12,6 +12,7 @@ from kgent.core.errors import ConfigError
 from kgent.core.events import UserInput
 from kgent.core.images import image_part
 from kgent.core.messages import UserMessage
+from kgent.core.redact import remember_secret
 from kgent.kernel import AgentKernel, KernelConfig
 from kgent.providers.pricing import PriceTable
 from kgent.providers.scripted import ScriptedProvider
@@ -124,3 +125,20 @@ async def test_a_session_with_images_resumed_on_a_blind_model_gets_a_note(tmp_pa
     earlier = blind.requests[0].messages[0]
     assert isinstance(earlier, UserMessage) and not earlier.images
     assert earlier.text.startswith("Look\n\n[an image (image/png) was attached here; model deepseek-chat")
+
+
+async def test_redaction_leaves_images_whole_and_keys_out_of_the_session(tmp_path, workspace) -> None:
+    key = "sk-images-" + "k3y" * 14
+    remember_secret(key)
+    data = (
+        png() + key.encode()
+    )  # bytes that happen to hold a key's text are the user's image, sent as they are
+    k, provider = kernel(tmp_path / "s")
+    first, _ = await settle(
+        k.create_run(f"Look (my key is {key})", images=[image_part(data)], workspace=workspace)
+    )
+    await k.aclose()
+    assert provider.requests[0].messages[-1].images[0].data == data
+    blob = next((tmp_path / "s").rglob(f"{first.session_id}.blobs/*"))
+    assert blob.read_bytes() == data
+    assert base64.b64encode(data).decode() not in next((tmp_path / "s").rglob("*.jsonl")).read_text()
