@@ -86,14 +86,16 @@ describe("images through the panel to the daemon", () => {
     w.view.send({ type: "send", text: "What is in this picture?", images: [shot] });
     const end = await waitFor("the run's end", () => items(w).find((i) => i.type === "end"));
     assert.equal(end.type === "end" && end.status, "settled");
+    const user = items(w).find((i) => i.type === "user");
+    assert.deepEqual(user?.type === "user" && user.images?.map((i) => i.name), ["shot.png"], "the sent message shows its image");
     const files = fs.readdirSync(sb.stateDir, { recursive: true }).map(String);
     const file = files.find((f) => f.endsWith(".jsonl"));
     assert.ok(file, "the session file");
     const lines = fs.readFileSync(path.join(sb.stateDir, file), "utf8").trim().split("\n").slice(1);
-    const user = lines.map((l) => JSON.parse(l) as { message?: { role: string; text: string; images?: { sha256: string; name: string; mimeType: string }[] } })
+    const stored = lines.map((l) => JSON.parse(l) as { message?: { role: string; text: string; images?: { sha256: string; name: string; mimeType: string }[] } })
       .find((e) => e.message?.role === "user");
     const sha = createHash("sha256").update(Buffer.from(PNG, "base64")).digest("hex");
-    assert.deepEqual(user?.message?.images?.map((i) => [i.name, i.mimeType, i.sha256]), [["shot.png", "image/png", sha]]);
+    assert.deepEqual(stored?.message?.images?.map((i) => [i.name, i.mimeType, i.sha256]), [["shot.png", "image/png", sha]]);
     assert.ok(!lines.join("\n").includes(PNG), "the bytes stay out of the JSONL");
     const blob = path.join(sb.stateDir, file.replace(/\.jsonl$/, ".blobs"), sha);
     assert.deepEqual(fs.readFileSync(blob), Buffer.from(PNG, "base64"));

@@ -68,6 +68,19 @@ export function hasImages(): boolean {
   return held.length > 0;
 }
 
+/** The images a sent message carried, as chips (names only: the bytes stay in the session). */
+export function sentImages(images: readonly { name?: string | null; mimeType: string }[]): HTMLElement {
+  const row = document.createElement("div");
+  row.className = "image-chips";
+  for (const image of images) {
+    const chip = document.createElement("span");
+    chip.className = "image-chip";
+    chip.textContent = `🖼 ${image.name ?? image.mimeType}`;
+    row.appendChild(chip);
+  }
+  return row;
+}
+
 export function setupImages(input: HTMLElement, composer: HTMLElement, chips: HTMLElement, onProblem: (text: string) => void): void {
   box = chips;
   warn = onProblem;

@@ -5,7 +5,7 @@ import { escapeHtml, renderMarkdown } from "../markdown";
 import type { FromPage, SessionRow, ToPage } from "../panelMessages";
 import type { ApprovalItem, EndItem, LiveRun, PanelItem, PanelState, PlanItem, RunSection, ToolItem, UserItem } from "../panelItems";
 import { formatUsage } from "../usage";
-import { hasImages, restoreImages, setupImages, takeImages } from "./images";
+import { hasImages, restoreImages, sentImages, setupImages, takeImages } from "./images";
 
 declare function acquireVsCodeApi(): { postMessage(m: FromPage): void; getState(): unknown; setState(s: unknown): void };
 const vscode = acquireVsCodeApi();
@@ -156,6 +156,7 @@ function renderEnd(e: EndItem): HTMLElement {
 function renderUser(u: UserItem): HTMLElement {
   const who = u.source === "prompt" ? "You" : u.source === "steer" ? "You (steer)" : "You (follow-up)";
   const div = el("div", `msg user source-${u.source}`, `<div class="who"><span class="grow">${who}</span></div><div class="text">${escapeHtml(u.text)}</div>`);
+  if (u.images?.length) div.appendChild(sentImages(u.images));
   for (const a of u.attachments) {
     const d = el("details", "attachment", `<summary>${escapeHtml(a.name)}</summary><pre>${escapeHtml(a.text)}</pre>`);
     d.title = a.uri;
