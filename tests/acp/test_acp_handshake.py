@@ -22,7 +22,7 @@ def test_the_result_is_the_sdks_initialize_response_and_the_protocol_version_is_
         protocol_version=PROTOCOL_VERSION,
         agent_capabilities=S.AgentCapabilities(
             load_session=True,
-            prompt_capabilities=S.PromptCapabilities(embedded_context=True),
+            prompt_capabilities=S.PromptCapabilities(embedded_context=True, image=True),
             session_capabilities=S.SessionCapabilities(list=S.SessionListCapabilities()),
             mcp_capabilities=S.McpCapabilities(http=True, sse=False),
         ),

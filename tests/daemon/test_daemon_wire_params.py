@@ -115,13 +115,13 @@ MESSAGES: list[tuple[type[W.Params], Any, str, str]] = [
     (
         W.RunParams,
         {"prompt": [{"text": "x"}], "workspace": "/w"},
-        "'prompt[0]' needs a 'type' (one of text, resource_link, resource)",
+        "'prompt[0]' needs a 'type' (one of text, resource_link, resource, image)",
         "invalid_params",
     ),
     (
         W.RunParams,
-        {"prompt": [{"type": "text", "text": "x"}, {"type": "image"}], "workspace": "/w"},
-        "'prompt[1]' has an unsupported content type 'image' (supported: text, resource_link, resource)",
+        {"prompt": [{"type": "text", "text": "x"}, {"type": "audio"}], "workspace": "/w"},
+        "'prompt[1]' has an unsupported content type 'audio' (supported: text, resource_link, resource, image)",
         "invalid_params",
     ),
     (

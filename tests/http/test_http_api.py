@@ -205,7 +205,7 @@ def test_workspaces_outside_the_allowlist_are_refused(client: httpx.Client, tmp_
 
 def test_request_bodies_are_limited(client: httpx.Client) -> None:
     huge = b'{"prompt": "' + b"x" * (9 << 20) + b'"}'
-    res = client.post("/api/runs", content=huge, headers={"Content-Type": "application/json"})
+    res = client.post("/api/runs/run-0/steer", content=huge, headers={"Content-Type": "application/json"})
     assert res.status_code == 413 and res.json()["error"]["data"]["code"] == "body_too_large"
 
     def chunks() -> object:
@@ -214,7 +214,9 @@ def test_request_bodies_are_limited(client: httpx.Client) -> None:
             yield b"y" * (1 << 20)
         yield b'"}'
 
-    streamed = client.post("/api/runs", content=chunks(), headers={"Content-Type": "application/json"})  # type: ignore[arg-type]
+    streamed = client.post(
+        "/api/runs/run-0/steer", content=chunks(), headers={"Content-Type": "application/json"}
+    )  # type: ignore[arg-type]
     assert streamed.status_code == 413
 
 

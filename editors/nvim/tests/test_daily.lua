@@ -369,7 +369,7 @@ return function(H)
     eq({ '#diagnostics' }, vim.tbl_map(function(i)
       return i.word
     end, chat.omnifunc(0, '#di')), 'matches')
-    eq(5, #chat.omnifunc(0, '#'), 'all five')
+    eq(6, #chat.omnifunc(0, '#'), 'all six')
     local cwd = vim.fn.getcwd()
     vim.cmd.cd(ws)
     local files = vim.tbl_map(function(i)

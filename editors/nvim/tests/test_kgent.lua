@@ -1134,6 +1134,7 @@ end)
 dofile(here .. '/test_buffers.lua')(H)
 dofile(here .. '/test_daily.lua')(H)
 dofile(here .. '/test_rules.lua')(H)
+dofile(here .. '/test_images.lua')(H)
 test('trust_project_extensions: the project\'s own extension runs (its tool answers)', function()
   local script = vim.fn.tempname() .. '.json'
   H.write_file(script, vim.json.encode({ turns = {

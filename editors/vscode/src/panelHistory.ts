@@ -18,8 +18,10 @@ export function splitAttachments(message: string): { text: string; attachments: 
   return { text, attachments };
 }
 
-export function userItem(id: string, runId: string, message: string, source: string, sessionId: string, entryId: string | undefined): UserItem {
-  return { type: "user", id, rev: 0, runId, ...splitAttachments(message), source, sessionId, entryId };
+export function userItem(id: string, runId: string, message: string, source: string, sessionId: string, entryId: string | undefined, images?: P.ImageRef[] | null): UserItem {
+  const item: UserItem = { type: "user", id, rev: 0, runId, ...splitAttachments(message), source, sessionId, entryId };
+  if (images) item.images = images;
+  return item;
 }
 
 /** A tool call read back from a session (no live events): its title from the name and arguments. */
@@ -47,7 +49,7 @@ export function storedItems(session: P.SessionResult, nextId: (prefix: string) =
     if (entry.type !== "message" || m === undefined || m === null) continue;
     switch (m.role) {
       case "user":
-        out.push(userItem(nextId("user"), "", m.text, "prompt", session.sessionId, entry.id));
+        out.push(userItem(nextId("user"), "", m.text, "prompt", session.sessionId, entry.id, m.images));
         break;
       case "assistant":
         if (m.thinking) out.push({ type: "thinking", id: nextId("thinking"), rev: 0, runId: "", text: m.thinking });

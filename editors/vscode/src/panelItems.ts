@@ -21,6 +21,8 @@ export interface UserItem extends Base {
   sessionId: string;
   /** Its session entry (the page offers to fork there: edit and resend the message). */
   entryId?: string;
+  /** The images it carried (names and types; the bytes stay in the session), shown as chips. */
+  images?: P.ImageRef[];
 }
 export interface Attachment {
   uri: string;

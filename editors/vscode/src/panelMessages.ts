@@ -1,5 +1,6 @@
 // The messages between the Kgent panel's page (webview/main.ts) and the extension (ui/panel.ts). No `vscode`, no DOM.
 
+import { parseImages, type PastedImage } from "./images";
 import type { PanelState } from "./panelItems";
 
 /** Extension → page. */
@@ -7,7 +8,7 @@ export type ToPage =
   | { type: "state"; state: PanelState }
   | { type: "focusInput" }
   | { type: "insert"; text: string }
-  | { type: "setInput"; text: string }
+  | { type: "setInput"; text: string; images?: PastedImage[] }
   | { type: "sessions"; sessions: SessionRow[] }
   | { type: "commands"; commands: SlashCommand[] };
 
@@ -29,7 +30,7 @@ export interface SessionRow {
 /** Page → extension. */
 export type FromPage =
   | { type: "ready" }
-  | { type: "send"; text: string; as?: "steer" | "followUp" }
+  | { type: "send"; text: string; as?: "steer" | "followUp"; images?: PastedImage[] }
   | { type: "stop"; runId?: string }
   | { type: "answer"; requestId: string; optionId: string }
   | { type: "openDiff"; requestId: string }
@@ -67,6 +68,9 @@ export function parseFromPage(m: unknown): FromPage | undefined {
       const text = s("text");
       if (text === undefined) return undefined;
       const as = m.as === "steer" || m.as === "followUp" ? m.as : undefined;
+      const images = m.images === undefined ? undefined : parseImages(m.images);
+      if (m.images !== undefined && (images === undefined || as !== undefined)) return undefined; // a run's prompt only
+      if (images !== undefined) return { type: "send", text, images };
       return as === undefined ? { type: "send", text } : { type: "send", text, as };
     }
     case "stop":

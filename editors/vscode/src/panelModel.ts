@@ -180,7 +180,7 @@ export class PanelModel {
         return;
       case "user_message":
         this.open.delete(runId);
-        this.push(userItem(this.nextId("user"), runId, e.text, e.source, params.sessionId, e.entryId ?? undefined));
+        this.push(userItem(this.nextId("user"), runId, e.text, e.source, params.sessionId, e.entryId ?? undefined, e.images));
         return;
       case "message_delta": {
         const kind = e.kind === "thinking" ? "thinking" : "assistant";

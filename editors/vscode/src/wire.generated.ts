@@ -132,7 +132,7 @@ export interface CompactionEvent {
   error?: string | null;
 }
 
-export type ContentBlock = TextBlock | ResourceLinkBlock | ResourceBlock;
+export type ContentBlock = TextBlock | ResourceLinkBlock | ResourceBlock | ImageBlock;
 
 export interface Cost {
   /** An estimate, from the model's price. */
@@ -206,6 +206,25 @@ export interface HunkResult {
 }
 
 export type HunkStatus = "pending" | "accepted" | "rejected";
+
+/** An image (ACP's ImageContent): PNG, JPEG, WebP or GIF, told by its bytes; at most 5 MiB decoded. */
+export interface ImageBlock {
+  type: "image";
+  /** The image's bytes, base64 (standard alphabet, padded); at most 5 MiB once decoded. */
+  data: string;
+  /** image/png, image/jpeg, image/webp or image/gif; the bytes decide the type the model is told. */
+  mimeType: string;
+  /** Where the image came from (a file name or URI), kept as its name; the daemon never reads it. */
+  uri?: string | null;
+}
+
+/** An image a user message carries, as sessions record it (the bytes are a blob beside the session file). */
+export interface ImageRef {
+  mimeType: string;
+  sha256: string;
+  size: number;
+  name?: string | null;
+}
 
 export interface InitializeParams {
   /** The latest protocol version the client speaks. */
@@ -753,6 +772,15 @@ export interface SessionFeatures {
   compact: boolean;
 }
 
+/** An image of a user message: its blob's sha256 (the bytes stay beside the session file), type and size. */
+export interface SessionImage {
+  mimeType: string;
+  sha256: string;
+  size: number;
+  name?: string | null;
+  [key: string]: unknown;
+}
+
 export interface SessionInfo {
   sessionId: string;
   workspace: string;
@@ -908,6 +936,7 @@ export interface UsageEvent {
 export interface UserMessage {
   role: "user";
   text: string;
+  images?: SessionImage[] | null;
   [key: string]: unknown;
 }
 
@@ -917,6 +946,8 @@ export interface UserMessageEvent {
   source: "prompt" | "steer" | "follow_up" | (string & {});
   /** Its session entry: fork there (`agent/fork` to its parent) to edit and resend it. */
   entryId?: string | null;
+  /** The images attached to it (absent: none); their bytes stay in the session. */
+  images?: ImageRef[] | null;
 }
 
 /** `agent/writeTextFile`: put this full text into the file's open buffer, without saving it. */

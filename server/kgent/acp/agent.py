@@ -316,7 +316,7 @@ class KgentAgent:
         session = await self._session(session_id)
         offer = self.offer
         self.svc.settings = replace(self.svc.settings, fs_read=offer.fs_read, fs_write=offer.fs_write)
-        params = {"prompt": U.prompt_text(prompt), "sessionId": session_id, "mode": session.mode}
+        params = {"prompt": U.prompt_blocks(prompt), "sessionId": session_id, "mode": session.mode}
         if session.model is not None:
             params["model"] = session.model
         if session_id in self.port.turns:

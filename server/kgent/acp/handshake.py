@@ -43,7 +43,7 @@ def initialize_result(requested: int) -> dict[str, Any]:
         "protocolVersion": min(requested, PROTOCOL_VERSION),
         "agentCapabilities": {
             "loadSession": True,
-            "promptCapabilities": {"embeddedContext": True},
+            "promptCapabilities": {"embeddedContext": True, "image": True},
             "sessionCapabilities": {"list": {}},
             "mcpCapabilities": {
                 "http": True,

@@ -172,9 +172,25 @@ def prompt_text(blocks: Iterable[Any]) -> str:
                 parts.append(f"<context uri={uri!r}>\n{text}\n</context>")
             case S.EmbeddedResourceContentBlock(resource=resource):
                 parts.append(f"(binary resource {resource.uri})")
+            case S.ImageContentBlock():
+                pass  # sent beside the text (prompt_blocks)
             case _:
                 parts.append(f"({getattr(block, 'type', 'unknown')} content is not supported)")
     return "\n\n".join(p for p in parts if p)
+
+
+def prompt_blocks(blocks: Iterable[Any]) -> str | list[dict[str, Any]]:
+    """The prompt as agent/run's `prompt`: its text, and its images as `image` blocks (checked there)."""
+    blocks = list(blocks)
+    text = prompt_text(blocks)
+    images = [
+        {"type": "image", "data": b.data, "mimeType": b.mime_type, **({"uri": b.uri} if b.uri else {})}
+        for b in blocks
+        if isinstance(b, S.ImageContentBlock)
+    ]
+    if not images:
+        return text
+    return ([{"type": "text", "text": text}] if text else []) + images
 
 
 def replay(messages: Iterable[Message], tools: Mapping[str, Tool], workspace: str) -> Iterator[Any]:

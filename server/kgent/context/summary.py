@@ -46,8 +46,10 @@ def serialize(messages: Sequence[Message]) -> str:
     lines: list[str] = []
     for m in messages:
         match m:
-            case UserMessage(text=text):
-                lines.append(f"[User]: {text}")
+            case UserMessage(text=text, images=images):
+                # an image is named, never inlined: the summary request carries no base64
+                shown = "".join(f" [image {i.mime_type}, {i.size} bytes]" for i in images)
+                lines.append(f"[User]: {text}{shown}")
             case SummaryMessage(text=text):
                 lines.append(f"[Earlier summary]: {text}")
             case InstructionsMessage(text=text):

@@ -8,6 +8,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from kgent.core.images import IMAGE_TOKENS
 from kgent.core.messages import (
     AssistantMessage,
     InstructionsMessage,
@@ -56,9 +57,14 @@ def estimate_text(text: str) -> int:
 
 
 def estimate_message(message: Message) -> int:
-    """Estimated tokens of one message: ceil(chars / 4) over its text, thinking, tool calls and results."""
+    """Estimated tokens of one message: ceil(chars / 4) over its text, thinking, tool calls and results, plus
+    IMAGE_TOKENS for each image."""
     match message:
-        case UserMessage(text=text) | SummaryMessage(text=text) | InstructionsMessage(text=text):
+        case UserMessage(text=text, images=images):
+            chars = len(text) + 4 * IMAGE_TOKENS * len(
+                images
+            )  # an image costs tokens by its size, not its bytes
+        case SummaryMessage(text=text) | InstructionsMessage(text=text):
             chars = len(text)
         case ToolResultMessage():
             chars = len(message.content) + len(message.name)

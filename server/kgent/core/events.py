@@ -45,6 +45,7 @@ class UserInput:
     text: str
     source: InputSource
     entry_id: str | None = None
+    images: tuple[dict[str, Any], ...] | None = None  # the attached images' {mimeType, sha256, size, name?}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

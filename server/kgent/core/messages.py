@@ -58,8 +58,41 @@ class ToolCall:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ImagePart:
+    """An image the user attached. Sessions keep only its type, hash and size (the bytes are a blob beside the
+    session file, stored once by sha256); `data` is empty until the store's blob is read back (`with_data`)."""
+
+    mime_type: str
+    sha256: str
+    size: int
+    name: str = ""  # what the client called it (a file name), for people; never sent to a model
+    data: bytes = field(default=b"", repr=False, compare=False)
+
+    def with_data(self, data: bytes) -> ImagePart:
+        return ImagePart(
+            mime_type=self.mime_type, sha256=self.sha256, size=self.size, name=self.name, data=data
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"mimeType": self.mime_type, "sha256": self.sha256, "size": self.size}
+        if self.name:
+            d["name"] = self.name
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ImagePart:
+        return cls(
+            mime_type=str(d["mimeType"]),
+            sha256=str(d["sha256"]),
+            size=int(d["size"]),
+            name=str(d.get("name", "")),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class UserMessage:
     text: str
+    images: tuple[ImagePart, ...] = ()  # after the text, in the order the user gave them
     role: Literal["user"] = "user"
 
 
@@ -114,7 +147,9 @@ Message = UserMessage | AssistantMessage | ToolResultMessage | SummaryMessage | 
 def message_to_dict(message: Message) -> dict[str, Any]:
     """The JSON form of a message (camelCase keys, defaults omitted)."""
     match message:
-        case UserMessage(text=text):
+        case UserMessage(text=text, images=images):
+            if images:  # a text-only message keeps its old form
+                return {"role": "user", "text": text, "images": [i.to_dict() for i in images]}
             return {"role": "user", "text": text}
         case SummaryMessage(text=text):
             return {"role": "summary", "text": text}
@@ -164,7 +199,8 @@ def message_from_dict(d: dict[str, Any]) -> Message:
     """Inverse of `message_to_dict`; raises ValueError on an unknown role."""
     role = d.get("role")
     if role == "user":
-        return UserMessage(text=str(d["text"]))
+        images = tuple(ImagePart.from_dict(i) for i in d.get("images") or ())
+        return UserMessage(text=str(d["text"]), images=images)
     if role == "summary":
         return SummaryMessage(text=str(d["text"]))
     if role == "instructions":

@@ -15,11 +15,15 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from kgent.core.images import MAX_IMAGE_BYTES, MAX_IMAGES
 from kgent.service.errors import CONFIG, ServiceError
 
 TOKEN_ENV = "KGENT_HTTP_TOKEN"
 KEYFILE_ENV, CERTFILE_ENV = "KGENT_SSL_KEYFILE", "KGENT_SSL_CERTFILE"
 MAX_BODY = 8 << 20  # bytes: a prompt with attached files fits; a runaway upload does not
+# POST /api/runs may also carry a prompt's images, base64-encoded: MAX_IMAGES at MAX_IMAGE_BYTES each, on top.
+IMAGES_BODY = MAX_IMAGES * ((MAX_IMAGE_BYTES + 2) // 3 * 4 + 256)
+RUNS = "/api/runs"
 PUBLIC = ("/health", "/", "/favicon.ico")  # no data behind them: the page and its files carry no secret
 PUBLIC_PREFIX = "/static/"
 LOGIN, LOGOUT = "/api/login", "/api/logout"
@@ -240,9 +244,10 @@ class Guard:
         if not public and not self.authorised(scope):
             await _refuse(send, 401, _unauthorised(), [(b"www-authenticate", b"Bearer")])
             return
+        limit = self.limit(scope)
         for name, value in scope["headers"]:
-            if name == b"content-length" and value.isdigit() and int(value) > self.max_body:
-                await _refuse(send, 413, self._too_large())
+            if name == b"content-length" and value.isdigit() and int(value) > limit:
+                await _refuse(send, 413, self._too_large(limit))
                 return
         if any(name == b"content-length" for name, _ in scope["headers"]):
             await self.app(scope, receive, send)  # within the limit (the server stops reading at its length)
@@ -256,8 +261,8 @@ class Guard:
             if message["type"] != "http.request":
                 break
             seen += len(message.get("body", b""))
-            if seen > self.max_body:
-                await _refuse(send, 413, self._too_large())
+            if seen > limit:
+                await _refuse(send, 413, self._too_large(limit))
                 return
             if not message.get("more_body", False):
                 break
@@ -267,8 +272,12 @@ class Guard:
 
         await self.app(scope, replay, send)
 
-    def _too_large(self) -> bytes:
-        return error_body(-32600, f"request body over {self.max_body} bytes", "body_too_large")
+    def limit(self, scope: Scope) -> int:
+        """The body limit of this request: `max_body`, plus room for a prompt's images when it starts a run."""
+        return self.max_body + (IMAGES_BODY if scope["path"] == RUNS and scope["method"] == "POST" else 0)
+
+    def _too_large(self, limit: int) -> bytes:
+        return error_body(-32600, f"request body over {limit} bytes", "body_too_large")
 
 
 def cors_kwargs(origins: tuple[str, ...]) -> dict[str, Any]:

@@ -12,10 +12,11 @@ from pathlib import Path
 from kgent.context.compaction import CompactionPolicy, Compactor
 from kgent.context.projection import project
 from kgent.core.errors import ConfigError, RunStateError
-from kgent.core.messages import Message
+from kgent.core.messages import ImagePart, Message
 from kgent.kernel.arguments import ArgumentChecks
 from kgent.kernel.config import KernelConfig
 from kgent.kernel.hooks import HookContext, KernelHooks, NoHooks, observer
+from kgent.kernel.images import no_vision_error, sees_images
 from kgent.kernel.loop import Loop, RunSpec
 from kgent.kernel.run import AgentRun
 from kgent.kernel.subagents import SubAgents
@@ -76,6 +77,7 @@ class AgentKernel:
         self,
         prompt: str,
         *,
+        images: Sequence[ImagePart] = (),
         workspace: str | Path | None = None,
         session_id: str | None = None,
         parent_entry_id: str | None = None,
@@ -94,7 +96,8 @@ class AgentKernel:
         `failed` (`max_turns`) after that many model turns. `fs` is this run's file access (an editor's buffers;
         default the kernel's); `runner` where its shell commands run (default the kernel's). `workspace` defaults to
         the current directory. `typed`: what the user typed when `prompt` is its expansion (a slash command); the
-        prompt's message entry records it."""
+        prompt's message entry records it. `images` go with the prompt (checked by the caller: kgent.core.images);
+        a model the table does not know to see images refuses them with ConfigError before any request."""
         ws = Path(workspace) if workspace is not None else Path.cwd()
         if not ws.is_absolute():
             raise ConfigError(f"workspace must be an absolute path, got {str(workspace)!r}")
@@ -103,6 +106,8 @@ class AgentKernel:
         run_mode = normalize_mode(mode or self.config.mode)
         run_provider = provider or self.provider
         limit = self._cost_limit(cost_limit, run_provider)
+        if images and not sees_images(run_provider, self.config.prices or builtin_prices()):
+            raise no_vision_error(run_provider, self.config.prices or builtin_prices())
         if max_turns is not None and (
             isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1
         ):
@@ -119,6 +124,7 @@ class AgentKernel:
         spec = RunSpec(
             hook_context=ctx,
             prompt=prompt,
+            images=tuple(images),
             workspace=ws.resolve(),
             mode=run_mode,
             provider=run_provider,

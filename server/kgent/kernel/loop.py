@@ -23,6 +23,7 @@ from kgent.core.errors import KgentError
 from kgent.core.events import InputSource, MessageEnd, PlanEvent, RunResult, RunStart, RunStatus, UserInput
 from kgent.core.messages import (
     AssistantMessage,
+    ImagePart,
     InstructionsMessage,
     Message,
     ToolResultMessage,
@@ -32,6 +33,7 @@ from kgent.core.messages import (
 from kgent.kernel.arguments import ArgumentChecks
 from kgent.kernel.cost import RunCost
 from kgent.kernel.hooks import HookContext, extension_skill_dirs, hooked_request, run_end_entries
+from kgent.kernel.images import sees_images, with_image_data, without_images
 from kgent.kernel.prompt import system_prompt
 from kgent.kernel.resources import Found, RunResources
 from kgent.kernel.review import RunReview
@@ -57,6 +59,7 @@ class RunSpec:
     """What `create_run` was asked for."""
 
     prompt: str
+    images: tuple[ImagePart, ...] = ()  # attached to the prompt (already checked)
     workspace: Path
     mode: Mode
     provider: Provider
@@ -280,7 +283,7 @@ class Loop:
         if plan:  # a resumed branch's plan, so the host shows it again
             run.emit(PlanEvent(entries=plan))
         await self._add_resources(run)
-        await self._add_user(run, spec.prompt, "prompt", typed=spec.typed)
+        await self._add_user(run, spec.prompt, "prompt", spec.images, typed=spec.typed)
 
     async def _add_resources(self, run: AgentRun) -> None:
         """Record the skills and instruction files this run opens with (only what the branch does not know yet):
@@ -350,14 +353,23 @@ class Loop:
         return e
 
     async def _add_user(
-        self, run: AgentRun, text: str, source: InputSource, *, typed: str | None = None
+        self,
+        run: AgentRun,
+        text: str,
+        source: InputSource,
+        images: tuple[ImagePart, ...] = (),
+        *,
+        typed: str | None = None,
     ) -> None:
-        message = UserMessage(text=text)
+        for image in images:  # each image once, by hash, beside the session file; the entry names it
+            await self.kernel.store.put_blob(self.spec.session_id, image.data)
+        message = UserMessage(text=text, images=images)
         self.state.history.append(message)
         extra = {"typed": typed} if typed is not None else {}
         entry = self.entry("message", message=message_to_dict(message), **extra)
         await self.persist([entry])
-        run.emit(UserInput(text=text, source=source, entry_id=entry.id))
+        shown = tuple(i.to_dict() for i in images) or None
+        run.emit(UserInput(text=text, source=source, entry_id=entry.id, images=shown))
 
     async def _turns(self, run: AgentRun, tracker: ChangeTracking) -> tuple[RunStatus, dict[str, str] | None]:
         max_turns = self.spec.max_turns or self.kernel.config.max_turns
@@ -428,10 +440,22 @@ class Loop:
         run.emit(self.compaction.settle(checkpoint, error))
         return error is None
 
+    async def _messages(self) -> tuple[Message, ...]:
+        """The history a request carries: images of a resumed or compacted history read back from the session's
+        blobs; for a model that sees none, a note in their place."""
+        sid, store = self.spec.session_id, self.kernel.store
+        filled = await with_image_data(self.state.history, lambda sha: store.get_blob(sid, sha))
+        if filled is not None:
+            self.state.history = filled
+        prices = self.kernel.config.prices or builtin_prices()
+        if not sees_images(self.spec.provider, prices):
+            return without_images(self.state.history, self.spec.provider.model)
+        return tuple(self.state.history)
+
     async def _stream_turn(self, run: AgentRun) -> AssistantMessage:
         request = ProviderRequest(
             system_prompt=self.system_prompt,
-            messages=tuple(self.state.history),
+            messages=await self._messages(),
             tools=self.schemas,
             model=self.spec.provider.model,
             max_tokens=self.kernel.config.max_tokens,

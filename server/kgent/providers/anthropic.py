@@ -7,6 +7,7 @@ Every request marks prompt-cache breakpoints (see `cache_breakpoints`).
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 from kgent.core.errors import ProviderError
 from kgent.core.messages import (
     AssistantMessage,
+    ImagePart,
     InstructionsMessage,
     Message,
     SummaryMessage,
@@ -64,7 +66,12 @@ _USER = b'{"role":"user",'
 def message_blocks(message: Message) -> tuple[str, list[dict[str, Any]]]:
     """A kernel message as (role, content blocks); the caller merges consecutive messages of one role."""
     match message:
-        case UserMessage(text=text) | InstructionsMessage(text=text):
+        case UserMessage(text=text, images=images):
+            parts = [image_block(i) for i in images]  # images first: the vendor's advice
+            if text or not images:
+                parts.append({"type": "text", "text": text or "(empty)"})
+            return "user", parts
+        case InstructionsMessage(text=text):
             return "user", [{"type": "text", "text": text or "(empty)"}]
         case SummaryMessage(text=text):
             return "user", [{"type": "text", "text": summary_text(text)}]
@@ -87,6 +94,12 @@ def message_blocks(message: Message) -> tuple[str, list[dict[str, Any]]]:
             )
             return "assistant", blocks
     raise TypeError(f"not a message: {message!r}")
+
+
+def image_block(image: ImagePart) -> dict[str, Any]:
+    """An image as a Messages API content block (base64 source)."""
+    data = base64.b64encode(image.data).decode("ascii")
+    return {"type": "image", "source": {"type": "base64", "media_type": image.mime_type, "data": data}}
 
 
 def tool_to_wire(tool: ToolSchema) -> dict[str, Any]:

@@ -8,6 +8,7 @@ as the last one (a fixed field order, the history encoded once, a system prompt 
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from typing import Any
@@ -16,6 +17,7 @@ from urllib.parse import urlsplit
 from kgent.core.errors import ProviderError
 from kgent.core.messages import (
     AssistantMessage,
+    ImagePart,
     InstructionsMessage,
     Message,
     SummaryMessage,
@@ -49,8 +51,12 @@ PROMPT_CACHE_KEY_HOSTS = frozenset({"api.openai.com"})
 def message_to_wire(message: Message) -> dict[str, Any]:
     """One kernel message as a Chat Completions message."""
     match message:
-        case UserMessage(text=text) | InstructionsMessage(text=text):
+        case UserMessage(text=text, images=()) | InstructionsMessage(text=text):
             return {"role": "user", "content": text}
+        case UserMessage(text=text, images=images):
+            parts: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+            parts.extend(image_part(i) for i in images)
+            return {"role": "user", "content": parts}
         case SummaryMessage(text=text):
             return {"role": "user", "content": summary_text(text)}
         case ToolResultMessage():
@@ -78,6 +84,12 @@ def message_to_wire(message: Message) -> dict[str, Any]:
                 ]
             return wire
     raise TypeError(f"not a message: {message!r}")
+
+
+def image_part(image: ImagePart) -> dict[str, Any]:
+    """An image as a Chat Completions content part (a data: URL)."""
+    url = f"data:{image.mime_type};base64,{base64.b64encode(image.data).decode('ascii')}"
+    return {"type": "image_url", "image_url": {"url": url}}
 
 
 def tool_to_wire(tool: ToolSchema) -> dict[str, Any]:

@@ -5,6 +5,9 @@ Prices are US dollars per million tokens: `input` (plain input), `output`, `cach
 cache), `cacheWrite` (input written to it). A model matches an entry by its exact name, or by its name plus a dated
 snapshot suffix (`claude-sonnet-4-5-20250929`, `gpt-4o-2024-08-06`, `…@20250929`, `…-latest`); any other model has
 no price, and hosts show its tokens only. No prefix guessing: `gpt-5-pro` is not priced as `gpt-5`.
+
+The same table says which models see images (`"vision": true`, matched the same way); an entry may give only that
+(`{"my-llava": {"vision": true}}`) for a model without a price.
 """
 
 from __future__ import annotations
@@ -43,10 +46,12 @@ class Price:
 
 
 class PriceTable:
-    """Prices by model name; `price(model)` is None for a model the table does not know."""
+    """Prices by model name; `price(model)` is None for a model the table does not know. `vision` maps the models
+    the table says something about images for: True (it takes images) or False."""
 
-    def __init__(self, prices: Mapping[str, Price]) -> None:
+    def __init__(self, prices: Mapping[str, Price], vision: Mapping[str, bool] | None = None) -> None:
         self.prices = dict(prices)
+        self.vision = dict(vision or {})
 
     def price(self, model: str) -> Price | None:
         found = self.prices.get(model)
@@ -54,9 +59,20 @@ class PriceTable:
             found = self.prices.get(m.group("base"))
         return found
 
+    def sees_images(self, model: str) -> bool:
+        """Whether the table says `model` takes images (unknown models: no)."""
+        found = self.vision.get(model)
+        if found is None and (m := _SNAPSHOT.match(model)) is not None:
+            found = self.vision.get(m.group("base"))
+        return bool(found)
+
+    def vision_models(self) -> list[str]:
+        """The models that take images, sorted (for an error that says how to pick one)."""
+        return sorted(name for name, yes in self.vision.items() if yes)
+
     def updated(self, other: PriceTable) -> PriceTable:
         """This table with `other`'s entries added or replacing these."""
-        return PriceTable({**self.prices, **other.prices})
+        return PriceTable({**self.prices, **other.prices}, {**self.vision, **other.vision})
 
     @classmethod
     def from_json(cls, data: Any, source: str) -> PriceTable:
@@ -66,7 +82,14 @@ class PriceTable:
         if not isinstance(models, dict):
             raise ConfigError(f'{source}: expected {{"models": {{"<model>": {{"input": …, "output": …}}}}}}')
         prices = {}
+        vision: dict[str, bool] = {}
         for name, entry in models.items():
+            if isinstance(entry, dict) and "vision" in entry:
+                if not isinstance(entry["vision"], bool):
+                    raise ConfigError(f"{source}: 'vision' of {name!r} must be true or false")
+                vision[str(name)] = entry["vision"]
+                if "input" not in entry and "output" not in entry:
+                    continue  # a model's capability without a price
             try:
                 base = float(entry["input"])
                 prices[str(name)] = Price(
@@ -80,7 +103,7 @@ class PriceTable:
                     f"{source}: the price of {name!r} needs numbers 'input' and 'output' "
                     "(dollars per million tokens; 'cacheRead' and 'cacheWrite' are optional)"
                 ) from None
-        return cls(prices)
+        return cls(prices, vision)
 
 
 @lru_cache(maxsize=1)

@@ -95,6 +95,8 @@ class ScriptedProvider:
     name = "scripted"
     # A scripted model cannot write a summary: compaction answers its summary requests itself (deterministically).
     model_free_summaries = True
+    # It takes images (and ignores them), so fronts can be tested with images without a vision model.
+    vision = True
 
     def __init__(self, script: Script | str = "hello", *, model: str | None = None) -> None:
         self.script: Script = load_script(script) if isinstance(script, str) else script

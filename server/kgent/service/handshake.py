@@ -85,7 +85,7 @@ EVENT_TYPES = (
     "instructions",
     "run_end",
 )
-PROMPT_CONTENT = ("text", "resource_link", "resource")
+PROMPT_CONTENT = ("text", "resource_link", "resource", "image")
 OPTION_KINDS = ("allow_once", "allow_always", "reject_once", "reject_always")
 
 _PACKAGE = Path(__file__).resolve().parent.parent  # server/kgent

@@ -261,6 +261,7 @@ class Service:
         files = self._host_files(scope)
         run = kernel.create_run(
             text,
+            images=p.images,
             workspace=workspace,
             session_id=p.session_id,
             parent_entry_id=p.parent_entry_id,

@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 
 from kgent.core.errors import SessionCorrupt, SessionError, SessionNotFound
 from kgent.session import codec, repair
+from kgent.session.blobs import blob_dir, check_sha256, delete_blobs, read_blob, write_blob
 from kgent.session.entries import (
     TITLE,
     SessionEntry,
@@ -168,6 +169,16 @@ class JsonlSessionStore:
         """Remove the session's file (and a repair's `.damaged` copy) and its index row; SessionNotFound if there is
         none, SessionError `session_busy` if another process is writing it."""
         await _durably(self._delete, session_id)
+
+    async def put_blob(self, session_id: str, data: bytes) -> str:
+        """Store bytes an entry will refer to (once per sha256, beside the session file); their sha256."""
+        path = self.locate(check_session_id(session_id))
+        return await _durably(write_blob, blob_dir(path), data)
+
+    async def get_blob(self, session_id: str, sha256: str) -> bytes:
+        """Bytes stored with `put_blob`; SessionError `blob_missing` if they are gone."""
+        path = self.locate(check_session_id(session_id))
+        return await asyncio.to_thread(read_blob, blob_dir(path), check_sha256(sha256), session_id)
 
     async def aclose(self) -> None:
         """Close the files kept open for appending (the store stays usable: they reopen on demand)."""
@@ -318,6 +329,7 @@ class JsonlSessionStore:
         with self._locked(sid) as h:
             h.path.unlink()
             h.path.with_name(h.path.name + ".damaged").unlink(missing_ok=True)
+            delete_blobs(h.path)
             _fsync_dir(h.path.parent)
             h.close()
             with self._lock:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import hashlib
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -24,6 +25,7 @@ from kgent.session.paths import normalize_workspace
 class InMemorySessionStore:
     def __init__(self) -> None:
         self._trees: dict[str, SessionTree] = {}
+        self._blobs: dict[str, dict[str, bytes]] = {}
 
     async def create(self, *, workspace: str, session_id: str | None = None) -> SessionInfo:
         sid = check_session_id(session_id or new_id())
@@ -81,6 +83,23 @@ class InMemorySessionStore:
     async def delete(self, session_id: str) -> None:
         self._tree(session_id)
         del self._trees[session_id]
+        self._blobs.pop(session_id, None)
+
+    async def put_blob(self, session_id: str, data: bytes) -> str:
+        self._tree(session_id)
+        sha = hashlib.sha256(data).hexdigest()
+        self._blobs.setdefault(session_id, {}).setdefault(sha, bytes(data))
+        return sha
+
+    async def get_blob(self, session_id: str, sha256: str) -> bytes:
+        self._tree(session_id)
+        data = self._blobs.get(session_id, {}).get(sha256)
+        if data is None:
+            raise SessionError(
+                f"session {session_id} refers to an image ({sha256[:12]}…) that is not stored",
+                code="blob_missing",
+            )
+        return data
 
     async def aclose(self) -> None:
         return None

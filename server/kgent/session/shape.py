@@ -26,6 +26,22 @@ def _str_list(v: Any) -> bool:
     return isinstance(v, list) and all(isinstance(x, str) for x in v)
 
 
+_HEX = frozenset("0123456789abcdef")
+
+
+def _images(v: Any) -> bool:
+    """A user message's images: each {mimeType, sha256 (64 lowercase hex: it names the blob file), size}."""
+    return isinstance(v, list) and all(
+        isinstance(i, dict)
+        and isinstance(i.get("mimeType"), str)
+        and isinstance(i.get("sha256"), str)
+        and len(i["sha256"]) == 64
+        and _HEX.issuperset(i["sha256"])
+        and type(i.get("size")) is int
+        for i in v
+    )
+
+
 def _fields(obj: dict[str, Any], where: str, **checks: tuple[Callable[[Any], bool], str, bool]) -> str | None:
     """Each check: (predicate, what it should be, required)."""
     for key, (ok, what, required) in checks.items():
@@ -44,7 +60,14 @@ def _message(m: Any) -> str | None:
     role = m.get("role")
     if role not in _ROLES:
         return f"message.role {role!r} is not one of {', '.join(_ROLES)}"
-    if role in ("user", "summary"):
+    if role == "user":
+        return _fields(
+            m,
+            "message",
+            text=(_str, "a string", True),
+            images=(_images, "a list of {mimeType, sha256, size}", False),
+        )
+    if role == "summary":
         return _fields(m, "message", text=(_str, "a string", True))
     if role == "tool":
         return _fields(
@@ -154,7 +177,7 @@ def _fine(obj: Any) -> bool:
         return False
     role = m.get("role")
     if role == "user" or role == "summary":
-        return type(m.get("text")) is str
+        return type(m.get("text")) is str and ("images" not in m or _images(m["images"]))
     if role == "tool":
         details = m.get("details")
         return (

@@ -21,6 +21,8 @@ class SessionStore(Protocol):
       SessionNotFound.
     - `delete` removes a session (SessionNotFound if there is none): it is gone from `list` and `load`.
     - `list` gives the sessions of one workspace (absolute, symlinks resolved), most recently updated first.
+    - `put_blob` stores bytes an entry refers to by their sha256 (once: the same bytes again are the same blob) and
+      returns the hash; `get_blob` reads them back (SessionError `blob_missing` if gone). `delete` drops them.
     - `aclose` releases what the store holds; it may be called more than once.
     """
 
@@ -37,6 +39,10 @@ class SessionStore(Protocol):
     async def list(self, workspace: str) -> list[SessionInfo]: ...
 
     async def delete(self, session_id: str) -> None: ...
+
+    async def put_blob(self, session_id: str, data: bytes) -> str: ...
+
+    async def get_blob(self, session_id: str, sha256: str) -> bytes: ...
 
     async def aclose(self) -> None:
         """Release what the store holds (open files, locks); the store is not used afterwards."""

@@ -217,6 +217,7 @@ end
 local VARIABLES = {
   { word = '#buffer', menu = 'the buffer the chat was opened from' },
   { word = '#file:', menu = 'a file (its buffer if loaded)' },
+  { word = '#image:', menu = 'an image file (PNG, JPEG, WebP, GIF)' },
   { word = '#diagnostics', menu = "the buffer's diagnostics" },
   { word = '#viewport', menu = 'the lines its window shows' },
   { word = '#symbol', menu = 'the function/class around its cursor' },
@@ -237,10 +238,10 @@ function M.omnifunc(findstart, base)
     return start and start - 1 or -3
   end
   local out = {}
-  local path = base:match('^#file:(.*)$')
-  if path then
+  local kind, path = base:match('^#(%a+):(.*)$')
+  if path and (kind == 'file' or kind == 'image') then
     for _, f in ipairs(vim.fn.getcompletion(path, 'file')) do
-      out[#out + 1] = { word = '#file:' .. f, menu = 'file' }
+      out[#out + 1] = { word = '#' .. kind .. ':' .. f, menu = kind }
     end
     return out
   end
@@ -300,7 +301,9 @@ function M.blocks(text)
     local sel = require('kgent.runs').selection_prompt('', C.selection)
     blocks[#blocks + 1] = sel[2]
   end
-  return blocks
+  local images, err = require('kgent.images').blocks(text)
+  vim.list_extend(blocks, images)
+  return blocks, err
 end
 
 --- Blocks as one text (steering and follow-ups take text): resources as <resource> elements, as the daemon renders
@@ -310,7 +313,7 @@ local function as_text(blocks)
   for _, b in ipairs(blocks) do
     if b.type == 'text' then
       parts[#parts + 1] = b.text
-    else
+    elseif b.type ~= 'image' then -- steering takes text only
       parts[#parts + 1] = ('<resource uri="%s">\n%s\n</resource>'):format(b.resource.uri, b.resource.text)
     end
   end

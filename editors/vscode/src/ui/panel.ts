@@ -7,6 +7,7 @@ import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { errorOf, type RunOutcome } from "../client";
+import { type PastedImage, withImages } from "../images";
 import { mentionFor, promptWithMentions } from "../mentions";
 import { parseFromPage, type FromPage, type SlashCommand, type ToPage } from "../panelMessages";
 import { PanelModel } from "../panelModel";
@@ -134,6 +135,7 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
 <div id="composer">
   <ul id="slash-menu" role="listbox" hidden></ul>
   <textarea id="input" rows="3" aria-label="Message to Kgent"></textarea>
+  <div id="images" class="image-chips" hidden></div>
   <div class="composer-buttons"><button id="attach" class="secondary" title="Mention the editor's selection (or file) as @path#Lx-y">@ Selection</button>
   <span class="grow"></span><button id="send">Send</button></div>
 </div>
@@ -218,7 +220,7 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
         await this.loadChoices(true);
         return;
       case "send":
-        return this.send(m.text, m.as);
+        return this.send(m.text, m.as, m.images);
       case "stop": {
         const ids = m.runId !== undefined ? [m.runId] : this.model.liveRuns.map((r) => r.runId);
         for (const id of ids) await this.runs.cancel(id);
@@ -330,7 +332,7 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
     this.refresh();
   }
 
-  private async send(text: string, as?: "steer" | "followUp"): Promise<void> {
+  private async send(text: string, as?: "steer" | "followUp", images: PastedImage[] = []): Promise<void> {
     if (!vscode.workspace.isTrusted) return;
     const live = this.model.liveRuns;
     if (as !== undefined && live.length > 0) {
@@ -349,7 +351,7 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
     const folder = await pickFolder();
     if (folder === undefined) return;
     const workspace = folder.uri.fsPath;
-    const prompt = await promptWithMentions(text, workspace, readAttachment);
+    const prompt = withImages(await promptWithMentions(text, workspace, readAttachment), images);
     const base: P.RunParams = { prompt, workspace };
     if (this.model.sessionId !== undefined) base.sessionId = this.model.sessionId;
     if (this.sessionModel !== undefined && base.sessionId === this.sessionModel.sessionId) {
@@ -359,7 +361,7 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
     const summary = await this.runs.start(base, firstLine(text, 60), workspace, true);
     if (summary === undefined) {
       // The run did not start (no daemon, no key, a bad setting): the message goes back into the input, not lost.
-      this.post({ type: "setInput", text });
+      this.post(images.length > 0 ? { type: "setInput", text, images } : { type: "setInput", text });
       if (this.daemon.lastStartError !== undefined) this.model.note(`Kgent could not start the daemon: ${this.daemon.lastStartError}`, "error");
       else this.model.note("The message was not sent (see the error above the status bar); it is back in the input.", "error");
       this.refresh();

@@ -7,6 +7,7 @@ import type { ApprovalItem, EndItem, LiveRun, PanelItem, PanelState, PlanItem, R
 import { optionWords, SCOPE_WORDS } from "../rules";
 import { formatUsage } from "../usage";
 import { setupSlash } from "./slash";
+import { hasImages, restoreImages, sentImages, setupImages, takeImages } from "./images";
 
 declare function acquireVsCodeApi(): { postMessage(m: FromPage): void; getState(): unknown; setState(s: unknown): void };
 const vscode = acquireVsCodeApi();
@@ -181,6 +182,7 @@ function renderEnd(e: EndItem): HTMLElement {
 function renderUser(u: UserItem): HTMLElement {
   const who = u.source === "prompt" ? "You" : u.source === "steer" ? "You (steer)" : "You (follow-up)";
   const div = el("div", `msg user source-${u.source}`, `<div class="who"><span class="grow">${who}</span></div><div class="text">${escapeHtml(u.text)}</div>`);
+  if (u.images?.length) div.appendChild(sentImages(u.images));
   for (const a of u.attachments) {
     const d = el("details", "attachment", `<summary>${escapeHtml(a.name)}</summary><pre>${escapeHtml(a.text)}</pre>`);
     d.title = a.uri;
@@ -396,10 +398,20 @@ function renderHistory(rows: SessionRow[]): void {
 
 function send(as?: "steer" | "followUp"): void {
   const text = input.value;
+  if (as === undefined && hasImages()) {
+    input.value = "";
+    post({ type: "send", text, images: takeImages() }); // images start a run: steering takes text only
+    return;
+  }
   if (text.trim() === "") return;
   input.value = "";
   post(as === undefined ? { type: "send", text } : { type: "send", text, as });
 }
+setupImages(input, $("composer"), $("images"), (text) => {
+  const note = el("div", "note error");
+  note.textContent = text;
+  log.appendChild(note);
+});
 
 const slash = setupSlash(input, $<HTMLUListElement>("slash-menu"), () => post({ type: "listCommands" }));
 input.addEventListener("keydown", (ev) => {
@@ -436,6 +448,7 @@ window.addEventListener("message", (ev: MessageEvent<ToPage>) => {
   }
   else if (m.type === "setInput") {
     input.value = m.text;
+    if (m.images) restoreImages(m.images);
     input.focus();
   } else if (m.type === "sessions") renderHistory(m.sessions);
   else if (m.type === "commands") slash.show(m.commands);

@@ -10,6 +10,7 @@ import { decorateApproval, setupRules } from "./rules.js";
 import { currentProject, runChoice, setupPickers, setupProject } from "./setup.js";
 import { setupSlash } from "./slash.js";
 import { EventStream } from "./sse.js";
+import { giveBackImages, hasImages, imageChips, setupImages, takeImages } from "./images.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -53,11 +54,12 @@ function forkButton(node, entry) {
   node.querySelector(".src") ? node.querySelector(".src").after(fork) : node.prepend(fork);
 }
 
-function userMessage(text, source, entry) {
+function userMessage(text, source, entry, images) {
   const node = el("div", "msg user");
   if (source && source !== "prompt") node.append(el("span", "src", source === "steer" ? "steer" : "follow-up"));
   forkButton(node, entry);
   node.append(document.createTextNode(text));
+  if (images?.length) node.append(imageChips(images));
   return append(node);
 }
 
@@ -242,7 +244,7 @@ function onEvent(params) {
       notice(`run ${params.runId} · ${ev.mode} · ${ev.provider}/${ev.model}`);
       break;
     case "user_message":
-      userMessage(ev.text, ev.source);
+      userMessage(ev.text, ev.source, undefined, ev.images);
       break;
     case "message_delta":
       if (ev.kind === "thinking") {
@@ -352,7 +354,7 @@ function showEntries(entries, upTo) {
   for (const e of entries) {
     if (e.type === "message") {
       const m = e.message;
-      if (m.role === "user") userMessage(m.text, "prompt", e);
+      if (m.role === "user") userMessage(m.text, "prompt", e, m.images);
       else if (m.role === "assistant") {
         if (m.thinking) thinkingBlock(m.thinking);
         if (m.text) assistantMessage(m.text);
@@ -577,9 +579,11 @@ function giveBack(text) {
 }
 
 async function send() {
-  if (state.runId || !$("prompt").value.trim()) return;
+  if (state.runId || (!$("prompt").value.trim() && !hasImages())) return;
   const text = takeText();
-  const body = { prompt: text, ...runChoice() };
+  const images = takeImages();
+  const prompt = images.length ? [...(text.trim() ? [{ type: "text", text }] : []), ...images.map(({ size, ...b }) => b)] : text;
+  const body = { prompt, ...runChoice() };
   if (state.sessionId) body.sessionId = state.sessionId;
   else body.workspace = currentProject();
   $("send").disabled = true;
@@ -595,6 +599,7 @@ async function send() {
     }
   } catch (err) {
     giveBack(text);
+    giveBackImages(images);
     notice(`could not start the run: ${err.message}`);
     setRunning(null);
   }
@@ -673,6 +678,14 @@ $("prompt").onkeydown = (e) => {
   }
 };
 $("stop").onclick = stop;
+setupImages({
+  box: $("prompt"),
+  composer: $("composer"),
+  picker: $("attach-image"),
+  input: $("image-input"),
+  chips: $("images"),
+  problem: (text) => notice(text),
+});
 $("steer").onclick = () => queue("steer");
 $("follow-up").onclick = () => queue("followUp");
 $("new-session").onclick = newSession;

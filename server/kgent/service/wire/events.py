@@ -109,6 +109,15 @@ class RunStartEvent(Payload):
     agent: str | None = Field(default=None, description="A sub-agent's run: its name.")
 
 
+class ImageRef(Payload):
+    """An image a user message carries, as sessions record it (the bytes are a blob beside the session file)."""
+
+    mime_type: str
+    sha256: str
+    size: int
+    name: str | None = None
+
+
 class UserMessageEvent(Payload):
     type: Literal["user_message"]
     text: str
@@ -116,6 +125,9 @@ class UserMessageEvent(Payload):
     entry_id: str | None = Field(
         default=None,
         description="Its session entry: fork there (`agent/fork` to its parent) to edit and resend it.",
+    )
+    images: list[ImageRef] | None = Field(
+        default=None, description="The images attached to it (absent: none); their bytes stay in the session."
     )
 
 

@@ -7,12 +7,15 @@ loaded); InitializeParams describes the same shape for the schema, and a test ke
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Annotated, Any, Literal
 
 from pydantic import (
     BeforeValidator,
     Discriminator,
     Field,
+    PrivateAttr,
     Tag,
     TypeAdapter,
     ValidationError,
@@ -23,6 +26,8 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 from typing_extensions import TypeAliasType
 
+from kgent.core.images import MAX_IMAGE_BYTES, MAX_IMAGES, image_part, image_problem
+from kgent.core.messages import ImagePart
 from kgent.service.wire.base import AbsolutePath, Mode, NonBlankStr, NonEmptyStr, Params, PositiveNumber
 from kgent.service.wire.files import ClientCapabilities
 
@@ -109,7 +114,48 @@ class ResourceBlock(Params):
     resource: TextResource
 
 
-BLOCK_TYPES = ("text", "resource_link", "resource")
+class ImageBlock(Params):
+    """An image (ACP's ImageContent): PNG, JPEG, WebP or GIF, told by its bytes; at most 5 MiB decoded."""
+
+    type: Literal["image"]
+    data: str = Field(
+        description="The image's bytes, base64 (standard alphabet, padded); at most 5 MiB once decoded."
+    )
+    mime_type: str = Field(
+        description="image/png, image/jpeg, image/webp or image/gif; the bytes decide the type the model is told."
+    )
+    uri: str | None = Field(
+        default=None,
+        description="Where the image came from (a file name or URI), kept as its name; the daemon never reads it.",
+    )
+    _part: ImagePart | None = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _decoded(self) -> ImageBlock:
+        if len(self.data) > (MAX_IMAGE_BYTES + 2) // 3 * 4 + 4:
+            raise PydanticCustomError(
+                "invalid_params",
+                "is over the limit of {limit} bytes (5 MiB) per image",
+                {"limit": MAX_IMAGE_BYTES},
+            )
+        try:
+            raw = base64.b64decode(self.data, validate=True)
+        except (binascii.Error, ValueError):
+            raise PydanticCustomError("invalid_params", "has 'data' that is not base64") from None
+        problem = image_problem(raw, self.mime_type)
+        if problem is not None:
+            raise PydanticCustomError("invalid_params", problem)
+        name = (self.uri or "").rsplit("/", 1)[-1][:200]
+        self._part = image_part(raw, name)
+        return self
+
+    @property
+    def part(self) -> ImagePart:
+        assert self._part is not None
+        return self._part
+
+
+BLOCK_TYPES = ("text", "resource_link", "resource", "image")
 
 
 def _supported_block(value: Any) -> Any:
@@ -136,7 +182,8 @@ ContentBlock = TypeAliasType(
     Annotated[
         Annotated[TextBlock, Tag("text block")]
         | Annotated[ResourceLinkBlock, Tag("resource_link block")]
-        | Annotated[ResourceBlock, Tag("resource block")],
+        | Annotated[ResourceBlock, Tag("resource block")]
+        | Annotated[ImageBlock, Tag("image block")],
         Discriminator(
             _block_tag,
             custom_error_type="invalid_params",
@@ -162,7 +209,10 @@ Prompt = Annotated[
 ]
 
 
-def block_text(block: TextBlock | ResourceLinkBlock | ResourceBlock) -> str:
+Block = TextBlock | ResourceLinkBlock | ResourceBlock | ImageBlock
+
+
+def block_text(block: Block) -> str:
     match block:
         case TextBlock(text=text):
             return text
@@ -170,11 +220,20 @@ def block_text(block: TextBlock | ResourceLinkBlock | ResourceBlock) -> str:
             return f"[{name}]({uri})"
         case ResourceBlock(resource=res):
             return f'<resource uri="{res.uri}">\n{res.text}\n</resource>'
+        case ImageBlock():
+            return ""
 
 
-def prompt_text(prompt: str | list[TextBlock | ResourceLinkBlock | ResourceBlock]) -> str:
-    """A prompt as the one text the kernel takes: blocks joined by a blank line."""
-    return prompt if isinstance(prompt, str) else "\n\n".join(block_text(b) for b in prompt)
+def prompt_text(prompt: str | list[Block]) -> str:
+    """A prompt as the one text the kernel takes: its text blocks joined by a blank line (images go beside it)."""
+    if isinstance(prompt, str):
+        return prompt
+    return "\n\n".join(text for b in prompt if (text := block_text(b)))
+
+
+def prompt_images(prompt: str | list[Block]) -> tuple[ImagePart, ...]:
+    """The prompt's images, in order."""
+    return () if isinstance(prompt, str) else tuple(b.part for b in prompt if isinstance(b, ImageBlock))
 
 
 class RunParams(Params):
@@ -207,7 +266,14 @@ class RunParams(Params):
     @field_validator("prompt")
     @classmethod
     def _not_empty(cls, value: str | list[Any]) -> str | list[Any]:
-        if not prompt_text(value).strip():
+        images = len(prompt_images(value))
+        if images > MAX_IMAGES:
+            raise PydanticCustomError(
+                "invalid_params",
+                "has {n} images: at most {limit} images per prompt",
+                {"n": images, "limit": MAX_IMAGES},
+            )
+        if not images and not prompt_text(value).strip():
             raise PydanticCustomError("invalid_params", "must not be empty")
         return value
 
@@ -229,6 +295,11 @@ class RunParams(Params):
     def text(self) -> str:
         """The prompt as the kernel takes it."""
         return prompt_text(self.prompt)
+
+    @property
+    def images(self) -> tuple[ImagePart, ...]:
+        """The prompt's images (checked: type by their bytes, size, count)."""
+        return prompt_images(self.prompt)
 
 
 # -- the other requests ------------------------------------------------------------------------------------------------

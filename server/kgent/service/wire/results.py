@@ -199,9 +199,19 @@ class ToolCallRef(OpenPayload):
     arguments_error: str | None = None
 
 
+class SessionImage(OpenPayload):
+    """An image of a user message: its blob's sha256 (the bytes stay beside the session file), type and size."""
+
+    mime_type: str
+    sha256: str
+    size: int
+    name: str | None = None
+
+
 class UserMessage(OpenPayload):
     role: Literal["user"]
     text: str
+    images: list[SessionImage] | None = None
 
 
 class AssistantMessage(OpenPayload):
