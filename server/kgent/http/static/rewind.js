@@ -32,7 +32,10 @@ async function rewindTo(entryId, ctx) {
   const path = `/api/sessions/${encodeURIComponent(ctx.sessionId())}/rewind`;
   try {
     const plan = await api("POST", path, { entryId, dryRun: true });
-    if (!window.confirm(describeRewind(plan))) return;
+    if (!window.confirm(describeRewind(plan))) {
+      ctx.notice("Checkpoint not restored: nothing changed.");
+      return;
+    }
     const done = await api("POST", path, { entryId });
     await ctx.reopen();
     const count = (o) => done.files.filter((f) => f.outcome === o).length;
