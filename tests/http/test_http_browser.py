@@ -236,7 +236,7 @@ def test_resume_fork_and_steer_from_the_page(
     session_id = page.evaluate("location.hash") or ""
     assert session_id == ""
     page.locator("#sessions li", has_text="first prompt").first.click()  # resume from the list
-    expect(page.locator(".msg.user")).to_have_text(["Fork herefirst prompt"])
+    expect(page.locator(".msg.user")).to_have_text(["Fork hereRestore checkpointfirst prompt"])
     page.locator(".msg.user .fork").click()  # continue from before the first prompt
     expect(page.locator(".notice").last).to_contain_text("Forked")
     turn: list[dict[str, object]] = []

@@ -259,7 +259,9 @@ def test_fork_keeps_the_old_branch_one_click_away(context: BrowserContext, serve
     expect(page.locator("#branches .branch.current")).to_contain_text("other prompt")
     shot(page, "branches")
     page.locator("#branches .branch", has_text="second prompt").click()
-    expect(page.locator(".msg.user")).to_have_text(["Fork herefirst prompt", "Fork heresecond prompt"])
+    expect(page.locator(".msg.user")).to_have_text(
+        ["Fork hereRestore checkpointfirst prompt", "Fork hereRestore checkpointsecond prompt"]
+    )
     expect(page.locator("#branches .branch.current")).to_contain_text("second prompt")
     page.locator("#branches .branch", has_text="other prompt").click()
     expect(page.locator(".msg.user", has_text="other prompt")).to_have_count(1)

@@ -709,7 +709,7 @@ test(':Kgent completes its subcommands; :Kgent log opens the daemon log', functi
   for _, s in ipairs({ 'cancel', 'followup', 'log', 'new', 'resume', 'review', 'run', 'sessions', 'steer' }) do
     truthy(vim.tbl_contains(all, s), 'completes ' .. s)
   end
-  eq({ 'restart', 'resume', 'review', 'rules', 'run' }, vim.fn.getcompletion('Kgent r', 'cmdline'), 'prefix')
+  eq({ 'restart', 'resume', 'review', 'rewind', 'rules', 'run' }, vim.fn.getcompletion('Kgent r', 'cmdline'), 'prefix')
   eq({ 'run' }, vim.fn.getcompletion("'<,'>Kgent run", 'cmdline'), 'with a range')
   vim.cmd('Kgent log')
   eq(H.root .. '/kgent.log', vim.api.nvim_buf_get_name(0), 'log buffer')
@@ -1135,6 +1135,7 @@ dofile(here .. '/test_buffers.lua')(H)
 dofile(here .. '/test_daily.lua')(H)
 dofile(here .. '/test_rules.lua')(H)
 dofile(here .. '/test_images.lua')(H)
+dofile(here .. '/test_rewind.lua')(H)
 test('trust_project_extensions: the project\'s own extension runs (its tool answers)', function()
   local script = vim.fn.tempname() .. '.json'
   H.write_file(script, vim.json.encode({ turns = {

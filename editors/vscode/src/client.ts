@@ -440,6 +440,11 @@ export class KgentClient {
     return this.request(() => this.conn.sendRequest(P.AgentApplyReview, params));
   }
 
+  /** Restore the files changed since a user message and fork before it (`dryRun`: only say what would happen). */
+  rewind(params: P.RewindParams): Promise<P.RewindResult> {
+    return this.request(() => this.conn.sendRequest(P.AgentRewind, params));
+  }
+
   /**
    * End the daemon: `exit`, then wait up to `timeoutMs` for the process to go, then SIGKILL it. Idempotent.
    * (`exit` cancels every live run; their handles resolve as `lost`.)

@@ -45,6 +45,7 @@ export type FromPage =
   | { type: "resume"; sessionId: string; title: string }
   | { type: "fork"; sessionId: string; title: string }
   | { type: "forkAt"; sessionId: string; entryId: string }
+  | { type: "rewindAt"; sessionId: string; entryId: string }
   | { type: "clearQueue"; runId: string }
   | { type: "attachSelection" }
   | { type: "listCommands" };
@@ -115,10 +116,11 @@ export function parseFromPage(m: unknown): FromPage | undefined {
       const sessionId = s("sessionId");
       return sessionId !== undefined ? { type: "fork", sessionId, title: s("title") ?? sessionId } : undefined;
     }
-    case "forkAt": {
+    case "forkAt":
+    case "rewindAt": {
       const sessionId = s("sessionId");
       const entryId = s("entryId");
-      return sessionId !== undefined && entryId !== undefined ? { type: "forkAt", sessionId, entryId } : undefined;
+      return sessionId !== undefined && entryId !== undefined ? { type: m.type, sessionId, entryId } : undefined;
     }
     case "clearQueue": {
       const runId = s("runId");

@@ -24,6 +24,10 @@ export type {
   ReviewParams,
   ReviewResult,
   ReviewRun,
+  RewindFile,
+  RewindOutcome,
+  RewindParams,
+  RewindResult,
   SaveFilesParams,
   SaveFilesResult,
   WriteTextFileParams,
@@ -213,6 +217,7 @@ export const CancelRequest = new NotificationType<W.CancelRequestParams>("$/canc
 // Host-owned files and review (protocol.md § Host-owned files, § Review).
 export const AgentReview = new RequestType<W.ReviewParams, W.ReviewResult, ErrorData>("agent/review");
 export const AgentApplyReview = new RequestType<W.ApplyReviewParams, W.ApplyReviewResult, ErrorData>("agent/applyReview");
+export const AgentRewind = new RequestType<W.RewindParams, W.RewindResult, ErrorData>("agent/rewind");
 export const AgentReadTextFile = new RequestType<W.ReadTextFileParams, W.ReadTextFileResult, ErrorData>("agent/readTextFile");
 export const AgentWriteTextFile = new RequestType<W.WriteTextFileParams, W.WriteTextFileResult, ErrorData>("agent/writeTextFile");
 export const AgentSaveFiles = new RequestType<W.SaveFilesParams, W.SaveFilesResult, ErrorData>("agent/saveFiles");

@@ -563,6 +563,46 @@ export interface ReviewRun {
   files: ReviewFile[];
 }
 
+export interface RewindFile {
+  /** Workspace-relative. */
+  path: string;
+  /**
+   * restored: back to its text at the checkpoint (created files removed; on dryRun: would be). conflict: changed since
+   * the agent left it (by the user, an editor, another branch): left as it is. unchanged: already as it was.
+   * unrestorable: its earlier content was not kept (binary, too large).
+   */
+  outcome: RewindOutcome | (string & {});
+  reason?: string | null;
+}
+
+export type RewindOutcome = "restored" | "conflict" | "unchanged" | "unrestorable";
+
+/** Restore the files the agent changed since a user message and fork the conversation just before it. */
+export interface RewindParams {
+  sessionId: string;
+  /** A user message on the session's active branch: the checkpoint. */
+  entryId: string;
+  /** Only say what would happen: nothing written, no fork. */
+  dryRun?: boolean;
+}
+
+export interface RewindResult {
+  sessionId: string;
+  /** Where the new branch continues: the entry before the checkpoint message (null: the root). */
+  leafId: string | null;
+  /** False on dryRun: the session's leaf did not move. */
+  forked: boolean;
+  /** The checkpoint message's text, for the client to offer again. */
+  prompt: string;
+  /** Every file the runs after the checkpoint changed, by path. */
+  files: RewindFile[];
+  /**
+   * What cannot be restored and is not a file: outside a git work tree, each run's shell commands, whose effects are
+   * unknown.
+   */
+  notes: string[];
+}
+
 export interface RuleFilesInfo {
   /** The project's rule file (`<workspace>/.kgent/config.toml`). */
   project: string;
@@ -1051,6 +1091,10 @@ export interface Methods {
     direction: "client → daemon"; kind: "request";
     params: CommandsParams; result: CommandsResult;
   };
+  "agent/rewind": {
+    direction: "client → daemon"; kind: "request";
+    params: RewindParams; result: RewindResult;
+  };
   "$/cancelRequest": {
     direction: "both"; kind: "notification";
     params: CancelRequestParams; result: undefined;
@@ -1100,6 +1144,7 @@ export const METHOD_NAMES: readonly MethodName[] = [
   "agent/addRule",
   "agent/removeRule",
   "agent/commands",
+  "agent/rewind",
   "$/cancelRequest",
   "agent/event",
   "agent/permission",

@@ -1357,3 +1357,62 @@ describe("Kgent in a real VS Code: slash commands (issue 26)", { timeout: 20 * 6
     });
   });
 });
+
+describe("Kgent in a real VS Code: Restore checkpoint (issue 26)", { timeout: 30 * 60_000, skip: SUITE !== undefined && SUITE !== "rewind" }, () => {
+  let ide: Instance | undefined;
+  let page: Page;
+  let panel: FrameLocator;
+
+  before(async () => {
+    ide = await startCodeServer(buildVsix(), true);
+    page = await openWorkbench(ide);
+  });
+
+  after(async () => {
+    await page?.close().catch(() => undefined);
+    await stopCodeServer(ide);
+  });
+
+  test("Restore checkpoint: the modal lists the plan, the files come back (the sed too, in git), the conflict stays, forked", async () => {
+    assert.ok(ide);
+    const ws = ide.workspace;
+    const C = "charlie\ndelta\necho\n";
+    fs.writeFileSync(path.join(ws, "c.txt"), C);
+    execFileSync("git", ["init", "-q"], { cwd: ws, stdio: "pipe" });
+    const mine = B.replace("charlie", "CHARLIE") + "the user's line\n";
+    await step(page, "rewind-run", async () => {
+      await palette(page, "Kgent: Focus Panel");
+      panel = panelFrame(page);
+      await panel.locator("#input").waitFor({ timeout: STEP_MS });
+      await panel.locator("#model option[value='rewind-edits']").waitFor({ state: "attached", timeout: STEP_MS });
+      await panel.locator("#model").selectOption("rewind-edits");
+      await panel.locator("#mode").selectOption("full");
+      await statusItem(page, "full");
+      await sendAndWait(panel, "Change them.");
+      assert.equal(fs.readFileSync(path.join(ws, "c.txt"), "utf8"), C.replace("delta", "DELTA"), "the sed ran");
+      fs.writeFileSync(path.join(ws, "b.txt"), mine); // the person's edit after the run
+    });
+    await step(page, "rewind-modal", async () => {
+      const user = panel.locator(".msg.user").first();
+      await user.hover();
+      await user.locator("button.restore-checkpoint").click();
+      const dialog = page.locator(".monaco-dialog-box");
+      await dialog.waitFor({ timeout: STEP_MS });
+      const text = await dialog.innerText();
+      assert.match(text, /before “Change them\.”/);
+      for (const line of ["restore: a.txt", "conflict — left as it is: b.txt", "restore: c.txt", "restore: new.txt"]) {
+        assert.ok(text.includes(line), `the modal lists ${line}: ${text}`);
+      }
+      await dialog.locator(".monaco-button", { hasText: "Restore" }).click();
+      await panel.locator(".note", { hasText: "Restored the checkpoint" }).waitFor({ timeout: STEP_MS });
+    });
+    await step(page, "rewind-restored", async () => {
+      assert.equal(fs.readFileSync(path.join(ws, "a.txt"), "utf8"), A);
+      assert.equal(fs.readFileSync(path.join(ws, "c.txt"), "utf8"), C);
+      assert.equal(fs.existsSync(path.join(ws, "new.txt")), false);
+      assert.equal(fs.readFileSync(path.join(ws, "b.txt"), "utf8"), mine, "the conflict left alone");
+      assert.equal(await panel.locator(".msg.user").count(), 0, "forked before the only message");
+      await waitForValue(panel, "Change them.");
+    });
+  });
+});

@@ -252,6 +252,7 @@ export interface MessageRecord {
   message: string;
   items: string[];
   modal: boolean;
+  detail?: string;
 }
 
 export interface ProgressRecord {
@@ -396,12 +397,16 @@ export const state: FakeState = {
 
 function record(severity: MessageRecord["severity"], message: string, rest: unknown[]): Promise<string | undefined> {
   let modal = false;
+  let detail: string | undefined;
   const items: string[] = [];
   for (const r of rest) {
     if (typeof r === "string") items.push(r);
-    else if (typeof r === "object" && r !== null && "modal" in r) modal = (r as { modal?: boolean }).modal === true;
+    else if (typeof r === "object" && r !== null && "modal" in r) {
+      modal = (r as { modal?: boolean }).modal === true;
+      detail = (r as { detail?: string }).detail;
+    }
   }
-  const m: MessageRecord = { severity, message, items, modal };
+  const m: MessageRecord = { severity, message, items, modal, detail };
   state.ui.messages.push(m);
   return Promise.resolve(state.ui.onMessage(m));
 }

@@ -16,6 +16,7 @@ const typed: [
   Request<"agent/clearQueue">,
   Request<"agent/review">,
   Request<"agent/applyReview">,
+  Request<"agent/rewind">,
   Request<"agent/readTextFile">,
   Request<"agent/writeTextFile">,
   Request<"agent/saveFiles">,
@@ -25,6 +26,7 @@ const typed: [
   P.AgentClearQueue,
   P.AgentReview,
   P.AgentApplyReview,
+  P.AgentRewind,
   P.AgentReadTextFile,
   P.AgentWriteTextFile,
   P.AgentSaveFiles,
@@ -37,5 +39,5 @@ test("protocol.ts declares a message type for every method of the table, and no 
     .filter((v): v is { method: string } => kinds.some((k) => v instanceof k))
     .map((v) => v.method);
   assert.deepEqual([...new Set(declared)].sort(), [...METHOD_NAMES].sort());
-  assert.equal(typed.length, 8);
+  assert.equal(typed.length, 9);
 });

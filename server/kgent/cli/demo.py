@@ -50,6 +50,7 @@ SCENARIOS = {
     "cancel": "Stop one second into a long command: its process group killed, the run cancelled",
     "extension": "an extension's tool, a hook denying a call, a failing hook named",
     "instructions": "AGENTS.md at the root sent first, src/AGENTS.md once src/ is touched, a skill listed",
+    "rewind": "restore a checkpoint: two edits and a sed undone in git, the file the person edited since left alone",
 }
 # Scenarios whose output is JSON Lines unless --text says otherwise (seed 001's `demo streamed-run`).
 JSON_BY_DEFAULT = frozenset({"streamed-run"})
@@ -96,6 +97,11 @@ async def _main(args: argparse.Namespace) -> int:
         return "allow_once"
 
     expected = FAILURES[args.case][2] if args.case in FAILURES else "settled"
+    if args.case == "rewind":
+        from kgent.cli.demo_rewind import rewind_demo
+
+        with tempfile.TemporaryDirectory(prefix="kgent-demo-") as tmp:
+            return await rewind_demo(Path(tmp), renderer)
     with tempfile.TemporaryDirectory(prefix="kgent-demo-") as tmp:
         workspace = Path(tmp)
         (workspace / "sample.py").write_text(SAMPLE, encoding="utf-8")

@@ -1,4 +1,5 @@
-"""`kgent sessions`: list a workspace's sessions, show one as a tree, compact, fork (move the leaf), label and repair.
+"""`kgent sessions`: list a workspace's sessions, show one as a tree, compact, fork (move the leaf), rewind (files
+and conversation back to a message), label and repair.
 
 Exposes `add_parser(subparsers)` and `run(args) -> int` for kgent.cli.main.
 """
@@ -20,7 +21,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("--workspace", default=None, help="workspace directory (default: the current directory)")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
-    cmds = p.add_subparsers(dest="sessions_command", metavar="{show,compact,fork,label,repair}")
+    cmds = p.add_subparsers(dest="sessions_command", metavar="{show,compact,fork,rewind,label,repair}")
     show = cmds.add_parser("show", help="print a session's tree (the active branch is marked *)")
     show.add_argument("session_id", metavar="ID")
     show.add_argument(
@@ -41,6 +42,17 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     )
     fork.add_argument("session_id", metavar="ID")
     fork.add_argument("entry_id", metavar="ENTRY")
+    rewind = cmds.add_parser(
+        "rewind",
+        help="restore the files changed since user message ENTRY and fork the conversation just before it",
+    )
+    rewind.add_argument("session_id", metavar="ID")
+    rewind.add_argument("entry_id", metavar="ENTRY", help="a user message of the active branch")
+    rewind.add_argument("--dry-run", action="store_true", help="only say what would happen")
+    rewind.add_argument("--yes", "-y", action="store_true", help="do not ask before restoring")
+    rewind.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="print the result as JSON"
+    )
     label = cmds.add_parser("label", help="label an entry (no TEXT: remove its label)")
     label.add_argument("session_id", metavar="ID")
     label.add_argument("entry_id", metavar="ENTRY")
@@ -78,6 +90,10 @@ async def _main(args: argparse.Namespace) -> int:
             await store.set_leaf(args.session_id, args.entry_id)
             print(f"session {args.session_id}: active leaf is now {args.entry_id}")
             return 0
+        if command == "rewind":
+            from kgent.cli.rewind import rewind_command
+
+            return await rewind_command(store, args)
         if command == "repair":
             return await _repair(store, args)
         if command == "label":

@@ -9,6 +9,7 @@ run live at the same time wrote with its write tools is that run's, though this 
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -24,20 +25,30 @@ MAX_REVIEW_BYTES = 2 * 1024 * 1024  # larger files are named as changed, without
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReviewFile:
-    """One changed file of a run: workspace-relative path, whether the run created or deleted it, its hunks."""
+    """One changed file of a run: workspace-relative path, whether the run created or deleted it, its hunks, and
+    the SHA-256 of its text before the run (None when created): a rewind checks its reverted text against it."""
 
     path: str
     created: bool
     deleted: bool
     hunks: tuple[Hunk, ...]
+    before_sha: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "path": self.path,
             "created": self.created,
             "deleted": self.deleted,
             "hunks": [h.to_dict() for h in self.hunks],
         }
+        if self.before_sha is not None:
+            out["beforeSha"] = self.before_sha
+        return out
+
+
+def text_sha(text: str) -> str:
+    """The SHA-256 (hex) of a text's UTF-8 bytes: how review entries remember a file's text before a run."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 async def _text(fs: FileOps, path: Path) -> str | None:
@@ -92,6 +103,7 @@ class RunReview:
         self._before: dict[str, str | None] = {}  # rel → text before the run's first write ('' → unreadable)
         self._unreviewable: set[str] = set()
         self.files: list[ReviewFile] = []
+        self.unreviewed: list[str] = []  # changed paths without hunks (binary, too large, unreadable)
 
     async def start(self) -> None:
         runs = _WRITERS.setdefault(self.workspace, {})
@@ -159,15 +171,26 @@ class RunReview:
             n += len(hunks)
             if hunks or before is None or after is None:
                 self.files.append(
-                    ReviewFile(path=rel, created=before is None, deleted=after is None, hunks=hunks)
+                    ReviewFile(
+                        path=rel,
+                        created=before is None,
+                        deleted=after is None,
+                        hunks=hunks,
+                        before_sha=None if before is None else text_sha(before),
+                    )
                 )
+        self.unreviewed = sorted(changed - set(texts))
         return tuple(sorted(changed)), "".join(sections.values())
 
     def entry_data(self) -> dict[str, Any] | None:
-        """The `review` entry's data, or None when the run changed nothing reviewable."""
-        if not self.files:
+        """The `review` entry's data, or None when the run changed nothing. `unreviewed`: the changed files it has no
+        hunks for (binary, too large, unreadable), so a rewind can say it cannot restore them."""
+        if not self.files and not self.unreviewed:
             return None
-        return {"runId": self.run_id, "files": [f.to_dict() for f in self.files]}
+        data: dict[str, Any] = {"runId": self.run_id, "files": [f.to_dict() for f in self.files]}
+        if self.unreviewed:
+            data["unreviewed"] = self.unreviewed
+        return data
 
 
 def _bytes(text: str | None) -> bytes | None:

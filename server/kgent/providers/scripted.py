@@ -228,6 +228,11 @@ class ScriptedProvider:
         return cls("read-then-write")
 
     @classmethod
+    def rewind_edits(cls) -> ScriptedProvider:
+        """The `rewind-edits` script: edits two files, creates a third, changes a fourth with `sed -i`."""
+        return cls("rewind-edits")
+
+    @classmethod
     def risk_based(cls) -> ScriptedProvider:
         """The `risk-based` script: a read, a command that only creates in the workspace, one that runs code."""
         return cls("risk-based")

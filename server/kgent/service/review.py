@@ -35,6 +35,7 @@ class ReviewedFile:
     deleted: bool
     hunks: list[Hunk]
     status: dict[str, Status] = field(default_factory=dict)
+    before_sha: str | None = None  # the file's text before the run (absent in older sessions)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -59,6 +60,7 @@ def review_files(tree: SessionTree, run_id: str | None = None) -> list[ReviewedF
                         created=bool(f.get("created")),
                         deleted=bool(f.get("deleted")),
                         hunks=[Hunk.from_dict(h) for h in f.get("hunks", [])],
+                        before_sha=f.get("beforeSha"),
                     )
                 )
         elif entry.type == "review_decision":

@@ -51,6 +51,7 @@ from kgent.service.hostfiles import DEFAULT_TIMEOUT, HostFileOps
 from kgent.service.providers import ProviderPool
 from kgent.service.review import apply_review, current_starts, pending_note, review_files
 from kgent.service.review import told as mark_told
+from kgent.service.rewind import RewindError, result_dict, rewind_session
 from kgent.service.runs import FileScope, RunHandle, RunPort
 from kgent.service.store import open_store
 from kgent.session.entries import title_entry, tree_to_dict
@@ -568,6 +569,25 @@ class Service:
         finally:
             self.busy.pop(session_id, None)
         return W.ForkResult(session_id=session_id, leaf_id=entry_id)
+
+    async def rewind(self, p: W.RewindParams) -> W.RewindResult:
+        """Restore the files changed since a user message (through the client's buffers when it serves them) and
+        move the leaf to just before it; on dryRun, only say what would happen (kgent.service.rewind)."""
+        sid = p.session_id
+        self._check_idle(sid)
+        tree = await self.store.load(sid)
+        self._guard(tree.info.workspace)
+        self._check_idle(sid)
+        self.busy[sid] = "rewound"  # no run starts meanwhile: it would write the files being restored
+        try:
+            fs = self._host_files(FileScope(sid)) or LocalFileOps()
+            plan, files = await rewind_session(self.store, tree, p.entry_id, fs, dry_run=p.dry_run)
+        except RewindError as exc:
+            code = NOT_FOUND if exc.code == "entry_not_found" else INVALID_PARAMS
+            raise ServiceError(code, exc.message, exc.code) from None
+        finally:
+            self.busy.pop(sid, None)
+        return W.RewindResult.model_validate(result_dict(sid, plan, files, forked=not p.dry_run))
 
     async def rename_session(self, session_id: str, title: str) -> None:
         """Give the session a title (a `title` entry at its leaf); '' goes back to the derived one."""

@@ -160,6 +160,12 @@ M.subcommands = {
       require('kgent.choose').fork()
     end,
   },
+  rewind = {
+    desc = "pick one of the session's messages: the files the agent changed since come back, the session forks before it",
+    run = function()
+      require('kgent.rewind').rewind()
+    end,
+  },
   restart = {
     desc = 'start the daemon again (after it died, or to apply new settings)',
     run = function()

@@ -16,6 +16,7 @@ import { firstLine } from "../transcript";
 import type { ApprovalEdits, SelectedWithText } from "./approvalEdit";
 import type { Approvals } from "./approvals";
 import type { DaemonControl } from "./daemonControl";
+import { rewindAt } from "./panelRewind";
 import { PanelSessions } from "./panelSessions";
 import { openChangedFiles, type Runs } from "./runs";
 import { currentModel, permissionMode, setModelNow } from "./settings";
@@ -268,6 +269,8 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
         return this.sessions.fork(m.sessionId, m.title).then(() => this.useSessionModel());
       case "forkAt":
         return this.sessions.forkAt(m.sessionId, m.entryId).then(() => this.useSessionModel());
+      case "rewindAt":
+        return this.rewindAt(m.sessionId, m.entryId);
       case "clearQueue":
         return this.clearQueue(m.runId);
       case "attachSelection":
@@ -294,6 +297,11 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
       this.refresh();
     }
     this.post({ type: "commands", commands });
+  /** Restore checkpoint (ui/panelRewind.ts): the files back as before the message, the conversation forked there. */
+  private async rewindAt(sessionId: string, entryId: string): Promise<void> {
+    const client = await this.daemon.client();
+    if (client !== undefined) await rewindAt(client, this.model, (m) => this.post(m), sessionId, entryId);
+    this.refresh();
   }
 
   /** A resumed (or forked) session goes on with its own provider and model, until another model is picked. */

@@ -193,6 +193,9 @@ function renderUser(u: UserItem): HTMLElement {
     const b = button("Fork here", "link-button fork-here", () => post({ type: "forkAt", sessionId: u.sessionId, entryId }), "Branch the conversation before this message: it goes back into the input to edit and resend (the old branch is kept)");
     b.dataset.session = u.sessionId;
     div.querySelector(".who")?.appendChild(b);
+    const r = button("Restore checkpoint", "link-button restore-checkpoint", () => post({ type: "rewindAt", sessionId: u.sessionId, entryId }), "Bring the files the agent changed since this message back as they were, and branch the conversation before it (you confirm first)");
+    r.dataset.session = u.sessionId;
+    div.querySelector(".who")?.appendChild(r);
   }
   return div;
 }
@@ -339,7 +342,7 @@ function render(s: PanelState): void {
   renderLive(s.live);
   // A session with a live run cannot be branched until the run ends.
   const busy = new Set(s.live.map((r) => r.sessionId));
-  for (const b of log.querySelectorAll<HTMLButtonElement>("button.fork-here")) b.disabled = busy.has(b.dataset.session ?? "");
+  for (const b of log.querySelectorAll<HTMLButtonElement>("button.fork-here, button.restore-checkpoint")) b.disabled = busy.has(b.dataset.session ?? "");
   fillSelect(modeSel, s.choices.modes, s.choices.mode, "mode");
   fillSelect(modelSel, s.choices.models, s.choices.model, s.choices.provider ? `${s.choices.provider} default` : "default model");
   trustNote.hidden = s.trusted;

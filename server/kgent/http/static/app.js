@@ -7,6 +7,7 @@ import { clearShownQueue, queued, showQueue } from "./queue.js";
 import { button, el, renderDiff, renderMarkdownInto } from "./render.js";
 import { closeReview, openReview, setupReview } from "./review.js";
 import { decorateApproval, setupRules } from "./rules.js";
+import { rewindButton } from "./rewind.js";
 import { currentProject, runChoice, setupPickers, setupProject } from "./setup.js";
 import { setupSlash } from "./slash.js";
 import { EventStream } from "./sse.js";
@@ -52,7 +53,15 @@ function forkButton(node, entry) {
   const fork = button("Fork here", () => forkAt(entry.parentId), "fork");
   fork.title = "Continue the session from before this message (the current branch stays one click away)";
   node.querySelector(".src") ? node.querySelector(".src").after(fork) : node.prepend(fork);
+  rewindButton(node, entry, fork, rewindContext);
 }
+const rewindContext = {
+  sessionId: () => state.sessionId,
+  reopen: () => openSession(state.sessionId),
+  notice,
+  compose: (text) => { $("prompt").value = text; $("prompt").focus(); },
+  busy: () => !!state.runId,
+};
 
 function userMessage(text, source, entry, images) {
   const node = el("div", "msg user");

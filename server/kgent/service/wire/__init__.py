@@ -8,7 +8,14 @@ and are not imported here.
 """
 
 from kgent.service.wire.base import Params, Payload, params_error
-from kgent.service.wire.files import ApplyReviewParams, ApplyReviewResult, ReviewParams, ReviewResult
+from kgent.service.wire.files import (
+    ApplyReviewParams,
+    ApplyReviewResult,
+    ReviewParams,
+    ReviewResult,
+    RewindParams,
+    RewindResult,
+)
 from kgent.service.wire.requests import (
     CompactParams,
     DeleteSessionParams,
@@ -50,6 +57,8 @@ __all__ = [
     "ApplyReviewResult",
     "ReviewParams",
     "ReviewResult",
+    "RewindParams",
+    "RewindResult",
     "CancelResult",
     "CompactParams",
     "CompactResult",

@@ -174,3 +174,43 @@ class ApplyReviewResult(Payload):
         description="How the model learns of the rejections: steered into the session's live run, or put before "
         "the session's next prompt; null when nothing was rejected."
     )
+
+
+# -- rewind ----------------------------------------------------------------------------------------------------------
+
+
+class RewindParams(Params):
+    """Restore the files the agent changed since a user message and fork the conversation just before it."""
+
+    session_id: NonEmptyStr
+    entry_id: NonEmptyStr = Field(
+        description="A user message on the session's active branch: the checkpoint."
+    )
+    dry_run: bool = Field(default=False, description="Only say what would happen: nothing written, no fork.")
+
+
+RewindOutcome = TypeAliasType("RewindOutcome", Literal["restored", "conflict", "unchanged", "unrestorable"])
+
+
+class RewindFile(Payload):
+    path: str = Field(description="Workspace-relative.")
+    outcome: RewindOutcome = Field(
+        description="restored: back to its text at the checkpoint (created files removed; on dryRun: would be). "
+        "conflict: changed since the agent left it (by the user, an editor, another branch): left as it is. "
+        "unchanged: already as it was. unrestorable: its earlier content was not kept (binary, too large)."
+    )
+    reason: str | None = None
+
+
+class RewindResult(Payload):
+    session_id: str
+    leaf_id: str | None = Field(
+        description="Where the new branch continues: the entry before the checkpoint message (null: the root)."
+    )
+    forked: bool = Field(description="False on dryRun: the session's leaf did not move.")
+    prompt: str = Field(description="The checkpoint message's text, for the client to offer again.")
+    files: list[RewindFile] = Field(description="Every file the runs after the checkpoint changed, by path.")
+    notes: list[str] = Field(
+        description="What cannot be restored and is not a file: outside a git work tree, each run's shell "
+        "commands, whose effects are unknown."
+    )

@@ -127,6 +127,10 @@ async def _fork(svc: Service, p: Q.ForkParams) -> R.ForkResult:
     return await svc.fork(p.session_id, p.entry_id)
 
 
+async def _rewind(svc: Service, p: F.RewindParams) -> F.RewindResult:
+    return await svc.rewind(p)
+
+
 async def _rename_session(svc: Service, p: Q.RenameSessionParams) -> R.EmptyResult:
     await svc.rename_session(p.session_id, p.title)
     return R.EmptyResult()
@@ -378,6 +382,18 @@ METHODS: tuple[Method, ...] = (
         call=_commands,
         http=(Http("GET", "/api/commands"),),
         acp=Acp("session/update"),  # available_commands_update, after session/new and session/load
+    ),
+    Method(
+        name="agent/rewind",
+        direction=_IN,
+        kind="request",
+        params_ref=F.RewindParams,
+        result_ref=F.RewindResult,
+        call=_rewind,
+        http=(Http("POST", "/api/sessions/{sessionId}/rewind"),),
+        acp=Absent(
+            "ACP has no checkpoint or rewind request (its session/fork, unstable, forks only the conversation)"
+        ),
     ),
     Method(
         name="$/cancelRequest",

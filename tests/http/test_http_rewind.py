@@ -1,0 +1,150 @@
+"""Rewind over HTTP (`POST /api/sessions/{id}/rewind`) and the web client's *Restore checkpoint*, in Debian's Chromium
+against a real `kgent serve --http` whose workspace is a git work tree: a run edits two files, creates one and runs
+`sed -i` on a fourth, the person edits one of them; the confirm dialog lists the plan, the files come back, the
+conflict is left alone, the conversation forks before the message and the message is back in the composer."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Dialog, expect, sync_playwright
+from tests.http.test_http_browser import ARGS, CHROMIUM, TIMEOUT, open_page, shot, start_run
+
+from kgent.testing.http_server import HttpServer, start
+
+A, B, C = "alpha\nbeta\ngamma\n", "alpha\nbravo\ncharlie\n", "charlie\ndelta\necho\n"
+USERS = "alpha\nbravo\nCHARLIE\nthe user's line\n"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
+    root = tmp_path_factory.mktemp("rewind")
+    ws = root / "ws"
+    ws.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=ws, check=True)
+    srv = start(ws.resolve(), root / "state", env={"KGENT_HTTP_HEARTBEAT": "0.5"})
+    try:
+        yield srv
+    finally:
+        code = srv.stop()
+        out = "".join(srv.output)
+        assert "Traceback" not in out, out
+        assert code == 0, out
+
+
+@pytest.fixture
+def files(server: HttpServer) -> Path:
+    ws = server.workspace
+    for name, text in (("a.txt", A), ("b.txt", B), ("c.txt", C)):
+        (ws / name).write_text(text)
+    (ws / "new.txt").unlink(missing_ok=True)
+    return ws
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture
+def context(browser: Browser, files: Path) -> Iterator[BrowserContext]:
+    ctx = browser.new_context(viewport={"width": 1280, "height": 820})
+    ctx.set_default_timeout(TIMEOUT)
+    errors: list[str] = []
+    ctx.on("weberror", lambda e: errors.append(str(e.error)))
+    try:
+        yield ctx
+    finally:
+        ctx.close()
+    assert not errors, errors
+
+
+def _wait_end(c: httpx.Client, run_id: str) -> None:
+    with c.stream("GET", f"/api/runs/{run_id}/events") as res:
+        for line in res.iter_lines():
+            if line.startswith("data:") and '"type":"run_end"' in line.replace(" ", ""):
+                return
+
+
+def test_the_route_plans_then_rewinds_and_reports_the_conflict(server: HttpServer, files: Path) -> None:
+    with server.client() as c:
+        body = {"prompt": "change them", "model": "rewind-edits", "mode": "full", "workspace": str(files)}
+        started = c.post("/api/runs", json=body).json()
+        _wait_end(c, started["runId"])
+        sid = started["sessionId"]
+        (files / "b.txt").write_text(USERS)
+        entries = c.get(f"/api/sessions/{sid}").json()["entries"]
+        entry = next(e for e in entries if e["type"] == "message" and e["message"]["role"] == "user")
+        dry = c.post(f"/api/sessions/{sid}/rewind", json={"entryId": entry["id"], "dryRun": True})
+        assert dry.status_code == 200, dry.text
+        outcomes = {f["path"]: f["outcome"] for f in dry.json()["files"]}
+        assert outcomes == {
+            "a.txt": "restored",
+            "b.txt": "conflict",
+            "c.txt": "restored",
+            "new.txt": "restored",
+        }
+        assert (files / "new.txt").exists()
+        done = c.post(f"/api/sessions/{sid}/rewind", json={"entryId": entry["id"]}).json()
+        assert done["forked"] is True and done["leafId"] == entry["parentId"]
+        assert (files / "a.txt").read_text() == A and (files / "c.txt").read_text() == C
+        assert not (files / "new.txt").exists() and (files / "b.txt").read_text() == USERS
+        bad = c.post(f"/api/sessions/{sid}/rewind", json={"entryId": "nope"})
+        assert bad.status_code == 404 and bad.json()["error"]["data"]["code"] == "entry_not_found"
+
+
+def test_restore_checkpoint_confirms_the_plan_restores_and_forks(
+    context: BrowserContext, server: HttpServer
+) -> None:
+    ws = server.workspace
+    page = open_page(context, server)
+    start_run(page, "scripted/rewind-edits", "change them", mode="full")
+    expect(page.locator(".run-end")).to_be_visible()
+    expect(page.locator(".msg.user .rewind")).to_have_count(1)  # the session's entries reached the page
+    (ws / "b.txt").write_text(USERS)
+    asked: list[str] = []
+
+    def on_dialog(dialog: Dialog) -> None:
+        asked.append(dialog.message)
+        dialog.accept()
+
+    page.on("dialog", on_dialog)
+    page.locator(".msg.user .rewind").click()
+    expect(page.locator(".notice").last).to_contain_text("Checkpoint restored: 3 file(s) restored")
+    expect(page.locator(".notice").last).to_contain_text("conflicts left as they are: b.txt")
+    assert len(asked) == 1 and "before “change them”" in asked[0]
+    for line in ("restore: a.txt", "CONFLICT (left as it is): b.txt", "restore: c.txt", "restore: new.txt"):
+        assert line in asked[0], asked[0]
+    assert (ws / "a.txt").read_text() == A and (ws / "c.txt").read_text() == C
+    assert not (ws / "new.txt").exists() and (ws / "b.txt").read_text() == USERS
+    expect(page.locator(".msg.user")).to_have_count(0)  # forked before the only message
+    expect(page.locator("#prompt")).to_have_value("change them")
+    shot(page, "rewind")
+
+
+def test_dismissing_the_dialog_changes_nothing(context: BrowserContext, server: HttpServer) -> None:
+    ws = server.workspace
+    page = open_page(context, server)
+    start_run(page, "scripted/rewind-edits", "change them", mode="full")
+    expect(page.locator(".msg.user .rewind")).to_have_count(1)
+    asked: list[str] = []
+
+    def on_dialog(dialog: Dialog) -> None:
+        asked.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
+    page.locator(".msg.user .rewind").click()
+    expect(page.locator(".notice").last).to_contain_text("Checkpoint not restored: nothing changed.")
+    assert len(asked) == 1
+    assert (ws / "a.txt").read_text() == A.replace("beta", "BETA") and (ws / "new.txt").exists()
+    expect(page.locator(".msg.user")).to_have_count(1)
