@@ -37,12 +37,15 @@ demo-http: $(STAMP)
 # test-vscode-real fits: measured on 2 cores, the whole of `make test` stays well under 15 minutes (editors/vscode/README.md).
 test: test-python test-vscode test-vscode-real test-nvim test-acp-ts
 
+# Two workers, a test file each at a time: the suite spends much of its time waiting on subprocesses (daemons,
+# browsers, sandboxes), so on 2 cores two workers nearly halve its wall time. `pytest PATH` alone runs serially.
+PYTEST_WORKERS ?= 2
 test-python: $(STAMP) system-tools
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile
 
 # Unit tests only: no daemon subprocess suites (tests/e2e) and no editors; well under a minute.
 test-fast: $(STAMP) system-tools
-	$(PY) -m pytest --ignore=tests/e2e
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile --ignore=tests/e2e
 
 bench: $(STAMP) system-tools
 	$(PY) bench/run.py
