@@ -172,11 +172,10 @@ def ask_on_tty(request: PermissionRequest) -> str | PermissionAnswer:
     lines, keys = prompt_lines(request)
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
     can_edit = bool(editor) and request.tool_call.preview is not None
-    if can_edit:
-        lines.append("  [e]dit it first in your editor: your version is approved once")
     print("\n".join(lines))
+    extra = " or [e]dit it first" if can_edit else ""
     try:
-        answer = input(f"  allow? [{'/'.join(keys)}{'/e' if can_edit else ''}]: ").strip().lower()
+        answer = input(f"  allow? [{'/'.join(keys)}]{extra}: ").strip().lower()
     except EOFError:
         return "reject_once"
     if answer[:1] == "e" and can_edit and editor:
