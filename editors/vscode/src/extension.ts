@@ -12,6 +12,7 @@ import { Output } from "./ui/output";
 import { Panel } from "./ui/panel";
 import { Runs } from "./ui/runs";
 import { Buffers } from "./ui/buffers";
+import { Instructions } from "./ui/instructions";
 import { Review } from "./ui/review";
 import { approvalUi, chooseMode, chooseModel, daemonConfig, setApiKey } from "./ui/settings";
 import { ChoicesStatus, StatusBar } from "./ui/status";
@@ -65,7 +66,8 @@ class KgentExtension implements vscode.Disposable {
     const panel: Panel = new Panel(context.extensionUri, daemon, runs, approvals, changed);
     const choices = new ChoicesStatus();
     const review = new Review(daemon, () => panel.model.lastChangingRun());
-    this.disposables.push(panel, choices, review);
+    const instructions = new Instructions(daemon, () => panel.model.sessionId);
+    this.disposables.push(panel, choices, review, instructions);
     this.daemon = daemon;
     this.api = {
       daemonPid: () => daemon.current?.pid,
