@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from kgent.context.paths import user_config_dir as user_config_dir  # moved below the kernel; still here
 from kgent.core.errors import ConfigError
+from kgent.core.paths import user_config_dir as user_config_dir  # moved below the kernel; still here
 
 Origin = Literal["user", "project"]
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,40}$")

@@ -11,12 +11,12 @@ from typing import Any
 
 from kgent.context.instructions import ENTRY_TYPE as INSTRUCTIONS
 from kgent.context.instructions import InstructionFile, InstructionSet, latest, ordered
-from kgent.context.paths import user_config_dir
 from kgent.context.projection import own_context
 from kgent.context.skills import ENTRY_TYPE as SKILLS
 from kgent.context.skills import Skill, discover, entry_skills, inside_skill, skill_dirs
 from kgent.core.events import InstructionsEvent, LoadedFile
 from kgent.core.messages import ToolCall, ToolResultMessage
+from kgent.core.paths import user_config_dir
 from kgent.session.entries import SessionEntry
 from kgent.tools.base import Tool
 

@@ -1,6 +1,7 @@
 """Where the user's own files live: the user config dir (KGENT_CONFIG_DIR overrides it).
 
-Below the kernel, so the context can load the user's AGENTS.md and skills; kgent.ext.config re-exports it.
+Below every layer and light (the daemon's boot path reads it): the context loads the user's AGENTS.md and skills
+from it; kgent.ext.config re-exports it.
 """
 
 from __future__ import annotations
