@@ -4,11 +4,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from conftest import Spawn
 
-
-async def test_instructions_events_and_the_session_fields(spawn: Spawn, tmp_path: Path) -> None:
+async def test_instructions_events_and_the_session_fields(spawn: Any, tmp_path: Path) -> None:
     config = tmp_path / "config"
     (config / "skills" / "lint").mkdir(parents=True)
     (config / "skills" / "lint" / "SKILL.md").write_text(

@@ -14,6 +14,7 @@ import { Panel } from "./ui/panel";
 import { PermissionsView } from "./ui/permissionsView";
 import { Runs } from "./ui/runs";
 import { Buffers } from "./ui/buffers";
+import { Instructions } from "./ui/instructions";
 import { Review } from "./ui/review";
 import { approvalUi, chooseMode, chooseModel, daemonConfig, setApiKey } from "./ui/settings";
 import { ChoicesStatus, StatusBar } from "./ui/status";
@@ -76,7 +77,8 @@ class KgentExtension implements vscode.Disposable {
       () => (vscode.workspace.isTrusted ? daemon.client() : Promise.resolve(undefined)),
       () => panel.model.sessionId,
     );
-    this.disposables.push(panel, choices, review, edits, permissions);
+    const instructions = new Instructions(daemon, () => panel.model.sessionId);
+    this.disposables.push(panel, choices, review, edits, permissions, instructions);
     this.daemon = daemon;
     this.api = {
       daemonPid: () => daemon.current?.pid,

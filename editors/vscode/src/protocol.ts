@@ -159,6 +159,7 @@ const EVENT_TYPES: Record<W.KnownEvent["type"], true> = {
   retry: true,
   compaction: true,
   plan: true,
+  instructions: true,
   run_end: true,
 };
 

@@ -3,7 +3,8 @@
 Entry types: `message` {message}, `config` {mode, provider, model}, `permission` {toolCallId, tool, decision, source,
 argsSha256, operation, scope, reason, rules}, `compaction` {summary, coveredEntryIds, firstKeptEntryId, ...},
 `label` {targetId, label}, `title` {title}, `review` {runId, files}, `review_decision` {decisions, note}, `subrun` {runId, parentRunId,
-toolCallId, agent, tools} (a sub-agent's run starts afresh here, on a branch of its own). The line form and the file
+toolCallId, agent, tools} (a sub-agent's run starts afresh here, on a branch of its own), `instructions` {files} and
+`skills` {skills, inPrompt?} (the context's resources, kgent.context.instructions / .skills). The line form and the file
 around it are in docs/session-format.md.
 """
 

@@ -296,6 +296,9 @@ function onEvent(params) {
     case "retry":
       notice(`retrying the model call (${ev.attempt}/${ev.maxAttempts}): ${ev.error}`);
       break;
+    case "instructions":
+      notice(instructionsLine(ev.files));
+      break;
     case "compaction":
       notice(`compaction ${ev.status}${ev.tokensAfter ? `: ${ev.tokensBefore} → ${ev.tokensAfter} tokens` : ""}`);
       break;
@@ -305,6 +308,12 @@ function onEvent(params) {
     default:
       break; // event types this page does not know yet
   }
+}
+
+// The instruction files (AGENTS.md, CLAUDE.md) that entered the model's context, as one line of the session view.
+function instructionsLine(files) {
+  const what = { new: "loaded", changed: "re-read", removed: "dropped" };
+  return "instructions " + files.map((f) => `${what[f.change] || f.change} ${f.path}${f.truncated ? " (cut at 32 KiB)" : ""}`).join(" · ");
 }
 
 function ended(runId, ev) {
@@ -377,6 +386,8 @@ function showEntries(entries, upTo) {
       }
     } else if (e.type === "permission") {
       resolved({ toolCallId: e.toolCallId, decision: e.decision, approved: e.approved, source: e.source });
+    } else if (e.type === "instructions" && e.files?.length) {
+      notice(instructionsLine(e.files));
     } else if (e.type === "compaction") {
       notice("(earlier messages were compacted)");
     } else if (e.type === "review" && e.files?.length) {
