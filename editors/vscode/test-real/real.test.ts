@@ -1015,6 +1015,12 @@ describe("Kgent in a real VS Code: approvals people can live with (issue 25)", {
     configDir = fs.mkdtempSync(path.join(os.tmpdir(), "kgent-real-config-"));
     process.env.KGENT_CONFIG_DIR = configDir;
     ide = await startCodeServer(buildVsix(), true);
+    // The project is trusted (kgent.trustProjectExtensions, what VS Code sends the daemon): its own rules count, and
+    // the cards offer "… in this project". A machine-overridable setting: in a remote window (code-server) VS Code
+    // reads it from the machine's settings. Set before the workbench opens.
+    const machine = path.join(ide.root, "user-data", "Machine");
+    fs.mkdirSync(machine, { recursive: true });
+    fs.writeFileSync(path.join(machine, "settings.json"), JSON.stringify({ "kgent.trustProjectExtensions": true }, null, 2));
     page = await openWorkbench(ide);
   });
 
@@ -1113,6 +1119,110 @@ describe("Kgent in a real VS Code: approvals people can live with (issue 25)", {
       await row.waitFor({ state: "detached", timeout: STEP_MS });
       assert.doesNotMatch(fs.readFileSync(path.join(i.workspace, ".kgent", "config.toml"), "utf8"), /npm test/);
     });
+  });
+
+  test("a 20-call session of ordinary work answered 'always … in this project', then the same work: a handful asked, none again", async () => {
+    assert.ok(ide);
+    const i = ide;
+    const start: Record<string, string> = {
+      "src/__init__.py": "",
+      "src/app.py": "def add(a, b):\n    return a - b\n",
+      "tests/__init__.py": "",
+      "tests/test_app.py": "import unittest\n\nfrom src.app import add\n\n\nclass AddTest(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n",
+    };
+    const reset = (): void => {
+      for (const [rel, text] of Object.entries(start)) {
+        fs.mkdirSync(path.dirname(path.join(i.workspace, rel)), { recursive: true });
+        fs.writeFileSync(path.join(i.workspace, rel), text);
+      }
+      fs.rmSync(path.join(i.workspace, "src", "util.py"), { force: true });
+    };
+    reset();
+    const git = (...args: string[]): void => {
+      execFileSync("git", ["-c", "user.name=Kgent Test", "-c", "user.email=test@kgent.invalid", ...args], { cwd: i.workspace, stdio: "pipe" });
+    };
+    if (!fs.existsSync(path.join(i.workspace, ".git"))) git("init", "-q");
+    git("config", "user.name", "Kgent Test");
+    git("config", "user.email", "test@kgent.invalid");
+    git("add", "-A");
+    git("commit", "-qm", "start", "--allow-empty");
+    const call = (tool: string, args: Record<string, unknown>): unknown[] => [{ text: `${tool}.` }, { tool, args }];
+    const bash = (command: string): unknown[] => call("bash", { command });
+    const turns = [
+      bash("python3 -m unittest -q"),
+      bash("grep -rn 'def add' src"),
+      call("read", { path: "src/app.py" }),
+      call("edit", { path: "src/app.py", oldText: "return a - b", newText: "return a + b" }),
+      bash("python3 -m unittest -q"),
+      bash("git status --short"),
+      bash("git diff"),
+      call("edit", { path: "tests/test_app.py", oldText: "self.assertEqual(add(2, 3), 5)", newText: "self.assertEqual(add(2, 3), 5)\n        self.assertEqual(add(-1, 1), 0)" }),
+      bash("python3 -m unittest -q"),
+      bash("grep -rn TODO src tests"),
+      call("write", { path: "src/util.py", content: "def double(x):\n    return 2 * x\n" }),
+      call("edit", { path: "src/app.py", oldText: "def add(a, b):", newText: "def add(a: int, b: int) -> int:" }),
+      bash("python3 -m unittest -v"),
+      bash("ls src tests"),
+      call("edit", { path: "src/util.py", oldText: "return 2 * x", newText: "return x * 2" }),
+      bash("python3 -m unittest -q"),
+      bash("git add -A"),
+      bash("git commit -qm 'Fix add'"),
+      bash("wc -l src/app.py src/util.py"),
+      bash("python3 -m unittest -q"),
+      [{ text: "Done: add fixed, tested and committed." }],
+    ];
+    assert.equal(turns.length, 21, "20 calls and the answer");
+    const script = writeScript("ordinary-work.json", turns);
+    const preference = ["allow_always_project", "allow_always", "allow_once"];
+    /** One session of the work; every card answered with the most lasting allow offered. Returns what was asked. */
+    const session = async (name: string): Promise<string[]> => {
+      const asked: string[] = [];
+      await newConversation();
+      await panel.locator("#input").fill(`Fix add (${name}).`);
+      await panel.locator("#input").press("Enter");
+      await waitFor(async () => {
+        const card = panel.locator(".card.approval.pending").first();
+        if ((await card.count()) > 0) {
+          const title = (await card.locator(".card-title").innerText()) + ((await card.locator("pre.command").count()) > 0 ? ` ${await card.locator("pre.command").innerText()}` : "");
+          for (const id of preference) {
+            const b = card.locator(`button.opt[data-option-id='${id}']`);
+            if ((await b.count()) > 0) {
+              asked.push(`${title.replace(/\s+/g, " ").trim()} → ${id}`);
+              const rid = await card.getAttribute("data-request-id");
+              await b.click();
+              // This card, not the next one (the next call's card may already be there).
+              await panel.locator(`.card.approval.pending[data-request-id='${rid}']`).waitFor({ state: "detached", timeout: STEP_MS });
+              break;
+            }
+          }
+        }
+        return (await panel.locator(".end").count()) > 0;
+      }, `the end of ${name}`);
+      assert.match(await panel.locator(".end").first().innerText(), /Done/);
+      return asked;
+    };
+    let first: string[] = [];
+    let second: string[] = [];
+    await step(page, "first-session", async () => {
+      await openPanel();
+      await useScript(script);
+      first = await session("first session");
+    });
+    const rulesFile = path.join(i.workspace, ".kgent", "config.toml");
+    const rules = fs.existsSync(rulesFile) ? fs.readFileSync(rulesFile, "utf8") : "";
+    await step(page, "second-session", async () => {
+      reset();
+      second = await session("second session");
+    });
+    const measure = { calls: 20, askedFirst: first.length, askedSecond: second.length, first, second, projectRules: rules };
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    fs.writeFileSync(path.join(ARTIFACTS, "approvals-measure.json"), `${JSON.stringify(measure, null, 2)}\n`);
+    console.log(`approvals asked: first session ${first.length}, second ${second.length}\n${rules}`);
+    assert.ok(first.length > 0, "the first session asks");
+    assert.ok(second.length < first.length, JSON.stringify(measure, null, 2));
+    // None of the second session's questions repeats one answered 'always … in this project' the first time.
+    const repeated = second.filter((q) => first.includes(q.replace(/→ .*/, "→ allow_always_project")));
+    assert.deepEqual(repeated, [], JSON.stringify(measure, null, 2));
   });
 
   test("Accept my version: the edited proposal lands on disk and the model is told the change", async () => {
