@@ -1022,11 +1022,11 @@ describe("Kgent in a real VS Code: approvals people can live with (issue 25)", {
     process.env.KGENT_CONFIG_DIR = configDir;
     ide = await startCodeServer(buildVsix(), true);
     // The project is trusted (kgent.trustProjectExtensions, what VS Code sends the daemon): its own rules count, and
-    // the cards offer "… in this project". Set before the workbench opens (the extension starts with it).
-    const settingsFile = path.join(ide.root, "user-data", "User", "settings.json");
-    const settings = JSON.parse(fs.readFileSync(settingsFile, "utf8")) as Record<string, unknown>;
-    settings["kgent.trustProjectExtensions"] = true;
-    fs.writeFileSync(settingsFile, JSON.stringify(settings, null, 2));
+    // the cards offer "… in this project". A machine-overridable setting: in a remote window (code-server) VS Code
+    // reads it from the machine's settings. Set before the workbench opens.
+    const machine = path.join(ide.root, "user-data", "Machine");
+    fs.mkdirSync(machine, { recursive: true });
+    fs.writeFileSync(path.join(machine, "settings.json"), JSON.stringify({ "kgent.trustProjectExtensions": true }, null, 2));
     page = await openWorkbench(ide);
   });
 

@@ -231,11 +231,14 @@ describe("Kgent extension in a fake VS Code", () => {
         const call = await waitFor("vscode.diff", () => ui.executed.find((e) => e.command === "vscode.diff"));
         const [left, right, title] = call.args as [Uri, Uri, string];
         assert.equal(left.scheme, "kgent");
-        assert.equal(right.scheme, "kgent");
+        // The proposed side is editable (the daemon takes the person's own text: Accept my version).
+        assert.equal(right.scheme, "kgent-proposed");
         assert.equal(path.basename(left.path), "sample.py");
+        assert.equal(path.basename(right.path), "sample.py");
         assert.equal(await provider().provideTextDocumentContent(left), SAMPLE);
-        assert.equal(await provider().provideTextDocumentContent(right), EDITED);
-        assert.equal(title, "sample.py: current ↔ proposed (Kgent)");
+        const proposed = state.fileSystems.get("kgent-proposed") as { readFile(u: Uri): Uint8Array };
+        assert.equal(Buffer.from(proposed.readFile(right)).toString("utf8"), EDITED);
+        assert.equal(title, "sample.py: current ↔ proposed (editable: Accept my version) (Kgent)");
         assert.equal(qp.visible, true, "the prompt stays open while the diff is shown");
         assert.equal(ui.tabs.length, 1);
         diffChecked = true;
