@@ -442,6 +442,26 @@ describe("Kgent extension in a fake VS Code", () => {
     assert.ok(transcript().includes("Calculate 2+3"), transcript());
   });
 
+  test("kgent.trustProjectExtensions unset leaves trust to `kgent extensions --trust` (the trust file)", AGAINST_DAEMON, async () => {
+    const { sb } = open();
+    const config = process.env.KGENT_CONFIG_DIR;
+    assert.ok(config !== undefined);
+    fs.mkdirSync(config, { recursive: true });
+    fs.writeFileSync(path.join(config, "trusted-projects.json"), JSON.stringify([fs.realpathSync(sb.workspace)]));
+    fs.mkdirSync(path.join(sb.workspace, ".kgent"));
+    fs.writeFileSync(path.join(sb.workspace, ".kgent", "config.toml"), '[extensions]\nload = [".kgent/calc.py"]\n');
+    fs.writeFileSync(
+      path.join(sb.workspace, ".kgent", "calc.py"),
+      'from kgent.tools import CalculatorTool\ndef register(api):\n    t = CalculatorTool(); t.name = "project_calc"; api.tool(t)\n',
+    );
+    const script = path.join(path.dirname(sb.stateDir), "calc.json");
+    fs.writeFileSync(script, JSON.stringify({ turns: [[{ tool: "project_calc", args: { expression: "2+3" } }], [{ text: "five" }]] }));
+    state.config["kgent.model"] = script;
+    const end = ended(await runTask({ prompt: "add" }));
+    assert.equal(end.status, "settled");
+    assert.ok(transcript().includes("Calculate 2+3"), transcript());
+  });
+
   test("Steer Run and Follow Up queue messages into the running task", AGAINST_DAEMON, async () => {
     const { ui, sb } = open();
     // The run waits at its first approval until the message is queued (no race with a model that is about to end).

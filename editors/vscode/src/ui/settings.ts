@@ -50,9 +50,11 @@ export async function daemonConfig(secrets: vscode.SecretStorage): Promise<Daemo
   if (typeof timeout === "number" && timeout > 0) settings.approvalTimeout = timeout;
   const maxTurns = cfg.get<number | null>("maxTurns");
   if (typeof maxTurns === "number" && Number.isInteger(maxTurns) && maxTurns >= 1) settings.maxTurns = maxTurns;
-  // The project's own extensions and MCP servers run code: only when the user says so (docs/extensions.md). Always
-  // sent, so turning it off reaches a running daemon too.
-  settings.trustProjectExtensions = cfg.get<boolean>("trustProjectExtensions") === true;
+  // The project's own extensions, MCP servers and permission rules: only when the user says so (docs/extensions.md).
+  // Always sent, so a change reaches a running daemon too: true / false decide; unset (null) leaves it to
+  // `kgent extensions --trust`, the trust every front shares.
+  const trust = cfg.get<boolean | null>("trustProjectExtensions");
+  settings.trustProjectExtensions = typeof trust === "boolean" ? trust : null;
   return { command: { command, args: words.slice(1), cwd: folder ?? os.homedir(), env }, settings };
 }
 
