@@ -95,10 +95,16 @@ class Cdp:
     def wait_for(self, expression: str, timeout: float) -> Any:
         """Poll `expression` until it is truthy (a deadline and a condition, never a sleep-then-check)."""
         deadline = time.monotonic() + timeout
-        while not (value := self.evaluate(expression)):
-            assert time.monotonic() < deadline, f"timed out waiting for {expression}"
+        while True:
+            result = self.call(
+                "Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True}
+            )
+            # an expression that throws (the page still loading: an element not there yet) is not true yet
+            value = None if "exceptionDetails" in result else result["result"].get("value")
+            if value:
+                return value
+            assert time.monotonic() < deadline, f"timed out waiting for {expression}: {result}"
             time.sleep(0.05)
-        return value
 
     def screenshot(self, path: Path) -> None:
         path.write_bytes(base64.b64decode(self.call("Page.captureScreenshot", {"format": "png"})["data"]))

@@ -70,9 +70,11 @@ def uvicorn(tmp_path: Path) -> Iterator[Any]:
         procs.append(proc)
         assert proc.stderr is not None
         lines: list[str] = []
-        for line in proc.stderr:  # uvicorn logs to stderr; the app's lifespan has run when it says so
+        # uvicorn logs to stderr: "Application startup complete" once the app's lifespan has run, then "Uvicorn
+        # running on …" once it listens (connecting between the two is refused)
+        for line in proc.stderr:
             lines.append(line)
-            if "Application startup complete" in line:
+            if "Uvicorn running on" in line:
                 break
         else:
             raise AssertionError("uvicorn did not start:\n" + "".join(lines))
