@@ -66,10 +66,12 @@ async def churn(sessions: int, *, prune: bool, workspace: Path) -> dict[str, Any
     if not prune:  # the kernel as it was: nothing forgotten when a session's last run ends
 
         def keep(self: AgentKernel, run: Any, release: Any) -> None:
-            live, rules = dict(self._live), dict(self._rules)
+            live, rules = dict(self._live), dict(self.rules.sessions)
+            workspaces = dict(self.rules.workspaces)
             original(self, run, release)
             self._live.update(live)
-            self._rules.update(rules)
+            self.rules.sessions.update(rules)
+            self.rules.workspaces.update(workspaces)
 
         AgentKernel._ended = keep  # type: ignore[method-assign]
     try:
@@ -110,7 +112,7 @@ async def churn(sessions: int, *, prune: bool, workspace: Path) -> dict[str, Any
             "heap_bytes_per_session": (heap1 - heap0) / sessions,
             "rss_bytes_per_session": (rss1 - rss0) * 1024 / sessions,
             "live_entries": len(kernel._live),
-            "rules_entries": len(kernel._rules),
+            "rules_entries": len(kernel.rules.sessions) + len(kernel.rules.workspaces),
             "ms_per_session": elapsed * 1000 / sessions,
             "frames": sent[0],
         }

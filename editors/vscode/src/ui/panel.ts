@@ -297,6 +297,8 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
       this.refresh();
     }
     this.post({ type: "commands", commands });
+  }
+
   /** Restore checkpoint (ui/panelRewind.ts): the files back as before the message, the conversation forked there. */
   private async rewindAt(sessionId: string, entryId: string): Promise<void> {
     const client = await this.daemon.client();
