@@ -338,3 +338,23 @@ async def test_text_that_is_not_valid_unicode_round_trips(tmp_path: Path) -> Non
     await store.aclose()
     tree = await JsonlSessionStore(tmp_path / "sessions").load(info.id)
     assert [e.data["message"] for e in tree.branch()] == [odd]
+
+
+async def test_a_long_lived_store_remembers_a_bounded_number_of_session_paths(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """A daemon creates sessions without end: where each lives is remembered for the newest MAX_KNOWN_PATHS only;
+    an older one is found again by a scan."""
+    from kgent.session import jsonl
+
+    monkeypatch.setattr(jsonl, "MAX_KNOWN_PATHS", 3)
+    store = JsonlSessionStore(tmp_path / "sessions", max_open=2)
+    ids = [(await store.create(workspace=str(tmp_path))).id for _ in range(6)]
+    assert len(store._paths) <= 3
+    fresh = JsonlSessionStore(tmp_path / "sessions")
+    for sid in ids:  # every one is still there, the forgotten ones found by a scan
+        assert (await store.load(sid)).info.id == sid
+        assert (await fresh.load(sid)).info.id == sid
+    assert len(store._paths) <= 3
+    await store.aclose()
+    await fresh.aclose()

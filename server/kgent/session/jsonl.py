@@ -45,6 +45,9 @@ from kgent.session.repair import RepairReport
 
 log = logging.getLogger("kgent.session")
 T = TypeVar("T")
+# Where sessions were found, remembered for the newest this many (a long-lived daemon creates sessions without end;
+# one that was forgotten is found again by a scan of the store's directories).
+MAX_KNOWN_PATHS = 4096
 
 
 @dataclass(slots=True, eq=False)
@@ -140,7 +143,7 @@ class JsonlSessionStore:
         self.root = Path(root)
         self.max_open = max(1, max_open)
         self._handles: OrderedDict[str, _Handle] = OrderedDict()
-        self._paths: dict[str, Path] = {}
+        self._paths: OrderedDict[str, Path] = OrderedDict()
         self._held: set[str] = set()  # sessions whose flock stays taken between writes
         self._lock = threading.Lock()  # guards the maps and the set, never held during I/O
 
@@ -232,7 +235,7 @@ class JsonlSessionStore:
             path = d / f"{sid}.jsonl"
             if path.is_file():
                 with self._lock:
-                    self._paths[sid] = path
+                    self._know(sid, path)
                 return path
         return None
 
@@ -346,6 +349,13 @@ class JsonlSessionStore:
             return []
         return list_sessions(directory, ws)
 
+    def _know(self, sid: str, path: Path) -> None:
+        """Remember where a session lives (under self._lock), forgetting the oldest beyond MAX_KNOWN_PATHS."""
+        self._paths[sid] = path
+        self._paths.move_to_end(sid)
+        while len(self._paths) > MAX_KNOWN_PATHS:
+            self._paths.popitem(last=False)
+
     # -- handles -----------------------------------------------------------------------------------------------
     def _adopt(self, h: _Handle) -> _Handle:
         with self._lock:
@@ -355,7 +365,7 @@ class JsonlSessionStore:
                     os.close(h.fd)
                 return existing
             self._handles[h.session_id] = h
-            self._paths[h.session_id] = h.path
+            self._know(h.session_id, h.path)
             victims = []
             for other in list(self._handles.values()):
                 if len(self._handles) <= self.max_open:
