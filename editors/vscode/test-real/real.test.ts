@@ -330,6 +330,10 @@ describe("Kgent in a real VS Code (code-server)", { timeout: 30 * 60_000, skip: 
       for (const kind of ["allow_once", "allow_always", "reject_once", "reject_always"]) {
         await card.locator(`button.opt.${kind}`).first().waitFor({ timeout: STEP_MS });
       }
+      // The names mark the file as code: shown as code, not as literal backticks.
+      const always = card.locator("button.opt.allow_always").first();
+      assert.doesNotMatch(await always.innerText(), /`/);
+      assert.equal(await always.locator("code", { hasText: "sample.py" }).count(), 1);
       assert.match(await card.locator(".rule-line").first().innerText(), /sample\.py/);
     });
     await step(page, "countdown", async () => {

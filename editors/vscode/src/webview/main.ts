@@ -47,6 +47,11 @@ function button(label: string, cls: string, onClick: () => void, title?: string)
   return b;
 }
 
+/** Text that marks code with backticks (option names, rules in words), as HTML with <code> for those spans. */
+function codeSpans(text: string): string {
+  return escapeHtml(text).replace(/`([^`]+)`/g, "<code>$1</code>");
+}
+
 function diffHtml(diff: string): string {
   return diff
     .split("\n")
@@ -115,13 +120,13 @@ function renderApproval(a: ApprovalItem): HTMLElement {
       b.dataset.kind = o.kind;
       b.dataset.optionId = o.optionId;
       if (words.scope !== undefined) b.dataset.scope = words.scope;
-      if (key) b.innerHTML = `${escapeHtml(o.name)} <kbd>${key.toUpperCase()}</kbd>`;
+      b.innerHTML = key ? `${codeSpans(o.name)} <kbd>${key.toUpperCase()}</kbd>` : codeSpans(o.name);
       row.appendChild(b);
       if (words.rules.length > 0) {
         const li = el("li", `rule-line ${o.kind}`);
         li.dataset.optionId = o.optionId;
         const scope = words.scope !== undefined ? `<span class="scope scope-${words.scope}" title="lasts ${escapeHtml(SCOPE_WORDS[words.scope])}">${escapeHtml(words.scope)}</span> ` : "";
-        const rules = words.rules.map((r) => `<span class="rule-text">${escapeHtml(r.text)}</span> <code class="rule">${escapeHtml(r.rule)}</code>`).join("; ");
+        const rules = words.rules.map((r) => `<span class="rule-text">${codeSpans(r.text)}</span> <code class="rule">${escapeHtml(r.rule)}</code>`).join("; ");
         li.title = o.name;
         li.innerHTML = `${scope}${rules}`;
         ruleLines.appendChild(li);
