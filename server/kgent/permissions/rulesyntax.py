@@ -19,6 +19,7 @@ from typing import Final, Literal
 
 from kgent.permissions import commands, shellwords
 from kgent.permissions.intent import Intent
+from kgent.tools.ignore import glob_regex  # the same globs as grep/find's
 
 Decision = Literal["allow", "deny"]
 RuleScope = Literal["session", "project", "user"]
@@ -290,41 +291,6 @@ class Rule:
         if intent.protected and not self.protected:
             return intent.subject == "path" and literal  # only a rule naming the protected file itself
         return True
-
-
-def glob_regex(spec: str) -> re.Pattern[str]:
-    """A path glob as a regex: `**` any number of directories, `*` and `?` within one, `[…]` a class."""
-    out: list[str] = []
-    i = 0
-    while i < len(spec):
-        ch = spec[i]
-        if spec.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-            continue
-        if spec.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        if ch == "*":
-            out.append("[^/]*")
-        elif ch == "?":
-            out.append("[^/]")
-        elif ch == "[":
-            end = spec.find("]", i + 2)
-            if end < 0:
-                out.append(re.escape(ch))
-            else:
-                body = spec[i + 1 : end]
-                out.append(
-                    "[" + ("^" + body[1:] if body.startswith("!") else body).replace("\\", "\\\\") + "]"
-                )
-                i = end + 1
-                continue
-        else:
-            out.append(re.escape(ch))
-        i += 1
-    return re.compile("".join(out), re.DOTALL)
 
 
 @lru_cache(maxsize=1024)
