@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo demo-http test test-fast test-python test-vscode test-vscode-real test-nvim test-acp-ts bench lint setup clean system-tools
+.PHONY: demo demo-http test test-fast test-python test-editors test-vscode test-vscode-real test-nvim test-acp-ts bench lint setup clean system-tools
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,8 +34,14 @@ demo: $(STAMP)
 demo-http: $(STAMP)
 	$(PY) -m kgent.testing.http_demo
 
-# test-vscode-real fits: measured on 2 cores, the whole of `make test` stays well under 15 minutes (editors/vscode/README.md).
-test: test-python test-vscode test-vscode-real test-nvim test-acp-ts
+# The Python suite and the editors' suites side by side: both mostly wait (on daemons, browsers, sandboxes, a headless
+# Neovim), so on 2 cores the two together take little longer than the longer one. The editors' suites run one after
+# another (two of them share editors/vscode/node_modules). Output is interleaved by line.
+test: $(STAMP) system-tools
+	$(MAKE) --no-print-directory -j2 --output-sync=line test-python test-editors
+
+test-editors: $(STAMP)
+	$(MAKE) --no-print-directory -j1 test-vscode test-vscode-real test-nvim test-acp-ts
 
 # Two workers, a test file each at a time: the suite spends much of its time waiting on subprocesses (daemons,
 # browsers, sandboxes), so on 2 cores two workers nearly halve its wall time. `pytest PATH` alone runs serially.
@@ -61,17 +67,28 @@ clean:
 	rm -rf $(VENV)
 
 # Editor shims (each against the real daemon on the scripted provider).
-test-vscode: $(STAMP)
-	cd editors/vscode && npm ci --no-audit --no-fund && npm test
+# npm writes node_modules/.package-lock.json on every install: installed once per package-lock.json, not per target.
+VSCODE_DEPS := editors/vscode/node_modules/.package-lock.json
+$(VSCODE_DEPS): editors/vscode/package-lock.json
+	cd editors/vscode && npm ci --no-audit --no-fund
+	touch $@
+
+test-vscode: $(STAMP) $(VSCODE_DEPS)
+	cd editors/vscode && npm test
 
 # The packaged .vsix in a real VS Code (code-server 4.99 in Debian's Chromium, driven by playwright-core). Sets itself
 # up from nothing: the Debian packages it needs (as root), then code-server and its native modules (test-real/setup.sh).
-test-vscode-real: $(STAMP)
-	cd editors/vscode && npm ci --no-audit --no-fund && npm run test:real
+test-vscode-real: $(STAMP) $(VSCODE_DEPS)
+	cd editors/vscode && npm run test:real
 
 test-nvim: $(STAMP)
 	bash editors/nvim/tests/run.sh
 
 # `kgent acp` driven by the official ACP TypeScript SDK's client (a second implementation; docs/acp.md).
-test-acp-ts: $(STAMP)
-	cd tests/acp-ts && npm ci --no-audit --no-fund && npm test
+ACP_TS_DEPS := tests/acp-ts/node_modules/.package-lock.json
+$(ACP_TS_DEPS): tests/acp-ts/package-lock.json
+	cd tests/acp-ts && npm ci --no-audit --no-fund
+	touch $@
+
+test-acp-ts: $(STAMP) $(ACP_TS_DEPS)
+	cd tests/acp-ts && npm test

@@ -27,7 +27,8 @@ fi
 stamp=node_modules/.kgent-setup-done
 if [ -e "$stamp" ] && [ "$stamp" -nt package-lock.json ]; then exit 0; fi
 
-npm ci --ignore-scripts --no-audit --no-fund
+# `make` has installed node_modules from the lock already (npm then writes node_modules/.package-lock.json).
+if ! [ node_modules/.package-lock.json -nt package-lock.json ]; then npm ci --ignore-scripts --no-audit --no-fund; fi
 # code-server's own native module (password hashing; loaded even with --auth none), built here instead of downloaded.
 npm_config_build_from_source=true npm rebuild --no-audit --no-fund argon2
 vsc=node_modules/code-server/lib/vscode
