@@ -11,7 +11,8 @@ both).
 
     .venv/bin/python bench/rules.py [--untrusted]
 
-Writes bench/results/rules.json (rules-untrusted.json with --untrusted: only session rules, nothing lasts).
+Writes bench/results/rules.json (rules-untrusted.json with --untrusted: the project not trusted, so the project
+answers go to the user's own file for it).
 """
 
 from __future__ import annotations
@@ -176,7 +177,7 @@ async def measure(root: Path, *, trusted: bool = True) -> dict[str, Any]:
             "no_rule": [p.get("noRule") for p in first if p.get("noRule")],
         },
         "rules_created": [
-            {"rule": r["rule"], "scope": r["scope"], "text": r["text"]}
+            {"rule": r["rule"], "scope": r["scope"], "text": r["text"], "file": r.get("file")}
             for r in rules["rules"]
             if r["decision"] == "allow"
         ],
@@ -194,7 +195,9 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
-        "--untrusted", action="store_true", help="the project not trusted: only session rules"
+        "--untrusted",
+        action="store_true",
+        help="the project not trusted (its rules kept in the user's own file)",
     )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:

@@ -707,9 +707,10 @@ def test_kgent_rules_adds_lists_and_removes_project_user_and_session_rules(ws: P
     added = kgent("rules", "add", "bash(npm test *)", cwd=ws, state=state)
     assert added.returncode == 0, added.stderr
     assert "allow `npm test` with any arguments in this project" in added.stdout
-    assert (
-        ws / ".kgent" / "config.toml"
-    ).read_text() == '[permissions]\nallow = [\n    "bash(npm test *)",\n]\n'
+    # the project is not trusted: the rule is kept in the user's own file for it, where it counts
+    (personal,) = (state / "config" / "projects").glob("ws-*.toml")
+    assert f"({personal})" in added.stdout and not (ws / ".kgent").exists()
+    assert personal.read_text().endswith('[permissions]\nallow = [\n    "bash(npm test *)",\n]\n')
     assert kgent("rules", "add", "--user", "--deny", "bash(git push:*)", cwd=ws, state=state).returncode == 0
     bad = kgent("rules", "add", "bash(python3 *)", cwd=ws, state=state)
     assert bad.returncode == 2 and "only exact commands" in bad.stderr
@@ -722,12 +723,17 @@ def test_kgent_rules_adds_lists_and_removes_project_user_and_session_rules(ws: P
     assert data["projectTrusted"] is False
     text = kgent("rules", cwd=ws, state=state).stdout
     assert (
-        "its allow rules are ignored" in text
+        "the allow rules in its own file are ignored" in text
+        and f"your project rules: {personal}" in text
         and "deny `git push` with any arguments in every project" in text
     )
     removed = kgent("rules", "remove", "bash(npm test *)", cwd=ws, state=state)
     assert removed.returncode == 0 and "removed" in removed.stdout
     assert kgent("rules", "remove", "bash(npm test *)", cwd=ws, state=state).returncode == 1
+    # trusted, the project's own file takes project rules
+    assert kgent("extensions", "--trust", cwd=ws, state=state).returncode == 0
+    assert kgent("rules", "add", "bash(make *)", cwd=ws, state=state).returncode == 0
+    assert (ws / ".kgent" / "config.toml").read_text() == '[permissions]\nallow = [\n    "bash(make *)",\n]\n'
 
 
 def test_kgent_rules_reports_a_bad_rule_by_file_and_keeps_the_others(ws: Path) -> None:

@@ -1,6 +1,6 @@
 """`kgent acp` with images, driven by the ACP Python SDK's client: it advertises `promptCapabilities.image`, an
 `image` block reaches the local model server in Anthropic's wire format, and a file that is not an image is refused
-as invalid params."""
+as invalid params; session/load replays the image with its text, from the session's blobs."""
 
 from __future__ import annotations
 
@@ -69,3 +69,12 @@ async def test_an_acp_image_block_reaches_the_model(tmp_path: Path, model_server
             )
             await conn.prompt(session_id=session.session_id, prompt=[text_block("And this?"), not_an_image])
         assert refused.value.code == -32602 and "not a PNG, JPEG, WebP or GIF" in str(refused.value)
+    # A new agent process (the client reopened the session): the prompt's text and its image, as they were sent.
+    reopened = Client()
+    async with spawn_agent_process(reopened, *AGENT, env=env) as (conn, _):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        await conn.load_session(cwd=str(tmp_path), session_id=session.session_id, mcp_servers=[])
+    said = [u.content for u in reopened.updates if isinstance(u, S.UserMessageChunk)]
+    assert [type(c).__name__ for c in said] == ["TextContentBlock", "ImageContentBlock"]
+    assert said[0].text == "What colour?"
+    assert (said[1].data, said[1].mime_type) == (IMAGE, "image/png")

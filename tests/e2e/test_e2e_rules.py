@@ -157,18 +157,25 @@ async def test_the_rules_methods_list_add_and_remove(spawn: Spawn, tmp_path: Pat
     assert bad.value.code == -32602 and "only exact commands" in bad.value.message
 
 
-async def test_a_second_session_of_the_same_work_asks_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("trusted", [True, False], ids=["trusted", "untrusted"])
+async def test_a_second_session_of_the_same_work_asks_nothing(tmp_path: Path, trusted: bool) -> None:
     """bench/rules.py's measurement, pinned: 20 calls of ordinary work, the broadest 'always' answer each time,
-    then the same 20 calls in a new session."""
+    then the same 20 calls in a new session; in a project the user does not trust, the project answers are kept in
+    the user's own file for it, and last as well."""
     spec = importlib.util.spec_from_file_location(
         "bench_rules", Path(__file__).parents[2] / "bench" / "rules.py"
     )
     assert spec is not None and spec.loader is not None
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
-    result = await bench.measure(tmp_path)
+    result = await bench.measure(tmp_path, trusted=trusted)
     first, second = result["first_session"], result["second_session"]
     assert first["status"] == second["status"] == "settled"
     assert 0 < first["approvals"] < 20 and len(set(first["asked"])) == len(first["asked"])  # none asked twice
     assert "bash(python3 -m unittest -q)" in [r["rule"] for r in result["rules_created"]]
     assert second["approvals"] == 0 and second["repeats"] == []
+    (home,) = {r["file"] for r in result["rules_created"] if r["scope"] == "project"}
+    if trusted:
+        assert home == str(tmp_path / "ws" / ".kgent" / "config.toml")
+    else:
+        assert home.startswith(str(tmp_path / "config" / "projects" / "ws-"))

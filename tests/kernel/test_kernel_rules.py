@@ -83,15 +83,36 @@ async def test_allow_always_in_this_project_writes_the_file_and_lasts(workspace:
     assert all("project rule" in r.reason for r in _resolved(events))
 
 
-async def test_an_untrusted_project_is_offered_only_to_narrow(workspace: Path) -> None:
-    kernel = _kernel("cp sample.py a.py", "cp sample.py b.py")
-    events = await collect(kernel.create_run("check", workspace=workspace), lambda _: "reject_always_project")
-    (asked,) = _asked(events)
-    ids = [o.option_id for o in asked.options]
-    assert "allow_always_project" not in ids and "reject_always_project" in ids
-    assert _project_rules(workspace) == {"deny": ["bash(cp *)"]}
-    assert [r.source for r in _resolved(events)] == ["host", "session_rule"]
-    assert "denied by the project rule `bash(cp *)`" in _resolved(events)[1].reason
+def _personal_rules(workspace: Path) -> dict[str, Any]:
+    from kgent.permissions.rulefiles import RuleFiles
+
+    text = RuleFiles().personal_path(workspace).read_text()
+    assert text.startswith(f"# Kgent: your own permission rules for {workspace.resolve()}")
+    return tomllib.loads(text)["permissions"]
+
+
+async def test_an_untrusted_project_keeps_its_always_answers_in_the_users_own_file(workspace: Path) -> None:
+    kernel = _kernel("cp sample.py a.py", "cp sample.py b.py", "python3 sample.py")
+    answers = iter(["allow_always_project", "reject_always_project"])
+    events = await collect(kernel.create_run("check", workspace=workspace), lambda _: next(answers))
+    first, second = _asked(events)
+    assert "allow_always_project" in [o.option_id for o in first.options]
+    assert [r.source for r in _resolved(events)] == ["host", "session_rule", "host"]
+    assert "allowed by the project rule `bash(cp *)`" in _resolved(events)[1].reason
+    # nothing written into the repository: the rules are the user's, for this project
+    assert not (workspace / ".kgent").exists()
+    assert _personal_rules(workspace) == {"allow": ["bash(cp *)"], "deny": ["bash(python3 sample.py)"]}
+    # a new session (another front, a restart), the project still untrusted: decided by them, nobody asked
+    again = _kernel("cp sample.py c.py", "python3 sample.py")
+    events = await collect(again.create_run("again", workspace=workspace), "allow_once")
+    assert _asked(events) == []
+    assert [r.approved for r in _resolved(events)] == [True, False]
+    # a project file's allow still needs trust; the user's own rules for it do not
+    (workspace / ".kgent").mkdir()
+    (workspace / ".kgent" / "config.toml").write_text('[permissions]\nallow = ["bash(mv *)"]\n')
+    moved = _kernel("mv a.py d.py")
+    events = await collect(moved.create_run("move", workspace=workspace), "reject_once")
+    assert len(_asked(events)) == 1
 
 
 async def test_a_rule_file_edited_by_hand_applies_to_the_next_call(workspace: Path) -> None:

@@ -171,12 +171,19 @@ def test_the_card_offers_no_always_when_no_rule_can_be_made(workspace: Path) -> 
 
 def test_the_card_offers_the_project_only_where_a_file_rule_would_apply(workspace: Path) -> None:
     untrusted, _ = card(_bash(workspace, "npm test"), project_trusted=False)
-    assert [o.option_id for o in untrusted] == [
-        "allow_once",
-        "allow_always",
-        "reject_once",
-        "reject_always",
-        "reject_always_project",  # a project's denies count even untrusted
+    assert [(o.option_id, o.name) for o in untrusted] == [
+        ("allow_once", "Allow once"),
+        ("allow_always", "Allow `npm test …` this session"),
+        # kept in the user's own file for the project: the project's own allows would not count untrusted
+        ("allow_always_project", "Always allow `npm test …` in this project (kept in your settings)"),
+        ("reject_once", "Reject"),
+        ("reject_always", "Reject `npm test …` this session"),
+        ("reject_always_project", "Always reject `npm test …` in this project (kept in your settings)"),
+    ]
+    trusted, _ = card(_bash(workspace, "npm test"), project_trusted=True)
+    assert [o.name for o in trusted if o.scope == "project"] == [
+        "Always allow `npm test …` in this project",
+        "Always reject `npm test …` in this project",
     ]
     outside, _ = card(_bash(workspace, "cat /etc/hosts"), project_trusted=True)
     assert "allow_always_project" not in [o.option_id for o in outside]  # a file rule would not reach /etc

@@ -139,6 +139,9 @@ return function(H)
   test(':Kgent rules: add (project, user, deny), listed by scope, dd removes, bad rules refused; completion',
     function()
       local ws = H.fresh({})
+      -- Trusted, so that project rules go to the project's own file (untrusted: the user's own file for it).
+      vim.fn.system({ H.kgent_bin, 'extensions', '--trust', '--workspace', ws })
+      eq(0, vim.v.shell_error, 'kgent extensions --trust')
       eq({ 'add', 'list', 'remove' }, vim.fn.getcompletion('Kgent rules ', 'cmdline'), 'subcommands')
       eq({ 'add' }, vim.fn.getcompletion('Kgent rules a', 'cmdline'), 'add')
       eq({ '--deny' }, vim.fn.getcompletion('Kgent rules add --d', 'cmdline'), 'flags')

@@ -81,7 +81,8 @@ export function groupRules(result: RulesResult): RuleGroup[] {
     const file = scope === "user" ? result.files.user : scope === "project" ? result.files.project : undefined;
     if (typeof file === "string" && file !== "") group.file = file;
     if (scope === "project" && !result.projectTrusted) {
-      group.note = "not trusted: its allow rules are ignored, its deny rules apply";
+      const mine = typeof result.files.personal === "string" ? ` (${result.files.personal})` : "";
+      group.note = `not trusted: the allow rules in its own file are ignored, its deny rules apply; yours are kept in your settings${mine}`;
     }
     return group;
   });

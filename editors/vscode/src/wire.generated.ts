@@ -608,6 +608,11 @@ export interface RuleFilesInfo {
   project: string;
   /** The user's rule file (`<user config dir>/config.toml`). */
   user: string;
+  /**
+   * The user's own rule file for this project (`<user config dir>/projects/<name>-<hash>.toml`): where project rules
+   * are written while the project is not trusted; its rules count either way.
+   */
+  personal: string;
 }
 
 export interface RuleInfo {
@@ -651,7 +656,10 @@ export interface RulesResult {
   /** Deny rules first, then allows; the user's, the project's, the sessions'. */
   rules: RuleInfo[];
   files: RuleFilesInfo;
-  /** False: the project's allow rules are ignored (its denies still count). */
+  /**
+   * False: the allow rules in the project's own file are ignored (its denies still count), and new project rules go to
+   * the user's own file for it (`files.personal`).
+   */
   projectTrusted: boolean;
   /** Rules in the files that could not be read (file and rule), left out. */
   problems?: string[] | null;

@@ -135,7 +135,7 @@ describe("the Permissions view's groups", () => {
       { rule: "bash(rm *)", decision: "deny", scope: "user", text: "deny `rm` with any arguments in all your projects", file: "/home/u/.config/kgent/config.toml" },
       { rule: "edit(src/**)", decision: "allow", scope: "session", sessionId: "s1", text: "allow edits to `src/**` this session" },
     ],
-    files: { project: "/w/.kgent/config.toml", user: "/home/u/.config/kgent/config.toml" },
+    files: { project: "/w/.kgent/config.toml", user: "/home/u/.config/kgent/config.toml", personal: "/home/u/.config/kgent/projects/w-0123456789abcdef.toml" },
     projectTrusted: false,
   };
 
@@ -149,7 +149,7 @@ describe("the Permissions view's groups", () => {
         ["session", ["edit(src/**)"], undefined],
       ],
     );
-    assert.match(groups[1].note ?? "", /allow rules are ignored/);
+    assert.match(groups[1].note ?? "", /allow rules in its own file are ignored.*projects\/w-0123456789abcdef.toml/);
     assert.equal(groupRules({ ...listed, projectTrusted: true })[1].note, undefined);
   });
 

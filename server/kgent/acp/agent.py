@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ from kgent.acp.mcp import session_servers
 from kgent.config import DEFAULTS, permission_mode, provider_config
 from kgent.core.errors import KgentError
 from kgent.core.events import MessageDelta, PlanEvent, RunEnd, RunResult, ToolCallEvent, ToolUpdate
+from kgent.core.messages import Message, UserMessage
 from kgent.permissions.modes import MODE_DESCRIPTIONS
 from kgent.service import wire as W
 from kgent.service.errors import classify
@@ -202,7 +203,9 @@ class KgentAgent:
         if session is None:
             session = self.sessions[session_id] = _Session(tree.info.workspace, self._default_mode())
         tools = {tool.name: tool for tool in CODING_TOOLS()}
-        for update in U.replay(project(tree.branch()), tools, tree.info.workspace):
+        messages = project(tree.branch())
+        blobs = await self._image_bytes(session_id, messages)
+        for update in U.replay(messages, tools, tree.info.workspace, blobs):
             await self._update(session_id, update)
         self._announce_commands(session_id, tree.info.workspace)
         return S.LoadSessionResponse(
@@ -288,6 +291,18 @@ class KgentAgent:
             return await self.store.load(session_id)
         except KgentError as exc:
             raise request_error(exc) from None
+
+    async def _image_bytes(self, session_id: str, messages: Iterable[Message]) -> dict[str, bytes]:
+        """The stored bytes of the user's images in `messages`, by sha256 (a missing blob is left out)."""
+        blobs: dict[str, bytes] = {}
+        for message in messages:
+            for image in message.images if isinstance(message, UserMessage) else ():
+                if image.sha256 not in blobs:
+                    try:
+                        blobs[image.sha256] = await self.store.get_blob(session_id, image.sha256)
+                    except KgentError:
+                        pass
+        return blobs
 
     async def _session(self, session_id: str) -> _Session:
         session = self.sessions.get(session_id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -193,13 +194,30 @@ def prompt_blocks(blocks: Iterable[Any]) -> str | list[dict[str, Any]]:
     return ([{"type": "text", "text": text}] if text else []) + images
 
 
-def replay(messages: Iterable[Message], tools: Mapping[str, Tool], workspace: str) -> Iterator[Any]:
+def replay(
+    messages: Iterable[Message],
+    tools: Mapping[str, Tool],
+    workspace: str,
+    blobs: Mapping[str, bytes] | None = None,
+) -> Iterator[Any]:
     """A session's active branch as the updates a client would have seen live (session/load): tool calls with the
-    titles, kinds and locations their tools gave them live."""
+    titles, kinds and locations their tools gave them live, and the user's images from `blobs` (sha256 → bytes; an
+    image whose bytes are gone is replayed as a line saying so)."""
     ctx = ToolContext(workspace=Path(workspace), fs=LocalFileOps())
     for message in messages:
         match message:
-            case UserMessage(text=text) | SummaryMessage(text=text):
+            case UserMessage(text=text, images=images):
+                if text:
+                    yield H.update_user_message_text(text)
+                for image in images:
+                    data = image.data or (blobs or {}).get(image.sha256)
+                    if data:
+                        yield H.update_user_message(
+                            H.image_block(base64.b64encode(data).decode("ascii"), image.mime_type)
+                        )
+                    else:
+                        yield H.update_user_message_text(f"[an image ({image.mime_type}) no longer stored]")
+            case SummaryMessage(text=text):
                 yield H.update_user_message_text(text)
             case AssistantMessage():
                 if message.thinking:

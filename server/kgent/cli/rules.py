@@ -1,5 +1,5 @@
 """`kgent rules`: the permission rules in force for a project — list, add and remove, at the project's scope
-(`.kgent/config.toml`), the user's (the user config's config.toml) or one session's."""
+(`.kgent/config.toml`, or the user's own file for an untrusted project), the user's (the user config's config.toml) or one session's."""
 
 from __future__ import annotations
 
@@ -30,7 +30,10 @@ def add_parser(sub: Any) -> None:
         _workspace_option(q, argparse.SUPPRESS)
         scope = q.add_mutually_exclusive_group()
         scope.add_argument(
-            "--project", action="store_true", help="the project's .kgent/config.toml (default)"
+            "--project",
+            action="store_true",
+            help="the project's .kgent/config.toml (default); while the project is not trusted, your own file for "
+            "it in your config dir",
         )
         scope.add_argument("--user", action="store_true", help="the user's config.toml (every project)")
         scope.add_argument("--session", metavar="ID", default=None, help="one session's rules")
@@ -92,9 +95,16 @@ def run(args: argparse.Namespace) -> int:
 
 def render(listing: dict[str, Any]) -> str:
     files = listing["files"]
-    lines = [f"project rules: {files['project']}", f"user rules:    {files['user']}"]
+    lines = [
+        f"project rules: {files['project']}",
+        f"your project rules: {files['personal']}",
+        f"user rules:    {files['user']}",
+    ]
     if not listing["projectTrusted"]:
-        lines.append("the project is not trusted: its allow rules are ignored (kgent extensions --trust)")
+        lines.append(
+            "the project is not trusted: the allow rules in its own file are ignored (kgent extensions --trust); "
+            "project rules you add are kept in your own file for it"
+        )
     for item in listing["rules"]:
         where = item["scope"] + (f" {item['sessionId']}" if item.get("sessionId") else "")
         lines.append(f"  {item['decision']:<5}  {item['rule']:<40}  {where}: {item['text']}")

@@ -62,7 +62,38 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--fork", metavar="ENTRY", help="with --session: branch from this entry instead of the leaf"
     )
+    p.add_argument(
+        "--image",
+        dest="images",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="send this image with the prompt (PNG, JPEG, WebP or GIF, at most 5 MiB; repeat for more, at most 8); "
+        "the model must take images",
+    )
     p.add_argument("prompt", nargs="+", help="the task")
+
+
+def read_images(paths: list[str]) -> tuple[Any, ...]:
+    """The `--image` files as message parts, checked as every front checks them (kgent.core.images); a file that
+    is missing or no image Kgent takes is a KgentError naming it."""
+    from kgent.core.errors import KgentError
+    from kgent.core.images import MAX_IMAGES, image_part, image_problem
+
+    if len(paths) > MAX_IMAGES:
+        raise KgentError(f"{len(paths)} images: at most {MAX_IMAGES} per prompt", code="usage")
+    parts = []
+    for name in paths:
+        path = Path(name).expanduser()
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise KgentError(f"--image {name}: {exc.strerror or exc}", code="usage") from None
+        problem = image_problem(data)
+        if problem is not None:
+            raise KgentError(f"--image {name} {problem}", code="usage")
+        parts.append(image_part(data, path.name))
+    return tuple(parts)
 
 
 def build_kernel(args: argparse.Namespace, mode: str | None = None, extensions: Any = None) -> Any:
@@ -277,6 +308,7 @@ async def _main(args: argparse.Namespace) -> int:
     try:
         if args.fork and not args.session:
             raise KgentError("--fork needs --session ID", code="usage")
+        images = read_images(args.images)
         if args.session:
             await resume_defaults(args)
         extensions = for_run(workspace_of(args), trust_flag=args.trust_project, interactive=interactive)
@@ -289,6 +321,7 @@ async def _main(args: argparse.Namespace) -> int:
             return 0
         run = kernel.create_run(
             expansion.text,
+            images=images,
             workspace=workspace_of(args),
             session_id=args.session,
             parent_entry_id=args.fork,

@@ -309,14 +309,15 @@ class ToolBatch:
         )
 
     def _remember(self, intent: Intent, decision: Decision) -> Decision:
-        """Store an 'always' answer as the rules its option showed, where it said (session, or the project's file;
-        a file that cannot be written keeps them for the session, and the reason says so)."""
+        """Store an 'always' answer as the rules its option showed, where it said (session, or the project's rules:
+        its file when trusted, else the user's own file for it; a file that cannot be written keeps them for the
+        session, and the reason says so)."""
         kernel, spec = self.loop.kernel, self.loop.spec
         allow = decision.kind == "allow_always"
         if decision.scope != "session":
             rules = [r if allow else replace(r, allow=False) for r in propose(intent).rules]
             try:
-                file = kernel.rules.files.file(decision.scope, spec.workspace)
+                file = kernel.rules.files.writable(decision.scope, spec.workspace)
                 for rule in rules:
                     file.add(rule)
                 return decision

@@ -1,5 +1,7 @@
-# The rule files: `[permissions] allow = [...] deny = [...]` in the user's config.toml and in a project's
-# .kgent/config.toml. Re-read when they change (mtime, size, inode), so an edit by hand or by another front applies
+# The rule files: `[permissions] allow = [...] deny = [...]` in the user's config.toml, in a project's
+# .kgent/config.toml, and in the user's own file for a project (`<user config dir>/projects/<name>-<hash>.toml`:
+# where "always in this project" goes while the project is not trusted, since the project's own allows would not
+# count then; the user wrote them, so they count whether or not the project is trusted). Re-read when they change (mtime, size, inode), so an edit by hand or by another front applies
 # to the next call. A rule that cannot be read is reported (file and rule) and left out; the others still load.
 #
 # Writing keeps every other table, key and comment of the file: only the text of the `[permissions]` table is
@@ -8,6 +10,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -41,8 +44,9 @@ class FileRules:
 class RuleFile:
     """One config.toml's `[permissions]` table."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, preamble: str = "") -> None:
         self.path = path
+        self.preamble = preamble  # the first lines of a file this creates (a comment saying what it is)
         self._key: tuple[int, int, int] | None = None
         self._rules = FileRules()
 
@@ -120,7 +124,7 @@ class RuleFile:
         try:
             text = self.path.read_text(encoding="utf-8")
         except FileNotFoundError:
-            text = ""
+            text = self.preamble
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
@@ -211,14 +215,39 @@ class RuleFiles:
     def project_path(workspace: Path) -> Path:
         return workspace / ".kgent" / "config.toml"
 
+    def personal_path(self, workspace: Path) -> Path:
+        """The user's own rules for this project: in their config dir, named by the project's folder and a hash of
+        its path."""
+        where = workspace.resolve()
+        digest = hashlib.sha256(str(where).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+        name = re.sub(r"[^A-Za-z0-9._-]", "_", where.name)[:40] or "root"
+        return user_config_dir(self.env) / "projects" / f"{name}-{digest}.toml"
+
     def path(self, scope: RuleScope, workspace: Path) -> Path:
         return self.user_path() if scope == "user" else self.project_path(workspace)
 
     def file(self, scope: RuleScope, workspace: Path) -> RuleFile:
-        path = self.path(scope, workspace)
+        return self._file(self.path(scope, workspace))
+
+    def personal(self, workspace: Path) -> RuleFile:
+        preamble = f"# Kgent: your own permission rules for {workspace.resolve()} (not in the project)\n"
+        return self._file(self.personal_path(workspace), preamble)
+
+    def writable(self, scope: RuleScope, workspace: Path) -> RuleFile:
+        """Where a rule of `scope` is written: a project rule goes to the project's file while the project is
+        trusted, else to the user's own file for it (so that an allow counts at once)."""
+        if scope == "project" and not self.is_trusted(workspace):
+            return self.personal(workspace)
+        return self.file(scope, workspace)
+
+    def project_files(self, workspace: Path) -> tuple[RuleFile, RuleFile]:
+        """The project's file and the user's own file for the project: the two homes of its project rules."""
+        return self.file("project", workspace), self.personal(workspace)
+
+    def _file(self, path: Path, preamble: str = "") -> RuleFile:
         found = self._files.get(path)
         if found is None:
-            found = self._files[path] = RuleFile(path)
+            found = self._files[path] = RuleFile(path, preamble)
         return found
 
     def is_trusted(self, workspace: Path) -> bool:
@@ -231,8 +260,11 @@ class RuleFiles:
         """The rules in force for `workspace`: denies first (they win), then the allows that count."""
         user = self.file("user", workspace).load()
         project = self.file("project", workspace).load()
+        personal = self.personal(workspace).load()
         trusted = self.is_trusted(workspace)
-        out = [Scoped(r, "project") for r in project.deny] + [Scoped(r, "user") for r in user.deny]
+        out = [Scoped(r, "project") for r in (*project.deny, *personal.deny)]
+        out += [Scoped(r, "user") for r in user.deny]
+        out += [Scoped(r, "project") for r in personal.allow]
         out += [Scoped(r, "user") for r in user.allow]
         if trusted:
             out += [Scoped(r, "project") for r in project.allow]
@@ -242,4 +274,5 @@ class RuleFiles:
         return [
             *self.file("user", workspace).load().problems,
             *self.file("project", workspace).load().problems,
+            *self.personal(workspace).load().problems,
         ]

@@ -291,8 +291,10 @@ def short(rule: Rule) -> str:
 
 def card(intent: Intent, *, project_trusted: bool) -> tuple[tuple[PermissionOption, ...], str | None]:
     """The options of a permission request and its `noRule`: allow once, allow always (session; project when the
-    rule would apply there: a trusted project, and no outside / protected reach), reject once, reject always
-    (session; project when it would apply). No 'always' option when no rule can be made: `noRule` says why."""
+    rule would apply there: no outside / protected reach), reject once, reject always (session; project when it
+    would apply). No 'always' option when no rule can be made: `noRule` says why. In a project the user does not
+    trust, project rules are kept in the user's own file for it (kgent.permissions.rulefiles), and the project
+    options say so."""
     proposal = propose(intent)
     once = PermissionOption(option_id="allow_once", kind="allow_once", name="Allow once")
     reject = PermissionOption(option_id="reject_once", kind="reject_once", name="Reject")
@@ -311,15 +313,16 @@ def card(intent: Intent, *, project_trusted: bool) -> tuple[tuple[PermissionOpti
             rules=tuple(RuleText(rule=r.text, text=describe(r, scope)) for r in rules),
         )
 
+    mine = "" if project_trusted else " (kept in your settings)"
     options = [once, option("allow_always", True, "session", f"Allow {what} this session")]
-    if lasting and project_trusted:
+    if lasting:
         options.append(
-            option("allow_always_project", True, "project", f"Always allow {what} in this project")
+            option("allow_always_project", True, "project", f"Always allow {what} in this project{mine}")
         )
     options += [reject, option("reject_always", False, "session", f"Reject {what} this session")]
     if lasting:
         options.append(
-            option("reject_always_project", False, "project", f"Always reject {what} in this project")
+            option("reject_always_project", False, "project", f"Always reject {what} in this project{mine}")
         )
     return tuple(options), None
 

@@ -52,11 +52,15 @@ async def _stored(store: SessionStore, session_id: str) -> list[Any] | None:
 async def list_rules(book: RuleBook, store: SessionStore, workspace: Path) -> W.RulesResult:
     files = book.files
     user_path, project_path = files.path("user", workspace), files.path("project", workspace)
+    personal_path = files.personal_path(workspace)
     user, project = files.file("user", workspace).load(), files.file("project", workspace).load()
+    personal = files.personal(workspace).load()
     items: list[dict[str, Any]] = []
     items += [_info(r, "user", file=user_path) for r in user.deny]
     items += [_info(r, "project", file=project_path) for r in project.deny]
+    items += [_info(r, "project", file=personal_path) for r in personal.deny]
     items += [_info(r, "user", file=user_path) for r in user.allow]
+    items += [_info(r, "project", file=personal_path) for r in personal.allow]
     items += [_info(r, "project", file=project_path) for r in project.allow]
     sessions: dict[str, SessionRules] = dict(book.for_workspace(workspace))
     for info in (await store.list(str(workspace)))[:RECENT]:
@@ -74,7 +78,7 @@ async def list_rules(book: RuleBook, store: SessionStore, workspace: Path) -> W.
     return W.RulesResult.model_validate(
         {
             "rules": items,
-            "files": {"project": str(project_path), "user": str(user_path)},
+            "files": {"project": str(project_path), "user": str(user_path), "personal": str(personal_path)},
             "projectTrusted": files.is_trusted(workspace),
             "problems": problems or None,
         }
@@ -138,7 +142,7 @@ async def add_rule(
     if p.scope == "session":
         stored = await _change(book, store, p, workspace, live, lambda rules: rules.add(rule))
         return W.AddRuleResult.model_validate({"rule": _info(stored, "session", session_id=p.session_id)})
-    file = book.files.file(p.scope, workspace)
+    file = book.files.writable(p.scope, workspace)
     try:
         file.add(rule)
     except (RuleError, OSError) as exc:
@@ -153,8 +157,11 @@ async def remove_rule(
     if p.scope == "session":
         removed = await _change(book, store, p, workspace, live, lambda rules: rules.remove(rule))
         return W.RemoveRuleResult(removed=removed)
+    files = (
+        book.files.project_files(workspace) if p.scope == "project" else (book.files.file("user", workspace),)
+    )
     try:
-        removed = book.files.file(p.scope, workspace).remove(rule)
+        removed = [f.remove(rule) for f in files if f.path.exists()].count(True) > 0
     except (RuleError, OSError) as exc:
         raise ServiceError(INVALID_PARAMS, str(exc), "invalid_params") from None
     return W.RemoveRuleResult(removed=removed)

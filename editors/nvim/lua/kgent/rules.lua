@@ -45,6 +45,9 @@ function M.format(res, workspace)
     lines[#lines + 1] = ('  project file: %s%s'):format(files.project,
       res.projectTrusted and '' or '  (project not trusted: its allows are ignored, its denies kept)')
   end
+  if files.personal and not res.projectTrusted then
+    lines[#lines + 1] = '  your project rules (they count): ' .. files.personal
+  end
   if files.user then
     lines[#lines + 1] = '  user file:    ' .. files.user
   end

@@ -75,6 +75,9 @@ function renderRules(res) {
     const trust = res.projectTrusted ? "" : " (not trusted: its allows are ignored, its denies kept)";
     body.append(el("div", "muted rules-file", `Project file: ${files.project}${trust}`));
   }
+  if (files.personal && !res.projectTrusted) {
+    body.append(el("div", "muted rules-file", `Your project rules (they count): ${files.personal}`));
+  }
   if (files.user) body.append(el("div", "muted rules-file", `User file: ${files.user}`));
   for (const [scope, title] of SCOPES) {
     const section = el("section", "rules-scope");

@@ -169,6 +169,10 @@ class RuleInfo(Payload):
 class RuleFilesInfo(Payload):
     project: str = Field(description="The project's rule file (`<workspace>/.kgent/config.toml`).")
     user: str = Field(description="The user's rule file (`<user config dir>/config.toml`).")
+    personal: str = Field(
+        description="The user's own rule file for this project (`<user config dir>/projects/<name>-<hash>.toml`): "
+        "where project rules are written while the project is not trusted; its rules count either way."
+    )
 
 
 class RulesResult(Payload):
@@ -177,7 +181,8 @@ class RulesResult(Payload):
     )
     files: RuleFilesInfo
     project_trusted: bool = Field(
-        description="False: the project's allow rules are ignored (its denies still count)."
+        description="False: the allow rules in the project's own file are ignored (its denies still count), and "
+        "new project rules go to the user's own file for it (`files.personal`)."
     )
     problems: list[str] | None = Field(
         default=None, description="Rules in the files that could not be read (file and rule), left out."
