@@ -915,10 +915,12 @@ test('inline approval timeout: the countdown ends in a reject, the block goes', 
 end)
 
 test('kill -9 of the daemon: announced at ERROR with the signal, tools marked lost, edited buffer reloaded', function()
+  -- A command line no other process on the machine has (another suite may run this test at the same time).
+  local sleep = ('sleep 61.%d'):format(vim.fn.getpid())
   local ws = H.fresh({ files = { ['notes.txt'] = 'original\n' }, setup = {
     model = H.script({
       { { text = 'Writing.' }, { tool = 'write', args = { path = 'notes.txt', content = 'changed\n' } } },
-      { { text = 'Waiting.' }, { tool = 'bash', args = { command = 'sleep 61.25; echo never' } } },
+      { { text = 'Waiting.' }, { tool = 'bash', args = { command = sleep .. '; echo never' } } },
       { { text = 'Done.' } },
     }),
   } })
@@ -943,7 +945,7 @@ test('kill -9 of the daemon: announced at ERROR with the signal, tools marked lo
   truthy(pid, 'the daemon pid is known')
   eq('kgent: running 1', kgent.statusline(), 'statusline while running')
   H.wait_for(function()
-    return vim.fn.system({ 'pgrep', '-f', 'sleep 61.25' }) ~= ''
+    return vim.fn.system({ 'pgrep', '-f', sleep }) ~= ''
   end, 'the command running')
   vim.uv.kill(pid, 'sigkill')
   H.wait_for(function()
@@ -955,7 +957,7 @@ test('kill -9 of the daemon: announced at ERROR with the signal, tools marked lo
   contains(errs, ':Kgent restart', 'restart offered')
   eq(false, kgent.state.runs[run_id].live, 'the run ended')
   local lines = tr_mod.lines(sid)
-  contains(lines, 'sleep 61.25; echo never` · lost', 'the bash tool marked lost')
+  contains(lines, sleep .. '; echo never` · lost', 'the bash tool marked lost')
   contains(lines, '**Run ' .. run_id .. ' lost** · the daemon was killed by signal 9 (SIGKILL)', 'transcript')
   eq({ 'changed' }, vim.api.nvim_buf_get_lines(src, 0, -1, false), 'the edited buffer reloaded')
   eq('kgent: daemon died', kgent.statusline(), 'statusline')
@@ -963,7 +965,7 @@ test('kill -9 of the daemon: announced at ERROR with the signal, tools marked lo
     .. ') was killed by signal 9 (SIGKILL)', 'the log says it')
   -- What the daemon was running went with it (its process group).
   H.wait_for(function()
-    return vim.fn.system({ 'pgrep', '-f', 'sleep 61.25' }) == ''
+    return vim.fn.system({ 'pgrep', '-f', sleep }) == ''
   end, 'the command killed too')
   -- :Kgent restart brings it back.
   vim.cmd('Kgent restart')
