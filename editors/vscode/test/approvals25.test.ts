@@ -155,7 +155,7 @@ describe("issue 25: rules and approve with changes (extension side)", () => {
       const want = (qp.title ?? "").includes("Allow or deny") ? "allow" : "project";
       qp.pick(want);
     };
-    const added = (await exec("kgent.permissions.add")) as { rule: string; scope: string } | undefined;
+    const added = (await exec("kgent.permissions.add")) as { rule: string; scope: string; file?: string } | undefined;
     assert.ok(added, "added after the fix");
     assert.equal(added.rule, "bash(npm test *)");
     assert.equal(asked.length, 2);
@@ -163,7 +163,10 @@ describe("issue 25: rules and approve with changes (extension side)", () => {
     assert.equal(asked[1].value, "bash(");
     assert.ok(asked[1].prompt !== undefined && asked[1].prompt.length > 0);
     assert.ok(state.ui.messages.some((m) => m.severity === "error" && m.message.startsWith("Kgent: the rule was not added: ")));
-    assert.match(fs.readFileSync(path.join(w.sb.workspace, ".kgent", "config.toml"), "utf8"), /npm test \*/);
+    // The folder's project is not trusted: the rule is kept in the user's own file for it (where it counts).
+    assert.ok(added.file !== undefined && added.file.includes(`${path.sep}projects${path.sep}`), added.file);
+    assert.equal(fs.existsSync(path.join(w.sb.workspace, ".kgent", "config.toml")), false);
+    assert.match(fs.readFileSync(added.file, "utf8"), /npm test \*/);
     let tree = await view.render();
     const row = tree[1].children.find((c) => c.item.label === "allow bash(npm test *)");
     assert.ok(row, JSON.stringify(tree.map((g) => g.children.map((c) => c.item.label))));
@@ -171,7 +174,7 @@ describe("issue 25: rules and approve with changes (extension side)", () => {
     assert.equal(await exec("kgent.permissions.remove", row.node), true);
     tree = await view.render();
     assert.equal(tree[1].children.length, 0);
-    assert.doesNotMatch(fs.readFileSync(path.join(w.sb.workspace, ".kgent", "config.toml"), "utf8"), /npm test/);
+    assert.doesNotMatch(fs.readFileSync(added.file, "utf8"), /npm test/);
   });
 
   test("Accept my version: the edited proposal is written and the model is told the change", AGAINST_DAEMON, async () => {

@@ -160,9 +160,16 @@ export class PermissionsView implements vscode.TreeDataProvider<Node>, vscode.Di
     }
   }
 
+  /** Where a project rule is written: the project's file once it is trusted, else the user's own file for it. */
+  private projectFile(): string {
+    const r = this.result;
+    if (r === undefined) return ".kgent/config.toml";
+    return r.projectTrusted ? r.files.project : `yours, kept in ${r.files.personal}`;
+  }
+
   private async pickScope(): Promise<RuleScope | undefined> {
     const items: { label: string; description: string; value: RuleScope }[] = [
-      { label: "project", description: `this project (${this.result?.files.project ?? ".kgent/config.toml"})`, value: "project" },
+      { label: "project", description: `this project (${this.projectFile()})`, value: "project" },
       { label: "user", description: `all your projects (${this.result?.files.user ?? "your user config"})`, value: "user" },
     ];
     if (this.sessionId() !== undefined) items.push({ label: "session", description: "the panel's conversation only", value: "session" });
