@@ -36,12 +36,13 @@ demo-http: $(STAMP)
 
 # The Python suite and the editors' suites side by side: both mostly wait (on daemons, browsers, sandboxes, a headless
 # Neovim), so on 2 cores the two together take little longer than the longer one. The editors' suites run one after
-# another (two of them share editors/vscode/node_modules). Output is interleaved by line.
+# another (two of them share editors/vscode/node_modules), each even when one before it failed. Output is interleaved
+# by line.
 test: $(STAMP) system-tools
 	$(MAKE) --no-print-directory -j2 --output-sync=line test-python test-editors
 
 test-editors: $(STAMP)
-	$(MAKE) --no-print-directory -j1 test-vscode test-vscode-real test-nvim test-acp-ts
+	$(MAKE) --no-print-directory -j1 --keep-going test-vscode test-vscode-real test-nvim test-acp-ts
 
 # Two workers, a test file each at a time: the suite spends much of its time waiting on subprocesses (daemons,
 # browsers, sandboxes), so on 2 cores two workers nearly halve its wall time. `pytest PATH` alone runs serially.
