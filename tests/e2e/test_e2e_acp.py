@@ -148,12 +148,17 @@ async def test_edits_ask_permission_stream_diffs_and_the_session_replays_in_a_ne
     assert [(o.option_id, o.name) for o in client.asked[0].options] == [
         ("allow_once", "Allow once"),
         ("allow_always", "Allow writes to `notes.txt` this session"),
+        # not trusted: the project answers are kept in the user's own file for it
+        (
+            "allow_always_project",
+            "Always allow writes to `notes.txt` in this project (kept in your settings)",
+        ),
         ("reject_once", "Reject"),
         ("reject_always", "Reject writes to `notes.txt` this session"),
         (
             "reject_always_project",
-            "Always reject writes to `notes.txt` in this project",
-        ),  # not trusted: no allow
+            "Always reject writes to `notes.txt` in this project (kept in your settings)",
+        ),
     ]
     starts = [u for u in client.updates if u.session_update == "tool_call"]
     assert starts[0].kind == "edit" and starts[0].locations[0].path == str(workspace / "notes.txt")

@@ -81,15 +81,17 @@ async def test_full_run_with_allow_once(host: KgentHost, workspace: Path) -> Non
         and edit["toolCall"]["newText"] == "value = 2\nprint(value)\n"
     )
     assert edit["risk"] in ("low", "medium", "high") and edit["reason"]
-    # an untrusted project: its allow rules would not count, so 'always in this project' is offered only to reject
+    # an untrusted project: 'always in this project' is kept in the user's own file for it (the name says so)
     assert [(o["optionId"], o["kind"], o.get("scope")) for o in edit["options"]] == [
         ("allow_once", "allow_once", None),
         ("allow_always", "allow_always", "session"),
+        ("allow_always_project", "allow_always", "project"),
         ("reject_once", "reject_once", None),
         ("reject_always", "reject_always", "session"),
         ("reject_always_project", "reject_always", "project"),
     ]
     assert edit["options"][1]["name"] == "Allow edits to `sample.py` this session"
+    assert edit["options"][2]["name"].endswith("in this project (kept in your settings)")
     assert asked[1]["toolCall"]["command"].startswith("grep")
     # The JSON-RPC id of each prompt is its requestId, and the prompt follows its permission_request event.
     for request in asked:

@@ -113,9 +113,10 @@ def test_run_and_approve_from_the_card_with_the_diff_visible(
         [
             "Allow once",
             "Allow writes to `notes.txt` this session",
+            "Always allow writes to `notes.txt` in this project (kept in your settings)",
             "Reject",
             "Reject writes to `notes.txt` this session",
-            "Always reject writes to `notes.txt` in this project",
+            "Always reject writes to `notes.txt` in this project (kept in your settings)",
         ]
     )
     expect(page.locator(".msg.user")).to_contain_text("<b>now</b>")  # shown as text, not markup
@@ -172,10 +173,10 @@ def test_stop_cancels_a_running_command(context: BrowserContext, server: HttpSer
 def test_reload_mid_run_and_the_run_continues(context: BrowserContext, server: HttpServer) -> None:
     page = open_page(context, server)
     start_run(page, "scripted/read-then-write", "rewrite notes.txt")
-    expect(page.locator(".approval .buttons button")).to_have_count(5)
+    expect(page.locator(".approval .buttons button")).to_have_count(6)
     page.reload()
     # Replayed: the open prompt is back, once.
-    expect(page.locator(".approval .buttons button")).to_have_count(5)
+    expect(page.locator(".approval .buttons button")).to_have_count(6)
     expect(page.locator(".msg.user")).to_have_count(1)
     expect(page.locator(".card.tool")).to_have_count(2)
     page.locator(".approval button[data-option-id=allow_once]").click()
@@ -194,10 +195,10 @@ def test_reload_mid_run_and_the_run_continues(context: BrowserContext, server: H
 def test_two_tabs_on_one_run(context: BrowserContext, server: HttpServer) -> None:
     one = open_page(context, server)
     start_run(one, "scripted/read-then-write", "rewrite notes.txt")
-    expect(one.locator(".approval .buttons button")).to_have_count(5)
+    expect(one.locator(".approval .buttons button")).to_have_count(6)
     session_id = one.evaluate("window.kgent.state.sessionId")
     two = open_page(context, server, f"#session={session_id}")
-    expect(two.locator(".approval .buttons button")).to_have_count(5)
+    expect(two.locator(".approval .buttons button")).to_have_count(6)
     shot(two, "second-tab")
     two.locator(".approval button[data-option-id=allow_once]").click()
     for page in (one, two):
