@@ -47,12 +47,13 @@ test("a full run: initialize, session/new, prompt with an approval, the edit's d
   proc.stdin.end();
   assert.equal(result.stopReason, "end_turn");
   assert.equal(readFileSync(join(workspace, "notes.txt"), "utf8"), "first\n");
-  // The options Kgent offers (protocol.md § agent/permission): once, each "always" with its scope in its name (a
-  // project's deny is offered even in an untrusted project), reject.
-  assert.deepEqual(asked[0].options.map((o) => o.optionId), ["allow_once", "allow_always", "reject_once", "reject_always", "reject_always_project"]);
-  assert.deepEqual(asked[0].options.map((o) => o.kind), ["allow_once", "allow_always", "reject_once", "reject_always", "reject_always"]);
+  // The options Kgent offers (protocol.md § agent/permission): once, each "always" with its scope in its name, reject.
+  assert.deepEqual(asked[0].options.map((o) => o.optionId), ["allow_once", "allow_always", "allow_always_project", "reject_once", "reject_always", "reject_always_project"]);
+  // The project is not trusted: its "always in this project" answers are kept in the user's own file, and say so.
+  assert.match(asked[0].options[2].name, /in this project \(kept in your settings\)$/);
+  assert.deepEqual(asked[0].options.map((o) => o.kind), ["allow_once", "allow_always", "allow_always", "reject_once", "reject_always", "reject_always"]);
   assert.match(asked[0].options[1].name, /notes\.txt.*this session/);
-  assert.match(asked[0].options[4].name, /this project/);
+  assert.match(asked[0].options[5].name, /this project/);
   // No blind approval: the edit's diff is in the permission request itself.
   assert.equal(asked[0].toolCall.content?.[0]?.type, "diff");
   const text = updates.filter((u) => u.sessionUpdate === "agent_message_chunk").map((u) => u.content.text).join("");
