@@ -87,7 +87,7 @@ def _personal_rules(workspace: Path) -> dict[str, Any]:
     from kgent.permissions.rulefiles import RuleFiles
 
     text = RuleFiles().personal_path(workspace).read_text()
-    assert text.startswith(f"# Kgent: your own permission rules for {workspace.resolve()}")
+    assert text.startswith(f'# Kgent: your own permission rules for "{workspace.resolve()}"')
     return tomllib.loads(text)["permissions"]
 
 

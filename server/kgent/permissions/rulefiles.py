@@ -230,7 +230,9 @@ class RuleFiles:
         return self._file(self.path(scope, workspace))
 
     def personal(self, workspace: Path) -> RuleFile:
-        preamble = f"# Kgent: your own permission rules for {workspace.resolve()} (not in the project)\n"
+        # The path as a JSON string: a folder name with a newline must not end the comment and add TOML of its own.
+        where = json.dumps(str(workspace.resolve()), ensure_ascii=True)
+        preamble = f"# Kgent: your own permission rules for {where} (not in the project)\n"
         return self._file(self.personal_path(workspace), preamble)
 
     def writable(self, scope: RuleScope, workspace: Path) -> RuleFile:
