@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ from kgent.acp.mcp import session_servers
 from kgent.config import DEFAULTS, permission_mode, provider_config
 from kgent.core.errors import KgentError
 from kgent.core.events import MessageDelta, PlanEvent, RunEnd, RunResult, ToolCallEvent, ToolUpdate
-from kgent.core.messages import Message, UserMessage
+from kgent.kernel.images import with_image_data
 from kgent.permissions.modes import MODE_DESCRIPTIONS
 from kgent.service import wire as W
 from kgent.service.errors import classify
@@ -204,8 +204,8 @@ class KgentAgent:
             session = self.sessions[session_id] = _Session(tree.info.workspace, self._default_mode())
         tools = {tool.name: tool for tool in CODING_TOOLS()}
         messages = project(tree.branch())
-        blobs = await self._image_bytes(session_id, messages)
-        for update in U.replay(messages, tools, tree.info.workspace, blobs):
+        filled = await with_image_data(messages, lambda sha: self._blob(session_id, sha))
+        for update in U.replay(filled or messages, tools, tree.info.workspace):
             await self._update(session_id, update)
         self._announce_commands(session_id, tree.info.workspace)
         return S.LoadSessionResponse(
@@ -292,17 +292,12 @@ class KgentAgent:
         except KgentError as exc:
             raise request_error(exc) from None
 
-    async def _image_bytes(self, session_id: str, messages: Iterable[Message]) -> dict[str, bytes]:
-        """The stored bytes of the user's images in `messages`, by sha256 (a missing blob is left out)."""
-        blobs: dict[str, bytes] = {}
-        for message in messages:
-            for image in message.images if isinstance(message, UserMessage) else ():
-                if image.sha256 not in blobs:
-                    try:
-                        blobs[image.sha256] = await self.store.get_blob(session_id, image.sha256)
-                    except KgentError:
-                        pass
-        return blobs
+    async def _blob(self, session_id: str, sha256: str) -> bytes:
+        """A stored image's bytes; empty when they are gone (the replay then says so instead of failing the load)."""
+        try:
+            return await self.store.get_blob(session_id, sha256)
+        except KgentError:
+            return b""
 
     async def _session(self, session_id: str) -> _Session:
         session = self.sessions.get(session_id)

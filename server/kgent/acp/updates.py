@@ -198,11 +198,10 @@ def replay(
     messages: Iterable[Message],
     tools: Mapping[str, Tool],
     workspace: str,
-    blobs: Mapping[str, bytes] | None = None,
 ) -> Iterator[Any]:
     """A session's active branch as the updates a client would have seen live (session/load): tool calls with the
-    titles, kinds and locations their tools gave them live, and the user's images from `blobs` (sha256 → bytes; an
-    image whose bytes are gone is replayed as a line saying so)."""
+    titles, kinds and locations their tools gave them live, and the user's images (their bytes filled in by the caller;
+    an image whose bytes are gone is replayed as a line saying so)."""
     ctx = ToolContext(workspace=Path(workspace), fs=LocalFileOps())
     for message in messages:
         match message:
@@ -210,10 +209,9 @@ def replay(
                 if text:
                     yield H.update_user_message_text(text)
                 for image in images:
-                    data = image.data or (blobs or {}).get(image.sha256)
-                    if data:
+                    if image.data:
                         yield H.update_user_message(
-                            H.image_block(base64.b64encode(data).decode("ascii"), image.mime_type)
+                            H.image_block(base64.b64encode(image.data).decode("ascii"), image.mime_type)
                         )
                     else:
                         yield H.update_user_message_text(f"[an image ({image.mime_type}) no longer stored]")

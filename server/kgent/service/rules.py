@@ -161,7 +161,7 @@ async def remove_rule(
         book.files.project_files(workspace) if p.scope == "project" else (book.files.file("user", workspace),)
     )
     try:
-        removed = [f.remove(rule) for f in files if f.path.exists()].count(True) > 0
+        removed = any([f.remove(rule) for f in files if f.path.exists()])  # a list: remove from every file
     except (RuleError, OSError) as exc:
         raise ServiceError(INVALID_PARAMS, str(exc), "invalid_params") from None
     return W.RemoveRuleResult(removed=removed)
