@@ -77,7 +77,9 @@ def open_page(ctx: BrowserContext, server: HttpServer, fragment: str = "", *, to
     page = ctx.new_page()
     page.goto(server.page_url(fragment) if token else f"{server.url}/{fragment}")
     page.wait_for_selector("#provider option", state="attached")
-    expect(page.locator("#project")).to_contain_text("Project: ")
+    expect(page.locator("#project")).not_to_have_text(
+        "Project: …"
+    )  # the placeholder: the server has not answered
     return page
 
 
@@ -156,6 +158,33 @@ def test_a_second_tab_needs_no_token_and_sign_out_revokes(
     third = context.new_page()
     third.goto(f"{server.url}/")
     expect(third.locator("#token-dialog")).to_be_visible()  # signed out everywhere in this browser
+
+
+def test_a_prompt_sent_before_the_project_is_known_waits_for_it(
+    context: BrowserContext, server: HttpServer, tmp_path: Path
+) -> None:
+    """CI saw it: Ctrl+Enter before GET /api/workspaces answered sent no workspace ("'workspace' is required").
+    The send now waits for the project; the text stays in the box until then."""
+    model = write_script(tmp_path, "quick", [[{"text": "Answered after the project was known."}]])
+    page = context.new_page()
+    held: list[Route] = []
+    page.route("**/api/workspaces", lambda route: held.append(route))
+    page.goto(server.page_url(""))
+    page.wait_for_selector("#provider option", state="attached")
+    deadline = time.monotonic() + TIMEOUT / 1000
+    while not held:
+        assert time.monotonic() < deadline
+        page.wait_for_timeout(20)
+    expect(page.locator("#project")).to_have_text("Project: …")
+    start_run(page, f"scripted/{model}", "sent early", mode="full")
+    page.wait_for_timeout(300)  # the send is waiting: nothing started, nothing lost
+    expect(page.locator("#prompt")).to_have_value("sent early")
+    expect(page.locator(".notice", has_text="could not")).to_have_count(0)
+    held[0].continue_()
+    expect(page.locator(".msg.assistant").last).to_contain_text("Answered after the project was known.")
+    expect(page.locator("#prompt")).to_have_value("")
+    expect(page.locator(".notice", has_text="could not")).to_have_count(0)
+    assert "/src" in page.evaluate("document.getElementById('project').title")
 
 
 def test_text_typed_during_a_request_stays_and_the_queue_is_editable(

@@ -8,7 +8,7 @@ import { button, el, renderDiff, renderMarkdownInto } from "./render.js";
 import { closeReview, openReview, setupReview } from "./review.js";
 import { decorateApproval, setupRules } from "./rules.js";
 import { rewindButton } from "./rewind.js";
-import { currentProject, runChoice, setupPickers, setupProject } from "./setup.js";
+import { currentProject, runChoice, setupPickers, setupProject, whenProject } from "./setup.js";
 import { setupSlash } from "./slash.js";
 import { EventStream } from "./sse.js";
 import { giveBackImages, hasImages, imageChips, setupImages, takeImages } from "./images.js";
@@ -27,6 +27,7 @@ const state = {
   thinking: null,
   sessions: [], // the project's sessions as last listed
   ended: new Set(), // runs whose run_end was shown (a fast run can end before its POST /api/runs answers)
+  starting: false, // a send on its way (a second Ctrl+Enter meanwhile is not a second run)
 };
 
 function askToken() {
@@ -599,7 +600,18 @@ function giveBack(text) {
 }
 
 async function send() {
-  if (state.runId || (!$("prompt").value.trim() && !hasImages())) return;
+  if (state.runId || state.starting || (!$("prompt").value.trim() && !hasImages())) return;
+  state.starting = true;
+  try {
+    // Sent before the server said which projects it serves (a quick typist, a slow link): it goes once that is known.
+    if (!state.sessionId && !currentProject()) await whenProject();
+    await startRun();
+  } finally {
+    state.starting = false;
+  }
+}
+
+async function startRun() {
   const text = takeText();
   const images = takeImages();
   const prompt = images.length ? [...(text.trim() ? [{ type: "text", text }] : []), ...images.map(({ size, ...b }) => b)] : text;

@@ -83,9 +83,16 @@ export function runChoice() {
 
 // -- the project -------------------------------------------------------------------------------------------------
 const project = { path: null, roots: [], onChange: () => {} };
+let projectKnown;
+const projectSet = new Promise((resolve) => (projectKnown = resolve));
 
 export function currentProject() {
   return project.path;
+}
+
+// The project once the server has said which directories it serves (at once when it has).
+export function whenProject() {
+  return project.path ? Promise.resolve(project.path) : projectSet;
 }
 
 function underRoots(path) {
@@ -100,6 +107,7 @@ export function setProject(path) {
   const prefs = loadPrefs();
   const recent = [path, ...(prefs.recentProjects || []).filter((p) => p !== path)].slice(0, RECENT);
   savePrefs({ project: path, recentProjects: recent });
+  projectKnown(path);
   project.onChange(path);
 }
 
