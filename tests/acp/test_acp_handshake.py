@@ -23,7 +23,12 @@ def test_the_result_is_the_sdks_initialize_response_and_the_protocol_version_is_
         agent_capabilities=S.AgentCapabilities(
             load_session=True,
             prompt_capabilities=S.PromptCapabilities(embedded_context=True, image=True),
-            session_capabilities=S.SessionCapabilities(list=S.SessionListCapabilities()),
+            session_capabilities=S.SessionCapabilities(
+                list=S.SessionListCapabilities(),
+                fork=S.SessionForkCapabilities(),
+                resume=S.SessionResumeCapabilities(),
+                close=S.SessionCloseCapabilities(),
+            ),
             mcp_capabilities=S.McpCapabilities(http=True, sse=False),
         ),
         agent_info=S.Implementation(name="kgent", title="Kgent", version="0.1.0"),

@@ -42,6 +42,20 @@ async def test_usage_events_and_run_end_carry_the_cost_of_a_priced_model(
     }
 
 
+async def test_each_calls_usage_says_how_full_the_context_is(make_kernel, workspace: Path) -> None:
+    """`context`: the call's whole prompt (cached or not) and its answer, of the model's window (the per-model
+    setting here); none on the turn that counts a sub-agent's run."""
+    kernel = make_kernel(SCRIPT, mode="full", model_context={"script": {"context_window": 64_000}})
+    run = kernel.create_run("read it", workspace=workspace)
+    events = [e for e in await collect(run) if isinstance(e, UsageEvent)]
+    assert [e.context for e in events] == [{"tokens": 1100, "window": 64_000}] * 2
+    cost = RunCost(None, window=8_000)
+    cached = Usage(input_tokens=10, output_tokens=5, cache_read_tokens=300, cache_write_tokens=40)
+    assert cost.add(cached).context == {"tokens": 355, "window": 8_000}
+    assert cost.absorb({"inputTokens": 900, "outputTokens": 90}).context is None
+    assert RunCost(None).add(cached).context is None  # no window known: no gauge
+
+
 async def test_an_unknown_model_shows_tokens_only(make_kernel, workspace: Path) -> None:
     kernel = make_kernel(SCRIPT, mode="full")  # the built-in table knows no model called "script"
     run = kernel.create_run("read it", workspace=workspace)

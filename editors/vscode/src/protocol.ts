@@ -43,6 +43,7 @@ export type {
   CompactResult,
   CompactionEvent,
   ContentBlock,
+  ContextUse,
   Cost,
   DeleteSessionParams,
   EmptyResult,

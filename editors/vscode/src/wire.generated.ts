@@ -134,6 +134,13 @@ export interface CompactionEvent {
 
 export type ContentBlock = TextBlock | ResourceLinkBlock | ResourceBlock | ImageBlock;
 
+export interface ContextUse {
+  /** What the context held after the call: its whole prompt and its answer. */
+  tokens: number;
+  /** The model's context window (KGENT_CONTEXT_WINDOW or the built-in table). */
+  window: number;
+}
+
 export interface Cost {
   /** An estimate, from the model's price. */
   amount: number;
@@ -979,6 +986,8 @@ export interface UsageEvent {
   type: "usage";
   turn: Usage;
   total: Usage;
+  /** After a model call; absent for a sub-agent's run counted as one turn. */
+  context?: ContextUse | null;
 }
 
 export interface UserMessage {

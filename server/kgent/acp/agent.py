@@ -18,8 +18,20 @@ from acp import schema as S
 
 from kgent.acp.mcp import session_servers
 from kgent.config import DEFAULTS, permission_mode, provider_config
+from kgent.context.compaction import CompactionSettings
+from kgent.context.tokens import prompt_tokens
 from kgent.core.errors import KgentError
-from kgent.core.events import MessageDelta, PlanEvent, RunEnd, RunResult, ToolCallEvent, ToolUpdate
+from kgent.core.events import (
+    MessageDelta,
+    PlanEvent,
+    RunEnd,
+    RunResult,
+    ToolCallEvent,
+    ToolUpdate,
+    UsageEvent,
+)
+from kgent.core.messages import AssistantMessage, Message
+from kgent.kernel.cost import session_usage
 from kgent.kernel.images import with_image_data
 from kgent.permissions.modes import MODE_DESCRIPTIONS
 from kgent.service import wire as W
@@ -207,10 +219,89 @@ class KgentAgent:
         filled = await with_image_data(messages, lambda sha: self._blob(session_id, sha))
         for update in U.replay(filled or messages, tools, tree.info.workspace):
             await self._update(session_id, update)
+        context = self._last_context(messages)
+        if context is not None:  # how full the context was when the session was left
+            cost = U.wire_cost(session_usage(tree.entries.values(), self.svc.prices()))
+            await self._update(session_id, U.usage_update(context, cost))
         self._announce_commands(session_id, tree.info.workspace)
         return S.LoadSessionResponse(
             modes=self._modes(session.mode), config_options=self._config_options(session)
         )
+
+    async def fork_session(
+        self,
+        session_id: str,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[Any] | None = None,
+        **kwargs: Any,
+    ) -> S.ForkSessionResponse:
+        """ACP's session/fork (unstable): a new session holding this one's conversation (its active branch, its
+        images); the original stays as it was. The fork starts with the original's mode and model on this
+        connection. Nothing is replayed: the client has the history already."""
+        servers = session_servers(mcp_servers)
+        source = await self._session(session_id)
+        try:
+            new_id = await self.svc.copy_session(session_id, cwd)
+        except KgentError as exc:
+            raise request_error(exc) from None
+        self.svc.extensions().set_session_servers(new_id, servers)
+        fork = self.sessions[new_id] = _Session(normalize_workspace(cwd), source.mode)
+        fork.model = source.model
+        self._announce_commands(new_id, fork.workspace)
+        return S.ForkSessionResponse(
+            session_id=new_id, modes=self._modes(fork.mode), config_options=self._config_options(fork)
+        )
+
+    async def resume_session(
+        self,
+        session_id: str,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[Any] | None = None,
+        **kwargs: Any,
+    ) -> S.ResumeSessionResponse:
+        """ACP's session/resume (unstable): session/load without the replay (the client kept the history)."""
+        from kgent.context.projection import project
+
+        servers = session_servers(mcp_servers)
+        tree = await self._load(session_id)
+        self.svc.extensions().set_session_servers(session_id, servers)
+        session = await self._session(session_id)
+        context = self._last_context(project(tree.branch()))
+        if context is not None:  # how full the context was when the session was left
+            cost = U.wire_cost(session_usage(tree.entries.values(), self.svc.prices()))
+            await self._update(session_id, U.usage_update(context, cost))
+        self._announce_commands(session_id, tree.info.workspace)
+        return S.ResumeSessionResponse(
+            modes=self._modes(session.mode), config_options=self._config_options(session)
+        )
+
+    async def close_session(self, session_id: str, **kwargs: Any) -> S.CloseSessionResponse:
+        """ACP's session/close (unstable): a live prompt of the session is cancelled, and the connection forgets
+        its mode and model. The session stays in the store (session/load opens it again)."""
+        await self._session(session_id)  # an unknown session is -32002
+        run_id = self.svc.live_run_id(session_id)
+        if run_id is not None:
+            self.svc.cancel(run_id)
+        self.sessions.pop(session_id, None)
+        return S.CloseSessionResponse()
+
+    def _last_context(self, messages: list[Message]) -> dict[str, int] | None:
+        """`{tokens, window}` of the branch's last model call that reported usage (as its `usage` event said)."""
+        for message in reversed(messages):
+            if isinstance(message, AssistantMessage) and message.usage is not None:
+                settings = CompactionSettings.resolve(
+                    self.svc.kernel_config(), message.provider, message.model
+                )
+                tokens = prompt_tokens(message.usage) + message.usage.output_tokens
+                return {"tokens": tokens, "window": settings.context_window}
+        return None
+
+    async def _session_cost(self, session_id: str) -> float | None:
+        """What the session's stored turns cost (every branch); None when one of them has no price."""
+        tree = await self._load(session_id)
+        return U.wire_cost(session_usage(tree.entries.values(), self.svc.prices()))
 
     def _announce_commands(self, session_id: str, workspace: str) -> None:
         """Send the workspace's slash commands once this request has answered (the client then knows the session)."""
@@ -329,6 +420,7 @@ class KgentAgent:
         params = {"prompt": U.prompt_blocks(prompt), "sessionId": session_id, "mode": session.mode}
         if session.model is not None:
             params["model"] = session.model
+        spent = await self._session_cost(session_id)  # before the check: no await between it and the turn
         if session_id in self.port.turns:
             raise RequestError.invalid_request(
                 {"message": f"session {session_id} already has a prompt running"}
@@ -340,16 +432,17 @@ class KgentAgent:
             except Exception as exc:
                 raise request_error(exc) from None
             handle.start()
-            result = await self._stream(session_id, session, turn)
+            result = await self._stream(session_id, session, turn, spent)
         finally:
             del self.port.turns[session_id]
         reason = U.stop_reason(result)
         if reason is None:
             raise failure_error(result)
-        return S.PromptResponse(stop_reason=reason)
+        return S.PromptResponse(stop_reason=reason, usage=U.prompt_usage(result.usage))
 
-    async def _stream(self, session_id: str, session: _Session, turn: Turn) -> RunResult:
-        """Send the turn's events as `session/update`s until its run_end."""
+    async def _stream(self, session_id: str, session: _Session, turn: Turn, spent: float | None) -> RunResult:
+        """Send the turn's events as `session/update`s until its run_end; `spent`: what the session cost before it
+        (None when some turn had no price), for the cost in `usage_update`."""
         fs = self._fs(session_id)
         live = LiveOutput(lambda call_id, text: self._update(session_id, U.live_output(call_id, text)))
         try:
@@ -381,6 +474,10 @@ class KgentAgent:
                     await self._update(session_id, U.tool_call_update(event, diff, terminal))
                 elif isinstance(event, PlanEvent):
                     await self._update(session_id, U.plan_update(event))
+                elif isinstance(event, UsageEvent) and event.context is not None:
+                    run_cost = U.wire_cost(event.total)
+                    cost = None if spent is None or run_cost is None else spent + run_cost
+                    await self._update(session_id, U.usage_update(event.context, cost))
                 elif isinstance(event, RunEnd):
                     return event.result
         finally:

@@ -44,7 +44,8 @@ def initialize_result(requested: int) -> dict[str, Any]:
         "agentCapabilities": {
             "loadSession": True,
             "promptCapabilities": {"embeddedContext": True, "image": True},
-            "sessionCapabilities": {"list": {}},
+            # fork, resume and close are ACP's unstable methods (kgent.acp.main serves the unstable protocol)
+            "sessionCapabilities": {"list": {}, "fork": {}, "resume": {}, "close": {}},
             "mcpCapabilities": {
                 "http": True,
                 "sse": False,

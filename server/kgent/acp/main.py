@@ -54,9 +54,10 @@ def main(env: Mapping[str, str], *, log_level: str | None = None) -> int:
             from acp import run_agent
 
             agent = loaded.KgentAgent(env, offer)
-            # The SDK finds handlers by name and answers -32601 for those an agent leaves out (session/fork, …),
-            # so KgentAgent implements only what it supports, not the whole Agent protocol.
-            await run_agent(cast("Agent", agent), stdout, screened)
+            # The SDK finds handlers by name and answers -32601 for those an agent leaves out, so KgentAgent
+            # implements only what it supports, not the whole Agent protocol. The unstable protocol routes
+            # session/fork, session/resume and session/close to it (Zed and the SDKs' clients already send them).
+            await run_agent(cast("Agent", agent), stdout, screened, use_unstable_protocol=True)
         finally:
             reader.cancel()
             if agent is not None:

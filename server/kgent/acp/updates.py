@@ -121,6 +121,39 @@ def sub_agent_event(
     return None
 
 
+def usage_update(context: Mapping[str, int], cost: float | None) -> S.UsageUpdate:
+    """ACP's `usage_update`: how full the context is (`used` of `size` tokens) and what the session has cost so
+    far, when every turn of it has a price."""
+    return S.UsageUpdate(
+        session_update="usage_update",
+        used=max(0, int(context["tokens"])),
+        size=max(0, int(context["window"])),
+        cost=None if cost is None else S.Cost(amount=round(cost, 6), currency="USD"),
+    )
+
+
+def wire_cost(usage: Mapping[str, Any]) -> float | None:
+    """The amount of a usage object's `cost` (kgent.kernel.cost.usage_to_wire), None when it has none."""
+    cost = usage.get("cost")
+    return float(cost["amount"]) if isinstance(cost, Mapping) else None
+
+
+def prompt_usage(usage: Mapping[str, Any]) -> S.Usage | None:
+    """A run's total usage as `session/prompt`'s `usage` (all input, cached or not, in `inputTokens`)."""
+    if not usage:
+        return None
+    cached_read, cached_write = int(usage.get("cacheReadTokens", 0)), int(usage.get("cacheWriteTokens", 0))
+    inputs = int(usage.get("inputTokens", 0)) + cached_read + cached_write
+    output = int(usage.get("outputTokens", 0))
+    return S.Usage(
+        total_tokens=inputs + output,
+        input_tokens=inputs,
+        output_tokens=output,
+        cached_read_tokens=cached_read,
+        cached_write_tokens=cached_write,
+    )
+
+
 def plan_update(event: PlanEvent) -> S.AgentPlanUpdate:
     """The agent's whole plan, as ACP's `plan` update (which also replaces the previous one)."""
     return H.update_plan(H.plan_entry(e.content, priority=e.priority, status=e.status) for e in event.entries)

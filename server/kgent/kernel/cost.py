@@ -27,11 +27,13 @@ def usage_to_wire(usage: Usage, cost: float | None) -> dict[str, Any]:
 
 
 class RunCost:
-    """One run's spending, and its limit: `check` before each model call, `add` after it."""
+    """One run's spending, and its limit: `check` before each model call, `add` after it. `window`: the model's
+    context window, for the `context` of each call's usage event."""
 
-    def __init__(self, price: Price | None, limit: float | None = None) -> None:
+    def __init__(self, price: Price | None, limit: float | None = None, *, window: int | None = None) -> None:
         self.price = price
         self.limit = limit
+        self.window = window
         self.usage = Usage()
         self.spent = 0.0
         # The last call that reported usage: what it carried (history length, last message) and its usage.
@@ -48,7 +50,10 @@ class RunCost:
         self.usage = self.usage + usage
         self.spent += turn or 0.0
         self._last = (*self._sending, usage)
-        return UsageEvent(turn=usage_to_wire(usage, turn), total=self.wire())
+        context = None
+        if self.window is not None:
+            context = {"tokens": prompt_tokens(usage) + usage.output_tokens, "window": self.window}
+        return UsageEvent(turn=usage_to_wire(usage, turn), total=self.wire(), context=context)
 
     def absorb(self, wire: dict[str, Any]) -> UsageEvent:
         """Count a sub-agent's whole run (its `run_end` usage) as one turn of this run; the `usage` event to emit."""

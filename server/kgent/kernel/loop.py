@@ -130,7 +130,10 @@ class Loop:
         self.compaction: RunCompaction | None = None
         self.tracking: asyncio.Future[None] | None = None  # the change tracker's start
         prices = kernel.config.prices or builtin_prices()
-        self.cost = RunCost(prices.price(spec.provider.model), spec.cost_limit)
+        window = CompactionSettings.resolve(
+            kernel.config, spec.provider.name, spec.provider.model
+        ).context_window
+        self.cost = RunCost(prices.price(spec.provider.model), spec.cost_limit, window=window)
 
     def _start_context(self, info: SessionInfo, branch: Sequence[SessionEntry]) -> None:
         """The session's system prompt and this run's compaction. The prompt's date is the session's creation day

@@ -54,7 +54,7 @@ from kgent.service.review import told as mark_told
 from kgent.service.rewind import RewindError, result_dict, rewind_session
 from kgent.service.runs import FileScope, RunHandle, RunPort
 from kgent.service.store import open_store
-from kgent.session.entries import title_entry, tree_to_dict
+from kgent.session.entries import SessionEntry, title_entry, tree_to_dict
 from kgent.session.paths import normalize_workspace
 from kgent.tools.base import CommandRunner
 from kgent.tools.ops import LocalFileOps
@@ -570,6 +570,23 @@ class Service:
             self.busy.pop(session_id, None)
         return W.ForkResult(session_id=session_id, leaf_id=entry_id)
 
+    async def copy_session(self, session_id: str, workspace: str | None = None) -> str:
+        """A new session holding this one's active branch, for ACP's session/fork (which forks into a new session,
+        where Kgent's `agent/fork` moves the leaf inside one): the same entries, the images they name copied with
+        them; the original is left as it was. `workspace`: the new session's (default: the original's). Its id."""
+        self._check_idle(session_id)
+        tree = await self.store.load(session_id)
+        self._guard(tree.info.workspace)
+        target = normalize_workspace(workspace) if workspace else tree.info.workspace
+        self._guard(target)
+        branch = tree.branch()
+        info = await self.store.create(workspace=target)
+        for sha in dict.fromkeys(_image_blobs(branch)):
+            await self.store.put_blob(info.id, await self.store.get_blob(session_id, sha))
+        if branch:
+            await self.store.append(info.id, branch)
+        return info.id
+
     async def rewind(self, p: W.RewindParams) -> W.RewindResult:
         """Restore the files changed since a user message (through the client's buffers when it serves them) and
         move the leaf to just before it; on dryRun, only say what would happen (kgent.service.rewind)."""
@@ -702,3 +719,15 @@ class Service:
         """Stop the MCP servers this daemon started."""
         if self._extensions is not None:
             await self._extensions.aclose()
+
+
+def _image_blobs(entries: list[SessionEntry]) -> list[str]:
+    """The sha256 of every image the entries' user messages attached (their bytes are blobs beside the session)."""
+    out: list[str] = []
+    for entry in entries:
+        message = entry.data.get("message") if entry.type == "message" else None
+        if isinstance(message, dict) and message.get("role") == "user":
+            out += [
+                i["sha256"] for i in message.get("images") or () if isinstance(i, dict) and i.get("sha256")
+            ]
+    return out

@@ -194,10 +194,20 @@ class QueueUpdateEvent(Payload):
     follow_up: list[str]
 
 
+class ContextUse(Payload):
+    tokens: int = Field(description="What the context held after the call: its whole prompt and its answer.")
+    window: int = Field(
+        description="The model's context window (KGENT_CONTEXT_WINDOW or the built-in table)."
+    )
+
+
 class UsageEvent(Payload):
     type: Literal["usage"]
     turn: Usage
     total: Usage
+    context: ContextUse | None = Field(
+        default=None, description="After a model call; absent for a sub-agent's run counted as one turn."
+    )
 
 
 class RetryEvent(Payload):

@@ -284,7 +284,7 @@ METHODS: tuple[Method, ...] = (
         result_ref=R.ForkResult,
         call=_fork,
         http=(Http("POST", "/api/sessions/{sessionId}/fork"),),
-        acp=Absent("Kgent's ACP front does not serve session/fork yet (unstable in ACP)"),
+        acp=Acp("session/fork"),
     ),
     Method(
         name="agent/renameSession",
