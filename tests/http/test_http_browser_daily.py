@@ -5,6 +5,7 @@ cookies and localStorage) per test."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -185,6 +186,32 @@ def test_a_prompt_sent_before_the_project_is_known_waits_for_it(
     expect(page.locator("#prompt")).to_have_value("")
     expect(page.locator(".notice", has_text="could not")).to_have_count(0)
     assert "/src" in page.evaluate("document.getElementById('project').title")
+
+
+def test_the_context_gauge_shows_how_full_the_context_is(
+    context: BrowserContext, server: HttpServer, tmp_path: Path
+) -> None:
+    """After each model call the session head says how full the model's context was (the `usage` event's
+    `context`), warning as it nears the window; a new session starts without one."""
+    script = [[{"text": "Small."}, {"usage": {"input": 2_000, "output": 100}}]]
+    small = write_script(tmp_path, "small", script)
+    big = write_script(tmp_path, "big", [[{"text": "Big."}, {"usage": {"input": 30_000, "output": 200}}]])
+    page = open_page(context, server)
+    gauge = page.locator("#context")
+    expect(gauge).to_be_hidden()
+    start_run(page, f"scripted/{small}", "a small one", mode="full")
+    expect(page.locator(".run-end")).to_contain_text("Run settled")
+    expect(gauge).to_have_text("context 2.1k of 33k tokens (6%)")  # the scripted provider's window: 32768
+    expect(gauge).not_to_have_class(re.compile("near-full"))
+    page.fill("#model", big)
+    page.fill("#prompt", "a big one")
+    page.click("#send")
+    expect(page.locator(".run-end")).to_have_count(2)
+    expect(gauge).to_have_text("context 30k of 33k tokens (92%)")
+    expect(gauge).to_have_class(re.compile("near-full"))
+    shot(page, "context-gauge")
+    page.click("#new-session")
+    expect(gauge).to_be_hidden()
 
 
 def test_text_typed_during_a_request_stays_and_the_queue_is_editable(

@@ -1131,6 +1131,12 @@ test('run summary: all input tokens, the cached share and the cost when the mode
     line = ('%d in (%d cached) / %d out tokens · ≈ $%.4f'):format(input, u.cacheReadTokens, u.outputTokens, u.cost.amount)
   end
   contains(H.transcript(), line, 'transcript summary')
+  -- and how full the context was after the last call (the scripted provider's window: 32768 tokens)
+  local used = input + u.outputTokens -- one model call: its whole prompt and its answer
+  contains(H.transcript(), line .. ' · ' .. require('kgent.render').fmt_context({ tokens = used, window = 32768 }),
+    'the context after the run')
+  eq('context 2.1k of 33k tokens (6%)', require('kgent.render').fmt_context({ tokens = 2100, window = 32768 }), 'fmt')
+  eq('context 30k of 200k tokens (15%)', require('kgent.render').fmt_context({ tokens = 30200, window = 200000 }), 'fmt')
 end)
 
 dofile(here .. '/test_buffers.lua')(H)

@@ -143,6 +143,8 @@ export interface PanelState {
   sessionResumed?: boolean;
   /** The session's tokens and cost so far (its stored turns when resumed, plus the runs since). */
   sessionUsage?: P.Usage;
+  /** How full the model's context was after the conversation's last model call (known once a run here made one). */
+  sessionContext?: P.ContextUse;
   /** The runs shown, each a section of the conversation. */
   sections: RunSection[];
   /** The daemon's shell sandbox in words ("bubblewrap", "none: every command asks"), once known. */

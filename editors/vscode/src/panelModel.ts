@@ -33,6 +33,7 @@ export class PanelModel {
   private seq = 0;
   sessionResumed = false;
   sessionUsage: P.Usage | undefined;
+  sessionContext: P.ContextUse | undefined;
   sandbox: PanelState["sandbox"];
   choices: PanelChoices = { modes: ["plan", "ask", "auto", "full", "risk_based"], mode: "ask", models: [], model: "", provider: "" };
   sessionId: string | undefined;
@@ -48,6 +49,7 @@ export class PanelModel {
       sessionLabel: this.sessionLabel,
       sessionResumed: this.sessionResumed,
       sessionUsage: this.sessionUsage,
+      sessionContext: this.sessionContext,
       sections: [...this.sectionList.values()],
       sandbox: this.sandbox,
       trusted: this.trusted,
@@ -75,6 +77,7 @@ export class PanelModel {
     this.sessionLabel = undefined;
     this.sessionResumed = false;
     this.sessionUsage = undefined;
+    this.sessionContext = undefined;
     for (const id of [...this.sectionList.keys()]) if (!this.live.has(id)) this.sectionList.delete(id);
   }
 
@@ -120,6 +123,7 @@ export class PanelModel {
       this.sessionLabel = label;
       this.sessionResumed = false;
       this.sessionUsage = undefined;
+      this.sessionContext = undefined;
     }
     this.sessionId = sessionId;
     // Its run_end (and usage) may have come before the `agent/run` answer was handled.
@@ -261,6 +265,10 @@ export class PanelModel {
       case "usage": {
         const r = this.live.get(runId);
         if (r !== undefined) r.usage = e.total;
+        // The gauge follows the panel's conversation (a Run Task run has a session of its own, a sub-agent its own
+        // context).
+        const own = params.parentRunId === undefined || params.parentRunId === null;
+        if (e.context && own && (this.sectionList.get(runId)?.origin === "panel" || params.sessionId === this.sessionId)) this.sessionContext = e.context;
         return;
       }
       case "run_end": {
@@ -376,6 +384,7 @@ export class PanelModel {
     this.sessionLabel = label;
     this.sessionResumed = true;
     this.sessionUsage = session.usage ?? undefined;
+    this.sessionContext = undefined; // known again after the next model call
     for (const item of storedItems(session, (prefix) => this.nextId(prefix))) this.push(item);
   }
 

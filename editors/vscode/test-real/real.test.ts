@@ -868,6 +868,8 @@ describe("Kgent in a real VS Code: the first hour (issue 29)", { timeout: 30 * 6
       assert.doesNotMatch(session, /Continuing/);
       assert.match(session, /Conversation: Change value to 2 in sample\.py\./);
       assert.match(session, /session total: \d+ in .* out tokens/);
+      // How full the model's context is (the scripted provider's window is 32768 tokens).
+      assert.match(await panel.locator("#session .session-context").innerText(), /context [\d.]+k? of 33k tokens \(\d+%\)/);
       assert.match(await panel.locator("#session .sandbox").innerText(), /sandbox/);
     });
     await step(page, "reject-run", async () => {

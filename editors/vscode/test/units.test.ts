@@ -15,7 +15,7 @@ import { splitAttachments } from "../src/panelHistory";
 import { PanelModel } from "../src/panelModel";
 import { hunkLine, withoutHunks } from "../src/reviewModel";
 import { TranscriptWriter } from "../src/transcript";
-import { formatUsage, sandboxStatus } from "../src/usage";
+import { formatContext, formatUsage, sandboxStatus } from "../src/usage";
 import { extensionRoot } from "./helpers";
 
 function permission(toolCall: Partial<PermissionParams["toolCall"]>, options?: PermissionParams["options"]): PermissionParams {
@@ -222,6 +222,7 @@ describe("panel model", () => {
     assert.equal(s.live.length, 0);
     assert.equal(s.sessionId, "s1");
     assert.deepEqual(s.sessionUsage, { inputTokens: 1, outputTokens: 2, cacheReadTokens: 0, cacheWriteTokens: 0, cost: undefined });
+    assert.equal(s.sessionContext, undefined); // no usage event came
     assert.equal(s.sessionResumed, false);
     assert.ok(s.items.every((i) => i.section === "r1"));
     assert.deepEqual(s.sections, [{ runId: "r1", label: "do it", origin: "panel", live: false }]);
@@ -244,6 +245,27 @@ describe("panel model", () => {
     assert.equal(s.sessionLabel, "panel question");
     assert.deepEqual(s.sections.map((x) => [x.runId, x.origin, x.label]), [["p1", "panel", "panel question"], ["t1", "task", "task question"]]);
     assert.deepEqual(s.items.map((i) => `${i.type}:${i.section}`), ["user:p1", "user:t1", "end:t1", "end:p1"]);
+  });
+
+  test("the context gauge follows the panel's conversation: not a Run Task run's, not a sub-agent's", () => {
+    const m = new PanelModel();
+    let seq = 0;
+    const ev = (runId: string, sessionId: string, event: Record<string, unknown>, parentRunId?: string): AgentEventParams =>
+      ({ runId, sessionId, seq: seq++, event: event as AgentEventParams["event"], ...(parentRunId ? { parentRunId } : {}) });
+    const usage = { inputTokens: 1, outputTokens: 2, cacheReadTokens: 0, cacheWriteTokens: 0 };
+    const used = (tokens: number) => ({ type: "usage", turn: usage, total: usage, context: { tokens, window: 64_000 } });
+    m.runStarted("p1", "s1", "panel question", "/w", "panel");
+    m.event(ev("p1", "s1", used(1_100)));
+    assert.deepEqual(m.snapshot().sessionContext, { tokens: 1_100, window: 64_000 });
+    m.runStarted("t1", "s2", "task question", "/w", "task");
+    m.event(ev("t1", "s2", used(50_000)));
+    m.event(ev("sub1", "s1", used(30_000), "p1"));
+    m.event(ev("p1", "s1", { type: "usage", turn: usage, total: usage })); // a sub-agent's run counted: no context
+    assert.deepEqual(m.snapshot().sessionContext, { tokens: 1_100, window: 64_000 });
+    m.event(ev("p1", "s1", used(2_400)));
+    assert.deepEqual(m.snapshot().sessionContext, { tokens: 2_400, window: 64_000 });
+    m.clear(); // New Conversation
+    assert.equal(m.snapshot().sessionContext, undefined);
   });
 
   test("a lost run's pending and running tool cards end", () => {
@@ -394,6 +416,13 @@ describe("usage and sandbox in words", () => {
       formatUsage({ inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0, cost: null }),
       "1 in / 1 out tokens",
     );
+  });
+
+  test("formatContext: the tokens of the window, rounded as a gauge reads", () => {
+    assert.equal(formatContext({ tokens: 24_310, window: 200_000 }), "context 24k of 200k tokens (12%)");
+    assert.equal(formatContext({ tokens: 1_100, window: 64_000 }), "context 1.1k of 64k tokens (2%)");
+    assert.equal(formatContext({ tokens: 355, window: 8_000 }), "context 355 of 8.0k tokens (4%)");
+    assert.equal(formatContext({ tokens: 5, window: 0 }), "context 5 of 0 tokens (0%)");
   });
 
   test("sandboxStatus warns when the daemon has none, says nothing extra when it has bubblewrap", () => {

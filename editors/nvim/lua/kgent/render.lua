@@ -21,6 +21,8 @@ local PLAN_MARK = { completed = '[x]', in_progress = '[~]', pending = '[ ]' }
 local plans = {}
 -- The "queued —" line of each run (kgent.blocks handle): one line, rewritten by each `queue_update`.
 local queues = {}
+-- The `context` ({tokens, window}) of each live run's latest model call: the run's end line says how full it was.
+local contexts = {}
 
 --- "**Plan** · 1/3 done" and one markdown checkbox line per entry ([~] in progress, "(high)" for high priority).
 function M.plan_lines(entries)
@@ -73,6 +75,23 @@ local function fmt_tokens(u)
     text = text .. (' · ≈ %s%.4f'):format(sign, u.cost.amount)
   end
   return text
+end
+
+--- "context 2.1k of 33k tokens (6%)": how full the model's context was after a call (the usage event's `context`).
+function M.fmt_context(c)
+  if type(c) ~= 'table' or type(c.tokens) ~= 'number' or type(c.window) ~= 'number' then
+    return nil
+  end
+  local function k(n)
+    if n >= 10000 then
+      return ('%dk'):format(math.floor(n / 1000 + 0.5))
+    elseif n >= 1000 then
+      return ('%.1fk'):format(n / 1000)
+    end
+    return tostring(n)
+  end
+  local share = c.window > 0 and math.floor(100 * c.tokens / c.window + 0.5) or 0
+  return ('context %s of %s tokens (%d%%)'):format(k(c.tokens), k(c.window), share)
 end
 
 ---@param run {id: string, session_id: string, workspace: string?}
@@ -216,10 +235,12 @@ function M.on_event(run, ev)
     transcript.note(('compaction %s (%s)'):format(ev.status or '?', ev.trigger or '?'))
   elseif ty == 'plan' then
     show_plan(run.id, ev.entries)
+  elseif ty == 'usage' then
+    contexts[run.id] = ev.context or contexts[run.id] -- none on a sub-agent's run counted as one turn
   elseif ty == 'run_end' then
     M.run_end(run, ev)
   end
-  -- Other event types (usage, unknown future ones) are not shown.
+  -- Other event types (unknown future ones) are not shown.
 end
 
 --- An approval prompt closed without a permission_resolved event (yet): show that on its tool line.
@@ -262,6 +283,11 @@ function M.run_end(run, ev)
   local tok = fmt_tokens(ev.usage)
   if tok then
     head = head .. ' · ' .. tok
+  end
+  local ctx = M.fmt_context(contexts[run.id])
+  contexts[run.id] = nil
+  if ctx then
+    head = head .. ' · ' .. ctx
   end
   local lines = { head }
   if type(ev.error) == 'table' then

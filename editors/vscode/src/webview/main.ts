@@ -5,7 +5,7 @@ import { escapeHtml, renderMarkdown } from "../markdown";
 import type { FromPage, SessionRow, ToPage } from "../panelMessages";
 import type { ApprovalItem, EndItem, LiveRun, PanelItem, PanelState, PlanItem, RunSection, ToolItem, UserItem } from "../panelItems";
 import { optionWords, SCOPE_WORDS } from "../rules";
-import { formatUsage } from "../usage";
+import { formatContext, formatUsage } from "../usage";
 import { setupSlash } from "./slash";
 import { hasImages, restoreImages, sentImages, setupImages, takeImages } from "./images";
 
@@ -373,6 +373,11 @@ function renderSessionBar(s: PanelState): void {
     const total = el("span", "session-usage", escapeHtml(` · session total: ${formatUsage(s.sessionUsage)}`));
     total.title = "Tokens (and cost, when the model's price is known) of every model call of this session so far";
     sessionBar.appendChild(total);
+  }
+  if (s.sessionId !== undefined && s.sessionContext !== undefined) {
+    const ctx = el("span", "session-context", escapeHtml(` · ${formatContext(s.sessionContext)}`));
+    ctx.title = "What the model's context held after the last call (its whole prompt and answer), of its context window; Kgent compacts the conversation as it nears the window";
+    sessionBar.appendChild(ctx);
   }
   if (s.sandbox !== undefined) {
     const sb = el("span", `sandbox${s.sandbox.warn ? " warn" : ""}`, escapeHtml(s.sandbox.text));

@@ -294,6 +294,9 @@ function onEvent(params) {
     case "queue_update":
       showQueue(params.runId, ev);
       break;
+    case "usage":
+      if (ev.context && !params.parentRunId) showContext(ev.context);
+      break;
     case "retry":
       notice(`retrying the model call (${ev.attempt}/${ev.maxAttempts}): ${ev.error}`);
       break;
@@ -355,8 +358,23 @@ function watch(sessionId, runId) {
 }
 
 // -- sessions --------------------------------------------------------------------------------------------------------
+// "context 24k of 200k tokens (12%)": how full the model's context was after the session's last model call.
+function showContext(ctx) {
+  const box = $("context");
+  if (!ctx) {
+    box.hidden = true;
+    return;
+  }
+  const k = (n) => (n >= 10000 ? `${Math.round(n / 1000)}k` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : `${n}`);
+  const share = ctx.window > 0 ? Math.round((100 * ctx.tokens) / ctx.window) : 0;
+  box.textContent = `context ${k(ctx.tokens)} of ${k(ctx.window)} tokens (${share}%)`;
+  box.classList.toggle("near-full", share >= 80); // compaction comes soon
+  box.hidden = false;
+}
+
 function resetLog(title) {
   log().replaceChildren();
+  showContext(null);
   state.tools.clear();
   state.bubble = state.thinking = null;
   state.applied.clear();
