@@ -4,7 +4,10 @@ spawns the process) and command output streamed while a command runs; over real 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +43,13 @@ class Terminal:
         return S.TerminalExitStatus(exit_code=code) if code >= 0 else S.TerminalExitStatus(signal=str(-code))
 
 
+def kill_group(proc: asyncio.subprocess.Process) -> None:
+    """SIGKILL the terminal's whole process group (a child such as `sleep` would otherwise hold its output open
+    until it ends: a minute in the cancel test)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
 class TerminalClient(Client):
     """An ACP client that offers `terminal`: each terminal is a real process it spawns and watches."""
 
@@ -66,6 +76,7 @@ class TerminalClient(Client):
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
             stdin=asyncio.subprocess.DEVNULL,
+            start_new_session=True,  # its own process group: a kill reaches `sleep` too, as in an editor's terminal
         )
         terminal_id = f"term-{len(self.terminals) + 1}"
         self.terminals[terminal_id] = Terminal(proc, output_byte_limit)
@@ -94,15 +105,13 @@ class TerminalClient(Client):
     async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> S.KillTerminalResponse:
         t = self.terminals[terminal_id]
         t.killed = True
-        if t.proc.returncode is None:
-            t.proc.kill()
+        kill_group(t.proc)
         return S.KillTerminalResponse()
 
     async def close(self) -> None:
         """Reap every process (the test's event loop must not close under them)."""
         for t in self.terminals.values():
-            if t.proc.returncode is None:
-                t.proc.kill()
+            kill_group(t.proc)
             await t.proc.wait()
             await t.reader
 
