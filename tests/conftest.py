@@ -21,8 +21,10 @@ def pytest_report_header() -> str:
     return f"kgent shell sandbox: {found.name} ({found.reason})"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def _user_config_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
+    # One per test: a rule, a trusted project or a prompt one test writes at user scope must not count in the next
+    # test the same xdist worker runs (the order of files on a worker varies from run to run).
     return str(tmp_path_factory.mktemp("user-config"))
 
 
