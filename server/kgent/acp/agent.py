@@ -19,7 +19,6 @@ from acp import schema as S
 from kgent.acp.mcp import session_servers
 from kgent.config import DEFAULTS, permission_mode, provider_config
 from kgent.context.compaction import CompactionSettings
-from kgent.context.tokens import prompt_tokens
 from kgent.core.errors import KgentError
 from kgent.core.events import (
     MessageDelta,
@@ -31,13 +30,14 @@ from kgent.core.events import (
     UsageEvent,
 )
 from kgent.core.messages import AssistantMessage, Message
-from kgent.kernel.cost import session_usage
+from kgent.kernel.cost import context_use, session_usage
 from kgent.kernel.images import with_image_data
 from kgent.permissions.modes import MODE_DESCRIPTIONS
 from kgent.service import wire as W
 from kgent.service.errors import classify
 from kgent.service.handshake import Settings
 from kgent.service.service import Service
+from kgent.session.entries import SessionTree
 from kgent.session.paths import normalize_workspace
 from kgent.tools.base import CommandRunner
 from kgent.tools.ops import FileOps, LocalFileOps
@@ -208,21 +208,13 @@ class KgentAgent:
         from kgent.context.projection import project
         from kgent.tools import CODING_TOOLS
 
-        servers = session_servers(mcp_servers)
-        tree = await self._load(session_id)
-        self.svc.extensions().set_session_servers(session_id, servers)
-        session = self.sessions.get(session_id)
-        if session is None:
-            session = self.sessions[session_id] = _Session(tree.info.workspace, self._default_mode())
+        tree, session = await self._reopen(session_id, mcp_servers)
         tools = {tool.name: tool for tool in CODING_TOOLS()}
         messages = project(tree.branch())
         filled = await with_image_data(messages, lambda sha: self._blob(session_id, sha))
         for update in U.replay(filled or messages, tools, tree.info.workspace):
             await self._update(session_id, update)
-        context = self._last_context(messages)
-        if context is not None:  # how full the context was when the session was left
-            cost = U.wire_cost(session_usage(tree.entries.values(), self.svc.prices()))
-            await self._update(session_id, U.usage_update(context, cost))
+        await self._usage_at_rest(session_id, tree, messages)
         self._announce_commands(session_id, tree.info.workspace)
         return S.LoadSessionResponse(
             modes=self._modes(session.mode), config_options=self._config_options(session)
@@ -264,14 +256,8 @@ class KgentAgent:
         """ACP's session/resume (unstable): session/load without the replay (the client kept the history)."""
         from kgent.context.projection import project
 
-        servers = session_servers(mcp_servers)
-        tree = await self._load(session_id)
-        self.svc.extensions().set_session_servers(session_id, servers)
-        session = await self._session(session_id)
-        context = self._last_context(project(tree.branch()))
-        if context is not None:  # how full the context was when the session was left
-            cost = U.wire_cost(session_usage(tree.entries.values(), self.svc.prices()))
-            await self._update(session_id, U.usage_update(context, cost))
+        tree, session = await self._reopen(session_id, mcp_servers)
+        await self._usage_at_rest(session_id, tree, project(tree.branch()))
         self._announce_commands(session_id, tree.info.workspace)
         return S.ResumeSessionResponse(
             modes=self._modes(session.mode), config_options=self._config_options(session)
@@ -287,20 +273,30 @@ class KgentAgent:
         self.sessions.pop(session_id, None)
         return S.CloseSessionResponse()
 
-    def _last_context(self, messages: list[Message]) -> dict[str, int] | None:
-        """`{tokens, window}` of the branch's last model call that reported usage (as its `usage` event said)."""
+    async def _reopen(self, session_id: str, mcp_servers: list[Any] | None) -> tuple[SessionTree, _Session]:
+        """A stored session opened on this connection (session/load, session/resume): its tree, and its state here
+        (kept when this connection has it already), with the client's MCP servers."""
+        servers = session_servers(mcp_servers)
+        tree = await self._load(session_id)
+        self.svc.extensions().set_session_servers(session_id, servers)
+        session = self.sessions.get(session_id)
+        if session is None:
+            session = self.sessions[session_id] = _Session(tree.info.workspace, self._default_mode())
+        return tree, session
+
+    async def _usage_at_rest(self, session_id: str, tree: SessionTree, messages: list[Message]) -> None:
+        """A `usage_update` for the branch's last model call that reported usage (as its `usage` event said): how
+        full the context was when the session was left. Nothing for a session without one."""
         for message in reversed(messages):
             if isinstance(message, AssistantMessage) and message.usage is not None:
-                settings = CompactionSettings.resolve(
-                    self.svc.kernel_config(), message.provider, message.model
-                )
-                tokens = prompt_tokens(message.usage) + message.usage.output_tokens
-                return {"tokens": tokens, "window": settings.context_window}
-        return None
+                config = self.svc.kernel_config()
+                window = CompactionSettings.resolve(config, message.provider, message.model).context_window
+                context = context_use(message.usage, window)
+                await self._update(session_id, U.usage_update(context, self._session_cost(tree)))
+                return
 
-    async def _session_cost(self, session_id: str) -> float | None:
+    def _session_cost(self, tree: SessionTree) -> float | None:
         """What the session's stored turns cost (every branch); None when one of them has no price."""
-        tree = await self._load(session_id)
         return U.wire_cost(session_usage(tree.entries.values(), self.svc.prices()))
 
     def _announce_commands(self, session_id: str, workspace: str) -> None:
@@ -420,7 +416,7 @@ class KgentAgent:
         params = {"prompt": U.prompt_blocks(prompt), "sessionId": session_id, "mode": session.mode}
         if session.model is not None:
             params["model"] = session.model
-        spent = await self._session_cost(session_id)  # before the check: no await between it and the turn
+        spent = self._session_cost(await self._load(session_id))  # before the check: no await after it
         if session_id in self.port.turns:
             raise RequestError.invalid_request(
                 {"message": f"session {session_id} already has a prompt running"}

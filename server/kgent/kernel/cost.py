@@ -26,6 +26,12 @@ def usage_to_wire(usage: Usage, cost: float | None) -> dict[str, Any]:
     return wire
 
 
+def context_use(usage: Usage, window: int) -> dict[str, int]:
+    """A `usage` event's `context`: what the model's context held after the call (its whole prompt, cached or not,
+    and its answer) out of the model's window."""
+    return {"tokens": prompt_tokens(usage) + usage.output_tokens, "window": window}
+
+
 class RunCost:
     """One run's spending, and its limit: `check` before each model call, `add` after it. `window`: the model's
     context window, for the `context` of each call's usage event."""
@@ -50,9 +56,7 @@ class RunCost:
         self.usage = self.usage + usage
         self.spent += turn or 0.0
         self._last = (*self._sending, usage)
-        context = None
-        if self.window is not None:
-            context = {"tokens": prompt_tokens(usage) + usage.output_tokens, "window": self.window}
+        context = context_use(usage, self.window) if self.window is not None else None
         return UsageEvent(turn=usage_to_wire(usage, turn), total=self.wire(), context=context)
 
     def absorb(self, wire: dict[str, Any]) -> UsageEvent:

@@ -130,9 +130,11 @@ class Loop:
         self.compaction: RunCompaction | None = None
         self.tracking: asyncio.Future[None] | None = None  # the change tracker's start
         prices = kernel.config.prices or builtin_prices()
-        window = CompactionSettings.resolve(
+        # the model's window: the usage events' `context`, and this run's compaction
+        self.context_settings = CompactionSettings.resolve(
             kernel.config, spec.provider.name, spec.provider.model
-        ).context_window
+        )
+        window = self.context_settings.context_window
         self.cost = RunCost(prices.price(spec.provider.model), spec.cost_limit, window=window)
 
     def _start_context(self, info: SessionInfo, branch: Sequence[SessionEntry]) -> None:
@@ -160,9 +162,7 @@ class Loop:
                     store=kernel.store,
                     session_id=spec.session_id,
                     provider=spec.provider,
-                    settings=CompactionSettings.resolve(
-                        kernel.config, spec.provider.name, spec.provider.model
-                    ),
+                    settings=self.context_settings,
                     auto=kernel.config.auto_compact,
                     overhead=self.overhead,
                     project=kernel.project,
