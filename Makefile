@@ -15,12 +15,19 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP) system-tools
 
-# Shell commands run in a bubblewrap sandbox (git is needed by the escape tests; chromium by the web client's browser
+# Shell commands run in a bubblewrap sandbox (git and ripgrep are needed by the escape tests, which run them as commands; chromium by the web client's browser
 # suite and openssl by its TLS test, tests/http). Installed when missing and we are root on Debian/Ubuntu; otherwise a note: Kgent then asks
 # before every shell command.
+# What Qt's xcb platform plugin (kgent desktop: pywebview on PyQt6) loads beyond a base Debian, as soname:package;
+# tests/http/test_http_desktop_libraries.py checks that the plugin's libraries resolve on this machine.
+QT_XCB_LIBS := libxcb-cursor.so.0:libxcb-cursor0 libxcb-icccm.so.4:libxcb-icccm4 libxcb-keysyms.so.1:libxcb-keysyms1 \
+  libxcb-image.so.0:libxcb-image0 libxcb-render-util.so.0:libxcb-render-util0 libxcb-shape.so.0:libxcb-shape0 \
+  libxcb-xkb.so.1:libxcb-xkb1 libxkbcommon-x11.so.0:libxkbcommon-x11-0 libxcb-randr.so.0:libxcb-randr0 \
+  libxcb-xinerama.so.0:libxcb-xinerama0 libEGL.so.1:libegl1 libGL.so.1:libgl1 libfontconfig.so.1:libfontconfig1 \
+  libdbus-1.so.3:libdbus-1-3 libnss3.so:libnss3 libasound.so.2:libasound2
 system-tools:
-	@missing=""; for t in bwrap:bubblewrap git:git chromium:chromium openssl:openssl xvfb-run:xvfb; do command -v $${t%%:*} >/dev/null 2>&1 || missing="$$missing $${t#*:}"; done; \
-	ldconfig -p | grep -q libxcb-cursor.so.0 || missing="$$missing libxcb-cursor0"; \
+	@missing=""; for t in bwrap:bubblewrap git:git rg:ripgrep chromium:chromium openssl:openssl xvfb-run:xvfb; do command -v $${t%%:*} >/dev/null 2>&1 || missing="$$missing $${t#*:}"; done; \
+	for lib in $(QT_XCB_LIBS); do ldconfig -p | grep -q "$${lib%%:*}" || missing="$$missing $${lib#*:}"; done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "installing$$missing"; apt-get update -q >/dev/null && apt-get install -y -q$$missing >/dev/null; \

@@ -26,12 +26,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from kgent.files.ops import LocalFileOps
+from kgent.files.protected import ProtectedFiles
 from kgent.permissions.commands import read_only
+from kgent.sandbox.bwrap import Grant, NoSandbox, detect
 from kgent.tools.base import ToolContext
 from kgent.tools.bash import BashTool
-from kgent.tools.ops import LocalFileOps
-from kgent.tools.protected import ProtectedFiles
-from kgent.tools.sandbox import Grant, NoSandbox, detect
 
 RESULTS = Path(__file__).parent / "results" / "sandbox.json"
 GOALS = {"added_ms_per_call": 5.0}

@@ -15,7 +15,7 @@ _PROXIES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
 
 def pytest_report_header() -> str:
     """Which shell sandbox this run has: the escape tests check bubblewrap's walls only where it works."""
-    from kgent.tools.sandbox import detect
+    from kgent.sandbox.bwrap import detect
 
     found = detect()
     return f"kgent shell sandbox: {found.name} ({found.reason})"

@@ -1,7 +1,7 @@
 """The package's layers, enforced: every import of kgent.X from kgent.Y must point down (or stay inside Y).
 
-core < tools, session, providers < permissions < context < kernel < ext, config < service < fronts (daemon, http,
-acp) < cli, testing. Packages of one layer do not import each other. Every import counts: module level, inside
+core < files, session, providers < sandbox, changes < tools < permissions < context < kernel < ext, config < service
+< fronts (daemon, http, acp, swebench) < cli, testing. Packages of one layer do not import each other. Every import counts: module level, inside
 functions and under TYPE_CHECKING alike. There is no exception list: a new edge against the order fails here.
 """
 
@@ -17,22 +17,25 @@ PACKAGE = Path(kgent.__file__).resolve().parent
 
 LAYERS: dict[str, int] = {
     "core": 0,
-    "tools": 1,
+    "files": 1,
     "session": 1,
     "providers": 1,
-    "permissions": 2,
-    "context": 3,
-    "kernel": 4,
-    "ext": 5,
-    "service": 6,
-    "config": 5,  # below the shared service, which builds runs from it
-    "daemon": 7,
-    "http": 7,
-    "acp": 7,
-    "swebench": 7,
-    "cli": 8,
-    "testing": 8,
-    "__main__": 9,
+    "sandbox": 2,
+    "changes": 2,
+    "tools": 3,
+    "permissions": 4,
+    "context": 5,
+    "kernel": 6,
+    "ext": 7,
+    "config": 7,  # below the shared service, which builds runs from it
+    "service": 8,
+    "daemon": 9,
+    "http": 9,
+    "acp": 9,
+    "swebench": 9,
+    "cli": 10,
+    "testing": 10,
+    "__main__": 11,
 }
 
 

@@ -435,7 +435,7 @@ def test_the_sandbox_is_named_at_start(ws: Path) -> None:
         state=ws.parent / "state",
     )
     assert out.returncode == 0, out.stderr
-    from kgent.tools.sandbox import detect
+    from kgent.sandbox.bwrap import detect
 
     expected = "bwrap — reads run unasked" if detect().contains else "every shell command asks"
     assert "sandbox:" in out.stdout and expected in out.stdout

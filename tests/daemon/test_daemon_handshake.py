@@ -85,7 +85,7 @@ def test_capabilities_follow_settings_and_env() -> None:
 
 
 def test_capabilities_name_the_sandbox_shell_commands_run_in() -> None:
-    from kgent.tools.sandbox import detect
+    from kgent.sandbox.bwrap import detect
 
     off = H.capabilities(H.Settings(), {"KGENT_SANDBOX": "none"})
     assert off["sandbox"] == "none" and "KGENT_SANDBOX=none" in off["sandboxReason"]

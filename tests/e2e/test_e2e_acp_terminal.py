@@ -16,7 +16,7 @@ from acp import schema as S
 from kgent_host import STATE_DIR, daemon_env
 from test_e2e_acp import AGENT, Client, agent, wait_for
 
-from kgent.tools.sandbox import detect
+from kgent.sandbox.bwrap import detect
 
 
 class Terminal:

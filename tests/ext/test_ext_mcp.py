@@ -16,10 +16,10 @@ from helpers import eventually
 from kgent.ext.config import McpServerConfig
 from kgent.ext.host import Extensions
 from kgent.ext.mcp import McpManager
+from kgent.files.ops import LocalFileOps
 from kgent.kernel import AgentKernel, KernelConfig
 from kgent.providers.scripted import ScriptedProvider
 from kgent.tools.base import ToolContext
-from kgent.tools.ops import LocalFileOps
 
 
 @pytest.fixture

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import httpx
 
+from kgent.sandbox.bwrap import detect
 from kgent.testing.http_server import HttpServer, read_events
-from kgent.tools.sandbox import detect
 
 
 def test_a_risk_based_run_finishes_unanswered(client: httpx.Client, server: HttpServer) -> None:

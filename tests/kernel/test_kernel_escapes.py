@@ -26,8 +26,8 @@ from kgent.core.messages import message_to_dict
 from kgent.kernel import AgentKernel, KernelConfig
 from kgent.providers.base import ProviderRequest, StreamEvent
 from kgent.providers.scripted import ScriptedProvider
+from kgent.sandbox.bwrap import NoSandbox, Sandbox, detect
 from kgent.session.jsonl import JsonlSessionStore
-from kgent.tools.sandbox import NoSandbox, Sandbox, detect
 
 PREFIX = "KGENTSECRET"
 

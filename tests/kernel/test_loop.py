@@ -444,9 +444,9 @@ async def test_after_the_loop_finished_follow_ups_are_refused_and_cancel_keeps_t
 ) -> None:
     # Between the last model answer and run_end the run still computes its patch; a message sent then must not be
     # accepted and dropped: the host learns the run has ended and starts a new one.
+    from kgent.changes.tracker import ChangeTracker
     from kgent.kernel import AgentKernel, KernelConfig
     from kgent.providers.scripted import ScriptedProvider
-    from kgent.tools.changes import ChangeTracker
 
     finishing, release = asyncio.Event(), asyncio.Event()
 

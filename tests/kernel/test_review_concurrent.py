@@ -7,9 +7,9 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from kgent.changes.tracker import ChangeTracker
+from kgent.files.ops import LocalFileOps
 from kgent.kernel.review import RunReview
-from kgent.tools.changes import ChangeTracker
-from kgent.tools.ops import LocalFileOps
 
 
 def _git_work_tree(ws: Path) -> None:

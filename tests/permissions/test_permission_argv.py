@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from kgent.files.gitdir import outside_git_dir, repository_dirs
 from kgent.permissions import classify
 from kgent.permissions.commands import read_only
-from kgent.tools.argv import Plan, Stage
-from kgent.tools.gitdir import outside_git_dir, repository_dirs
+from kgent.sandbox.argv import Plan, Stage
 
 NAMES = [
     "a.py",

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kgent.permissions import MODES, Intent, Mode, Operation, Scope, Verdict, decide, shell_grant
-from kgent.tools.sandbox import Grant
+from kgent.sandbox.bwrap import Grant
 
 # A change of policy must change this table. Columns: mode, operation, scope, protected, action, risk.
 MATRIX = """

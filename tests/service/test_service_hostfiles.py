@@ -7,8 +7,8 @@ import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 
+from kgent.files.ops import HostBuffers
 from kgent.service.hostfiles import HostFileError, HostFileOps
-from kgent.tools.ops import HostBuffers
 
 
 class Editor:

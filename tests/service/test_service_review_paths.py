@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from kgent.changes.hunks import compute_hunks
+from kgent.files.ops import LocalFileOps
 from kgent.service.review import apply_review, current_starts, review_files
 from kgent.session.entries import SessionInfo, SessionTree, new_entry
-from kgent.tools.hunks import compute_hunks
-from kgent.tools.ops import LocalFileOps
 
 BEFORE, AFTER = "keep\n", "keep\nadded by the run\n"
 

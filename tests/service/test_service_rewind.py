@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
+from kgent.changes.hunks import compute_hunks
+from kgent.files.ops import LocalFileOps
 from kgent.kernel.review import text_sha
 from kgent.service.rewind import RewindError, apply_plan, plan_rewind
 from kgent.session.entries import SessionEntry, SessionInfo, SessionTree, new_entry
-from kgent.tools.hunks import compute_hunks
-from kgent.tools.ops import LocalFileOps
 
 V0 = "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\n"
 V1 = V0.replace("two", "TWO")

@@ -139,8 +139,8 @@ async def test_docker_with_the_real_cli_and_no_daemon_fails_the_instance_with_do
 
 
 async def test_local_commands_are_killed_with_their_namespace_on_timeout(tmp_path: Path) -> None:
+    from kgent.files.ops import LocalFileOps
     from kgent.tools.base import ToolContext
-    from kgent.tools.ops import LocalFileOps
 
     inst = instance_from_dict(
         {"instance_id": "a__b-1", "repo": "a/b", "base_commit": "0" * 40, "problem_statement": "x"}

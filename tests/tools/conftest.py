@@ -1,36 +1,5 @@
-"""Fixtures for tool tests: a real workspace directory under tmp_path and a ToolContext factory."""
+"""Fixtures: a real workspace under tmp_path and a ToolContext factory (tests/toolctx.py)."""
 
-from __future__ import annotations
+from toolctx import ctx, make_ctx, ws
 
-from collections.abc import Callable
-from pathlib import Path
-from typing import Any
-
-import pytest
-
-from kgent.tools.base import ToolContext
-from kgent.tools.ops import LocalFileOps
-
-MakeCtx = Callable[..., ToolContext]
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture
-def make_ctx(ws: Path, tmp_path: Path) -> MakeCtx:
-    def make(**overrides: Any) -> ToolContext:
-        fields: dict[str, Any] = {"workspace": ws, "fs": LocalFileOps(), "output_dir": tmp_path / "out"}
-        fields.update(overrides)
-        return ToolContext(**fields)
-
-    return make
-
-
-@pytest.fixture
-def ctx(make_ctx: MakeCtx) -> ToolContext:
-    return make_ctx()
+__all__ = ["ctx", "make_ctx", "ws"]

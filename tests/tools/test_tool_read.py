@@ -81,7 +81,7 @@ def test_describe(ctx: ToolContext) -> None:
 
 async def test_a_named_pipe_is_refused_at_once_by_every_file_tool(ws: Path, make_ctx) -> None:
     # Opening a FIFO for reading waits for a writer; done inline it would freeze the whole event loop (every run).
-    from kgent.tools.changes import ChangeTracker
+    from kgent.changes.tracker import ChangeTracker
     from kgent.tools.edit import EditTool
     from kgent.tools.write import WriteTool
 

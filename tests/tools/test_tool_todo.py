@@ -10,7 +10,7 @@ from kgent.core.events import PlanEntry, PlanEvent
 from kgent.core.messages import ToolResultMessage, message_to_dict
 from kgent.permissions import classify, decide
 from kgent.tools.todo import TodoWriteTool, latest_plan
-from tools.conftest import MakeCtx
+from toolctx import MakeCtx
 
 
 async def test_a_plan_replaces_the_last_and_is_announced(make_ctx: MakeCtx) -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from kgent.changes.tracker import ChangeTracker
 from kgent.tools.base import PreviewError, ToolContext
-from kgent.tools.changes import ChangeTracker
 from kgent.tools.edit import EditTool
 from kgent.tools.write import WriteTool
 

@@ -30,6 +30,7 @@ from kgent.core.events import (
     UsageEvent,
 )
 from kgent.core.messages import AssistantMessage, Message
+from kgent.files.ops import FileOps, LocalFileOps
 from kgent.kernel.cost import context_use, session_usage
 from kgent.kernel.images import with_image_data
 from kgent.permissions.modes import MODE_DESCRIPTIONS
@@ -40,7 +41,6 @@ from kgent.service.service import Service
 from kgent.session.entries import SessionTree
 from kgent.session.paths import normalize_workspace
 from kgent.tools.base import CommandRunner
-from kgent.tools.ops import FileOps, LocalFileOps
 
 from . import updates as U
 from .commands import available_commands

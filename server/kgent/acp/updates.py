@@ -29,8 +29,8 @@ from kgent.core.messages import (
     UserMessage,
     message_to_dict,
 )
+from kgent.files.ops import LocalFileOps
 from kgent.tools.base import Tool, ToolContext
-from kgent.tools.ops import LocalFileOps
 from kgent.tools.todo import TodoWriteTool, latest_plan
 
 _KINDS = frozenset(get_args(S.ToolKind))

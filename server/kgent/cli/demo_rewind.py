@@ -22,10 +22,10 @@ async def rewind_demo(workspace: Path, renderer: Any) -> int:
     """Play the scenario in `workspace` (an empty directory); 0 when every step came out as it should."""
     from kgent.cli.rewind import describe
     from kgent.cli.run import drive
+    from kgent.files.ops import LocalFileOps
     from kgent.kernel import AgentKernel, KernelConfig
     from kgent.providers.scripted import ScriptedProvider
     from kgent.service.rewind import rewind_session
-    from kgent.tools.ops import LocalFileOps
 
     git = shutil.which("git")
     if git is None:

@@ -9,8 +9,8 @@ import json
 import sys
 from typing import Any
 
+from kgent.files.ops import LocalFileOps
 from kgent.service.rewind import FileRewind, RewindError, RewindPlan, result_dict, rewind_session
-from kgent.tools.ops import LocalFileOps
 
 _SAYS = {
     "restored": "restore",

@@ -375,7 +375,7 @@ def sandbox_note(kernel: Any) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kgent.tools.sandbox import prefetch
+    from kgent.sandbox.bwrap import prefetch
 
     prefetch()  # the sandbox probe runs while the kernel's modules load
     return asyncio.run(_main(args))

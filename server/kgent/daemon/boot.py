@@ -17,8 +17,8 @@ from pathlib import Path
 
 from kgent.daemon.framing import FrameError, FrameParser, FrameWriter
 from kgent.ext.config import configured
+from kgent.sandbox.bwrap import prefetch
 from kgent.service.handshake import ParamsError, Settings, initialize_result, parse_initialize
-from kgent.tools.sandbox import prefetch
 
 
 class _Loader(threading.Thread):

@@ -9,10 +9,12 @@ import uuid
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
+from kgent.changes.tracker import ChangeTracker
 from kgent.context.compaction import CompactionPolicy, Compactor
 from kgent.context.projection import project
 from kgent.core.errors import ConfigError, RunStateError
 from kgent.core.messages import ImagePart, Message
+from kgent.files.ops import FileOps, LocalFileOps
 from kgent.kernel.arguments import ArgumentChecks
 from kgent.kernel.config import KernelConfig
 from kgent.kernel.hooks import HookContext, KernelHooks, NoHooks, observer
@@ -23,15 +25,14 @@ from kgent.kernel.subagents import SubAgents
 from kgent.permissions import RuleBook, Scoped, SessionRules, normalize_mode
 from kgent.providers.base import Provider
 from kgent.providers.pricing import builtin_prices
+from kgent.sandbox import spill
+from kgent.sandbox.bwrap import Sandbox, detect
 from kgent.session.entries import SessionEntry, new_id
 from kgent.session.memory import InMemorySessionStore
 from kgent.session.store import SessionStore
-from kgent.tools import CODING_TOOLS, spill
+from kgent.tools import CODING_TOOLS
 from kgent.tools.base import ChangeTracking, CommandRunner, Tool
 from kgent.tools.bash import LOCAL_RUNNER
-from kgent.tools.changes import ChangeTracker
-from kgent.tools.ops import FileOps, LocalFileOps
-from kgent.tools.sandbox import Sandbox, detect
 
 
 class AgentKernel:

@@ -30,6 +30,7 @@ from kgent.core.messages import (
     UserMessage,
     message_to_dict,
 )
+from kgent.files.ops import FileOps
 from kgent.kernel.arguments import ArgumentChecks
 from kgent.kernel.cost import RunCost
 from kgent.kernel.hooks import HookContext, extension_skill_dirs, hooked_request, run_end_entries
@@ -45,7 +46,6 @@ from kgent.providers.base import CONTEXT_OVERFLOW, Provider, ProviderRequest, To
 from kgent.providers.pricing import builtin_prices
 from kgent.session.entries import SessionEntry, SessionInfo, new_entry
 from kgent.tools.base import ChangeTracking, CommandRunner, Tool
-from kgent.tools.ops import FileOps
 from kgent.tools.todo import latest_plan
 
 if TYPE_CHECKING:

@@ -14,11 +14,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from kgent.changes.diffs import file_patch
+from kgent.changes.hunks import Hunk, compute_hunks, patch_sections, reverse_patch
+from kgent.files.ops import FileOps, LocalFileOps
+from kgent.files.paths import classify_path
 from kgent.tools.base import ChangeTracking
-from kgent.tools.diffs import file_patch
-from kgent.tools.hunks import Hunk, compute_hunks, patch_sections, reverse_patch
-from kgent.tools.ops import FileOps, LocalFileOps
-from kgent.tools.paths import classify_path
 
 MAX_REVIEW_BYTES = 2 * 1024 * 1024  # larger files are named as changed, without hunks
 

@@ -22,6 +22,7 @@ from kgent.core.events import (
     ToolUpdate,
 )
 from kgent.core.messages import ToolCall, ToolResultMessage
+from kgent.files.ops import HostBuffers
 from kgent.kernel.hooks import denial, hooked_result
 from kgent.permissions import (
     Intent,
@@ -38,8 +39,9 @@ from kgent.permissions import (
     request_id,
     shell_grant,
 )
+from kgent.sandbox import spill
+from kgent.sandbox.bwrap import Grant
 from kgent.session.entries import SessionEntry
-from kgent.tools import spill
 from kgent.tools.base import (
     CallDescription,
     ChangeTracking,
@@ -49,8 +51,6 @@ from kgent.tools.base import (
     ToolContext,
     ToolOutput,
 )
-from kgent.tools.ops import HostBuffers
-from kgent.tools.sandbox import Grant
 from kgent.tools.userversion import write_user_version
 
 if TYPE_CHECKING:

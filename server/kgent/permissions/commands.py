@@ -20,7 +20,7 @@ from kgent.permissions.programs import (
     PROGRAMS,
     Program,
 )
-from kgent.tools.argv import Joint, Plan, Stage
+from kgent.sandbox.argv import Joint, Plan, Stage
 
 # `| & ; < > $ ` ( )` and newline: anything that chains, redirects or substitutes.
 METACHARACTERS: Final = frozenset("|&;<>$`()\n\r")

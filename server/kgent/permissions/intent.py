@@ -1,5 +1,5 @@
 # Operation classification: what one tool call would do (read, write, shell, network, unknown) and where.
-# Pure over values except path resolution, which follows symlinks on disk through kgent.tools.paths.
+# Pure over values except path resolution, which follows symlinks on disk through kgent.files.paths.
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from kgent.files.gitdir import outside_git_dir
+from kgent.files.paths import classify_path
 from kgent.permissions import commands
+from kgent.sandbox.argv import Plan
 from kgent.tools import tool_by_name
 from kgent.tools.addresses import private_target, url_problem
-from kgent.tools.argv import Plan
 from kgent.tools.base import Tool, ToolIntent
-from kgent.tools.gitdir import outside_git_dir
-from kgent.tools.paths import classify_path
 
 Operation = Literal["read", "write", "shell", "network", "unknown"]
 Scope = Literal["workspace", "outside"]

@@ -10,7 +10,7 @@ from typing import Literal
 from kgent.permissions import commands
 from kgent.permissions.intent import Intent
 from kgent.permissions.modes import MODES, Mode
-from kgent.tools.sandbox import Grant
+from kgent.sandbox.bwrap import Grant
 
 Action = Literal["allow", "deny", "ask"]
 Risk = Literal["low", "medium", "high"]

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final, Literal
 
+from kgent.files.ignore import glob_regex  # the same globs as grep/find's
 from kgent.permissions import commands, shellwords
 from kgent.permissions.intent import Intent
-from kgent.tools.ignore import glob_regex  # the same globs as grep/find's
 
 Decision = Literal["allow", "deny"]
 RuleScope = Literal["session", "project", "user"]

@@ -1,6 +1,6 @@
 """The `initialize` exchange: protocol version, connection settings and the capabilities the daemon announces.
 
-Stdlib only and free of kernel imports (the sandbox probe, kgent.tools.sandbox, is stdlib only too), so the boot path
+Stdlib only and free of kernel imports (the sandbox probe, kgent.sandbox.bwrap, is stdlib only too), so the boot path
 can answer `initialize` before pygls, pydantic and the kernel are loaded. The static tables here mirror the kernel's
 registries; tests/daemon/test_daemon_handshake.py pins them to it. `parse_initialize` is the one validator of
 `initialize` params; the wire model InitializeParams describes the same shape for protocol.schema.json, and
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from kgent.ext.version import empty_listing
-from kgent.tools.sandbox import detect as detect_sandbox
+from kgent.sandbox.bwrap import detect as detect_sandbox
 
 PROTOCOL_VERSION = 1
 SUPPORTED_VERSIONS = (1,)

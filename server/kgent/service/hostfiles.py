@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
-from kgent.tools.ops import DirEntry, FileOps, FileStat, LocalFileOps
+from kgent.files.ops import DirEntry, FileOps, FileStat, LocalFileOps
 
 log = logging.getLogger("kgent.service")
 
@@ -69,7 +69,7 @@ class HostFileOps:
         self.written: dict[Path, None] = {}  # buffers the host took a write for (ordered, no duplicates)
         self._notes: list[str] = []
 
-    # -- the HostBuffers surface (kgent.tools.ops) -----------------------------------------------------------------
+    # -- the HostBuffers surface (kgent.files.ops) -----------------------------------------------------------------
     def take_notes(self) -> list[str]:
         notes, self._notes = self._notes, []
         return notes

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, Literal
 
+from kgent.changes.hunks import Hunk, lines, locate, revert
+from kgent.files.ops import FileOps
 from kgent.session.entries import SessionEntry, SessionTree, new_entry
-from kgent.tools.hunks import Hunk, lines, locate, revert
-from kgent.tools.ops import FileOps
 
 Status = Literal["pending", "accepted", "rejected"]
 Outcome = Literal["accepted", "rejected", "conflict", "not_found", "already_rejected"]

@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from kgent.changes.hunks import revert
+from kgent.files.ops import FileOps
 from kgent.kernel.review import text_sha
 from kgent.service.review import ReviewedFile, path_problem, review_files
 from kgent.session.entries import SessionEntry, SessionTree
 from kgent.session.store import SessionStore
-from kgent.tools.hunks import revert
-from kgent.tools.ops import FileOps
 
 Outcome = Literal["restored", "conflict", "unchanged", "unrestorable"]
 SHELL_TOOLS = frozenset({"bash"})  # tools whose effects on files only git snapshots see

@@ -26,6 +26,7 @@ from kgent.core.messages import Usage
 from kgent.core.paths import is_trusted
 from kgent.ext.config import configured
 from kgent.ext.host import Extensions
+from kgent.files.ops import LocalFileOps
 from kgent.kernel import AgentKernel, KernelConfig
 from kgent.kernel.cost import session_usage
 from kgent.kernel.resources import loaded_resources
@@ -57,7 +58,6 @@ from kgent.service.store import open_store
 from kgent.session.entries import SessionEntry, title_entry, tree_to_dict
 from kgent.session.paths import normalize_workspace
 from kgent.tools.base import CommandRunner
-from kgent.tools.ops import LocalFileOps
 
 log = logging.getLogger("kgent.service")
 

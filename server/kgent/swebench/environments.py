@@ -31,12 +31,12 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from kgent.core.errors import KgentError
-from kgent.swebench.instances import Instance
-from kgent.tools.base import CallDescription, CommandResult, FileChangePreview, Tool, ToolContext, ToolOutput
-from kgent.tools.sandbox import (  # what the project sandbox shows and hides of the host
+from kgent.sandbox.bwrap import (  # what the project sandbox shows and hides of the host
     SYSTEM_DIRS,
     SYSTEM_SECRETS,
 )
+from kgent.swebench.instances import Instance
+from kgent.tools.base import CallDescription, CommandResult, FileChangePreview, Tool, ToolContext, ToolOutput
 from kgent.tools.truncate import DEFAULT_MAX_BYTES, truncate_tail
 
 SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from kgent.core.events import Event, ToolKind
-from kgent.tools.ops import FileOps
-from kgent.tools.sandbox import Grant, Sandbox
+from kgent.files.ops import FileOps
+from kgent.sandbox.bwrap import Grant, Sandbox
 
 Effect = Literal["read", "write", "execute", "network", "think"]
 
@@ -76,7 +76,7 @@ class PreviewError(Exception):
 
 
 class ChangeTracking(Protocol):
-    """Records what a run changes in its workspace (kgent.tools.changes.ChangeTracker is the git-backed one).
+    """Records what a run changes in its workspace (kgent.changes.tracker.ChangeTracker is the git-backed one).
 
     `start` before the first tool call; tools that write call `record_before` for each file before changing it;
     `finish` returns the changed workspace-relative paths and a unified patch of the run's changes.

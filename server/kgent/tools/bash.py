@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from kgent.core.events import ToolKind
-from kgent.tools import spill
-from kgent.tools.argv import Plan
+from kgent.sandbox import spill
+from kgent.sandbox.argv import Plan
+from kgent.sandbox.pipeline import PlanRun
+from kgent.sandbox.procgroup import become_subreaper, exited, kill_group, note_lingering, sweep_lingering
 from kgent.tools.base import (
     CallDescription,
     CommandResult,
@@ -26,8 +28,6 @@ from kgent.tools.base import (
     ToolOutput,
     error_output,
 )
-from kgent.tools.pipeline import PlanRun
-from kgent.tools.procgroup import become_subreaper, exited, kill_group, note_lingering, sweep_lingering
 from kgent.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_tail
 
 PIPE_GRACE = 0.5  # after the shell exits, how long a background process may keep the output pipe open

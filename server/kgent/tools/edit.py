@@ -6,7 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from kgent.changes.diffs import first_changed_line, unified_diff
 from kgent.core.events import ToolKind
+from kgent.files.paths import PathError, ResolvedPath, classify_path, resolve
 from kgent.tools.base import (
     CallDescription,
     FileChangePreview,
@@ -16,8 +18,6 @@ from kgent.tools.base import (
     ToolOutput,
     error_output,
 )
-from kgent.tools.diffs import first_changed_line, unified_diff
-from kgent.tools.paths import PathError, ResolvedPath, classify_path, resolve
 from kgent.tools.textmatch import find_unique
 
 _BOM = "\ufeff"

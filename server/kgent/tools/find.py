@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from kgent.core.events import ToolKind
+from kgent.files.ignore import glob_match, walk_files
+from kgent.files.paths import PathError, classify_path
 from kgent.tools.base import (
     CallDescription,
     FileChangePreview,
@@ -16,8 +18,6 @@ from kgent.tools.base import (
     ToolOutput,
     error_output,
 )
-from kgent.tools.ignore import glob_match, walk_files
-from kgent.tools.paths import PathError, classify_path
 from kgent.tools.rg import BASE_FLAGS, exclusions, find_rg, run_rg
 from kgent.tools.search import finish, search_root
 

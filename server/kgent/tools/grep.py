@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from kgent.core.events import ToolKind
+from kgent.files.ignore import glob_match, walk_files
+from kgent.files.paths import PathError, classify_path, is_hardlinked, is_protected_name
 from kgent.tools.base import (
     CallDescription,
     FileChangePreview,
@@ -20,8 +22,6 @@ from kgent.tools.base import (
     ToolOutput,
     error_output,
 )
-from kgent.tools.ignore import glob_match, walk_files
-from kgent.tools.paths import PathError, classify_path, is_hardlinked, is_protected_name
 from kgent.tools.rg import BASE_FLAGS, exclusions, find_rg, run_rg
 from kgent.tools.search import SearchRoot, finish, search_root
 from kgent.tools.truncate import GREP_MAX_LINE_LENGTH, truncate_line

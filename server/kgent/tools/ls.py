@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from kgent.core.events import ToolKind
+from kgent.files.paths import PathError, classify_path, resolve
 from kgent.tools.base import (
     CallDescription,
     FileChangePreview,
@@ -14,7 +15,6 @@ from kgent.tools.base import (
     ToolOutput,
     error_output,
 )
-from kgent.tools.paths import PathError, classify_path, resolve
 from kgent.tools.search import finish
 
 DEFAULT_LIMIT = 500

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from kgent.core.events import ToolKind
+from kgent.files.paths import PathError, classify_path, resolve
 from kgent.tools.base import (
     CallDescription,
     FileChangePreview,
@@ -14,7 +15,6 @@ from kgent.tools.base import (
     ToolOutput,
     error_output,
 )
-from kgent.tools.paths import PathError, classify_path, resolve
 from kgent.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_head
 
 MAX_READ_BYTES = 64 * 1024 * 1024

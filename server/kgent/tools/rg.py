@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from kgent.tools.paths import PROTECTED_GLOBS
+from kgent.files.paths import PROTECTED_GLOBS
 
 # Shared flags: hidden files searched, .gitignore honoured even outside a git repo.
 BASE_FLAGS = ("--no-config", "--hidden", "--no-require-git", "--sort", "path")

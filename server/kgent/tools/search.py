@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from kgent.files.paths import ResolvedPath, resolve
 from kgent.tools.base import ToolContext, ToolOutput
-from kgent.tools.paths import ResolvedPath, resolve
 from kgent.tools.truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
 
 

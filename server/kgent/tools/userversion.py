@@ -5,9 +5,9 @@ tells the model what the user changed, as a diff from its proposal."""
 
 from __future__ import annotations
 
+from kgent.changes.diffs import first_changed_line, unified_diff
+from kgent.files.paths import PathError, resolve
 from kgent.tools.base import FileChangePreview, ToolContext, ToolOutput, error_output
-from kgent.tools.diffs import first_changed_line, unified_diff
-from kgent.tools.paths import PathError, resolve
 
 _BOM = "\ufeff"
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from kgent.changes.diffs import unified_diff
 from kgent.core.events import ToolKind
+from kgent.files.paths import PathError, ResolvedPath, classify_path, resolve
 from kgent.tools.base import (
     CallDescription,
     FileChangePreview,
@@ -15,8 +17,6 @@ from kgent.tools.base import (
     ToolOutput,
     error_output,
 )
-from kgent.tools.diffs import unified_diff
-from kgent.tools.paths import PathError, ResolvedPath, classify_path, resolve
 
 _DIFF_LIMIT = 512 * 1024  # bytes of new content up to which a write reports its diff
 

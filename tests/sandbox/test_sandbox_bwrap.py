@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from helpers import processes_with
+from kgent.files.ops import LocalFileOps
+from kgent.files.protected import ProtectedFiles
+from kgent.sandbox.bwrap import Bubblewrap, Grant, NoSandbox, Sandbox, detect
 from kgent.tools.base import ToolContext
 from kgent.tools.bash import BashTool
-from kgent.tools.ops import LocalFileOps
-from kgent.tools.protected import ProtectedFiles
-from kgent.tools.sandbox import Bubblewrap, Grant, NoSandbox, Sandbox, detect
 
 bash = BashTool()
 SANDBOXES = [detect(), NoSandbox("forced off for the test")]
@@ -58,7 +58,7 @@ def test_detect_honours_the_switch_and_says_why(monkeypatch: pytest.MonkeyPatch)
     assert isinstance(off, NoSandbox) and not off.contains and "KGENT_SANDBOX=none" in off.reason
     assert detect({"KGENT_SANDBOX": "auto"}) is detect({})  # probed once per process
     monkeypatch.setenv("PATH", "/nonexistent")
-    from kgent.tools import sandbox as module
+    from kgent.sandbox import bwrap as module
 
     module._detect.cache_clear()
     try:

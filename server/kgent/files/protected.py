@@ -10,7 +10,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from kgent.tools.paths import is_protected_name
+from kgent.files.paths import is_protected_name
 
 
 @dataclass(frozen=True, slots=True)

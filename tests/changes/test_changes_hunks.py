@@ -9,7 +9,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kgent.tools.hunks import Hunk, compute_hunks, patch_sections, reverse_patch, revert
+from kgent.changes.hunks import Hunk, compute_hunks, patch_sections, reverse_patch, revert
 
 WORDS = st.lists(st.sampled_from(["a\n", "b\n", "c\n", "d\n", "e\n", "f"]), max_size=12)
 

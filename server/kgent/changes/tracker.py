@@ -10,9 +10,9 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from kgent.tools.diffs import file_patch
-from kgent.tools.ops import FileOps
-from kgent.tools.paths import classify_path
+from kgent.changes.diffs import file_patch
+from kgent.files.ops import FileOps
+from kgent.files.paths import classify_path
 
 _GIT_CONFIG = ("-c", "core.quotepath=false", "-c", "core.splitIndex=false", "-c", "core.fsmonitor=false")
 # Untracked files above this size stay out of the snapshots: hashing them would slow every run's start and end

@@ -1,6 +1,6 @@
 # Concept: a command line as Kgent itself runs it — argvs, wired into pipelines and `&&` / `||` / `;` lists, with no
 # shell reading the text again. Built by the command classifier (kgent.permissions.commands) from the one parse it
-# judged; run by the bash tool inside the sandbox (kgent.tools.pipeline). Stdlib only.
+# judged; run by the bash tool inside the sandbox (kgent.sandbox.pipeline). Stdlib only.
 """`Plan`: the argvs of an unasked shell command, exactly as they were judged."""
 
 from __future__ import annotations

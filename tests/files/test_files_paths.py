@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kgent.core.errors import KgentError
-from kgent.tools.paths import PathError, PathOutsideWorkspace, classify_path, resolve
+from kgent.files.paths import PathError, PathOutsideWorkspace, classify_path, resolve
 from kgent.tools.read import ReadTool
 from kgent.tools.write import WriteTool
 

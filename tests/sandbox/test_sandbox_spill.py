@@ -14,7 +14,7 @@ import pytest
 from kgent.core.events import ToolUpdate
 from kgent.kernel import AgentKernel, KernelConfig
 from kgent.providers.scripted import ScriptedProvider
-from kgent.tools import spill
+from kgent.sandbox import spill
 from kgent.tools.base import ToolContext
 from kgent.tools.bash import BashTool
 
@@ -91,7 +91,7 @@ def test_leftovers_of_dead_processes_are_swept(tmp_path: Path) -> None:
 
 
 async def test_without_an_output_dir_spills_go_to_the_private_root(tmp_path: Path) -> None:
-    from kgent.tools.ops import LocalFileOps
+    from kgent.files.ops import LocalFileOps
 
     ctx = ToolContext(workspace=tmp_path, fs=LocalFileOps())
     out = await BashTool().run({"command": "seq 1 5000"}, ctx)

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from kgent.tools.argv import Plan
-from kgent.tools.gitdir import repository_dirs
-from kgent.tools.protected import ProtectedFiles
+from kgent.files.gitdir import repository_dirs
+from kgent.files.protected import ProtectedFiles
+from kgent.sandbox.argv import Plan
 
 # What stays visible (read-only) of the system, so tools work; anything else of the host is absent.
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")

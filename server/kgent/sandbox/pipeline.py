@@ -1,4 +1,4 @@
-# Concept: running a Plan (kgent.tools.argv) without a shell — each program started from its argv, pipes and the
+# Concept: running a Plan (kgent.sandbox.argv) without a shell — each program started from its argv, pipes and the
 # `&&` / `||` / `;` list wired here the way bash would, every process group killable.
 """`PlanRun` runs a Plan with a `spawn(argv, stdin, stdout, stderr)` that starts one program (in the bash tool: bwrap
 exec'ing the argv inside the sandbox); all output goes to one descriptor, as `bash -c … 2>&1` would send it."""
@@ -10,8 +10,8 @@ import contextlib
 import os
 from collections.abc import Awaitable, Callable
 
-from kgent.tools.argv import Plan, Stage
-from kgent.tools.procgroup import exited, kill_group
+from kgent.sandbox.argv import Plan, Stage
+from kgent.sandbox.procgroup import exited, kill_group
 
 Spawn = Callable[[tuple[str, ...], int, int, int], Awaitable[asyncio.subprocess.Process]]
 

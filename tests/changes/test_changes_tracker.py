@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from kgent.changes.tracker import ChangeTracker
 from kgent.tools.bash import BashTool
-from kgent.tools.changes import ChangeTracker
 from kgent.tools.edit import EditTool
 from kgent.tools.write import WriteTool
 
@@ -116,7 +116,7 @@ async def test_nothing_changed(repo: Path) -> None:
 
 async def test_large_untracked_files_stay_out_of_the_snapshots(repo: Path, make_ctx, monkeypatch) -> None:
     # Hashing them would slow every run's start and end and leave their blobs in .git; a change is named, not shown.
-    import kgent.tools.changes as changes
+    import kgent.changes.tracker as changes
 
     monkeypatch.setattr(changes, "MAX_SNAPSHOT_FILE", 1000)
     (repo / "dataset.csv").write_text("x\n" * 1000)  # large from the start
@@ -137,7 +137,7 @@ async def test_large_untracked_files_stay_out_of_the_snapshots(repo: Path, make_
 
 
 async def test_a_large_file_written_by_a_tool_is_named_not_diffed(ws: Path, make_ctx, monkeypatch) -> None:
-    import kgent.tools.changes as changes
+    import kgent.changes.tracker as changes
 
     monkeypatch.setattr(changes, "MAX_SNAPSHOT_FILE", 1000)
     tracker = ChangeTracker(ws)

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from kgent.files.ops import LocalFileOps
 from kgent.permissions.commands import read_only
-from kgent.tools.argv import Plan, Stage
+from kgent.sandbox.argv import Plan, Stage
+from kgent.sandbox.bwrap import Bubblewrap, Grant, detect
 from kgent.tools.base import ToolContext, ToolOutput
 from kgent.tools.bash import BashTool
-from kgent.tools.ops import LocalFileOps
-from kgent.tools.sandbox import Bubblewrap, Grant, detect
 
 bash = BashTool()
 
