@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo demo-http test test-fast test-python test-editors test-vscode test-vscode-real test-nvim test-acp-ts bench lint setup clean system-tools
+.PHONY: demo demo-http format test test-fast test-python test-editors test-vscode test-vscode-real test-nvim test-acp-ts bench lint setup clean system-tools
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -64,12 +64,31 @@ test-fast: $(STAMP) system-tools
 bench: $(STAMP) system-tools
 	$(PY) bench/run.py
 
-# ruff, mypy strict, then the release gate: a wheel and an sdist (tests/test_build.py installs both in a clean venv).
-lint: $(STAMP)
+# The TypeScript, JavaScript and Lua gates (the root package.json: biome, and stylua's WebAssembly build, which
+# editors/stylua.mjs drives), installed once per package-lock.json.
+GATES_DEPS := node_modules/.package-lock.json
+BIOME      := node_modules/.bin/biome
+STYLUA     := node editors/stylua.mjs
+LUA        := editors/nvim/lua editors/nvim/plugin editors/nvim/tests
+$(GATES_DEPS): package-lock.json
+	npm ci --no-audit --no-fund
+	touch $@
+
+# ruff, mypy strict, biome on the TypeScript and JavaScript (biome.json), stylua on the Lua (.stylua.toml), then the
+# release gate: a wheel and an sdist (tests/test_build.py installs both in a clean venv).
+lint: $(STAMP) $(GATES_DEPS)
 	$(VENV)/bin/ruff check server tests bench
 	$(VENV)/bin/ruff format --check server tests bench
 	$(VENV)/bin/mypy
+	$(BIOME) ci
+	$(STYLUA) --check $(LUA)
 	$(PY) -m build --outdir dist .
+
+# Rewrites what the formatters cover: the Python, the TypeScript and JavaScript, the Lua.
+format: $(STAMP) $(GATES_DEPS)
+	$(VENV)/bin/ruff format server tests bench
+	$(BIOME) format --write
+	$(STYLUA) --write $(LUA)
 
 clean:
 	rm -rf $(VENV)

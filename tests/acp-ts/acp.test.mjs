@@ -38,7 +38,10 @@ test("a full run: initialize, session/new, prompt with an approval, the edit's d
     assert.equal(init.protocolVersion, PROTOCOL_VERSION);
     assert.equal(init.agentCapabilities.loadSession, true);
     const session = await ctx.request(methods.agent.session.new, { cwd: workspace, mcpServers: [] });
-    assert.deepEqual(session.modes.availableModes.map((m) => m.id), ["plan", "ask", "auto", "full", "risk_based"]);
+    assert.deepEqual(
+      session.modes.availableModes.map((m) => m.id),
+      ["plan", "ask", "auto", "full", "risk_based"],
+    );
     return ctx.request(methods.agent.session.prompt, {
       sessionId: session.sessionId,
       prompt: [{ type: "text", text: "write notes" }],
@@ -48,15 +51,24 @@ test("a full run: initialize, session/new, prompt with an approval, the edit's d
   assert.equal(result.stopReason, "end_turn");
   assert.equal(readFileSync(join(workspace, "notes.txt"), "utf8"), "first\n");
   // The options Kgent offers (protocol.md § agent/permission): once, each "always" with its scope in its name, reject.
-  assert.deepEqual(asked[0].options.map((o) => o.optionId), ["allow_once", "allow_always", "allow_always_project", "reject_once", "reject_always", "reject_always_project"]);
+  assert.deepEqual(
+    asked[0].options.map((o) => o.optionId),
+    ["allow_once", "allow_always", "allow_always_project", "reject_once", "reject_always", "reject_always_project"],
+  );
   // The project is not trusted: its "always in this project" answers are kept in the user's own file, and say so.
   assert.match(asked[0].options[2].name, /in this project \(kept in your settings\)$/);
-  assert.deepEqual(asked[0].options.map((o) => o.kind), ["allow_once", "allow_always", "allow_always", "reject_once", "reject_always", "reject_always"]);
+  assert.deepEqual(
+    asked[0].options.map((o) => o.kind),
+    ["allow_once", "allow_always", "allow_always", "reject_once", "reject_always", "reject_always"],
+  );
   assert.match(asked[0].options[1].name, /notes\.txt.*this session/);
   assert.match(asked[0].options[5].name, /this project/);
   // No blind approval: the edit's diff is in the permission request itself.
   assert.equal(asked[0].toolCall.content?.[0]?.type, "diff");
-  const text = updates.filter((u) => u.sessionUpdate === "agent_message_chunk").map((u) => u.content.text).join("");
+  const text = updates
+    .filter((u) => u.sessionUpdate === "agent_message_chunk")
+    .map((u) => u.content.text)
+    .join("");
   assert.equal(text, "Writing notes.txt.Wrote notes.txt twice.");
   const diff = updates.find((u) => u.sessionUpdate === "tool_call_update" && u.content?.[0]?.type === "diff");
   assert.equal(diff.content[0].newText, "first\n");
@@ -124,13 +136,19 @@ test("commands run in the client's terminal (terminal/*), each one asked, the te
   proc.stdin.end();
   assert.equal(result.stopReason, "end_turn");
   assert.equal(asked.length, 2); // `ls` too: in the client's terminal nothing runs unasked outside full mode
-  assert.deepEqual([...terminals.values()].map((t) => t.command.slice(1, 2)), [["-c"], ["-c"]]);
+  assert.deepEqual(
+    [...terminals.values()].map((t) => t.command.slice(1, 2)),
+    [["-c"], ["-c"]],
+  );
   assert.ok([...terminals.values()].every((t) => t.released));
   const done = updates.filter((u) => u.sessionUpdate === "tool_call_update" && u.status === "completed");
-  assert.deepEqual(done.map((u) => u.content[0]), [
-    { type: "terminal", terminalId: "ts-term-1" },
-    { type: "terminal", terminalId: "ts-term-2" },
-  ]);
+  assert.deepEqual(
+    done.map((u) => u.content[0]),
+    [
+      { type: "terminal", terminalId: "ts-term-1" },
+      { type: "terminal", terminalId: "ts-term-2" },
+    ],
+  );
   assert.match(done[0].rawOutput.output, /sample\.txt/);
   assert.match(done[1].rawOutput.output, /line 3/);
 });

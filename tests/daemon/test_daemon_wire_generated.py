@@ -155,7 +155,8 @@ def test_unknown_constructs_are_refused(bad: dict[str, Any]) -> None:
 # -- protocol.ts: the hand-written part of the shim ------------------------------------------------------------------
 
 PROTOCOL_TS = (ROOT / "editors/vscode/src/protocol.ts").read_text(encoding="utf-8")
-MESSAGE = re.compile(r'new (RequestType0?|NotificationType0?)(?:<([^>]*)>)?\("([^"]+)"\)')
+# The method name may stand on a line of its own (biome wraps a long declaration): `(\n  "agent/x",\n)`.
+MESSAGE = re.compile(r'new (RequestType0?|NotificationType0?)(?:<([^>]*)>)?\(\s*"([^"]+)",?\s*\)')
 
 
 def test_protocol_ts_message_types_are_the_schemas() -> None:

@@ -43,7 +43,7 @@ def test_every_package_ships_its_licence() -> None:
 def test_the_page_loads_only_its_own_and_the_vendored_files() -> None:
     static = VENDOR.parent
     for script in static.glob("*.js"):
-        for spec in re.findall(r'^import .* from "([^"]+)";$', script.read_text(), re.M):
+        for spec in re.findall(r'^import [^;]* from "([^"]+)";$', script.read_text(), re.M):
             assert spec.startswith("./"), (script.name, spec)
             assert (static / spec).is_file(), (script.name, spec)
     html = (static / "index.html").read_text()

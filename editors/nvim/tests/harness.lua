@@ -220,10 +220,13 @@ end
 --- prompts after the first at once.
 function H.gate_script()
   local path = vim.fn.tempname() .. '-gate.json'
-  H.write_file(path, vim.json.encode({
-    { { text = 'Checking first.' }, { tool = 'bash', args = { command = 'touch gate' } } },
-    { { text = 'Done.' } },
-  }))
+  H.write_file(
+    path,
+    vim.json.encode({
+      { { text = 'Checking first.' }, { tool = 'bash', args = { command = 'touch gate' } } },
+      { { text = 'Done.' } },
+    })
+  )
   return path
 end
 

@@ -47,10 +47,17 @@ H.test('latency: keypress → first transcript line, cold and warm', function()
     end, 'the prewarmed daemon')
     prewarmed[#prewarmed + 1] = first_line_ms('Say hello.')
   end
-  io.stdout:write(('latency (ms, median of %d): cold %.0f · warm %.0f · first run after prewarm %.0f\n'):format(ROUNDS,
-    median(cold), median(warm), median(prewarmed)))
-  io.stdout:write(('  cold %s\n  warm %s\n  after prewarm %s\n'):format(vim.inspect(cold), vim.inspect(warm),
-    vim.inspect(prewarmed)))
+  io.stdout:write(
+    ('latency (ms, median of %d): cold %.0f · warm %.0f · first run after prewarm %.0f\n'):format(
+      ROUNDS,
+      median(cold),
+      median(warm),
+      median(prewarmed)
+    )
+  )
+  io.stdout:write(
+    ('  cold %s\n  warm %s\n  after prewarm %s\n'):format(vim.inspect(cold), vim.inspect(warm), vim.inspect(prewarmed))
+  )
 end)
 
 H.run_all()

@@ -98,8 +98,9 @@ local function measure(trusted)
     local e = H.wait_run_end(600000)
     asked[round] = asked_of()
     local calls = #H.of_type('tool_call')
-    io.stdout:write(('session %d: %s, %d tool calls, %d approvals asked\n'):format(round, e.status, calls,
-      #asked[round]))
+    io.stdout:write(
+      ('session %d: %s, %d tool calls, %d approvals asked\n'):format(round, e.status, calls, #asked[round])
+    )
     for _, a in ipairs(asked[round]) do
       io.stdout:write('    asked: ' .. tostring(a) .. '\n')
     end

@@ -34,7 +34,8 @@ return function(H)
     return out
   end
 
-  test('buffers: the agent reads the unsaved buffer, the approval diff shows it, the edit lands in it (undoable) and survives :w',
+  test(
+    'buffers: the agent reads the unsaved buffer, the approval diff shows it, the edit lands in it (undoable) and survives :w',
     function()
       local script = H.script({
         { { tool = 'read', args = { path = 'notes.txt' } } },
@@ -52,7 +53,11 @@ return function(H)
       contains({ outputs()[1] }, 'note: unsaved in the editor', 'the read saw the buffer')
       local asked = permission_params()
       eq(1, #asked, 'one approval (the edit)')
-      eq('note: unsaved in the editor\nsecond line\n', asked[1].toolCall.oldText, 'the approval diff is against the buffer')
+      eq(
+        'note: unsaved in the editor\nsecond line\n',
+        asked[1].toolCall.oldText,
+        'the approval diff is against the buffer'
+      )
       eq({ 'NOTE: unsaved in the editor', 'second line' }, vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'buffer')
       eq(true, vim.bo[buf].modified, 'the edit is not saved')
       eq('on disk\n', H.read_file(ws .. '/notes.txt'), 'disk untouched')
@@ -75,7 +80,8 @@ return function(H)
         vim.cmd('silent write')
       end)
       eq('NOTE: unsaved in the editor\nsecond line\nthe user goes on\n', H.read_file(ws .. '/notes.txt'), 'after :w')
-    end)
+    end
+  )
 
   test('buffers: before a shell command the buffers the run wrote are saved, so the command sees them', function()
     local ws = H.fresh({ files = { ['notes.txt'] = 'on disk\n' }, setup = { model = 'buffer-edit' } })
@@ -100,7 +106,11 @@ return function(H)
     local e = H.wait_run_end()
     eq('settled', e.status, 'status')
     eq({ 'a.txt', 'b.txt' }, e.changedPaths, 'changedPaths')
-    eq(lines(A:gsub('beta', 'BETA'):gsub('hotel', 'HOTEL')), vim.api.nvim_buf_get_lines(a, 0, -1, false), 'a.txt buffer')
+    eq(
+      lines(A:gsub('beta', 'BETA'):gsub('hotel', 'HOTEL')),
+      vim.api.nvim_buf_get_lines(a, 0, -1, false),
+      'a.txt buffer'
+    )
     eq(A, H.read_file(ws .. '/a.txt'), 'a.txt disk (the edits are in the buffer)')
     eq(B:gsub('charlie', 'CHARLIE'):gsub('india', 'INDIA'), H.read_file(ws .. '/b.txt'), 'b.txt disk (not loaded)')
     return ws, a
@@ -129,7 +139,8 @@ return function(H)
     end, 'the review view')
   end
 
-  test('review: 4 hunks in 2 files, 3 accepted and 1 rejected with ga / ]h / gr; disk and buffers as expected',
+  test(
+    'review: 4 hunks in 2 files, 3 accepted and 1 rejected with ga / ]h / gr; disk and buffers as expected',
     function()
       local ws, a = four_hunks()
       open_review()
@@ -161,7 +172,7 @@ return function(H)
       end, 'the review to close')
       contains(H.notes, 'review done: 3 accepted, 1 rejected', 'notification')
 
-      eq(A, H.read_file(ws .. '/a.txt'), 'a.txt disk: the agent\'s edits were never saved')
+      eq(A, H.read_file(ws .. '/a.txt'), "a.txt disk: the agent's edits were never saved")
       eq(B:gsub('charlie', 'CHARLIE'):gsub('india', 'INDIA'), H.read_file(ws .. '/b.txt'), 'b.txt disk')
       local b = require('kgent.files').buffer(ws .. '/b.txt')
       eq(false, vim.bo[b].modified, 'b.txt buffer unmodified')
@@ -179,9 +190,13 @@ return function(H)
           statuses[#statuses + 1] = f.path .. ':' .. h.newText:gsub('\n', '') .. '=' .. h.status
         end
       end
-      eq({ 'a.txt:BETA=accepted', 'a.txt:HOTEL=rejected', 'b.txt:CHARLIE=accepted', 'b.txt:INDIA=accepted' },
-        statuses, 'statuses')
-    end)
+      eq(
+        { 'a.txt:BETA=accepted', 'a.txt:HOTEL=rejected', 'b.txt:CHARLIE=accepted', 'b.txt:INDIA=accepted' },
+        statuses,
+        'statuses'
+      )
+    end
+  )
 
   test('review: a hunk whose lines the user changed is reported as a conflict, not overwritten', function()
     local _, a = four_hunks()
@@ -192,7 +207,7 @@ return function(H)
     vim.api.nvim_win_set_cursor(file_win(), { 8, 0 })
     press('gr')
     contains(H.notes_at(vim.log.levels.WARN), 'not rejected: the lines changed since the run', 'conflict reported')
-    eq('HOTEL, as the user wants it', vim.api.nvim_buf_get_lines(a, 7, 8, false)[1], 'the user\'s line stays')
+    eq('HOTEL, as the user wants it', vim.api.nvim_buf_get_lines(a, 7, 8, false)[1], "the user's line stays")
     truthy(review.view ~= nil, 'the review goes on')
     -- Closing its tab by hand ends the review: its keys leave the file's buffer.
     local tabs = #vim.api.nvim_list_tabpages()

@@ -65,19 +65,23 @@ return function(H)
     eq({ 'kgent.nvim needs Neovim 0.10 or later' }, errs, 'the message, once')
   end)
 
-  test('prewarm warms: setup() has the daemon answer a first request before any run (it loads its store then)',
+  test(
+    'prewarm warms: setup() has the daemon answer a first request before any run (it loads its store then)',
     function()
-    H.fresh({ setup = { log_level = 'INFO' } })
-    H.wait_for(function()
-      return kgent.state.conn and kgent.state.conn.warm
-    end, 'the warm daemon')
-    contains(vim.split(H.read_file(H.root .. '/kgent.log'), '\n'), 'INFO kgent.nvim: the daemon is warm (', 'log')
-    eq(0, #H.events, 'no run')
-  end)
+      H.fresh({ setup = { log_level = 'INFO' } })
+      H.wait_for(function()
+        return kgent.state.conn and kgent.state.conn.warm
+      end, 'the warm daemon')
+      contains(vim.split(H.read_file(H.root .. '/kgent.log'), '\n'), 'INFO kgent.nvim: the daemon is warm (', 'log')
+      eq(0, #H.events, 'no run')
+    end
+  )
 
   test('approval countdown: one line, ticking in place', function()
-    H.fresh({ files = { ['sample.py'] = 'value = 1\n' }, setup = { model = 'tool-loop', approval = 'inline',
-      approval_timeout = 600 } })
+    H.fresh({
+      files = { ['sample.py'] = 'value = 1\n' },
+      setup = { model = 'tool-loop', approval = 'inline', approval_timeout = 600 },
+    })
     kgent.run('Change value to 2')
     H.wait_for(function()
       return #approval.list() == 1
@@ -275,12 +279,21 @@ return function(H)
   end)
 
   test('resume shows the whole history: each call with its path or command, not "✓ read"', function()
-    local ws = H.fresh({ files = { ['f0.txt'] = 'zero\n' }, setup = { prewarm = false, mode = 'full',
-      model = H.script({
-        { { text = 'Looking.' }, { tool = 'read', args = { path = 'f0.txt' } },
-          { tool = 'bash', args = { command = 'echo hi && false' } } },
-        { { text = 'Done: zero.' } },
-      }) } })
+    local ws = H.fresh({
+      files = { ['f0.txt'] = 'zero\n' },
+      setup = {
+        prewarm = false,
+        mode = 'full',
+        model = H.script({
+          {
+            { text = 'Looking.' },
+            { tool = 'read', args = { path = 'f0.txt' } },
+            { tool = 'bash', args = { command = 'echo hi && false' } },
+          },
+          { { text = 'Done: zero.' } },
+        }),
+      },
+    })
     kgent.run('Read f0 and run a command.')
     local e = H.wait_run_end()
     eq('settled', e.status, 'status')
@@ -301,7 +314,7 @@ return function(H)
     truthy(ws, 'workspace')
   end)
 
-  test(':Kgent transcripts labels this Neovim\'s sessions as the past ones: time, entries, title', function()
+  test(":Kgent transcripts labels this Neovim's sessions as the past ones: time, entries, title", function()
     H.fresh({ setup = { prewarm = false } })
     kgent.run('A question with a title.')
     H.wait_run_end()
@@ -318,12 +331,13 @@ return function(H)
       return done
     end, 'the picker')
     eq(1, #labels, 'one session: ' .. vim.inspect(labels))
-    truthy(labels[1]:find('^%[open%] %x+  %d%d%d%d%-%d%d%-%d%d .*entries%)  A question with a title%.$'),
-      'label: ' .. labels[1])
+    truthy(
+      labels[1]:find('^%[open%] %x+  %d%d%d%d%-%d%d%-%d%d .*entries%)  A question with a title%.$'),
+      'label: ' .. labels[1]
+    )
   end)
 
-  test('before a shell command: the transcript names each buffer saved (the user\'s unsaved lines with it)',
-    function()
+  test("before a shell command: the transcript names each buffer saved (the user's unsaved lines with it)", function()
     local ws = H.fresh({ files = { ['notes.txt'] = 'on disk\n' }, setup = { model = 'buffer-edit' } })
     vim.cmd.edit(ws .. '/notes.txt')
     local buf = vim.api.nvim_get_current_buf()
@@ -332,22 +346,40 @@ return function(H)
     kgent.run('edit and check')
     local e = H.wait_run_end()
     eq('settled', e.status, 'status')
-    contains(tr_mod.lines(e.sessionId),
-      '_saved before a command (with any unsaved lines of yours in them): notes.txt_', 'the line')
+    contains(
+      tr_mod.lines(e.sessionId),
+      '_saved before a command (with any unsaved lines of yours in them): notes.txt_',
+      'the line'
+    )
   end)
 
   test('chat context: #diagnostics, #viewport, #symbol (tree-sitter without LSP), offered by completion', function()
     local src = table.concat({
-      'local M = {}', '', 'function M.double(x)', '  local y = x * 2', '  return y', 'end', '',
-      'function M.triple(x)', '  return x * 3', 'end', '', 'return M', '' }, '\n')
+      'local M = {}',
+      '',
+      'function M.double(x)',
+      '  local y = x * 2',
+      '  return y',
+      'end',
+      '',
+      'function M.triple(x)',
+      '  return x * 3',
+      'end',
+      '',
+      'return M',
+      '',
+    }, '\n')
     local ws = H.fresh({ files = { ['util.lua'] = src }, setup = { prewarm = false } })
     vim.cmd.edit(ws .. '/util.lua')
     local buf = vim.api.nvim_get_current_buf()
     vim.bo[buf].filetype = 'lua'
     vim.api.nvim_win_set_cursor(0, { 4, 4 })
     local dns = vim.api.nvim_create_namespace('kgent-test-diag')
-    vim.diagnostic.set(dns, buf, { { lnum = 3, col = 8, message = 'y is unused', severity = vim.diagnostic.severity.WARN,
-      source = 'luals' } })
+    vim.diagnostic.set(
+      dns,
+      buf,
+      { { lnum = 3, col = 8, message = 'y is unused', severity = vim.diagnostic.severity.WARN, source = 'luals' } }
+    )
     local chat = require('kgent.chat')
     vim.cmd('Kgent chat')
     local blocks, err = chat.blocks('Fix #diagnostics in #symbol; see #viewport')
@@ -366,9 +398,13 @@ return function(H)
     vim.api.nvim_buf_set_lines(cbuf, 0, -1, false, { 'explain #di' })
     vim.api.nvim_win_set_cursor(0, { 1, 11 })
     eq(8, chat.omnifunc(1, ''), 'start column')
-    eq({ '#diagnostics' }, vim.tbl_map(function(i)
-      return i.word
-    end, chat.omnifunc(0, '#di')), 'matches')
+    eq(
+      { '#diagnostics' },
+      vim.tbl_map(function(i)
+        return i.word
+      end, chat.omnifunc(0, '#di')),
+      'matches'
+    )
     eq(6, #chat.omnifunc(0, '#'), 'all six')
     local cwd = vim.fn.getcwd()
     vim.cmd.cd(ws)
@@ -391,8 +427,20 @@ return function(H)
 
   test('chat context: #symbol from a real LSP server (textDocument/documentSymbol), the innermost symbol', function()
     local plan = table.concat({
-      'section Intro', '  a first line', '', 'section Work', '  item Alpha', '    detail one', '  item Beta',
-      '    detail two', '    detail three', '', 'section End', '  done', '' }, '\n')
+      'section Intro',
+      '  a first line',
+      '',
+      'section Work',
+      '  item Alpha',
+      '    detail one',
+      '  item Beta',
+      '    detail two',
+      '    detail three',
+      '',
+      'section End',
+      '  done',
+      '',
+    }, '\n')
     local ws = H.fresh({ files = { ['work.plan'] = plan }, setup = { prewarm = false } })
     vim.cmd.edit(ws .. '/work.plan')
     local buf = vim.api.nvim_get_current_buf()
@@ -404,8 +452,10 @@ return function(H)
     contains({ before }, 'no LSP server gives document symbols', 'without the server')
     local tests_dir = vim.fs.dirname(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p'))
     local python = vim.fs.dirname(H.kgent_bin) .. '/python'
-    local id = vim.lsp.start({ name = 'kgent-test-symbols', cmd = { python, tests_dir .. '/lsp_symbols.py' },
-      root_dir = ws }, { bufnr = buf })
+    local id = vim.lsp.start(
+      { name = 'kgent-test-symbols', cmd = { python, tests_dir .. '/lsp_symbols.py' }, root_dir = ws },
+      { bufnr = buf }
+    )
     truthy(id, 'the client started')
     H.wait_for(function()
       return #vim.lsp.get_clients({ bufnr = buf, method = 'textDocument/documentSymbol' }) == 1
@@ -439,8 +489,7 @@ return function(H)
     H.wait_for(function()
       return #approval.list() == 1
     end, 'the approval')
-    vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes('<Plug>(kgent-reject-always)', true, false, true), 'mx',
-      false)
+    vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes('<Plug>(kgent-reject-always)', true, false, true), 'mx', false)
     H.wait_for(function()
       return #H.of_type('permission_resolved') >= 1
     end, 'the answer')

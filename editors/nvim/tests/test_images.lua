@@ -16,9 +16,13 @@ return function(H)
     vim.cmd('Kgent chat')
     local blocks, err = chat.blocks('What is this? #image:shot.png')
     eq(nil, err, 'no error')
-    eq({ 'text', 'image' }, vim.tbl_map(function(b)
-      return b.type
-    end, blocks), 'text, then the image')
+    eq(
+      { 'text', 'image' },
+      vim.tbl_map(function(b)
+        return b.type
+      end, blocks),
+      'text, then the image'
+    )
     eq('image/png', blocks[2].mimeType, 'its type')
     eq(PNG, blocks[2].data, 'its bytes, base64')
     local _, bad = chat.blocks('And #image:notes.txt')

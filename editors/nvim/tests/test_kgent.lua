@@ -197,74 +197,83 @@ test('diff preview of a new file (write): empty current side', function()
   contains(H.transcript(), 'approved by a session rule', 'transcript')
 end)
 
-test('show details of a command: the call in a scratch tab, nothing run while it is open, closed after the answer',
+test(
+  'show details of a command: the call in a scratch tab, nothing run while it is open, closed after the answer',
   function()
-  local ws = H.fresh({ files = { ['sample.py'] = SAMPLE }, setup = { model = 'tool-loop' } })
-  local tabs_before = #vim.api.nvim_list_tabpages()
-  local seen
-  H.stub_select(function(items, _, on_choice)
-    if items[1].action == 'diff' then
-      return on_choice(H.item(items, 'allow_once'))
-    end
-    if not seen then
-      if vim.api.nvim_buf_get_name(0):find('(details)', 1, true) == nil then
-        return on_choice(items[1]) -- "Show details"
+    local ws = H.fresh({ files = { ['sample.py'] = SAMPLE }, setup = { model = 'tool-loop' } })
+    local tabs_before = #vim.api.nvim_list_tabpages()
+    local seen
+    H.stub_select(function(items, _, on_choice)
+      if items[1].action == 'diff' then
+        return on_choice(H.item(items, 'allow_once'))
       end
-      local b = vim.api.nvim_get_current_buf()
-      seen = { lines = vim.api.nvim_buf_get_lines(b, 0, -1, false), buftype = vim.bo[b].buftype, buf = b,
-        tabs = #vim.api.nvim_list_tabpages(), updates = #H.of_type('tool_update') }
-    end
-    on_choice(H.item(items, 'reject_once'))
-  end)
-  kgent.run('Change value to 2')
-  local e = H.wait_run_end()
-  truthy(seen, 'asked again with the details on screen')
-  eq(tabs_before + 1, seen.tabs, 'a details tab')
-  eq('nofile', seen.buftype, 'scratch buffer')
-  contains(seen.lines, "    grep -n 'value = 2' sample.py && python3 sample.py", 'the command')
-  contains(seen.lines, 'Reason:    runs a shell command', 'the reason')
-  contains(seen.lines, 'Risk:      high · shell · workspace', 'risk, operation, scope')
-  eq(tabs_before, #vim.api.nvim_list_tabpages(), 'details tab closed')
-  truthy(not vim.api.nvim_buf_is_valid(seen.buf), 'scratch buffer wiped')
-  eq('settled', e.status, 'status')
-  eq('value = 2\nprint(value)\n', H.read_file(ws .. '/sample.py'), 'the edit went through')
-  local last = H.of_type('permission_resolved')
-  eq(false, last[#last].approved, 'the command was rejected')
-end)
-
-test('a blocking picker (as the built-in inputlist()) is ended by a withdrawal; the next prompt waits for it',
-  function()
-  local ws = H.fresh({ files = { ['sample.py'] = SAMPLE }, setup = { model = 'tool-loop', approval_timeout = 0.3 } })
-  local depth, max_depth, keys = 0, 0, {}
-  H.stub_select(function(_, _, on_choice)
-    -- Like inputlist(): wait for a key inside vim.ui.select while the event loop runs, then answer.
-    depth = depth + 1
-    max_depth = math.max(max_depth, depth)
-    local key
-    vim.wait(H.WAIT_MS, function()
-      local c = vim.fn.getchar(0)
-      if c ~= 0 then
-        key = c
-        return true
+      if not seen then
+        if vim.api.nvim_buf_get_name(0):find('(details)', 1, true) == nil then
+          return on_choice(items[1]) -- "Show details"
+        end
+        local b = vim.api.nvim_get_current_buf()
+        seen = {
+          lines = vim.api.nvim_buf_get_lines(b, 0, -1, false),
+          buftype = vim.bo[b].buftype,
+          buf = b,
+          tabs = #vim.api.nvim_list_tabpages(),
+          updates = #H.of_type('tool_update'),
+        }
       end
-    end, 10)
-    depth = depth - 1
-    keys[#keys + 1] = key or 'none'
-    on_choice(nil) -- inputlist() returned 0: no choice
-  end)
-  kgent.run('Change value to 2')
-  local e = H.wait_run_end()
-  eq('settled', e.status, 'status')
-  eq({ 27, 27 }, keys, 'each blocking picker ended by <Esc> when its prompt was withdrawn')
-  eq(1, max_depth, 'no picker nested in another')
-  eq(2, #H.prompts, 'prompts (edit, bash)')
-  for _, r in ipairs(H.of_type('permission_resolved')) do
-    eq('timeout', r.source, 'source')
+      on_choice(H.item(items, 'reject_once'))
+    end)
+    kgent.run('Change value to 2')
+    local e = H.wait_run_end()
+    truthy(seen, 'asked again with the details on screen')
+    eq(tabs_before + 1, seen.tabs, 'a details tab')
+    eq('nofile', seen.buftype, 'scratch buffer')
+    contains(seen.lines, "    grep -n 'value = 2' sample.py && python3 sample.py", 'the command')
+    contains(seen.lines, 'Reason:    runs a shell command', 'the reason')
+    contains(seen.lines, 'Risk:      high · shell · workspace', 'risk, operation, scope')
+    eq(tabs_before, #vim.api.nvim_list_tabpages(), 'details tab closed')
+    truthy(not vim.api.nvim_buf_is_valid(seen.buf), 'scratch buffer wiped')
+    eq('settled', e.status, 'status')
+    eq('value = 2\nprint(value)\n', H.read_file(ws .. '/sample.py'), 'the edit went through')
+    local last = H.of_type('permission_resolved')
+    eq(false, last[#last].approved, 'the command was rejected')
   end
-  eq(0, vim.fn.getchar(0), 'no key left over')
-  eq(nil, approval.blocking, 'no picker blocking')
-  eq(SAMPLE, H.read_file(ws .. '/sample.py'), 'file on disk')
-end)
+)
+
+test(
+  'a blocking picker (as the built-in inputlist()) is ended by a withdrawal; the next prompt waits for it',
+  function()
+    local ws = H.fresh({ files = { ['sample.py'] = SAMPLE }, setup = { model = 'tool-loop', approval_timeout = 0.3 } })
+    local depth, max_depth, keys = 0, 0, {}
+    H.stub_select(function(_, _, on_choice)
+      -- Like inputlist(): wait for a key inside vim.ui.select while the event loop runs, then answer.
+      depth = depth + 1
+      max_depth = math.max(max_depth, depth)
+      local key
+      vim.wait(H.WAIT_MS, function()
+        local c = vim.fn.getchar(0)
+        if c ~= 0 then
+          key = c
+          return true
+        end
+      end, 10)
+      depth = depth - 1
+      keys[#keys + 1] = key or 'none'
+      on_choice(nil) -- inputlist() returned 0: no choice
+    end)
+    kgent.run('Change value to 2')
+    local e = H.wait_run_end()
+    eq('settled', e.status, 'status')
+    eq({ 27, 27 }, keys, 'each blocking picker ended by <Esc> when its prompt was withdrawn')
+    eq(1, max_depth, 'no picker nested in another')
+    eq(2, #H.prompts, 'prompts (edit, bash)')
+    for _, r in ipairs(H.of_type('permission_resolved')) do
+      eq('timeout', r.source, 'source')
+    end
+    eq(0, vim.fn.getchar(0), 'no key left over')
+    eq(nil, approval.blocking, 'no picker blocking')
+    eq(SAMPLE, H.read_file(ws .. '/sample.py'), 'file on disk')
+  end
+)
 
 test('cancel: a long bash command is killed, the run ends cancelled, the session goes on', function()
   H.fresh({ setup = { model = 'long-bash' } })
@@ -304,11 +313,20 @@ local function hanging_picker()
   local picker = { wins = {}, choices = {} }
   H.stub_select(function(items, _, on_choice)
     local buf = vim.api.nvim_create_buf(false, true)
-    vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.tbl_map(function(it)
-      return it.label
-    end, items))
-    picker.wins[#picker.wins + 1] = vim.api.nvim_open_win(buf, true,
-      { relative = 'editor', row = 1, col = 1, width = 30, height = #items, style = 'minimal' })
+    vim.api.nvim_buf_set_lines(
+      buf,
+      0,
+      -1,
+      false,
+      vim.tbl_map(function(it)
+        return it.label
+      end, items)
+    )
+    picker.wins[#picker.wins + 1] = vim.api.nvim_open_win(
+      buf,
+      true,
+      { relative = 'editor', row = 1, col = 1, width = 30, height = #items, style = 'minimal' }
+    )
     picker.choices[#picker.choices + 1] = { items = items, on_choice = on_choice }
   end)
   return picker
@@ -464,8 +482,10 @@ test('steer and follow-up reach the live run', function()
   end
   -- turns: the script's first turn asks, the message restarts it (first turn again, then the answer); a follow-up
   -- comes after the answer, so one more.
-  for _, case in ipairs({ { 'steer', 'steering', 'steer', 'steer', 3 },
-    { 'followup', 'followUp', 'follow_up', 'follow-up', 4 } }) do
+  for _, case in ipairs({
+    { 'steer', 'steering', 'steer', 'steer', 3 },
+    { 'followup', 'followUp', 'follow_up', 'follow-up', 4 },
+  }) do
     local cmd, queue_key, source, label, turns = case[1], case[2], case[3], case[4], case[5]
     H.events = {}
     local held
@@ -638,7 +658,10 @@ test(':checkhealth kgent reports the daemon, protocol version and provider', fun
   contains(lines, 'OK protocol version 1', 'checkhealth')
   contains(lines, 'OK provider scripted, model hello', 'checkhealth')
   contains(lines, 'OK the scripted provider needs no API key', 'checkhealth')
-  truthy(text:find('OK bubblewrap', 1, true) or text:find('WARNING no sandbox', 1, true), 'a sandbox line in:\n' .. text)
+  truthy(
+    text:find('OK bubblewrap', 1, true) or text:find('WARNING no sandbox', 1, true),
+    'a sandbox line in:\n' .. text
+  )
   truthy(not text:find('ERROR', 1, true), 'no ERROR in:\n' .. text)
 end)
 
@@ -691,9 +714,12 @@ end)
 
 test('an api_key function reaches the daemon over the pipe only: no file holds the key', function()
   local key = 'sk-kgent-test-' .. tostring(vim.uv.hrtime())
-  H.fresh({ setup = { api_key = function()
-    return key
-  end, log_level = 'DEBUG' } })
+  H.fresh({ setup = {
+    api_key = function()
+      return key
+    end,
+    log_level = 'DEBUG',
+  } })
   eq(key, require('kgent.config').settings().apiKey, 'settings.apiKey')
   eq(nil, require('kgent.config').env().KGENT_API_KEY, 'not in the environment')
   kgent.run('Say hello.')
@@ -725,8 +751,10 @@ test(':help kgent: doc/kgent.txt has clean tags that resolve', function()
     vim.cmd('help ' .. tag)
     eq('help', vim.bo.buftype, 'help ' .. tag)
     -- It lands on the tag itself, not on a near match.
-    truthy(vim.api.nvim_get_current_line():find('*' .. tag .. '*', 1, true), 'help ' .. tag .. ' lands on *' .. tag
-      .. '*, not on: ' .. vim.api.nvim_get_current_line())
+    truthy(
+      vim.api.nvim_get_current_line():find('*' .. tag .. '*', 1, true),
+      'help ' .. tag .. ' lands on *' .. tag .. '*, not on: ' .. vim.api.nvim_get_current_line()
+    )
     vim.cmd('helpclose')
   end
   -- Every |link| to a kgent tag exists.
@@ -786,7 +814,10 @@ test('inline approval: shown in the transcript, answered by keys while the trans
   for _, t in ipairs(H.timeline) do
     tl[#tl + 1] = t[1] .. ':' .. (t[1] == 'KgentEvent' and t[2].event.type or '')
   end
-  truthy(tool_row < block_row, 'the approval under its tool line:\n' .. table.concat(lines, '\n') .. table.concat(tl, ' '))
+  truthy(
+    tool_row < block_row,
+    'the approval under its tool line:\n' .. table.concat(lines, '\n') .. table.concat(tl, ' ')
+  )
   eq('kgent: waiting for you', kgent.statusline(), 'statusline')
   -- Nothing modal: the event loop and the editor go on; the transcript can be scrolled and read.
   local win = vim.fn.bufwinid(buf)
@@ -848,59 +879,65 @@ test('inline approval: :Kgent cancel works while it is pending; the block goes',
   eq(SAMPLE, H.read_file(ws .. '/sample.py'), 'file on disk')
 end)
 
-test('inline approvals: several pending at once (two runs), a countdown, each answered in its own transcript',
+test(
+  'inline approvals: several pending at once (two runs), a countdown, each answered in its own transcript',
   function()
-  H.fresh({ files = { ['sample.py'] = SAMPLE }, setup = { model = 'tool-loop', approval = 'inline',
-    approval_timeout = 600 } })
-  kgent.run('first', { new_session = true })
-  H.wait_for(function()
-    return #approval.list() == 1
-  end, 'the first approval')
-  kgent.run('second', { new_session = true })
-  H.wait_for(function()
-    return #approval.list() == 2
-  end, 'two approvals pending')
-  eq('kgent: waiting for you (2)', kgent.statusline(), 'statusline')
-  local p1, p2 = approval.list()[1], approval.list()[2]
-  truthy(p1.params.sessionId ~= p2.params.sessionId, 'two sessions')
-  local l2 = tr_mod.lines(p2.params.sessionId)
-  contains(l2, 'rejected in 600 s if unanswered', 'countdown line')
-  H.wait_for(function()
-    return H.has_line(tr_mod.lines(p2.params.sessionId), 'rejected in 59')
-  end, 'the countdown ticking')
-  truthy(not H.has_line(tr_mod.lines(p1.params.sessionId), p2.params.runId), 'nothing of run 2 in run 1')
-  -- The second transcript's keys answer the second run's call only.
-  local b2 = tr_mod.buf(p2.params.sessionId)
-  local w2 = require('kgent.ui').open(false, p2.params.sessionId)
-  eq(b2, vim.api.nvim_win_get_buf(w2), 'window shows the second transcript')
-  H.press(w2, 'R')
-  H.wait_for(function()
-    return not approval.pending[p2.id]
-  end, 'the second answered')
-  truthy(approval.pending[p1.id] ~= nil, 'the first still pending')
-  kgent.approve('reject_once') -- the Lua API / <Plug>(kgent-reject): the oldest pending
-  H.wait_for(function()
-    return not approval.pending[p1.id]
-  end, 'the first answered')
-  -- Both runs go on to their bash calls; reject those too.
-  H.wait_for(function()
-    local l = approval.list()
-    if #l > 0 then
-      kgent.approve('reject_once')
+    H.fresh({
+      files = { ['sample.py'] = SAMPLE },
+      setup = { model = 'tool-loop', approval = 'inline', approval_timeout = 600 },
+    })
+    kgent.run('first', { new_session = true })
+    H.wait_for(function()
+      return #approval.list() == 1
+    end, 'the first approval')
+    kgent.run('second', { new_session = true })
+    H.wait_for(function()
+      return #approval.list() == 2
+    end, 'two approvals pending')
+    eq('kgent: waiting for you (2)', kgent.statusline(), 'statusline')
+    local p1, p2 = approval.list()[1], approval.list()[2]
+    truthy(p1.params.sessionId ~= p2.params.sessionId, 'two sessions')
+    local l2 = tr_mod.lines(p2.params.sessionId)
+    contains(l2, 'rejected in 600 s if unanswered', 'countdown line')
+    H.wait_for(function()
+      return H.has_line(tr_mod.lines(p2.params.sessionId), 'rejected in 59')
+    end, 'the countdown ticking')
+    truthy(not H.has_line(tr_mod.lines(p1.params.sessionId), p2.params.runId), 'nothing of run 2 in run 1')
+    -- The second transcript's keys answer the second run's call only.
+    local b2 = tr_mod.buf(p2.params.sessionId)
+    local w2 = require('kgent.ui').open(false, p2.params.sessionId)
+    eq(b2, vim.api.nvim_win_get_buf(w2), 'window shows the second transcript')
+    H.press(w2, 'R')
+    H.wait_for(function()
+      return not approval.pending[p2.id]
+    end, 'the second answered')
+    truthy(approval.pending[p1.id] ~= nil, 'the first still pending')
+    kgent.approve('reject_once') -- the Lua API / <Plug>(kgent-reject): the oldest pending
+    H.wait_for(function()
+      return not approval.pending[p1.id]
+    end, 'the first answered')
+    -- Both runs go on to their bash calls; reject those too.
+    H.wait_for(function()
+      local l = approval.list()
+      if #l > 0 then
+        kgent.approve('reject_once')
+      end
+      return #H.of_type('run_end') == 2
+    end, 'both run_ends')
+    local res = H.of_type('permission_resolved')
+    local kinds = {}
+    for _, r in ipairs(res) do
+      kinds[r.decision] = (kinds[r.decision] or 0) + 1
     end
-    return #H.of_type('run_end') == 2
-  end, 'both run_ends')
-  local res = H.of_type('permission_resolved')
-  local kinds = {}
-  for _, r in ipairs(res) do
-    kinds[r.decision] = (kinds[r.decision] or 0) + 1
+    eq(1, kinds.reject_always, 'one reject always')
   end
-  eq(1, kinds.reject_always, 'one reject always')
-end)
+)
 
 test('inline approval timeout: the countdown ends in a reject, the block goes', function()
-  H.fresh({ files = { ['sample.py'] = SAMPLE }, setup = { model = 'tool-loop', approval = 'inline',
-    approval_timeout = 1.5 } })
+  H.fresh({
+    files = { ['sample.py'] = SAMPLE },
+    setup = { model = 'tool-loop', approval = 'inline', approval_timeout = 1.5 },
+  })
   kgent.run('Change value to 2')
   H.wait_for(function()
     return #approval.list() == 1
@@ -917,13 +954,16 @@ end)
 test('kill -9 of the daemon: announced at ERROR with the signal, tools marked lost, edited buffer reloaded', function()
   -- A command line no other process on the machine has (another suite may run this test at the same time).
   local sleep = ('sleep 61.%d'):format(vim.fn.getpid())
-  local ws = H.fresh({ files = { ['notes.txt'] = 'original\n' }, setup = {
-    model = H.script({
-      { { text = 'Writing.' }, { tool = 'write', args = { path = 'notes.txt', content = 'changed\n' } } },
-      { { text = 'Waiting.' }, { tool = 'bash', args = { command = sleep .. '; echo never' } } },
-      { { text = 'Done.' } },
-    }),
-  } })
+  local ws = H.fresh({
+    files = { ['notes.txt'] = 'original\n' },
+    setup = {
+      model = H.script({
+        { { text = 'Writing.' }, { tool = 'write', args = { path = 'notes.txt', content = 'changed\n' } } },
+        { { text = 'Waiting.' }, { tool = 'bash', args = { command = sleep .. '; echo never' } } },
+        { { text = 'Done.' } },
+      }),
+    },
+  })
   vim.cmd.edit(ws .. '/notes.txt')
   local src = vim.api.nvim_get_current_buf()
   H.answer_all('allow_once')
@@ -961,8 +1001,11 @@ test('kill -9 of the daemon: announced at ERROR with the signal, tools marked lo
   contains(lines, '**Run ' .. run_id .. ' lost** · the daemon was killed by signal 9 (SIGKILL)', 'transcript')
   eq({ 'changed' }, vim.api.nvim_buf_get_lines(src, 0, -1, false), 'the edited buffer reloaded')
   eq('kgent: daemon died', kgent.statusline(), 'statusline')
-  contains(vim.split(H.read_file(H.root .. '/kgent.log'), '\n'), 'ERROR kgent.nvim: the daemon (pid ' .. pid
-    .. ') was killed by signal 9 (SIGKILL)', 'the log says it')
+  contains(
+    vim.split(H.read_file(H.root .. '/kgent.log'), '\n'),
+    'ERROR kgent.nvim: the daemon (pid ' .. pid .. ') was killed by signal 9 (SIGKILL)',
+    'the log says it'
+  )
   -- What the daemon was running went with it (its process group).
   H.wait_for(function()
     return vim.fn.system({ 'pgrep', '-f', sleep }) == ''
@@ -1003,8 +1046,10 @@ test('prewarm: setup() starts the daemon in the background; the log has the INFO
 end)
 
 test('the chat: <CR> runs with #buffer, while live <CR> steers, <C-f> queues a follow-up, clearable', function()
-  local ws = H.fresh({ files = { ['util.py'] = 'def f(x):\n    return x * 2\n' }, setup = { model = H.gate_script(),
-    prewarm = false } })
+  local ws = H.fresh({
+    files = { ['util.py'] = 'def f(x):\n    return x * 2\n' },
+    setup = { model = H.gate_script(), prewarm = false },
+  })
   vim.cmd.edit(ws .. '/util.py')
   local held
   H.stub_select(function(items, _, on_choice)
@@ -1099,26 +1144,44 @@ end)
 
 test('conventions: highlight groups, <Plug> mappings, :checkhealth sandbox and version', function()
   H.fresh({})
-  for name, link in pairs({ KgentUser = 'Identifier', KgentTool = 'Function', KgentApproval = 'DiagnosticWarn',
-    KgentHeader = 'Title', KgentNote = 'Comment', KgentLost = 'DiagnosticError' }) do
+  for name, link in pairs({
+    KgentUser = 'Identifier',
+    KgentTool = 'Function',
+    KgentApproval = 'DiagnosticWarn',
+    KgentHeader = 'Title',
+    KgentNote = 'Comment',
+    KgentLost = 'DiagnosticError',
+  }) do
     eq(link, vim.api.nvim_get_hl(0, { name = name }).link, name)
   end
-  for _, plug in ipairs({ '<Plug>(kgent-chat)', '<Plug>(kgent-cancel)', '<Plug>(kgent-open)', '<Plug>(kgent-allow)',
-    '<Plug>(kgent-reject)', '<Plug>(kgent-transcripts)' }) do
+  for _, plug in ipairs({
+    '<Plug>(kgent-chat)',
+    '<Plug>(kgent-cancel)',
+    '<Plug>(kgent-open)',
+    '<Plug>(kgent-allow)',
+    '<Plug>(kgent-reject)',
+    '<Plug>(kgent-transcripts)',
+  }) do
     truthy(vim.fn.maparg(plug, 'n') ~= '', 'mapping ' .. plug)
   end
   truthy(vim.fn.maparg('<Plug>(kgent-chat)', 'x') ~= '', 'visual chat mapping')
   local lines = health_lines()
-  truthy(vim.tbl_contains(lines, 'kgent: shell sandbox') or table.concat(lines, '\n'):find('kgent: shell sandbox', 1, true), 'checkhealth sandbox section')
+  truthy(
+    vim.tbl_contains(lines, 'kgent: shell sandbox') or table.concat(lines, '\n'):find('kgent: shell sandbox', 1, true),
+    'checkhealth sandbox section'
+  )
   contains(lines, 'OK daemon answers initialize: kgent ', 'checkhealth version')
 end)
 
 test('run summary: all input tokens, the cached share and the cost when the model has a price', function()
   local prices = vim.fn.tempname() .. '.json'
-  H.write_file(prices, vim.json.encode({
-    currency = 'USD',
-    models = { hello = { input = 1000000, output = 2000000, cacheRead = 100000, cacheWrite = 1250000 } },
-  }))
+  H.write_file(
+    prices,
+    vim.json.encode({
+      currency = 'USD',
+      models = { hello = { input = 1000000, output = 2000000, cacheRead = 100000, cacheWrite = 1250000 } },
+    })
+  )
   H.fresh({ setup = { env = { KGENT_PRICES = prices } } })
   vim.cmd('Kgent run say hello')
   local e = H.wait_run_end()
@@ -1128,15 +1191,27 @@ test('run summary: all input tokens, the cached share and the cost when the mode
   local input = u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens
   local line = ('%d in / %d out tokens · ≈ $%.4f'):format(input, u.outputTokens, u.cost.amount)
   if u.cacheReadTokens > 0 then
-    line = ('%d in (%d cached) / %d out tokens · ≈ $%.4f'):format(input, u.cacheReadTokens, u.outputTokens, u.cost.amount)
+    line = ('%d in (%d cached) / %d out tokens · ≈ $%.4f'):format(
+      input,
+      u.cacheReadTokens,
+      u.outputTokens,
+      u.cost.amount
+    )
   end
   contains(H.transcript(), line, 'transcript summary')
   -- and how full the context was after the last call (the scripted provider's window: 32768 tokens)
   local used = input + u.outputTokens -- one model call: its whole prompt and its answer
-  contains(H.transcript(), line .. ' · ' .. require('kgent.render').fmt_context({ tokens = used, window = 32768 }),
-    'the context after the run')
+  contains(
+    H.transcript(),
+    line .. ' · ' .. require('kgent.render').fmt_context({ tokens = used, window = 32768 }),
+    'the context after the run'
+  )
   eq('context 2.1k of 33k tokens (6%)', require('kgent.render').fmt_context({ tokens = 2100, window = 32768 }), 'fmt')
-  eq('context 30k of 200k tokens (15%)', require('kgent.render').fmt_context({ tokens = 30200, window = 200000 }), 'fmt')
+  eq(
+    'context 30k of 200k tokens (15%)',
+    require('kgent.render').fmt_context({ tokens = 30200, window = 200000 }),
+    'fmt'
+  )
 end)
 
 dofile(here .. '/test_buffers.lua')(H)
@@ -1144,16 +1219,25 @@ dofile(here .. '/test_daily.lua')(H)
 dofile(here .. '/test_rules.lua')(H)
 dofile(here .. '/test_images.lua')(H)
 dofile(here .. '/test_rewind.lua')(H)
-test('trust_project_extensions: the project\'s own extension runs (its tool answers)', function()
+test("trust_project_extensions: the project's own extension runs (its tool answers)", function()
   local script = vim.fn.tempname() .. '.json'
-  H.write_file(script, vim.json.encode({ turns = {
-    { { tool = 'project_calc', args = { expression = '2+3' } } }, { { text = 'five' } } } }))
-  local ws = H.fresh({ files = {
-    ['.kgent/config.toml'] = '[extensions]\nload = [".kgent/calc.py"]\n',
-    ['.kgent/calc.py'] = 'from kgent.tools import CalculatorTool\n'
-      .. 'def register(api):\n    t = CalculatorTool(); t.name = "project_calc"; api.tool(t)\n',
-  }, setup = { model = script, trust_project_extensions = true,
-    env = { KGENT_CONFIG_DIR = vim.fn.tempname() } } })
+  H.write_file(
+    script,
+    vim.json.encode({
+      turns = {
+        { { tool = 'project_calc', args = { expression = '2+3' } } },
+        { { text = 'five' } },
+      },
+    })
+  )
+  local ws = H.fresh({
+    files = {
+      ['.kgent/config.toml'] = '[extensions]\nload = [".kgent/calc.py"]\n',
+      ['.kgent/calc.py'] = 'from kgent.tools import CalculatorTool\n'
+        .. 'def register(api):\n    t = CalculatorTool(); t.name = "project_calc"; api.tool(t)\n',
+    },
+    setup = { model = script, trust_project_extensions = true, env = { KGENT_CONFIG_DIR = vim.fn.tempname() } },
+  })
   truthy(ws ~= nil, 'workspace')
   vim.cmd('Kgent run add')
   local e = H.wait_run_end()
@@ -1181,8 +1265,11 @@ test('todo_write: the plan is one block of the transcript, rewritten in place as
     end
   end
   eq(1, heads, 'one plan block, rewritten in place')
-  eq({ '**Plan** · 2/2 done', '- [x] Read sample.py (high)', '- [x] Explain what it prints' },
-    { tr[at], tr[at + 1], tr[at + 2] }, 'the latest plan')
+  eq(
+    { '**Plan** · 2/2 done', '- [x] Read sample.py (high)', '- [x] Explain what it prints' },
+    { tr[at], tr[at + 1], tr[at + 2] },
+    'the latest plan'
+  )
   contains(tr, 'sample.py sets value = 1 and prints it, so it prints 1.', 'the answer after it')
   contains(tr, '✓ Update the plan (2 items) · completed', 'the todo_write calls are tool lines')
   truthy(not H.has_line(tr, 'Plan updated: 2 item(s), 2 completed, 0 in progress.'), 'their results are the block')
@@ -1205,52 +1292,65 @@ local function wait_top_end()
   end
 end
 
-test('task: a sub-agent\'s calls are labelled in the transcript, its prompt names it; cancel stops it mid-command',
+test(
+  "task: a sub-agent's calls are labelled in the transcript, its prompt names it; cancel stops it mid-command",
   function()
-  local ws = H.fresh({ files = { ['sample.py'] = SAMPLE }, setup = { model = 'task' } })
-  H.answer_all('allow_once')
-  vim.cmd('Kgent run What does sample.py print?')
-  local e = wait_top_end()
-  eq('settled', e.status, 'status')
-  eq(1, #H.prompts, 'one prompt: the sub-agent\'s command')
-  contains({ H.prompts[1].opts.prompt }, 'Kgent sub-agent "Check sample.py": Run `python3 sample.py`', 'prompt names it')
-  local tr = H.transcript()
-  contains(tr, '↳ **Sub-agent: Check sample.py** started', 'its start')
-  contains(tr, '✓ ↳ Check sample.py: Read sample.py · completed', 'its read, labelled')
-  contains(tr, '↳ Check sample.py: Run `python3 sample.py`', 'its command, labelled')
-  contains(tr, '↳ **Sub-agent: Check sample.py** settled · 3 turns', 'its end')
-  contains(tr, 'The sub-agent ran sample.py: it prints 1.', 'the parent\'s answer')
-  local summaries = 0
-  for _, l in ipairs(tr) do
-    if l:find('**Run settled**', 1, true) then
-      summaries = summaries + 1
-    end
-  end
-  eq(1, summaries, 'one run summary: the sub-run is not a run of the transcript')
-
-  -- :Kgent cancel while the sub-agent's command runs: the run ends cancelled, the command's line with it
-  local script = vim.fn.tempname() .. '-long-task.json'
-  H.write_file(script, vim.json.encode({
-    turns = { { { tool = 'task', args = { description = 'Wait', prompt = 'wait', tools = { 'bash' } } } },
-      { { text = 'never' } } },
-    prompts = { wait = { { { tool = 'bash', args = { command = 'echo started; sleep 60' } } }, { { text = 'slept' } } } },
-  }))
-  H.events = {}
-  kgent.run('Wait.', { model = script, mode = 'full' })
-  H.wait_for(function()
-    for _, p in ipairs(H.events) do
-      local ev = p.event
-      if p.parentRunId and ev.type == 'tool_update' and type(ev.output) == 'string' and ev.output:find('started') then
-        return true
+    local ws = H.fresh({ files = { ['sample.py'] = SAMPLE }, setup = { model = 'task' } })
+    H.answer_all('allow_once')
+    vim.cmd('Kgent run What does sample.py print?')
+    local e = wait_top_end()
+    eq('settled', e.status, 'status')
+    eq(1, #H.prompts, "one prompt: the sub-agent's command")
+    contains(
+      { H.prompts[1].opts.prompt },
+      'Kgent sub-agent "Check sample.py": Run `python3 sample.py`',
+      'prompt names it'
+    )
+    local tr = H.transcript()
+    contains(tr, '↳ **Sub-agent: Check sample.py** started', 'its start')
+    contains(tr, '✓ ↳ Check sample.py: Read sample.py · completed', 'its read, labelled')
+    contains(tr, '↳ Check sample.py: Run `python3 sample.py`', 'its command, labelled')
+    contains(tr, '↳ **Sub-agent: Check sample.py** settled · 3 turns', 'its end')
+    contains(tr, 'The sub-agent ran sample.py: it prints 1.', "the parent's answer")
+    local summaries = 0
+    for _, l in ipairs(tr) do
+      if l:find('**Run settled**', 1, true) then
+        summaries = summaries + 1
       end
     end
-  end, 'the sub-agent\'s command to run')
-  vim.cmd('Kgent cancel')
-  local e2 = wait_top_end()
-  eq('cancelled', e2.status, 'cancelled')
-  contains(H.transcript(), '↳ **Sub-agent: Wait** cancelled · 1 turn', 'the sub-agent ended cancelled')
-  eq(nil, kgent.state.run_id, 'no current run')
-end)
+    eq(1, summaries, 'one run summary: the sub-run is not a run of the transcript')
+
+    -- :Kgent cancel while the sub-agent's command runs: the run ends cancelled, the command's line with it
+    local script = vim.fn.tempname() .. '-long-task.json'
+    H.write_file(
+      script,
+      vim.json.encode({
+        turns = {
+          { { tool = 'task', args = { description = 'Wait', prompt = 'wait', tools = { 'bash' } } } },
+          { { text = 'never' } },
+        },
+        prompts = {
+          wait = { { { tool = 'bash', args = { command = 'echo started; sleep 60' } } }, { { text = 'slept' } } },
+        },
+      })
+    )
+    H.events = {}
+    kgent.run('Wait.', { model = script, mode = 'full' })
+    H.wait_for(function()
+      for _, p in ipairs(H.events) do
+        local ev = p.event
+        if p.parentRunId and ev.type == 'tool_update' and type(ev.output) == 'string' and ev.output:find('started') then
+          return true
+        end
+      end
+    end, "the sub-agent's command to run")
+    vim.cmd('Kgent cancel')
+    local e2 = wait_top_end()
+    eq('cancelled', e2.status, 'cancelled')
+    contains(H.transcript(), '↳ **Sub-agent: Wait** cancelled · 1 turn', 'the sub-agent ended cancelled')
+    eq(nil, kgent.state.run_id, 'no current run')
+  end
+)
 
 test(':Kgent instructions lists the AGENTS.md files and skills the session loaded and opens one', function()
   local ws = H.fresh({

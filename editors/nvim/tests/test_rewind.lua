@@ -8,10 +8,13 @@ return function(H)
 
   local A, B, C = 'alpha\nbeta\ngamma\n', 'alpha\nbravo\ncharlie\n', 'charlie\ndelta\necho\n'
 
-  test(':Kgent rewind: confirm() shows the plan, files restored (the open buffer too), the conflict left, forked',
+  test(
+    ':Kgent rewind: confirm() shows the plan, files restored (the open buffer too), the conflict left, forked',
     function()
-      local ws = H.fresh({ files = { ['a.txt'] = A, ['b.txt'] = B, ['c.txt'] = C },
-        setup = { prewarm = false, mode = 'full', model = 'rewind-edits' } })
+      local ws = H.fresh({
+        files = { ['a.txt'] = A, ['b.txt'] = B, ['c.txt'] = C },
+        setup = { prewarm = false, mode = 'full', model = 'rewind-edits' },
+      })
       vim.fn.system({ 'git', '-C', ws, 'init', '-q' })
       eq(0, vim.v.shell_error, 'git init')
       vim.cmd('edit ' .. vim.fn.fnameescape(ws .. '/a.txt'))
@@ -45,7 +48,12 @@ return function(H)
       truthy(ok, tostring(err))
       eq('kgent.rewind', H.prompts[1].opts.kind, 'the picker')
       truthy(asked.msg:find('Restore the files to before "change them"', 1, true), asked.msg)
-      for _, line in ipairs({ 'restore: a.txt', 'CONFLICT (left as it is): b.txt', 'restore: c.txt', 'restore: new.txt' }) do
+      for _, line in ipairs({
+        'restore: a.txt',
+        'CONFLICT (left as it is): b.txt',
+        'restore: c.txt',
+        'restore: new.txt',
+      }) do
         truthy(asked.msg:find(line, 1, true), 'the confirm lists ' .. line .. ':\n' .. asked.msg)
       end
       eq(true, result.forked, 'forked: ' .. vim.inspect(result))
@@ -56,15 +64,18 @@ return function(H)
       contains(H.notes, 'changed since, left as they are: b.txt', 'the note')
       local chat = require('kgent.chat')
       eq({ 'change them' }, vim.api.nvim_buf_get_lines(chat.state.buf, 0, -1, false), 'the message back in the chat')
-      local serr, s = kgent.state.conn:request_sync('agent/session', { sessionId = e.sessionId, branchOnly = true },
-        H.WAIT_MS)
+      local serr, s =
+        kgent.state.conn:request_sync('agent/session', { sessionId = e.sessionId, branchOnly = true }, H.WAIT_MS)
       eq(nil, serr, 'agent/session')
       eq(result.leafId, s.branch[#s.branch], 'the leaf before the message')
-    end)
+    end
+  )
 
   test(':Kgent rewind: cancelling the confirm() changes nothing', function()
-    local ws = H.fresh({ files = { ['a.txt'] = A, ['b.txt'] = B, ['c.txt'] = C },
-      setup = { prewarm = false, mode = 'full', model = 'rewind-edits' } })
+    local ws = H.fresh({
+      files = { ['a.txt'] = A, ['b.txt'] = B, ['c.txt'] = C },
+      setup = { prewarm = false, mode = 'full', model = 'rewind-edits' },
+    })
     kgent.run('change them')
     H.wait_run_end()
     H.stub_select(function(items, o, on_choice)

@@ -26,61 +26,66 @@ return function(H)
     return H.of_type('permission_resolved')
   end
 
-  test('rules: an always answer on a compound command shows its rules; the identical call is not asked again', function()
-    local script = H.script({
-      { { tool = 'bash', args = { command = COMPOUND } } },
-      { { tool = 'bash', args = { command = COMPOUND } } },
-      { { text = 'Ran it twice.' } },
-    })
-    H.fresh({ files = { ['sample.py'] = SAMPLE }, setup = { model = script, approval = 'inline' } })
-    kgent.run('Run the sample twice.')
-    H.wait_for(function()
-      return #approval.list() == 1
-    end, 'the first approval')
-    local p = approval.list()[1]
-    local always = approval.option(p, 'allow_always')
-    truthy(always and always.scope == 'session', 'a session "always" option: ' .. vim.inspect(p.params.options))
-    truthy(type(always.rules) == 'table' and #always.rules == 2, 'one rule per simple command: '
-      .. vim.inspect(always.rules))
-    local sid = p.params.sessionId
-    local lines = tr_mod.lines(sid)
-    for _, r in ipairs(always.rules) do
-      contains(lines, ('rule %s: %s'):format(r.rule, r.text), 'the rule in words on the card')
-    end
-    contains(lines, '[A] ' .. always.name, 'the always answer with its key')
-    if approval.option(p, 'allow_always_project') then
-      contains(lines, '[P] ' .. approval.option(p, 'allow_always_project').name, 'the project answer with its key')
-    end
-    -- A (the session "always") with the cursor anywhere in the transcript.
-    local win = vim.fn.bufwinid(tr_mod.buf(sid))
-    H.press(win, 'A')
-    local e = H.wait_run_end()
-    eq('settled', e.status, 'status')
-    eq(1, #permissions(), 'asked once: the second identical call ran under the session rules')
-    local res = resolved()
-    eq(2, #res, 'both calls resolved: ' .. vim.inspect(res))
-    eq('host', res[1].source, 'the first by the user')
-    truthy(res[2].approved and res[2].source ~= 'host', 'the second by the rules it created: ' .. vim.inspect(res[2]))
-    truthy(vim.uv.fs_stat(H.ws .. '/done.txt'), 'the command ran')
-    -- The rules are listed by agent/rules as session rules of this session.
-    local got
-    rules.fetch(function(err, r)
-      got = err or r
-    end)
-    H.wait_for(function()
-      return got ~= nil
-    end, 'agent/rules')
-    local mine = {}
-    for _, r in ipairs(got.rules or {}) do
-      if r.scope == 'session' and r.sessionId == sid then
-        mine[#mine + 1] = r.rule
+  test(
+    'rules: an always answer on a compound command shows its rules; the identical call is not asked again',
+    function()
+      local script = H.script({
+        { { tool = 'bash', args = { command = COMPOUND } } },
+        { { tool = 'bash', args = { command = COMPOUND } } },
+        { { text = 'Ran it twice.' } },
+      })
+      H.fresh({ files = { ['sample.py'] = SAMPLE }, setup = { model = script, approval = 'inline' } })
+      kgent.run('Run the sample twice.')
+      H.wait_for(function()
+        return #approval.list() == 1
+      end, 'the first approval')
+      local p = approval.list()[1]
+      local always = approval.option(p, 'allow_always')
+      truthy(always and always.scope == 'session', 'a session "always" option: ' .. vim.inspect(p.params.options))
+      truthy(
+        type(always.rules) == 'table' and #always.rules == 2,
+        'one rule per simple command: ' .. vim.inspect(always.rules)
+      )
+      local sid = p.params.sessionId
+      local lines = tr_mod.lines(sid)
+      for _, r in ipairs(always.rules) do
+        contains(lines, ('rule %s: %s'):format(r.rule, r.text), 'the rule in words on the card')
       end
+      contains(lines, '[A] ' .. always.name, 'the always answer with its key')
+      if approval.option(p, 'allow_always_project') then
+        contains(lines, '[P] ' .. approval.option(p, 'allow_always_project').name, 'the project answer with its key')
+      end
+      -- A (the session "always") with the cursor anywhere in the transcript.
+      local win = vim.fn.bufwinid(tr_mod.buf(sid))
+      H.press(win, 'A')
+      local e = H.wait_run_end()
+      eq('settled', e.status, 'status')
+      eq(1, #permissions(), 'asked once: the second identical call ran under the session rules')
+      local res = resolved()
+      eq(2, #res, 'both calls resolved: ' .. vim.inspect(res))
+      eq('host', res[1].source, 'the first by the user')
+      truthy(res[2].approved and res[2].source ~= 'host', 'the second by the rules it created: ' .. vim.inspect(res[2]))
+      truthy(vim.uv.fs_stat(H.ws .. '/done.txt'), 'the command ran')
+      -- The rules are listed by agent/rules as session rules of this session.
+      local got
+      rules.fetch(function(err, r)
+        got = err or r
+      end)
+      H.wait_for(function()
+        return got ~= nil
+      end, 'agent/rules')
+      local mine = {}
+      for _, r in ipairs(got.rules or {}) do
+        if r.scope == 'session' and r.sessionId == sid then
+          mine[#mine + 1] = r.rule
+        end
+      end
+      table.sort(mine)
+      local want = { always.rules[1].rule, always.rules[2].rule }
+      table.sort(want)
+      eq(want, mine, 'the session rules')
     end
-    table.sort(mine)
-    local want = { always.rules[1].rule, always.rules[2].rule }
-    table.sort(want)
-    eq(want, mine, 'the session rules')
-  end)
+  )
 
   test('rules: a command no rule can cover says why on the card and offers no always answer', function()
     local script = H.script({
@@ -105,7 +110,8 @@ return function(H)
     end
   end)
 
-  test('rules: in a trusted project (kgent extensions --trust) P answers for the project; the next session is not asked',
+  test(
+    'rules: in a trusted project (kgent extensions --trust) P answers for the project; the next session is not asked',
     function()
       local script = H.script({
         { { tool = 'bash', args = { command = 'touch made.txt' } } },
@@ -134,72 +140,76 @@ return function(H)
       eq('settled', H.wait_run_end().status, 'second run')
       eq(0, #permissions(), 'not asked in the new session')
       truthy(vim.uv.fs_stat(ws .. '/made.txt'), 'the command ran')
-    end)
+    end
+  )
 
-  test(':Kgent rules: add (project, user, deny), listed by scope, dd removes, bad rules refused; completion',
-    function()
-      local ws = H.fresh({})
-      -- Trusted, so that project rules go to the project's own file (untrusted: the user's own file for it).
-      vim.fn.system({ H.kgent_bin, 'extensions', '--trust', '--workspace', ws })
-      eq(0, vim.v.shell_error, 'kgent extensions --trust')
-      eq({ 'add', 'list', 'remove' }, vim.fn.getcompletion('Kgent rules ', 'cmdline'), 'subcommands')
-      eq({ 'add' }, vim.fn.getcompletion('Kgent rules a', 'cmdline'), 'add')
-      eq({ '--deny' }, vim.fn.getcompletion('Kgent rules add --d', 'cmdline'), 'flags')
-      contains(vim.fn.getcompletion('Kgent ru', 'cmdline'), 'rules', 'the subcommand')
-      local function add(args)
-        local done
-        rules.add(args, function(err)
-          done = { err = err }
-        end)
-        H.wait_for(function()
-          return done ~= nil
-        end, 'addRule ' .. args)
-        return done.err
+  test(':Kgent rules: add (project, user, deny), listed by scope, dd removes, bad rules refused; completion', function()
+    local ws = H.fresh({})
+    -- Trusted, so that project rules go to the project's own file (untrusted: the user's own file for it).
+    vim.fn.system({ H.kgent_bin, 'extensions', '--trust', '--workspace', ws })
+    eq(0, vim.v.shell_error, 'kgent extensions --trust')
+    eq({ 'add', 'list', 'remove' }, vim.fn.getcompletion('Kgent rules ', 'cmdline'), 'subcommands')
+    eq({ 'add' }, vim.fn.getcompletion('Kgent rules a', 'cmdline'), 'add')
+    eq({ '--deny' }, vim.fn.getcompletion('Kgent rules add --d', 'cmdline'), 'flags')
+    contains(vim.fn.getcompletion('Kgent ru', 'cmdline'), 'rules', 'the subcommand')
+    local function add(args)
+      local done
+      rules.add(args, function(err)
+        done = { err = err }
+      end)
+      H.wait_for(function()
+        return done ~= nil
+      end, 'addRule ' .. args)
+      return done.err
+    end
+    eq(nil, add('bash(npm test *)'), 'a project allow')
+    eq(nil, add('--deny --project bash(git push *)'), 'a project deny')
+    truthy(add('--user bash(npm test'), 'a bad rule is refused')
+    truthy(
+      H.has_line(H.notes_at(vim.log.levels.ERROR), 'bash(npm test'),
+      'and said: ' .. vim.inspect(H.notes_at(vim.log.levels.ERROR))
+    )
+    local cfg = H.read_file(ws .. '/.kgent/config.toml')
+    truthy(cfg:find('npm test *', 1, true) and cfg:find('git push *', 1, true), 'in the project file:\n' .. cfg)
+
+    local shown
+    vim.cmd('Kgent rules')
+    local buf = vim.api.nvim_get_current_buf()
+    eq('kgent://rules', vim.api.nvim_buf_get_name(buf), 'the rules buffer')
+    H.wait_for(function()
+      shown = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+      return H.has_line(shown, 'bash(git push *)')
+    end, 'the rules listed')
+    local project_row, deny_row, allow_row
+    for i, l in ipairs(shown) do
+      if l:find('## Project rules', 1, true) then
+        project_row = i
+      elseif l:find('deny   bash(git push *)', 1, true) then
+        deny_row = i
+      elseif l:find('allow  bash(npm test *)', 1, true) then
+        allow_row = i
       end
-      eq(nil, add('bash(npm test *)'), 'a project allow')
-      eq(nil, add('--deny --project bash(git push *)'), 'a project deny')
-      truthy(add('--user bash(npm test'), 'a bad rule is refused')
-      truthy(H.has_line(H.notes_at(vim.log.levels.ERROR), 'bash(npm test'), 'and said: '
-        .. vim.inspect(H.notes_at(vim.log.levels.ERROR)))
-      local cfg = H.read_file(ws .. '/.kgent/config.toml')
-      truthy(cfg:find('npm test *', 1, true) and cfg:find('git push *', 1, true), 'in the project file:\n' .. cfg)
+    end
+    truthy(
+      project_row and deny_row and allow_row and deny_row > project_row and allow_row > project_row,
+      'both under the project scope:\n' .. table.concat(shown, '\n')
+    )
+    -- dd on the deny line removes it (from the file too).
+    vim.api.nvim_win_set_cursor(0, { deny_row, 0 })
+    H.press(vim.api.nvim_get_current_win(), 'dd')
+    H.wait_for(function()
+      return not H.has_line(vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'bash(git push *)')
+    end, 'the rule gone from the list')
+    contains(vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'allow  bash(npm test *)', 'the other one stays')
+    truthy(not H.read_file(ws .. '/.kgent/config.toml'):find('git push', 1, true), 'gone from the file')
+    -- :Kgent rules remove from the command line.
+    vim.cmd('Kgent rules remove bash(npm test *)')
+    H.wait_for(function()
+      return not H.has_line(vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'bash(npm test *)')
+    end, 'removed by :Kgent rules remove')
+  end)
 
-      local shown
-      vim.cmd('Kgent rules')
-      local buf = vim.api.nvim_get_current_buf()
-      eq('kgent://rules', vim.api.nvim_buf_get_name(buf), 'the rules buffer')
-      H.wait_for(function()
-        shown = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
-        return H.has_line(shown, 'bash(git push *)')
-      end, 'the rules listed')
-      local project_row, deny_row, allow_row
-      for i, l in ipairs(shown) do
-        if l:find('## Project rules', 1, true) then
-          project_row = i
-        elseif l:find('deny   bash(git push *)', 1, true) then
-          deny_row = i
-        elseif l:find('allow  bash(npm test *)', 1, true) then
-          allow_row = i
-        end
-      end
-      truthy(project_row and deny_row and allow_row and deny_row > project_row and allow_row > project_row,
-        'both under the project scope:\n' .. table.concat(shown, '\n'))
-      -- dd on the deny line removes it (from the file too).
-      vim.api.nvim_win_set_cursor(0, { deny_row, 0 })
-      H.press(vim.api.nvim_get_current_win(), 'dd')
-      H.wait_for(function()
-        return not H.has_line(vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'bash(git push *)')
-      end, 'the rule gone from the list')
-      contains(vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'allow  bash(npm test *)', 'the other one stays')
-      truthy(not H.read_file(ws .. '/.kgent/config.toml'):find('git push', 1, true), 'gone from the file')
-      -- :Kgent rules remove from the command line.
-      vim.cmd('Kgent rules remove bash(npm test *)')
-      H.wait_for(function()
-        return not H.has_line(vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'bash(npm test *)')
-      end, 'removed by :Kgent rules remove')
-    end)
-
-  test('approve with changes: the diff tab\'s proposed buffer is edited, :w lands it, the model is told', function()
+  test("approve with changes: the diff tab's proposed buffer is edited, :w lands it, the model is told", function()
     local script = H.script({
       { { tool = 'edit', args = { path = 'sample.py', oldText = 'value = 1', newText = 'value = 2' } } },
       { { text = 'Edited.' } },
@@ -212,7 +222,7 @@ return function(H)
       return #approval.list() == 1
     end, 'the edit approval')
     local p = approval.list()[1]
-    truthy(approval.can_answer_text(p), 'the daemon takes the user\'s text (permissionNewText)')
+    truthy(approval.can_answer_text(p), "the daemon takes the user's text (permissionNewText)")
     contains(tr_mod.lines(p.params.sessionId), 'accepts your version', 'the card says how')
     local win = vim.fn.bufwinid(tr_mod.buf(p.params.sessionId))
     H.press(win, 'd')
@@ -225,7 +235,7 @@ return function(H)
     local e = H.wait_run_end()
     eq('settled', e.status, 'status')
     -- The file is open: the edit lands in its buffer (unsaved, as every edit of a loaded buffer); :w saves it.
-    eq({ 'value = 3  # mine', 'print(value)' }, vim.api.nvim_buf_get_lines(src, 0, -1, false), 'the user\'s version')
+    eq({ 'value = 3  # mine', 'print(value)' }, vim.api.nvim_buf_get_lines(src, 0, -1, false), "the user's version")
     vim.api.nvim_buf_call(src, function()
       vim.cmd('silent write')
     end)
@@ -234,13 +244,18 @@ return function(H)
     eq(true, res[1].edited, 'permission_resolved says edited: ' .. vim.inspect(res[1]))
     local told
     for _, u in ipairs(H.of_type('tool_update')) do
-      if type(u.output) == 'string' and u.output:find('+value = 3  # mine', 1, true)
-        and u.output:find('-value = 2', 1, true) then
+      if
+        type(u.output) == 'string'
+        and u.output:find('+value = 3  # mine', 1, true)
+        and u.output:find('-value = 2', 1, true)
+      then
         told = u.output
       end
     end
-    truthy(told, 'the tool result shows the model the diff from its proposal: '
-      .. vim.inspect(H.of_type('tool_update')))
+    truthy(
+      told,
+      'the tool result shows the model the diff from its proposal: ' .. vim.inspect(H.of_type('tool_update'))
+    )
     eq(1, #vim.api.nvim_list_tabpages(), 'the diff tab closed')
   end)
 

@@ -72,14 +72,26 @@ export function approvalPrompt(params: PermissionParams): ApprovalPrompt {
     choices.push({
       kind: "diff",
       label: "$(diff) Show diff",
-      description: preview.kind === "sides" && preview.isNewFile ? `new file ${preview.fileName}` : `current ↔ proposed ${preview.fileName}`,
+      description:
+        preview.kind === "sides" && preview.isNewFile
+          ? `new file ${preview.fileName}`
+          : `current ↔ proposed ${preview.fileName}`,
     });
   } else {
-    choices.push({ kind: "details", label: "$(info) Show details", description: tc.command ? oneLine(tc.command, 80) : tc.title });
+    choices.push({
+      kind: "details",
+      label: "$(info) Show details",
+      description: tc.command ? oneLine(tc.command, 80) : tc.title,
+    });
   }
   // Whatever options arrive, in the daemon's order, each with the rule words it carries (what an "always" creates).
   for (const o of params.options) {
-    const choice: ApprovalChoice = { kind: "option", optionId: o.optionId, optionKind: o.kind, label: `${ICONS[o.kind] ?? "$(question)"} ${o.name}` };
+    const choice: ApprovalChoice = {
+      kind: "option",
+      optionId: o.optionId,
+      optionKind: o.kind,
+      label: `${ICONS[o.kind] ?? "$(question)"} ${o.name}`,
+    };
     const scope = optionWords(o).scope;
     if (scope !== undefined) choice.description = scope;
     const line = optionRuleLine(o);
@@ -87,7 +99,8 @@ export function approvalPrompt(params: PermissionParams): ApprovalPrompt {
     choices.push(choice);
   }
   const noRule = noRuleOf(params);
-  if (noRule !== undefined) choices.push({ kind: "details", label: "$(info) No “always” answer for this call", description: noRule });
+  if (noRule !== undefined)
+    choices.push({ kind: "details", label: "$(info) No “always” answer for this call", description: noRule });
   return { title, placeholder, choices, preview, details: describeCall(params) };
 }
 

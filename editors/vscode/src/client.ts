@@ -233,7 +233,8 @@ export class KgentClient {
     // A write to a daemon that is exiting fails ("Sending request failed."); its exit is reported on its own, so such
     // a failure is not worth an error-looking line in the log.
     const writeFailed = (m: string): boolean => /^Sending (request|notification|response) failed/.test(m);
-    const quiet = (m: string): boolean => writeFailed(m) && (child.stdin?.destroyed === true || child.exitCode !== null || ref.client?.ending === true);
+    const quiet = (m: string): boolean =>
+      writeFailed(m) && (child.stdin?.destroyed === true || child.exitCode !== null || ref.client?.ending === true);
     const conn = createMessageConnection(
       new StreamMessageReader(child.stdout!),
       new StreamMessageWriter(child.stdin!),
@@ -269,7 +270,14 @@ export class KgentClient {
         }),
         new Promise<never>((_, reject) => {
           timer = setTimeout(
-            () => reject(new KgentError(`the Kgent daemon did not answer initialize within ${timeoutMs / 1000} s`, DAEMON_EXITED, "daemon_timeout")),
+            () =>
+              reject(
+                new KgentError(
+                  `the Kgent daemon did not answer initialize within ${timeoutMs / 1000} s`,
+                  DAEMON_EXITED,
+                  "daemon_timeout",
+                ),
+              ),
             timeoutMs,
           );
         }),
@@ -339,7 +347,11 @@ export class KgentClient {
     } catch (e) {
       if (!this.alive || (e instanceof ResponseError && e.code === RpcErrorCodes.PendingResponseRejected)) {
         // PendingResponseRejected: the connection was disposed because the process ended.
-        throw new KgentError(`the Kgent daemon exited (${describeExit(this.exitInfo)})`, DAEMON_EXITED, "daemon_exited");
+        throw new KgentError(
+          `the Kgent daemon exited (${describeExit(this.exitInfo)})`,
+          DAEMON_EXITED,
+          "daemon_exited",
+        );
       }
       throw toKgentError(e);
     }
@@ -384,7 +396,8 @@ export class KgentClient {
       this.unclaimed.delete(result.runId);
       for (const e of early) handle.deliver(e);
     }
-    if (!this.alive) handle.finish({ kind: "lost", reason: `the Kgent daemon exited (${describeExit(this.exitInfo)})` });
+    if (!this.alive)
+      handle.finish({ kind: "lost", reason: `the Kgent daemon exited (${describeExit(this.exitInfo)})` });
     return handle;
   }
 
@@ -426,7 +439,9 @@ export class KgentClient {
   /** `token` cancellation sends `$/cancelRequest` (the request then fails with -32800). */
   compact(params: P.CompactParams, token?: CancellationToken): Promise<P.CompactResult> {
     return this.request(() =>
-      token === undefined ? this.conn.sendRequest(P.AgentCompact, params) : this.conn.sendRequest(P.AgentCompact, params, token),
+      token === undefined
+        ? this.conn.sendRequest(P.AgentCompact, params)
+        : this.conn.sendRequest(P.AgentCompact, params, token),
     );
   }
 
@@ -540,12 +555,19 @@ export class KgentClient {
  * text (`newText`, "approve with changes") goes along only with an allow option on a call that proposed a text.
  */
 export function sanitizeAnswer(params: P.PermissionParams, answer: P.PermissionResult | undefined): P.PermissionResult {
-  const option = answer !== undefined && answer.outcome === "selected" ? params.options.find((o) => o.optionId === answer.optionId) : undefined;
+  const option =
+    answer !== undefined && answer.outcome === "selected"
+      ? params.options.find((o) => o.optionId === answer.optionId)
+      : undefined;
   if (answer === undefined || answer.outcome !== "selected" || option === undefined) return { outcome: "cancelled" };
   const newText = (answer as P.PermissionSelected & { newText?: unknown }).newText;
   const allow = option.kind === "allow_once" || option.kind === "allow_always";
   if (typeof newText === "string" && allow && typeof params.toolCall.newText === "string") {
-    const withText: P.PermissionSelected & { newText: string } = { outcome: "selected", optionId: option.optionId, newText };
+    const withText: P.PermissionSelected & { newText: string } = {
+      outcome: "selected",
+      optionId: option.optionId,
+      newText,
+    };
     return withText;
   }
   return { outcome: "selected", optionId: option.optionId };
@@ -577,7 +599,10 @@ export function describeStartFailure(cmd: DaemonCommand, info: ExitInfo): string
 
 /** The last non-empty lines of a process's stderr, joined on one line (at most ~600 characters). */
 function lastWords(stderr: string): string {
-  const lines = stderr.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== "");
+  const lines = stderr
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l !== "");
   let out = "";
   for (let i = lines.length - 1; i >= 0; i--) {
     const next = out === "" ? lines[i] : `${lines[i]} ⏎ ${out}`;

@@ -28,7 +28,9 @@ function spawnKey(cfg: DaemonConfig): string {
   const h = createHash("sha256");
   h.update(JSON.stringify([cfg.command.command, cfg.command.args, cfg.command.cwd ?? null]));
   const env = cfg.command.env ?? {};
-  for (const k of Object.keys(env).filter((k) => k.startsWith("KGENT_") || k.endsWith("_API_KEY")).sort()) {
+  for (const k of Object.keys(env)
+    .filter((k) => k.startsWith("KGENT_") || k.endsWith("_API_KEY"))
+    .sort()) {
     h.update(`\0${k}=${env[k] ?? ""}`);
   }
   h.update(`\0approvalTimeout=${JSON.stringify(cfg.settings.approvalTimeout ?? null)}`);

@@ -17,7 +17,9 @@ export interface FileHost {
 }
 
 /** What `initialize` declares for a client with a `FileHost`. */
-export const FS_CAPABILITIES: P.ClientCapabilities = { fs: { readTextFile: true, writeTextFile: true, saveFiles: true } };
+export const FS_CAPABILITIES: P.ClientCapabilities = {
+  fs: { readTextFile: true, writeTextFile: true, saveFiles: true },
+};
 
 /** Answer the daemon's file requests from `host`. */
 export function serveFiles(conn: MessageConnection, host: FileHost): void {
@@ -33,6 +35,10 @@ export function minimalChange(before: string, after: string): { start: number; e
   const max = Math.min(before.length, after.length);
   while (start < max && before.charCodeAt(start) === after.charCodeAt(start)) start++;
   let tail = 0;
-  while (tail < max - start && before.charCodeAt(before.length - 1 - tail) === after.charCodeAt(after.length - 1 - tail)) tail++;
+  while (
+    tail < max - start &&
+    before.charCodeAt(before.length - 1 - tail) === after.charCodeAt(after.length - 1 - tail)
+  )
+    tail++;
   return { start, end: before.length - tail, text: after.slice(start, after.length - tail) };
 }

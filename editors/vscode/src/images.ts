@@ -39,7 +39,8 @@ export function parseImages(v: unknown): PastedImage[] | undefined {
 /** The prompt with the images after its text, as `image` blocks (the prompt unchanged without images). */
 export function withImages(prompt: string | ContentBlock[], images: readonly PastedImage[]): string | ContentBlock[] {
   if (images.length === 0) return prompt;
-  const blocks: ContentBlock[] = typeof prompt === "string" ? (prompt.trim() ? [{ type: "text", text: prompt }] : []) : [...prompt];
+  const blocks: ContentBlock[] =
+    typeof prompt === "string" ? (prompt.trim() ? [{ type: "text", text: prompt }] : []) : [...prompt];
   for (const i of images) blocks.push({ type: "image", data: i.data, mimeType: i.mimeType, uri: i.name });
   return blocks;
 }

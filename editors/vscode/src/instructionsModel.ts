@@ -19,6 +19,7 @@ export function loadedItems(session: Pick<SessionResult, "instructions" | "skill
     if (f.truncated === true) notes.push("cut at 32 KiB");
     items.push({ label: f.path, description: notes.join(", "), path: f.path });
   }
-  for (const s of session.skills ?? []) items.push({ label: `skill ${s.name}`, description: s.description, path: s.path });
+  for (const s of session.skills ?? [])
+    items.push({ label: `skill ${s.name}`, description: s.description, path: s.path });
   return items;
 }

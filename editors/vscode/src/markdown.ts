@@ -23,12 +23,34 @@ import xml from "highlight.js/lib/languages/xml";
 import yaml from "highlight.js/lib/languages/yaml";
 import MarkdownIt from "markdown-it";
 
-for (const [name, lang] of Object.entries({ bash, css, diff, go, java, javascript, json, lua, markdown, python, rust, shell, sql, typescript, xml, yaml })) {
+for (const [name, lang] of Object.entries({
+  bash,
+  css,
+  diff,
+  go,
+  java,
+  javascript,
+  json,
+  lua,
+  markdown,
+  python,
+  rust,
+  shell,
+  sql,
+  typescript,
+  xml,
+  yaml,
+})) {
   hljs.registerLanguage(name, lang);
 }
 
 export function escapeHtml(text: string): string {
-  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
+  return text
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;")
+    .replace(/'/g, "&#39;");
 }
 
 const md = new MarkdownIt({
@@ -50,7 +72,8 @@ const md = new MarkdownIt({
 md.renderer.rules.heading_open = (tokens, idx) => `<h${Math.min(Number(tokens[idx].tag.slice(1)) + 2, 6)}>`;
 md.renderer.rules.heading_close = (tokens, idx) => `</h${Math.min(Number(tokens[idx].tag.slice(1)) + 2, 6)}>\n`;
 // Links: the text, with the address as its tooltip; nothing to follow.
-md.renderer.rules.link_open = (tokens, idx) => `<span class="link" title="${escapeHtml(String(tokens[idx].attrGet("href") ?? ""))}">`;
+md.renderer.rules.link_open = (tokens, idx) =>
+  `<span class="link" title="${escapeHtml(String(tokens[idx].attrGet("href") ?? ""))}">`;
 md.renderer.rules.link_close = () => "</span>";
 // Images: their alt text and address, nothing loaded.
 md.renderer.rules.image = (tokens, idx) => {

@@ -40,7 +40,10 @@ export async function promptWithMentions(
     let body = content;
     let uri = pathToFileURL(abs).href;
     if (m.startLine !== undefined && m.endLine !== undefined) {
-      body = content.split("\n").slice(m.startLine - 1, m.endLine).join("\n");
+      body = content
+        .split("\n")
+        .slice(m.startLine - 1, m.endLine)
+        .join("\n");
       uri = `${uri}#L${m.startLine}-L${m.endLine}`;
     }
     blocks.push({ type: "resource", resource: { uri, text: body } });

@@ -18,7 +18,15 @@ export function splitAttachments(message: string): { text: string; attachments: 
   return { text, attachments };
 }
 
-export function userItem(id: string, runId: string, message: string, source: string, sessionId: string, entryId: string | undefined, images?: P.ImageRef[] | null): UserItem {
+export function userItem(
+  id: string,
+  runId: string,
+  message: string,
+  source: string,
+  sessionId: string,
+  entryId: string | undefined,
+  images?: P.ImageRef[] | null,
+): UserItem {
   const item: UserItem = { type: "user", id, rev: 0, runId, ...splitAttachments(message), source, sessionId, entryId };
   if (images) item.images = images;
   return item;
@@ -29,8 +37,27 @@ function storedToolCall(id: string, call: P.ToolCallRef): ToolItem {
   const args = call.arguments;
   const command = typeof args.command === "string" ? args.command : undefined;
   const path = typeof args.path === "string" ? args.path : undefined;
-  const title = command !== undefined ? `Run ${oneLine(command, 80)}` : path !== undefined ? `${call.name[0].toUpperCase()}${call.name.slice(1)} ${path}` : call.name;
-  return { type: "tool", id, rev: 0, runId: "", toolCallId: call.id, name: call.name, kind: "other", title, command, path, status: "pending", output: "", isError: false };
+  const title =
+    command !== undefined
+      ? `Run ${oneLine(command, 80)}`
+      : path !== undefined
+        ? `${call.name[0].toUpperCase()}${call.name.slice(1)} ${path}`
+        : call.name;
+  return {
+    type: "tool",
+    id,
+    rev: 0,
+    runId: "",
+    toolCallId: call.id,
+    name: call.name,
+    kind: "other",
+    title,
+    command,
+    path,
+    status: "pending",
+    output: "",
+    isError: false,
+  };
 }
 
 function note(id: string, text: string, severity: "info" | "error" = "info"): NoteItem {
@@ -44,7 +71,8 @@ export function storedItems(session: P.SessionResult, nextId: (prefix: string) =
   const tools = new Map<string, ToolItem>();
   for (const entry of session.entries) {
     if (!onBranch.has(entry.id)) continue;
-    if (entry.type === "compaction") out.push(note(nextId("note"), "Earlier messages were summarised here to save context (compaction)."));
+    if (entry.type === "compaction")
+      out.push(note(nextId("note"), "Earlier messages were summarised here to save context (compaction)."));
     const m = entry.message;
     if (entry.type !== "message" || m === undefined || m === null) continue;
     switch (m.role) {

@@ -2,7 +2,19 @@
 // webview view (ui/panel.ts) posts `PanelState` to the page (webview/main.ts), which renders it.
 
 import { storedItems, userItem } from "./panelHistory";
-import type { ApprovalItem, EndItem, LiveRun, NoteItem, PanelChoices, PanelItem, PanelState, PlanItem, RunSection, TextItem, ToolItem } from "./panelItems";
+import type {
+  ApprovalItem,
+  EndItem,
+  LiveRun,
+  NoteItem,
+  PanelChoices,
+  PanelItem,
+  PanelState,
+  PlanItem,
+  RunSection,
+  TextItem,
+  ToolItem,
+} from "./panelItems";
 import { oneLine } from "./panelItems";
 import { knownEvent } from "./protocol";
 import { noRuleOf } from "./rules";
@@ -35,7 +47,13 @@ export class PanelModel {
   sessionUsage: P.Usage | undefined;
   sessionContext: P.ContextUse | undefined;
   sandbox: PanelState["sandbox"];
-  choices: PanelChoices = { modes: ["plan", "ask", "auto", "full", "risk_based"], mode: "ask", models: [], model: "", provider: "" };
+  choices: PanelChoices = {
+    modes: ["plan", "ask", "auto", "full", "risk_based"],
+    mode: "ask",
+    models: [],
+    model: "",
+    provider: "",
+  };
   sessionId: string | undefined;
   sessionLabel: string | undefined;
   trusted = true;
@@ -85,7 +103,8 @@ export class PanelModel {
     if (item.runId !== "") {
       const section = this.parents.get(item.runId) ?? item.runId;
       item.section = section;
-      if (!this.sectionList.has(section)) this.sectionList.set(section, { runId: section, label: "", origin: "task", live: this.live.has(section) });
+      if (!this.sectionList.has(section))
+        this.sectionList.set(section, { runId: section, label: "", origin: "task", live: this.live.has(section) });
     }
     this.items.push(item);
     this.byId.set(item.id, item);
@@ -111,7 +130,8 @@ export class PanelModel {
    * `run_start` event (`origin` undefined: whichever call comes second keeps what the first set).
    */
   runStarted(runId: string, sessionId: string, label: string, workspace: string, origin?: "panel" | "task"): void {
-    if (!this.ended.has(runId) && !this.live.has(runId)) this.live.set(runId, { runId, sessionId, label, steering: [], followUp: [] });
+    if (!this.ended.has(runId) && !this.live.has(runId))
+      this.live.set(runId, { runId, sessionId, label, steering: [], followUp: [] });
     const sec = this.sectionList.get(runId) ?? { runId, label, origin: "task" as const, live: !this.ended.has(runId) };
     if (sec.label === "") sec.label = label;
     if (origin !== undefined) sec.origin = origin;
@@ -138,7 +158,10 @@ export class PanelModel {
       this.sessionUsage = { ...u, cost: u.cost ?? undefined };
       return;
     }
-    const cost = t.cost && u.cost && t.cost.currency === u.cost.currency ? { amount: t.cost.amount + u.cost.amount, currency: t.cost.currency } : undefined;
+    const cost =
+      t.cost && u.cost && t.cost.currency === u.cost.currency
+        ? { amount: t.cost.amount + u.cost.amount, currency: t.cost.currency }
+        : undefined;
     this.sessionUsage = {
       inputTokens: t.inputTokens + u.inputTokens,
       outputTokens: t.outputTokens + u.outputTokens,
@@ -184,7 +207,9 @@ export class PanelModel {
         return;
       case "user_message":
         this.open.delete(runId);
-        this.push(userItem(this.nextId("user"), runId, e.text, e.source, params.sessionId, e.entryId ?? undefined, e.images));
+        this.push(
+          userItem(this.nextId("user"), runId, e.text, e.source, params.sessionId, e.entryId ?? undefined, e.images),
+        );
         return;
       case "message_delta": {
         const kind = e.kind === "thinking" ? "thinking" : "assistant";
@@ -268,7 +293,12 @@ export class PanelModel {
         // The gauge follows the panel's conversation (a Run Task run has a session of its own, a sub-agent its own
         // context).
         const own = params.parentRunId === undefined || params.parentRunId === null;
-        if (e.context && own && (this.sectionList.get(runId)?.origin === "panel" || params.sessionId === this.sessionId)) this.sessionContext = e.context;
+        if (
+          e.context &&
+          own &&
+          (this.sectionList.get(runId)?.origin === "panel" || params.sessionId === this.sessionId)
+        )
+          this.sessionContext = e.context;
         return;
       }
       case "run_end": {
@@ -367,7 +397,10 @@ export class PanelModel {
     this.touch(a);
     const t = this.byId.get(`tool-${a.runId}-${a.toolCallId}`);
     if (t !== undefined && t.type === "tool") {
-      t.decidedBy = answer !== undefined ? `Answered: ${answer}` : "Approval withdrawn (the run was cancelled or the approval timed out)";
+      t.decidedBy =
+        answer !== undefined
+          ? `Answered: ${answer}`
+          : "Approval withdrawn (the run was cancelled or the approval timed out)";
       this.touch(t);
       this.items = this.items.filter((i) => i !== a);
       this.byId.delete(a.id);

@@ -4,7 +4,7 @@ import type { ContentBlock } from "./protocol";
 
 export type PromptContext =
   | { kind: "selection"; fileUri: string; relPath: string; startLine: number; endLine: number; text: string }
-  | { kind: "file"; fileUri: string; relPath: string; /** set when the editor holds unsaved changes */ text?: string };
+  | { kind: "file"; fileUri: string; relPath: string /** set when the editor holds unsaved changes */; text?: string };
 
 /** The user's text plus the chosen context, as protocol content blocks (a plain string without context). */
 export function buildPrompt(text: string, context?: PromptContext): string | ContentBlock[] {

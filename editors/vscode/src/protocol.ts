@@ -205,8 +205,12 @@ export const AgentClearQueue = new RequestType<W.RunIdParams, W.EmptyResult, Err
 export const AgentSessions = new RequestType<W.SessionsParams, W.SessionsResult, ErrorData>("agent/sessions");
 export const AgentSession = new RequestType<W.SessionParams, W.SessionResult, ErrorData>("agent/session");
 export const AgentFork = new RequestType<W.ForkParams, W.ForkResult, ErrorData>("agent/fork");
-export const AgentRenameSession = new RequestType<W.RenameSessionParams, W.EmptyResult, ErrorData>("agent/renameSession");
-export const AgentDeleteSession = new RequestType<W.DeleteSessionParams, W.EmptyResult, ErrorData>("agent/deleteSession");
+export const AgentRenameSession = new RequestType<W.RenameSessionParams, W.EmptyResult, ErrorData>(
+  "agent/renameSession",
+);
+export const AgentDeleteSession = new RequestType<W.DeleteSessionParams, W.EmptyResult, ErrorData>(
+  "agent/deleteSession",
+);
 export const AgentCompact = new RequestType<W.CompactParams, W.CompactResult, ErrorData>("agent/compact");
 // Permission rules (protocol.md § Rules).
 export const AgentRules = new RequestType<W.RulesParams, W.RulesResult, ErrorData>("agent/rules");
@@ -218,8 +222,14 @@ export const AgentPermission = new RequestType<W.PermissionParams, W.PermissionR
 export const CancelRequest = new NotificationType<W.CancelRequestParams>("$/cancelRequest");
 // Host-owned files and review (protocol.md § Host-owned files, § Review).
 export const AgentReview = new RequestType<W.ReviewParams, W.ReviewResult, ErrorData>("agent/review");
-export const AgentApplyReview = new RequestType<W.ApplyReviewParams, W.ApplyReviewResult, ErrorData>("agent/applyReview");
+export const AgentApplyReview = new RequestType<W.ApplyReviewParams, W.ApplyReviewResult, ErrorData>(
+  "agent/applyReview",
+);
 export const AgentRewind = new RequestType<W.RewindParams, W.RewindResult, ErrorData>("agent/rewind");
-export const AgentReadTextFile = new RequestType<W.ReadTextFileParams, W.ReadTextFileResult, ErrorData>("agent/readTextFile");
-export const AgentWriteTextFile = new RequestType<W.WriteTextFileParams, W.WriteTextFileResult, ErrorData>("agent/writeTextFile");
+export const AgentReadTextFile = new RequestType<W.ReadTextFileParams, W.ReadTextFileResult, ErrorData>(
+  "agent/readTextFile",
+);
+export const AgentWriteTextFile = new RequestType<W.WriteTextFileParams, W.WriteTextFileResult, ErrorData>(
+  "agent/writeTextFile",
+);
 export const AgentSaveFiles = new RequestType<W.SaveFilesParams, W.SaveFilesResult, ErrorData>("agent/saveFiles");

@@ -18,7 +18,11 @@ export function filesToReview(run: P.ReviewRun | undefined): FileToReview[] {
   for (const file of run?.files ?? []) {
     const pending = file.hunks.filter((h) => h.status === "pending");
     if (pending.length === 0) continue;
-    out.push({ file, placed: pending.filter((h) => typeof h.currentStart === "number"), changedSince: pending.filter((h) => typeof h.currentStart !== "number") });
+    out.push({
+      file,
+      placed: pending.filter((h) => typeof h.currentStart === "number"),
+      changedSince: pending.filter((h) => typeof h.currentStart !== "number"),
+    });
   }
   return out;
 }
@@ -31,7 +35,9 @@ function lines(text: string): string[] {
 /** `current` with these hunks undone (each at its `currentStart`): what the file would be if they were rejected. */
 export function withoutHunks(current: string, hunks: P.ReviewHunk[]): string {
   const out = lines(current);
-  const placed = hunks.filter((h) => typeof h.currentStart === "number").sort((a, b) => (b.currentStart ?? 0) - (a.currentStart ?? 0));
+  const placed = hunks
+    .filter((h) => typeof h.currentStart === "number")
+    .sort((a, b) => (b.currentStart ?? 0) - (a.currentStart ?? 0));
   for (const h of placed) out.splice((h.currentStart ?? 1) - 1, h.newCount, ...lines(h.oldText));
   return out.join("");
 }
@@ -45,5 +51,8 @@ export function hunkLine(h: P.ReviewHunk, lineCount: number): number {
 export function problems(result: P.ApplyReviewResult): string[] {
   return result.results
     .filter((r) => r.outcome === "conflict" || r.outcome === "not_found")
-    .map((r) => `${r.path ?? r.hunkId}: ${r.outcome === "conflict" ? (r.message ?? "its lines changed since; nothing was overwritten") : "no such change"}`);
+    .map(
+      (r) =>
+        `${r.path ?? r.hunkId}: ${r.outcome === "conflict" ? (r.message ?? "its lines changed since; nothing was overwritten") : "no such change"}`,
+    );
 }

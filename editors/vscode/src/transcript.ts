@@ -139,7 +139,8 @@ export class TranscriptWriter {
       }
       case "message_end":
         if (this.lineRun === runId) this.endLine();
-        if (e.message.stopReason === "error" && e.message.error) this.line(runId, `  ✗ model error: ${e.message.error}`);
+        if (e.message.stopReason === "error" && e.message.error)
+          this.line(runId, `  ✗ model error: ${e.message.error}`);
         return;
       case "tool_call": {
         this.tools.set(e.toolCallId, { title: e.title, name: e.name });
@@ -174,10 +175,14 @@ export class TranscriptWriter {
       case "usage":
         return;
       case "retry":
-        this.line(runId, `  ↻ retrying the model call (${e.attempt}/${e.maxAttempts}) in ${e.delaySeconds}s: ${e.error}`);
+        this.line(
+          runId,
+          `  ↻ retrying the model call (${e.attempt}/${e.maxAttempts}) in ${e.delaySeconds}s: ${e.error}`,
+        );
         return;
       case "compaction": {
-        const tokens = e.tokensBefore != null && e.tokensAfter != null ? ` (${e.tokensBefore} → ${e.tokensAfter} tokens)` : "";
+        const tokens =
+          e.tokensBefore != null && e.tokensAfter != null ? ` (${e.tokensBefore} → ${e.tokensAfter} tokens)` : "";
         this.line(runId, `  ⧉ compaction ${e.status}${tokens}${e.error ? `: ${e.error}` : ""}`);
         return;
       }
@@ -226,7 +231,9 @@ export class TranscriptWriter {
   /** An earlier conversation (a resumed session's active branch), briefly. */
   history(session: P.SessionResult, maxMessages = 6): void {
     const onBranch = new Set(session.branch);
-    const messages = session.entries.filter((en) => onBranch.has(en.id) && en.type === "message" && en.message !== undefined);
+    const messages = session.entries.filter(
+      (en) => onBranch.has(en.id) && en.type === "message" && en.message !== undefined,
+    );
     const shown = messages
       .map((en) => en.message as P.SessionMessage)
       .filter((m) => m.role === "user" || (m.role === "assistant" && m.text) || m.role === "summary");

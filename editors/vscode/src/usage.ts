@@ -18,7 +18,8 @@ export function formatUsage(u: Usage): string {
 
 /** "context 24k of 200k tokens (12%)": how full the model's context was after the last call. */
 export function formatContext(c: ContextUse): string {
-  const k = (n: number): string => (n >= 10_000 ? `${Math.round(n / 1000)}k` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : `${n}`);
+  const k = (n: number): string =>
+    n >= 10_000 ? `${Math.round(n / 1000)}k` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : `${n}`;
   const share = c.window > 0 ? Math.round((100 * c.tokens) / c.window) : 0;
   return `context ${k(c.tokens)} of ${k(c.window)} tokens (${share}%)`;
 }

@@ -91,12 +91,27 @@ async function startCodeServer(
     ),
   );
   const env: NodeJS.ProcessEnv = { ...process.env, KGENT_STATE_DIR: path.join(root, "state") };
-  for (const k of Object.keys(env)) if (k.endsWith("_API_KEY") || k === "KGENT_PROVIDER" || k === "KGENT_MODEL") delete env[k];
+  for (const k of Object.keys(env))
+    if (k.endsWith("_API_KEY") || k === "KGENT_PROVIDER" || k === "KGENT_MODEL") delete env[k];
   Object.assign(env, extra.env);
   const common = ["--user-data-dir", userData, "--extensions-dir", extensions];
-  execFileSync(process.execPath, [CODE_SERVER, ...common, "--install-extension", vsix], { env, stdio: "pipe", timeout: STEP_MS });
+  execFileSync(process.execPath, [CODE_SERVER, ...common, "--install-extension", vsix], {
+    env,
+    stdio: "pipe",
+    timeout: STEP_MS,
+  });
   const port = await freePort();
-  const args = [CODE_SERVER, ...common, "--auth", "none", "--bind-addr", `127.0.0.1:${port}`, "--disable-telemetry", "--disable-update-check", "--disable-getting-started-override"];
+  const args = [
+    CODE_SERVER,
+    ...common,
+    "--auth",
+    "none",
+    "--bind-addr",
+    `127.0.0.1:${port}`,
+    "--disable-telemetry",
+    "--disable-update-check",
+    "--disable-getting-started-override",
+  ];
   if (trusted) args.push("--disable-workspace-trust");
   let out = "";
   const proc = spawn(process.execPath, [...args, workspace], { env, stdio: ["ignore", "pipe", "pipe"] });
@@ -114,7 +129,13 @@ async function startCodeServer(
     proc.stderr?.on("data", check);
     proc.once("exit", (code) => reject(new Error(`code-server exited (${code}):\n${out}`)));
   });
-  return { proc, url: `http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`, root, workspace, log: () => out };
+  return {
+    proc,
+    url: `http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`,
+    root,
+    workspace,
+    log: () => out,
+  };
 }
 
 async function stopCodeServer(i: Instance | undefined): Promise<void> {
@@ -285,7 +306,15 @@ async function statusItem(page: Page, text: string): Promise<void> {
 before(async () => {
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
 });
 
@@ -296,7 +325,10 @@ after(async () => {
 // KGENT_REAL_SUITE=first-hour (or =main) runs one of the two suites (each starts its own code-server).
 const SUITE = process.env.KGENT_REAL_SUITE;
 
-describe("Kgent in a real VS Code (code-server)", { timeout: 30 * 60_000, skip: SUITE !== undefined && SUITE !== "main" }, () => {
+describe("Kgent in a real VS Code (code-server)", {
+  timeout: 30 * 60_000,
+  skip: SUITE !== undefined && SUITE !== "main",
+}, () => {
   let vsix = "";
   let ide: Instance | undefined;
   let page: Page;
@@ -350,7 +382,10 @@ describe("Kgent in a real VS Code (code-server)", { timeout: 30 * 60_000, skip: 
       const countdown = card.locator(".countdown");
       const first = await countdown.innerText();
       assert.match(first, /^rejected automatically in \d+ s$/);
-      await panel.locator(".card.approval.pending .countdown", { hasNotText: first }).first().waitFor({ timeout: STEP_MS });
+      await panel
+        .locator(".card.approval.pending .countdown", { hasNotText: first })
+        .first()
+        .waitFor({ timeout: STEP_MS });
       assert.ok(secondsLeft(await countdown.innerText()) < secondsLeft(first), "it counts down");
     });
     await shot(page, "panel-approval");
@@ -384,7 +419,10 @@ describe("Kgent in a real VS Code (code-server)", { timeout: 30 * 60_000, skip: 
     await step(page, "transcript", async () => {
       const text = await panel.locator("#log").innerText();
       assert.match(text, /Updated sample\.py: value is now 2/);
-      await panel.locator(".msg.assistant.markdown p", { hasText: "Updated sample.py" }).first().waitFor({ timeout: STEP_MS }); // rendered Markdown
+      await panel
+        .locator(".msg.assistant.markdown p", { hasText: "Updated sample.py" })
+        .first()
+        .waitFor({ timeout: STEP_MS }); // rendered Markdown
       assert.match(text, /Answered: Allow once/);
       assert.match(text, /1 file changed/);
       assert.equal(fs.readFileSync(path.join(ide!.workspace, "sample.py"), "utf8"), "value = 2\nprint(value)\n");
@@ -393,7 +431,10 @@ describe("Kgent in a real VS Code (code-server)", { timeout: 30 * 60_000, skip: 
 
     await step(page, "changed-files", async () => {
       await panel.locator("button.changed-file", { hasText: "sample.py" }).first().click();
-      await page.locator(".tab", { hasText: /^sample\.py/ }).first().waitFor({ timeout: STEP_MS });
+      await page
+        .locator(".tab", { hasText: /^sample\.py/ })
+        .first()
+        .waitFor({ timeout: STEP_MS });
       await page.locator(".monaco-editor .view-line", { hasText: "value = 2" }).first().waitFor({ timeout: STEP_MS });
     });
   });
@@ -407,7 +448,10 @@ describe("Kgent in a real VS Code (code-server)", { timeout: 30 * 60_000, skip: 
       await panel.locator("#input").press("Enter");
       const card = panel.locator(".card.approval.pending").first();
       await card.waitFor({ timeout: STEP_MS });
-      await card.locator("button.opt", { hasText: /^Reject\b(?! always)/ }).first().click();
+      await card
+        .locator("button.opt", { hasText: /^Reject\b(?! always)/ })
+        .first()
+        .click();
       await panel.locator(".card.approval.pending .command").first().waitFor({ timeout: STEP_MS });
       // Keyboard: focus the card, R rejects.
       await panel.locator(".card.approval.pending").first().focus();
@@ -431,11 +475,16 @@ describe("Kgent in a real VS Code (code-server)", { timeout: 30 * 60_000, skip: 
       await card.waitFor({ timeout: STEP_MS });
       await card.locator("button.opt", { hasText: "Allow once" }).first().click();
       // Live output: the command's first line appears while it still runs.
-      await panel.locator("details.tool.status-in_progress pre.output", { hasText: "started" }).first().waitFor({ timeout: STEP_MS });
+      await panel
+        .locator("details.tool.status-in_progress pre.output", { hasText: "started" })
+        .first()
+        .waitFor({ timeout: STEP_MS });
       // While it runs, Enter queues a follow-up; Clear drops it.
       await panel.locator("#input").fill("and then say done");
       await panel.locator("#input").press("Enter");
-      await panel.locator("#live .queue .chip", { hasText: "follow-up: and then say done" }).waitFor({ timeout: STEP_MS });
+      await panel
+        .locator("#live .queue .chip", { hasText: "follow-up: and then say done" })
+        .waitFor({ timeout: STEP_MS });
       await shot(page, "panel-streaming");
       await panel.locator("#live .queue button.clear-queue").click();
       await panel.locator("#live .queue").waitFor({ state: "detached", timeout: STEP_MS });
@@ -446,7 +495,11 @@ describe("Kgent in a real VS Code (code-server)", { timeout: 30 * 60_000, skip: 
       assert.match(output, /^started$/m);
       assert.doesNotMatch(output, /^finished$/m);
       assert.match(output, /cancelled/);
-      assert.equal(await panel.locator(".msg.user.source-follow_up").count(), 0, "the cleared follow-up never reached the run");
+      assert.equal(
+        await panel.locator(".msg.user.source-follow_up").count(),
+        0,
+        "the cleared follow-up never reached the run",
+      );
     });
   });
 
@@ -504,8 +557,12 @@ describe("Kgent in a real VS Code (code-server)", { timeout: 30 * 60_000, skip: 
       const row = panel.locator(".history-row", { hasText: "Change value to 2 in sample.py" }).first();
       await row.locator("button", { hasText: "Resume" }).click();
       // The first test's conversation, as it was: the message, the answer, the tool calls with their results.
-      await panel.locator(".msg.user", { hasText: "Change value to 2 in sample.py and check it." }).waitFor({ timeout: STEP_MS });
-      await panel.locator(".msg.assistant", { hasText: "Updated sample.py: value is now 2" }).waitFor({ timeout: STEP_MS });
+      await panel
+        .locator(".msg.user", { hasText: "Change value to 2 in sample.py and check it." })
+        .waitFor({ timeout: STEP_MS });
+      await panel
+        .locator(".msg.assistant", { hasText: "Updated sample.py: value is now 2" })
+        .waitFor({ timeout: STEP_MS });
       await panel.locator("details.tool.status-completed", { hasText: "Edit sample.py" }).waitFor({ timeout: STEP_MS });
       assert.match(await panel.locator("#session").innerText(), /Continuing: Change value to 2/);
       await panel.locator(".msg.user").first().hover();
@@ -522,7 +579,9 @@ describe("Kgent in a real VS Code (code-server)", { timeout: 30 * 60_000, skip: 
       const first = panel.locator(".msg.user").first();
       await first.hover();
       await first.locator("button.fork-here").click();
-      await panel.locator(".note", { hasText: "Forked before “Change value to 2 in sample.py" }).waitFor({ timeout: STEP_MS });
+      await panel
+        .locator(".note", { hasText: "Forked before “Change value to 2 in sample.py" })
+        .waitFor({ timeout: STEP_MS });
       assert.equal(await panel.locator(".msg.user").count(), 0);
       await waitForValue(panel, "Change value to 2 in sample.py and check it.");
       await panel.locator("#input").fill("A different first message.");
@@ -531,7 +590,10 @@ describe("Kgent in a real VS Code (code-server)", { timeout: 30 * 60_000, skip: 
       // Resume again: the session now reads from the new branch.
       await panel.locator("#historyButton").click();
       await panel.locator(".history-row").first().locator("button", { hasText: "Resume" }).click(); // the newest
-      await panel.locator(".note", { hasText: /^Resumed/ }).last().waitFor({ timeout: STEP_MS });
+      await panel
+        .locator(".note", { hasText: /^Resumed/ })
+        .last()
+        .waitFor({ timeout: STEP_MS });
       const texts = await panel.locator(".msg.user .text").allInnerTexts();
       assert.deepEqual(texts, ["A different first message."]);
     });
@@ -556,7 +618,10 @@ describe("Kgent in a real VS Code (code-server)", { timeout: 30 * 60_000, skip: 
       const card = panel.locator(".card.approval.pending").first();
       await card.waitFor({ timeout: STEP_MS });
       // What the agent read, and what the approval compares against, is the unsaved buffer — not the disk.
-      await panel.locator("details.tool pre.output", { hasText: /note:\sunsaved\sin\sthe\seditor/ }).first().waitFor({ state: "attached", timeout: STEP_MS });
+      await panel
+        .locator("details.tool pre.output", { hasText: /note:\sunsaved\sin\sthe\seditor/ })
+        .first()
+        .waitFor({ state: "attached", timeout: STEP_MS });
       const diff = await card.locator("pre.diff").innerText();
       assert.match(diff, /-note: unsaved in the editor/);
       assert.match(diff, /\+NOTE: unsaved in the editor/);
@@ -564,16 +629,31 @@ describe("Kgent in a real VS Code (code-server)", { timeout: 30 * 60_000, skip: 
       // The edit goes into the buffer; the next call, `cat notes.txt` (a plain read: no approval), reads the disk, so
       // the buffer is saved before it runs, and the command sees the edit.
       await panel.locator(".end.status-settled").first().waitFor({ timeout: STEP_MS });
-      await page.locator(".monaco-editor .view-line", { hasText: /NOTE:\sunsaved\sin\sthe\seditor/ }).first().waitFor({ timeout: STEP_MS });
+      await page
+        .locator(".monaco-editor .view-line", { hasText: /NOTE:\sunsaved\sin\sthe\seditor/ })
+        .first()
+        .waitFor({ timeout: STEP_MS });
       assert.equal(fs.readFileSync(notes, "utf8"), "NOTE: unsaved in the editor");
-      await panel.locator("details.tool pre.output", { hasText: /^NOTE: unsaved in the editor/ }).last().waitFor({ state: "attached", timeout: STEP_MS });
+      await panel
+        .locator("details.tool pre.output", { hasText: /^NOTE: unsaved in the editor/ })
+        .last()
+        .waitFor({ state: "attached", timeout: STEP_MS });
     });
     await step(page, "undo-and-save", async () => {
-      await page.locator(".monaco-editor .view-line", { hasText: /NOTE:\sunsaved/ }).first().click();
+      await page
+        .locator(".monaco-editor .view-line", { hasText: /NOTE:\sunsaved/ })
+        .first()
+        .click();
       await page.keyboard.press("Control+Z"); // the agent's edit is one step of the editor's undo
-      await page.locator(".monaco-editor .view-line", { hasText: /note:\sunsaved\sin\sthe\seditor/ }).first().waitFor({ timeout: STEP_MS });
+      await page
+        .locator(".monaco-editor .view-line", { hasText: /note:\sunsaved\sin\sthe\seditor/ })
+        .first()
+        .waitFor({ timeout: STEP_MS });
       await page.keyboard.press("Control+Shift+Z");
-      await page.locator(".monaco-editor .view-line", { hasText: /NOTE:\sunsaved\sin\sthe\seditor/ }).first().waitFor({ timeout: STEP_MS });
+      await page
+        .locator(".monaco-editor .view-line", { hasText: /NOTE:\sunsaved\sin\sthe\seditor/ })
+        .first()
+        .waitFor({ timeout: STEP_MS });
       await page.keyboard.press("End");
       await page.keyboard.type(", and mine");
       await page.keyboard.press("Control+S");
@@ -586,7 +666,8 @@ describe("Kgent in a real VS Code (code-server)", { timeout: 30 * 60_000, skip: 
     assert.ok(ide);
     const a = path.join(ide.workspace, "a.txt");
     const b = path.join(ide.workspace, "b.txt");
-    const lens = (name: string) => page.locator(".monaco-diff-editor .editor.modified .codelens-decoration a", { hasText: new RegExp(`^${name}$`) });
+    const lens = (name: string) =>
+      page.locator(".monaco-diff-editor .editor.modified .codelens-decoration a", { hasText: new RegExp(`^${name}$`) });
     await step(page, "review-run", async () => {
       await quickOpen(page, "a.txt"); // a.txt is open: the run's edits land in its buffer
       await panel.locator("#new").click();
@@ -598,8 +679,12 @@ describe("Kgent in a real VS Code (code-server)", { timeout: 30 * 60_000, skip: 
       assert.equal(fs.readFileSync(a, "utf8"), A, "a.txt's edits are in its buffer");
       assert.equal(fs.readFileSync(b, "utf8"), B.replace("charlie", "CHARLIE").replace("india", "INDIA"));
       await panel.locator(".end button.review").last().click();
-      await page.locator(".tab", { hasText: "a.txt: before the run ↔ now (Kgent review)" }).waitFor({ timeout: STEP_MS });
-      await page.locator(".tab", { hasText: "b.txt: before the run ↔ now (Kgent review)" }).waitFor({ timeout: STEP_MS });
+      await page
+        .locator(".tab", { hasText: "a.txt: before the run ↔ now (Kgent review)" })
+        .waitFor({ timeout: STEP_MS });
+      await page
+        .locator(".tab", { hasText: "b.txt: before the run ↔ now (Kgent review)" })
+        .waitFor({ timeout: STEP_MS });
     });
     await step(page, "review-b", async () => {
       // b.txt's diff is in front: its two hunks, each with Accept and Reject.
@@ -616,11 +701,17 @@ describe("Kgent in a real VS Code (code-server)", { timeout: 30 * 60_000, skip: 
       await lens("Accept").first().click(); // beta → BETA: kept
       await waitForCount(lens("Accept"), 1);
       await lens("Reject").first().click(); // hotel → HOTEL: reverted, in the buffer
-      await page.locator(".notifications-toasts .notification-toast", { hasText: "review done" }).first().waitFor({ timeout: STEP_MS });
+      await page
+        .locator(".notifications-toasts .notification-toast", { hasText: "review done" })
+        .first()
+        .waitFor({ timeout: STEP_MS });
       assert.equal(fs.readFileSync(b, "utf8"), B.replace("charlie", "CHARLIE").replace("india", "INDIA"));
       assert.equal(fs.readFileSync(a, "utf8"), A, "not saved yet");
       await palette(page, "File: Save All");
-      await waitFor(() => fs.readFileSync(a, "utf8") === A.replace("beta", "BETA"), "a.txt saved with 1 of its 2 changes");
+      await waitFor(
+        () => fs.readFileSync(a, "utf8") === A.replace("beta", "BETA"),
+        "a.txt saved with 1 of its 2 changes",
+      );
     });
   });
 
@@ -650,7 +741,10 @@ describe("Kgent in a real VS Code (code-server)", { timeout: 30 * 60_000, skip: 
       const card = panel.locator(".card.approval.pending").first();
       await card.waitFor({ timeout: STEP_MS });
       assert.match(await card.locator(".card-title").innerText(), /Sub-agent “Check sample\.py” wants to:/);
-      await panel.locator("details.tool.sub .agent", { hasText: "Check sample.py" }).first().waitFor({ timeout: STEP_MS });
+      await panel
+        .locator("details.tool.sub .agent", { hasText: "Check sample.py" })
+        .first()
+        .waitFor({ timeout: STEP_MS });
       await shot(page, "panel-subagent-approval");
       await card.locator("button.opt", { hasText: "Allow once" }).first().click();
       await panel.locator(".end.status-settled").first().waitFor({ timeout: STEP_MS });
@@ -673,7 +767,10 @@ describe("Kgent in a real VS Code (code-server)", { timeout: 30 * 60_000, skip: 
         assert.equal(await f.locator("#attach").isDisabled(), true);
         assert.match((await f.locator("#input").getAttribute("placeholder")) ?? "", /off in Restricted Mode/);
         await palette(p, "Kgent: Run Task");
-        await p.locator(".notifications-toasts .notification-toast", { hasText: "Restricted Mode" }).first().waitFor({ timeout: STEP_MS });
+        await p
+          .locator(".notifications-toasts .notification-toast", { hasText: "Restricted Mode" })
+          .first()
+          .waitFor({ timeout: STEP_MS });
       });
     } finally {
       await p.close();
@@ -682,7 +779,10 @@ describe("Kgent in a real VS Code (code-server)", { timeout: 30 * 60_000, skip: 
   });
 });
 
-describe("Kgent in a real VS Code: the first hour (issue 29)", { timeout: 30 * 60_000, skip: SUITE !== undefined && SUITE !== "first-hour" }, () => {
+describe("Kgent in a real VS Code: the first hour (issue 29)", {
+  timeout: 30 * 60_000,
+  skip: SUITE !== undefined && SUITE !== "first-hour",
+}, () => {
   let ide: Instance | undefined;
   let page: Page;
   let panel: FrameLocator;
@@ -740,7 +840,10 @@ describe("Kgent in a real VS Code: the first hour (issue 29)", { timeout: 30 * 6
       await statusItem(page, "long-bash");
       await panel.locator("#input").fill("Run the long command.");
       await panel.locator("#input").press("Enter");
-      await panel.locator("details.tool.status-in_progress pre.output", { hasText: "started" }).first().waitFor({ timeout: STEP_MS });
+      await panel
+        .locator("details.tool.status-in_progress pre.output", { hasText: "started" })
+        .first()
+        .waitFor({ timeout: STEP_MS });
       for (const pid of daemonPids(i)) process.kill(pid, "SIGKILL");
       // The card of the command that was running ends (failed, saying it was lost), not "running" for ever.
       const card = panel.locator("details.tool.status-failed", { hasText: "sleep 60" }).first();
@@ -772,7 +875,10 @@ describe("Kgent in a real VS Code: the first hour (issue 29)", { timeout: 30 * 6
       const box = page.locator(".quick-input-widget .quick-input-box input");
       await box.waitFor({ timeout: STEP_MS });
       await box.fill("no-such-script");
-      await page.locator(".quick-input-list .monaco-list-row", { hasText: "use this model id" }).first().waitFor({ timeout: STEP_MS });
+      await page
+        .locator(".quick-input-list .monaco-list-row", { hasText: "use this model id" })
+        .first()
+        .waitFor({ timeout: STEP_MS });
       await page.keyboard.press("Enter");
       await statusItem(page, "no-such-script");
       await panel.locator("#input").fill("Keep this message.");
@@ -789,19 +895,30 @@ describe("Kgent in a real VS Code: the first hour (issue 29)", { timeout: 30 * 6
   test("Choose Model takes a typed id; pick + Enter runs the picked model; a resumed session keeps its own; tables render", async () => {
     assert.ok(ide);
     const script = path.join(ide.root, "typed-model.json");
-    fs.writeFileSync(script, JSON.stringify([[{ text: "An answer from the typed model:\n\n| file | lines |\n|---|---|\n| sample.py | 2 |\n" }]]));
+    fs.writeFileSync(
+      script,
+      JSON.stringify([
+        [{ text: "An answer from the typed model:\n\n| file | lines |\n|---|---|\n| sample.py | 2 |\n" }],
+      ]),
+    );
     await step(page, "typed", async () => {
       await openPanel();
       await palette(page, "Kgent: Choose Model");
       const box = page.locator(".quick-input-widget .quick-input-box input");
       await box.waitFor({ timeout: STEP_MS });
       await box.fill(script);
-      await page.locator(".quick-input-list .monaco-list-row", { hasText: "use this model id" }).first().waitFor({ timeout: STEP_MS });
+      await page
+        .locator(".quick-input-list .monaco-list-row", { hasText: "use this model id" })
+        .first()
+        .waitFor({ timeout: STEP_MS });
       await page.keyboard.press("Enter");
       await statusItem(page, "typed-model.json");
       await newConversation();
       await sendAndWait(panel, "Who answers?");
-      await panel.locator(".msg.assistant", { hasText: "An answer from the typed model" }).first().waitFor({ timeout: STEP_MS });
+      await panel
+        .locator(".msg.assistant", { hasText: "An answer from the typed model" })
+        .first()
+        .waitFor({ timeout: STEP_MS });
       // The answer's Markdown table is a table.
       await panel.locator(".msg.assistant table td", { hasText: "sample.py" }).first().waitFor({ timeout: STEP_MS });
       assert.equal(await panel.locator(".msg.assistant table th").count(), 2);
@@ -820,9 +937,19 @@ describe("Kgent in a real VS Code: the first hour (issue 29)", { timeout: 30 * 6
     await step(page, "resumed-own-model", async () => {
       await newConversation();
       await panel.locator("#historyButton").click();
-      await panel.locator(".history-row", { hasText: "Who answers?" }).first().locator("button", { hasText: "Resume" }).click();
-      await panel.locator(".note", { hasText: /^Resumed/ }).last().waitFor({ timeout: STEP_MS });
-      await waitFor(async () => (await panel.locator("#model").inputValue()) === script, "the session's own model in the picker");
+      await panel
+        .locator(".history-row", { hasText: "Who answers?" })
+        .first()
+        .locator("button", { hasText: "Resume" })
+        .click();
+      await panel
+        .locator(".note", { hasText: /^Resumed/ })
+        .last()
+        .waitFor({ timeout: STEP_MS });
+      await waitFor(
+        async () => (await panel.locator("#model").inputValue()) === script,
+        "the session's own model in the picker",
+      );
       await sendAndWait(panel, "And again?");
       assert.equal(await panel.locator(".msg.assistant", { hasText: "An answer from the typed model" }).count(), 2);
       assert.doesNotMatch(await panel.locator("#log").innerText(), /Hello from the scripted provider/);
@@ -860,7 +987,11 @@ describe("Kgent in a real VS Code: the first hour (issue 29)", { timeout: 30 * 6
       // Reject every call: both runs end, each with its own end line in its own section.
       await waitFor(async () => {
         const pending = panel.locator(".card.approval.pending button.opt", { hasText: /^Reject\b(?! always)/ });
-        if ((await pending.count()) > 0) await pending.first().click().catch(() => undefined);
+        if ((await pending.count()) > 0)
+          await pending
+            .first()
+            .click()
+            .catch(() => undefined);
         return (await panel.locator(".end").count()) === 2;
       }, "both runs to end");
       assert.equal(await first.locator(".end").count(), 1);
@@ -870,7 +1001,10 @@ describe("Kgent in a real VS Code: the first hour (issue 29)", { timeout: 30 * 6
       assert.match(session, /Conversation: Change value to 2 in sample\.py\./);
       assert.match(session, /session total: \d+ in .* out tokens/);
       // How full the model's context is (the scripted provider's window is 32768 tokens).
-      assert.match(await panel.locator("#session .session-context").innerText(), /context [\d.]+k? of 33k tokens \(\d+%\)/);
+      assert.match(
+        await panel.locator("#session .session-context").innerText(),
+        /context [\d.]+k? of 33k tokens \(\d+%\)/,
+      );
       assert.match(await panel.locator("#session .sandbox").innerText(), /sandbox/);
     });
     await step(page, "reject-run", async () => {
@@ -901,7 +1035,10 @@ describe("Kgent in a real VS Code: the first hour (issue 29)", { timeout: 30 * 6
     const i = ide;
     // Most workspaces are git work trees: there a run's changes come from git snapshots of the whole tree.
     const git = (...args: string[]): void => {
-      execFileSync("git", ["-c", "user.name=Kgent Test", "-c", "user.email=test@kgent.invalid", ...args], { cwd: i.workspace, stdio: "pipe" });
+      execFileSync("git", ["-c", "user.name=Kgent Test", "-c", "user.email=test@kgent.invalid", ...args], {
+        cwd: i.workspace,
+        stdio: "pipe",
+      });
     };
     git("init", "-q");
     git("add", "-A");
@@ -935,10 +1072,17 @@ describe("Kgent in a real VS Code: the first hour (issue 29)", { timeout: 30 * 6
       assert.equal(await panel.locator(".end").count(), 0, "both runs still running");
       await waitFor(async () => {
         const pending = panel.locator(".card.approval.pending button.opt.allow_once");
-        if ((await pending.count()) > 0) await pending.first().click().catch(() => undefined);
+        if ((await pending.count()) > 0)
+          await pending
+            .first()
+            .click()
+            .catch(() => undefined);
         return (await panel.locator(".end").count()) === 2;
       }, "both runs to end");
-      assert.equal(fs.readFileSync(path.join(i.workspace, "sample.py"), "utf8"), before.replace("value = 1", "value = 2"));
+      assert.equal(
+        fs.readFileSync(path.join(i.workspace, "sample.py"), "utf8"),
+        before.replace("value = 1", "value = 2"),
+      );
       assert.equal(fs.readFileSync(path.join(i.workspace, "notes.txt"), "utf8"), "second\n");
       assert.match(await first.locator(".end").innerText(), /Done · 1 file changed/);
       assert.deepEqual(await first.locator(".end .changed-file").allInnerTexts(), ["sample.py"]);
@@ -952,14 +1096,18 @@ describe("Kgent in a real VS Code: the first hour (issue 29)", { timeout: 30 * 6
   test("a daemon that cannot start: the status bar says failed (not idle) until kgent.serverCommand is fixed", async () => {
     assert.ok(ide);
     const settingsFile = path.join(ide.root, "user-data", "User", "settings.json");
-    const settings = (): Record<string, unknown> => JSON.parse(fs.readFileSync(settingsFile, "utf8")) as Record<string, unknown>;
+    const settings = (): Record<string, unknown> =>
+      JSON.parse(fs.readFileSync(settingsFile, "utf8")) as Record<string, unknown>;
     const good = settings()["kgent.serverCommand"];
     /** Set kgent.serverCommand in the Settings editor, as a person would; written once settings.json has it. */
     async function setServerCommand(command: string): Promise<void> {
       await palette(page, "Preferences: Open Settings (UI)");
       await page.locator(".settings-editor").waitFor({ timeout: STEP_MS });
       await page.keyboard.type("kgent.serverCommand");
-      const input = page.locator(".settings-editor .setting-item", { hasText: "Server Command" }).locator("input").first();
+      const input = page
+        .locator(".settings-editor .setting-item", { hasText: "Server Command" })
+        .locator("input")
+        .first();
       await input.waitFor({ timeout: STEP_MS });
       await input.fill(command);
       await input.press("Tab");
@@ -994,11 +1142,18 @@ describe("Kgent in a real VS Code: the first hour (issue 29)", { timeout: 30 * 6
         await panel.locator("#input").press("Enter");
         return await Promise.race([
           statusItem(page, "Kgent: failed").then(() => true, timedOut),
-          panel.locator(".end").nth(ends).waitFor({ timeout: STEP_MS }).then(() => false, timedOut),
+          panel
+            .locator(".end")
+            .nth(ends)
+            .waitFor({ timeout: STEP_MS })
+            .then(() => false, timedOut),
         ]);
       });
       assert.equal(await page.locator(".statusbar-item", { hasText: "Kgent: idle" }).count(), 0, "not idle");
-      await panel.locator(".note.error", { hasText: "could not start the daemon" }).first().waitFor({ timeout: STEP_MS });
+      await panel
+        .locator(".note.error", { hasText: "could not start the daemon" })
+        .first()
+        .waitFor({ timeout: STEP_MS });
       await waitForValue(panel, "Start, please.");
       await shot(page, "status-failed");
       // Fixed: the next message starts the daemon, and the status bar is no longer "failed".
@@ -1008,8 +1163,16 @@ describe("Kgent in a real VS Code: the first hour (issue 29)", { timeout: 30 * 6
         await panel.locator("#input").fill("Start, please.");
         await panel.locator("#input").press("Enter");
         return await Promise.race([
-          panel.locator(".end").nth(ends).waitFor({ timeout: STEP_MS }).then(() => true, timedOut),
-          panel.locator(".note.error").nth(errors).waitFor({ timeout: STEP_MS }).then(() => false, timedOut),
+          panel
+            .locator(".end")
+            .nth(ends)
+            .waitFor({ timeout: STEP_MS })
+            .then(() => true, timedOut),
+          panel
+            .locator(".note.error")
+            .nth(errors)
+            .waitFor({ timeout: STEP_MS })
+            .then(() => false, timedOut),
         ]);
       });
       await statusItem(page, "Kgent: idle");
@@ -1020,7 +1183,10 @@ describe("Kgent in a real VS Code: the first hour (issue 29)", { timeout: 30 * 6
 
 // KGENT_REAL_SUITE=approvals: issue 25 in its own code-server (rule words on the card, a rule from a compound
 // command, the Permissions view, "Accept my version").
-describe("Kgent in a real VS Code: approvals people can live with (issue 25)", { timeout: 30 * 60_000, skip: SUITE !== undefined && SUITE !== "approvals" }, () => {
+describe("Kgent in a real VS Code: approvals people can live with (issue 25)", {
+  timeout: 30 * 60_000,
+  skip: SUITE !== undefined && SUITE !== "approvals",
+}, () => {
   let ide: Instance | undefined;
   let page: Page;
   let panel: FrameLocator;
@@ -1043,7 +1209,10 @@ describe("Kgent in a real VS Code: approvals people can live with (issue 25)", {
     const box = page.locator(".quick-input-widget .quick-input-box input");
     await box.waitFor({ timeout: STEP_MS });
     await box.fill(file);
-    await page.locator(".quick-input-list .monaco-list-row", { hasText: "use this model id" }).first().waitFor({ timeout: STEP_MS });
+    await page
+      .locator(".quick-input-list .monaco-list-row", { hasText: "use this model id" })
+      .first()
+      .waitFor({ timeout: STEP_MS });
     await page.keyboard.press("Enter");
     await statusItem(page, path.basename(file));
   }
@@ -1068,7 +1237,10 @@ describe("Kgent in a real VS Code: approvals people can live with (issue 25)", {
     // reads it from the machine's settings. Set before the workbench opens.
     const machine = path.join(ide.root, "user-data", "Machine");
     fs.mkdirSync(machine, { recursive: true });
-    fs.writeFileSync(path.join(machine, "settings.json"), JSON.stringify({ "kgent.trustProjectExtensions": true }, null, 2));
+    fs.writeFileSync(
+      path.join(machine, "settings.json"),
+      JSON.stringify({ "kgent.trustProjectExtensions": true }, null, 2),
+    );
     page = await openWorkbench(ide);
   });
 
@@ -1114,7 +1286,10 @@ describe("Kgent in a real VS Code: approvals people can live with (issue 25)", {
       // One card only: the second, identical call was decided by the rule.
       const bashCards = panel.locator("details.tool", { hasText: "grep -n value" });
       await waitForCount(bashCards, 2);
-      assert.match(await bashCards.nth(0).locator("summary").innerText(), /Answered: Allow .*python3 sample\.py.* this session/);
+      assert.match(
+        await bashCards.nth(0).locator("summary").innerText(),
+        /Answered: Allow .*python3 sample\.py.* this session/,
+      );
       assert.match(await bashCards.nth(1).locator("summary").innerText(), /allowed by session rule/);
     });
   });
@@ -1155,9 +1330,15 @@ describe("Kgent in a real VS Code: approvals people can live with (issue 25)", {
       await pickRow("deny");
       await pickRow("project");
       // The daemon's message, in the rule's input box (kept, to fix), and as an error notification.
-      await page.locator(".quick-input-widget .quick-input-message", { hasText: /\S/ }).first().waitFor({ timeout: STEP_MS });
+      await page
+        .locator(".quick-input-widget .quick-input-message", { hasText: /\S/ })
+        .first()
+        .waitFor({ timeout: STEP_MS });
       assert.equal(await page.locator(".quick-input-widget .quick-input-box input").inputValue(), "bash(");
-      await page.locator(".notification-toast", { hasText: "the rule was not added" }).first().waitFor({ timeout: STEP_MS });
+      await page
+        .locator(".notification-toast", { hasText: "the rule was not added" })
+        .first()
+        .waitFor({ timeout: STEP_MS });
       await page.keyboard.press("Escape");
     });
     await step(page, "remove", async () => {
@@ -1176,7 +1357,8 @@ describe("Kgent in a real VS Code: approvals people can live with (issue 25)", {
       "src/__init__.py": "",
       "src/app.py": "def add(a, b):\n    return a - b\n",
       "tests/__init__.py": "",
-      "tests/test_app.py": "import unittest\n\nfrom src.app import add\n\n\nclass AddTest(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n",
+      "tests/test_app.py":
+        "import unittest\n\nfrom src.app import add\n\n\nclass AddTest(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n",
     };
     const reset = (): void => {
       for (const [rel, text] of Object.entries(start)) {
@@ -1187,7 +1369,10 @@ describe("Kgent in a real VS Code: approvals people can live with (issue 25)", {
     };
     reset();
     const git = (...args: string[]): void => {
-      execFileSync("git", ["-c", "user.name=Kgent Test", "-c", "user.email=test@kgent.invalid", ...args], { cwd: i.workspace, stdio: "pipe" });
+      execFileSync("git", ["-c", "user.name=Kgent Test", "-c", "user.email=test@kgent.invalid", ...args], {
+        cwd: i.workspace,
+        stdio: "pipe",
+      });
     };
     if (!fs.existsSync(path.join(i.workspace, ".git"))) git("init", "-q");
     git("config", "user.name", "Kgent Test");
@@ -1204,7 +1389,11 @@ describe("Kgent in a real VS Code: approvals people can live with (issue 25)", {
       bash("python3 -m unittest -q"),
       bash("git status --short"),
       bash("git diff"),
-      call("edit", { path: "tests/test_app.py", oldText: "self.assertEqual(add(2, 3), 5)", newText: "self.assertEqual(add(2, 3), 5)\n        self.assertEqual(add(-1, 1), 0)" }),
+      call("edit", {
+        path: "tests/test_app.py",
+        oldText: "self.assertEqual(add(2, 3), 5)",
+        newText: "self.assertEqual(add(2, 3), 5)\n        self.assertEqual(add(-1, 1), 0)",
+      }),
       bash("python3 -m unittest -q"),
       bash("grep -rn TODO src tests"),
       call("write", { path: "src/util.py", content: "def double(x):\n    return 2 * x\n" }),
@@ -1231,7 +1420,11 @@ describe("Kgent in a real VS Code: approvals people can live with (issue 25)", {
       await waitFor(async () => {
         const card = panel.locator(".card.approval.pending").first();
         if ((await card.count()) > 0) {
-          const title = (await card.locator(".card-title").innerText()) + ((await card.locator("pre.command").count()) > 0 ? ` ${await card.locator("pre.command").innerText()}` : "");
+          const title =
+            (await card.locator(".card-title").innerText()) +
+            ((await card.locator("pre.command").count()) > 0
+              ? ` ${await card.locator("pre.command").innerText()}`
+              : "");
           for (const id of preference) {
             const b = card.locator(`button.opt[data-option-id='${id}']`);
             if ((await b.count()) > 0) {
@@ -1239,7 +1432,9 @@ describe("Kgent in a real VS Code: approvals people can live with (issue 25)", {
               const rid = await card.getAttribute("data-request-id");
               await b.click();
               // This card, not the next one (the next call's card may already be there).
-              await panel.locator(`.card.approval.pending[data-request-id='${rid}']`).waitFor({ state: "detached", timeout: STEP_MS });
+              await panel
+                .locator(`.card.approval.pending[data-request-id='${rid}']`)
+                .waitFor({ state: "detached", timeout: STEP_MS });
               break;
             }
           }
@@ -1262,7 +1457,14 @@ describe("Kgent in a real VS Code: approvals people can live with (issue 25)", {
       reset();
       second = await session("second session");
     });
-    const measure = { calls: 20, askedFirst: first.length, askedSecond: second.length, first, second, projectRules: rules };
+    const measure = {
+      calls: 20,
+      askedFirst: first.length,
+      askedSecond: second.length,
+      first,
+      second,
+      projectRules: rules,
+    };
     fs.mkdirSync(ARTIFACTS, { recursive: true });
     fs.writeFileSync(path.join(ARTIFACTS, "approvals-measure.json"), `${JSON.stringify(measure, null, 2)}\n`);
     console.log(`approvals asked: first session ${first.length}, second ${second.length}\n${rules}`);
@@ -1302,12 +1504,20 @@ describe("Kgent in a real VS Code: approvals people can live with (issue 25)", {
     });
     await step(page, "accept-mine", async () => {
       await page.locator(".editor-actions .action-label[aria-label^='Accept My Version']").first().click();
-      await waitFor(() => fs.readFileSync(path.join(i.workspace, "sample.py"), "utf8") === "value = 2  # mine\nprint(value)\n", "the person's version on disk");
+      await waitFor(
+        () => fs.readFileSync(path.join(i.workspace, "sample.py"), "utf8") === "value = 2  # mine\nprint(value)\n",
+        "the person's version on disk",
+      );
       // The preview closes with the answer (saved first: nothing asks), and the run goes on to its command.
-      await page.locator(".tab", { hasText: "sample.py: current ↔ proposed" }).waitFor({ state: "detached", timeout: STEP_MS });
+      await page
+        .locator(".tab", { hasText: "sample.py: current ↔ proposed" })
+        .waitFor({ state: "detached", timeout: STEP_MS });
       const bash = panel.locator(".card.approval.pending", { hasText: "grep" }).first();
       await bash.waitFor({ timeout: STEP_MS });
-      await bash.locator("button.opt", { hasText: /^Reject\b(?! always)/ }).first().click();
+      await bash
+        .locator("button.opt", { hasText: /^Reject\b(?! always)/ })
+        .first()
+        .click();
       await panel.locator(".end").first().waitFor({ timeout: STEP_MS });
     });
     await step(page, "model-told", async () => {
@@ -1322,7 +1532,10 @@ describe("Kgent in a real VS Code: approvals people can live with (issue 25)", {
   });
 });
 
-describe("Kgent in a real VS Code: slash commands (issue 26)", { timeout: 20 * 60_000, skip: SUITE !== undefined && SUITE !== "slash" }, () => {
+describe("Kgent in a real VS Code: slash commands (issue 26)", {
+  timeout: 20 * 60_000,
+  skip: SUITE !== undefined && SUITE !== "slash",
+}, () => {
   let ide: Instance | undefined;
   let page: Page;
   let models: ChildProcess | undefined;
@@ -1330,7 +1543,9 @@ describe("Kgent in a real VS Code: slash commands (issue 26)", { timeout: 20 * 6
 
   before(async () => {
     // The local model server (kgent.testing) speaking the OpenAI wire format: the daemon's provider is real HTTP.
-    const server = spawn(path.join(REPO, ".venv", "bin", "python"), ["-m", "kgent.testing", "--script", "hello"], { stdio: ["ignore", "pipe", "inherit"] });
+    const server = spawn(path.join(REPO, ".venv", "bin", "python"), ["-m", "kgent.testing", "--script", "hello"], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     models = server;
     modelUrl = await new Promise<string>((resolve, reject) => {
       let out = "";
@@ -1343,7 +1558,10 @@ describe("Kgent in a real VS Code: slash commands (issue 26)", { timeout: 20 * 6
     });
     ide = await startCodeServer(buildVsix(), true, {
       settings: { "kgent.provider": "openai", "kgent.baseUrl": `${modelUrl}/v1`, "kgent.model": "test-model" },
-      env: { KGENT_API_KEY: "sk-local-model-server", KGENT_CONFIG_DIR: path.join(os.tmpdir(), `kgent-real-config-${process.pid}`) },
+      env: {
+        KGENT_API_KEY: "sk-local-model-server",
+        KGENT_CONFIG_DIR: path.join(os.tmpdir(), `kgent-real-config-${process.pid}`),
+      },
     });
     fs.mkdirSync(path.join(ide.workspace, ".kgent", "prompts"), { recursive: true });
     fs.writeFileSync(
@@ -1374,7 +1592,8 @@ describe("Kgent in a real VS Code: slash commands (issue 26)", { timeout: 20 * 6
       await input.pressSequentially("/");
       await waitFor(async () => (await items.count()) >= 4, "the slash menu");
       const names = await items.evaluateAll((els) => els.map((e) => e.getAttribute("data-name")));
-      for (const n of ["compact", "init", "review", "explain"]) assert.ok(names.includes(n), `offers /${n}: ${names.join(", ")}`);
+      for (const n of ["compact", "init", "review", "explain"])
+        assert.ok(names.includes(n), `offers /${n}: ${names.join(", ")}`);
       await input.pressSequentially("ex");
       await waitForCount(items, 1);
       assert.match(await items.first().innerText(), /\/explain <path> — Explain a file \(project\)/);
@@ -1392,15 +1611,25 @@ describe("Kgent in a real VS Code: slash commands (issue 26)", { timeout: 20 * 6
     await step(page, "slash-model-request", async () => {
       const recorded = (await (await fetch(`${modelUrl}/_kgent/requests`)).json()) as { requests: { body: string }[] };
       assert.ok(recorded.requests.length > 0, "the model server was asked");
-      const body = JSON.parse(recorded.requests[recorded.requests.length - 1].body) as { messages: { role: string; content: unknown }[] };
-      const users = body.messages.filter((m) => m.role === "user").map((m) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content)));
-      assert.ok(users.some((t) => t.includes("Explain app.py please.")), `the expansion reached the model: ${users.join(" | ")}`);
+      const body = JSON.parse(recorded.requests[recorded.requests.length - 1].body) as {
+        messages: { role: string; content: unknown }[];
+      };
+      const users = body.messages
+        .filter((m) => m.role === "user")
+        .map((m) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content)));
+      assert.ok(
+        users.some((t) => t.includes("Explain app.py please.")),
+        `the expansion reached the model: ${users.join(" | ")}`,
+      );
       assert.ok(!users.some((t) => t.includes("/explain")), "not the typed command");
     });
   });
 });
 
-describe("Kgent in a real VS Code: Restore checkpoint (issue 26)", { timeout: 30 * 60_000, skip: SUITE !== undefined && SUITE !== "rewind" }, () => {
+describe("Kgent in a real VS Code: Restore checkpoint (issue 26)", {
+  timeout: 30 * 60_000,
+  skip: SUITE !== undefined && SUITE !== "rewind",
+}, () => {
   let ide: Instance | undefined;
   let page: Page;
   let panel: FrameLocator;

@@ -75,7 +75,12 @@ describe("KgentClient against the daemon", () => {
 
   test("a hello run streams gap-free events ending in run_end", AGAINST_DAEMON, async () => {
     const { client, sb } = await startClient(pick({}));
-    const run = await client.run({ prompt: "Say hello.", workspace: sb.workspace, provider: "scripted", model: "hello" });
+    const run = await client.run({
+      prompt: "Say hello.",
+      workspace: sb.workspace,
+      provider: "scripted",
+      model: "hello",
+    });
     const outcome = await run.done;
     assert.equal(outcome.kind, "ended");
     if (outcome.kind !== "ended") return;
@@ -87,7 +92,10 @@ describe("KgentClient against the daemon", () => {
       seqs.push(e.seq);
       types.push(e.event.type);
     });
-    assert.deepEqual(seqs, seqs.map((_, i) => i));
+    assert.deepEqual(
+      seqs,
+      seqs.map((_, i) => i),
+    );
     assert.equal(types[0], "run_start");
     assert.equal(types.at(-1), "run_end");
     assert.ok(types.includes("message_delta"));
@@ -131,18 +139,33 @@ describe("KgentClient against the daemon", () => {
 
   test("an answer naming an option that was not offered is a reject", AGAINST_DAEMON, async () => {
     const { client, sb } = await startClient(pick({ edit: "allow_everything", bash: "yes" }));
-    const run = await client.run({ prompt: "x", workspace: sb.workspace, mode: "ask", provider: "scripted", model: "tool-loop" });
+    const run = await client.run({
+      prompt: "x",
+      workspace: sb.workspace,
+      mode: "ask",
+      provider: "scripted",
+      model: "tool-loop",
+    });
     await run.done;
     assert.equal(fs.readFileSync(path.join(sb.workspace, "sample.py"), "utf8"), "value = 1\nprint(value)\n");
   });
 
   test("the daemon withdraws a prompt when the approval times out", AGAINST_DAEMON, async () => {
     const { client, sb, withdrawn, prompts } = await startClient(waitForWithdrawal, { approvalTimeout: 0.3 });
-    const run = await client.run({ prompt: "x", workspace: sb.workspace, mode: "ask", provider: "scripted", model: "tool-loop" });
+    const run = await client.run({
+      prompt: "x",
+      workspace: sb.workspace,
+      mode: "ask",
+      provider: "scripted",
+      model: "tool-loop",
+    });
     const outcome = await run.done;
     assert.equal(outcome.kind, "ended");
     assert.equal(prompts.length, 2);
-    assert.deepEqual(withdrawn, prompts.map((p) => p.requestId));
+    assert.deepEqual(
+      withdrawn,
+      prompts.map((p) => p.requestId),
+    );
     const sources: string[] = [];
     run.onEvent((e) => {
       if (e.event.type === "permission_resolved") sources.push((e.event as P.PermissionResolvedEvent).source);
@@ -152,7 +175,13 @@ describe("KgentClient against the daemon", () => {
 
   test("agent/cancel withdraws the open prompt and ends the run cancelled", AGAINST_DAEMON, async () => {
     const { client, sb, withdrawn, prompts } = await startClient(waitForWithdrawal);
-    const run = await client.run({ prompt: "x", workspace: sb.workspace, mode: "ask", provider: "scripted", model: "tool-loop" });
+    const run = await client.run({
+      prompt: "x",
+      workspace: sb.workspace,
+      mode: "ask",
+      provider: "scripted",
+      model: "tool-loop",
+    });
     await waitFor("the edit prompt", () => prompts.length === 1);
     assert.deepEqual(await client.cancel(run.runId), { cancelled: true });
     const outcome = await run.done;
@@ -163,26 +192,45 @@ describe("KgentClient against the daemon", () => {
 
   test("errors carry the protocol's codes", AGAINST_DAEMON, async () => {
     const { client, sb } = await startClient(pick({}));
-    await assert.rejects(client.run({ prompt: "x", workspace: "relative/dir", provider: "scripted", model: "hello" }), (e: unknown) => {
-      assert.ok(e instanceof KgentError);
-      assert.equal(e.code, -32602);
-      return true;
-    });
-    await assert.rejects(client.run({ prompt: "x", workspace: sb.workspace, provider: "scripted", model: "no-such-script" }), (e: unknown) => {
-      assert.ok(e instanceof KgentError);
-      assert.equal(e.code, -32001);
-      assert.equal(e.dataCode, "config_error");
-      return true;
-    });
-    await assert.rejects(client.cancel("run-000000000000"), (e: unknown) => e instanceof KgentError && e.dataCode === "run_not_found");
+    await assert.rejects(
+      client.run({ prompt: "x", workspace: "relative/dir", provider: "scripted", model: "hello" }),
+      (e: unknown) => {
+        assert.ok(e instanceof KgentError);
+        assert.equal(e.code, -32602);
+        return true;
+      },
+    );
+    await assert.rejects(
+      client.run({ prompt: "x", workspace: sb.workspace, provider: "scripted", model: "no-such-script" }),
+      (e: unknown) => {
+        assert.ok(e instanceof KgentError);
+        assert.equal(e.code, -32001);
+        assert.equal(e.dataCode, "config_error");
+        return true;
+      },
+    );
+    await assert.rejects(
+      client.cancel("run-000000000000"),
+      (e: unknown) => e instanceof KgentError && e.dataCode === "run_not_found",
+    );
     await assert.rejects(client.session("0123456789ab"), (e: unknown) => e instanceof KgentError && e.code === -32002);
   });
 
   test("sessions: listed newest first, read back, and a run continues one", AGAINST_DAEMON, async () => {
     const { client, sb } = await startClient(pick({}));
-    const first = await client.run({ prompt: "First task", workspace: sb.workspace, provider: "scripted", model: "hello" });
+    const first = await client.run({
+      prompt: "First task",
+      workspace: sb.workspace,
+      provider: "scripted",
+      model: "hello",
+    });
     await first.done;
-    const second = await client.run({ prompt: "Second task\nmore", workspace: sb.workspace, provider: "scripted", model: "hello" });
+    const second = await client.run({
+      prompt: "Second task\nmore",
+      workspace: sb.workspace,
+      provider: "scripted",
+      model: "hello",
+    });
     await second.done;
     const { sessions } = await client.sessions(sb.workspace);
     assert.deepEqual(
@@ -192,7 +240,12 @@ describe("KgentClient against the daemon", () => {
         [first.sessionId, "First task"],
       ],
     );
-    const again = await client.run({ prompt: "Again", sessionId: first.sessionId, provider: "scripted", model: "hello" });
+    const again = await client.run({
+      prompt: "Again",
+      sessionId: first.sessionId,
+      provider: "scripted",
+      model: "hello",
+    });
     await again.done;
     assert.equal(again.sessionId, first.sessionId);
     const s = await client.session(first.sessionId, true);
@@ -200,30 +253,52 @@ describe("KgentClient against the daemon", () => {
     assert.deepEqual(users, ["First task", "Again"]);
   });
 
-  test("a crash ends the runs as lost, closes open prompts and reports an unexpected exit", AGAINST_DAEMON, async () => {
-    const h = await startClient(waitForWithdrawal);
-    const run = await h.client.run({ prompt: "x", workspace: h.sb.workspace, mode: "ask", provider: "scripted", model: "tool-loop" });
-    await waitFor("the edit prompt", () => h.prompts.length === 1);
-    const pid = h.client.pid!;
-    h.client.kill();
-    const outcome = await run.done;
-    assert.equal(outcome.kind, "lost");
-    assert.deepEqual(h.withdrawn, [h.prompts[0].requestId]);
-    await waitFor("the exit report", () => h.exits.length === 1);
-    assert.equal(h.exits[0].expected, false);
-    assert.equal(h.exits[0].signal, "SIGKILL");
-    assert.equal(isAlive(pid), false);
-    await assert.rejects(h.client.sessions(h.sb.workspace), (e: unknown) => e instanceof KgentError && e.dataCode === "daemon_exited");
-  });
+  test(
+    "a crash ends the runs as lost, closes open prompts and reports an unexpected exit",
+    AGAINST_DAEMON,
+    async () => {
+      const h = await startClient(waitForWithdrawal);
+      const run = await h.client.run({
+        prompt: "x",
+        workspace: h.sb.workspace,
+        mode: "ask",
+        provider: "scripted",
+        model: "tool-loop",
+      });
+      await waitFor("the edit prompt", () => h.prompts.length === 1);
+      const pid = h.client.pid!;
+      h.client.kill();
+      const outcome = await run.done;
+      assert.equal(outcome.kind, "lost");
+      assert.deepEqual(h.withdrawn, [h.prompts[0].requestId]);
+      await waitFor("the exit report", () => h.exits.length === 1);
+      assert.equal(h.exits[0].expected, false);
+      assert.equal(h.exits[0].signal, "SIGKILL");
+      assert.equal(isAlive(pid), false);
+      await assert.rejects(
+        h.client.sessions(h.sb.workspace),
+        (e: unknown) => e instanceof KgentError && e.dataCode === "daemon_exited",
+      );
+    },
+  );
 
   test("stop() sends exit and the daemon ends by itself, cancelling the live run", AGAINST_DAEMON, async () => {
     const h = await startClient(pick({ bash: "allow_once" }));
-    const run = await h.client.run({ prompt: "x", workspace: h.sb.workspace, mode: "ask", provider: "scripted", model: "long-bash" });
+    const run = await h.client.run({
+      prompt: "x",
+      workspace: h.sb.workspace,
+      mode: "ask",
+      provider: "scripted",
+      model: "long-bash",
+    });
     await waitFor("bash output", () => {
       let started = false;
-      run.onEvent((e) => {
-        if (e.event.type === "tool_update" && String((e.event as P.ToolUpdateEvent).output ?? "").includes("started")) started = true;
-      }).dispose();
+      run
+        .onEvent((e) => {
+          if (e.event.type === "tool_update" && String((e.event as P.ToolUpdateEvent).output ?? "").includes("started"))
+            started = true;
+        })
+        .dispose();
       return started;
     });
     // Code 0: the daemon ended by itself (within the grace period, it would be killed otherwise), and well before
@@ -239,7 +314,10 @@ describe("KgentClient against the daemon", () => {
     const sb = sandbox();
     try {
       await assert.rejects(
-        KgentClient.start({ command: path.join(sb.workspace, "no-such-kgent"), args: ["serve", "--stdio"] }, { decide: async () => ({ outcome: "cancelled" }) }),
+        KgentClient.start(
+          { command: path.join(sb.workspace, "no-such-kgent"), args: ["serve", "--stdio"] },
+          { decide: async () => ({ outcome: "cancelled" }) },
+        ),
         (e: unknown) => e instanceof KgentError && /was not found/.test(e.message),
       );
     } finally {
@@ -251,7 +329,13 @@ describe("KgentClient against the daemon", () => {
 describe("splitCommandLine", () => {
   test("splits words and honours quotes and escapes", () => {
     assert.deepEqual(splitCommandLine("kgent serve --stdio"), ["kgent", "serve", "--stdio"]);
-    assert.deepEqual(splitCommandLine(`  '/a b/kgent'  serve "--x=\\"y\\"" c\\ d ''`), ["/a b/kgent", "serve", '--x="y"', "c d", ""]);
+    assert.deepEqual(splitCommandLine(`  '/a b/kgent'  serve "--x=\\"y\\"" c\\ d ''`), [
+      "/a b/kgent",
+      "serve",
+      '--x="y"',
+      "c d",
+      "",
+    ]);
     assert.throws(() => splitCommandLine("kgent 'serve"));
   });
 });

@@ -22,7 +22,17 @@ import {
   type TextDocumentContentProvider,
   Uri,
 } from "./fake-vscode";
-import { AGAINST_DAEMON, extensionRoot, gateScript, isAlive, KEY_VARIABLES, sandbox, serverCommandLine, waitFor, type Sandbox } from "./helpers";
+import {
+  AGAINST_DAEMON,
+  extensionRoot,
+  gateScript,
+  isAlive,
+  KEY_VARIABLES,
+  sandbox,
+  serverCommandLine,
+  waitFor,
+  type Sandbox,
+} from "./helpers";
 
 installFakeVscode();
 const extension = createRequire(__filename)(path.join(extensionRoot(), "dist", "extension.js")) as {
@@ -31,7 +41,14 @@ const extension = createRequire(__filename)(path.join(extensionRoot(), "dist", "
 };
 
 // The daemon inherits this process's environment: no keys or provider settings from the developer's shell.
-for (const k of [...KEY_VARIABLES, "KGENT_PROVIDER", "KGENT_MODEL", "KGENT_BASE_URL", "KGENT_PERMISSION_MODE", "KGENT_APPROVAL_TIMEOUT"]) {
+for (const k of [
+  ...KEY_VARIABLES,
+  "KGENT_PROVIDER",
+  "KGENT_MODEL",
+  "KGENT_BASE_URL",
+  "KGENT_PERMISSION_MODE",
+  "KGENT_APPROVAL_TIMEOUT",
+]) {
   delete process.env[k];
 }
 
@@ -146,64 +163,68 @@ describe("Kgent extension in a fake VS Code", () => {
     }
   });
 
-  test("Run Task: the palette prompt, approvals allowed, transcript, status bar and progress", AGAINST_DAEMON, async () => {
-    const { ui } = open();
-    ui.onInputBox = (o) => (o.title === "Kgent: Run Task" ? "Set value to 2" : undefined);
-    ui.onQuickPick = (qp) => {
-      // Nothing is approved by default: the item active when the prompt opens only previews.
-      assert.match(qp.activeItems[0]?.label ?? "", /Show (diff|details)/);
-      qp.pick("Allow once");
-    };
-    const end = ended(await runTask(undefined));
-    assert.equal(end.status, "settled");
-    assert.deepEqual(end.changedPaths, ["sample.py"]);
-    assert.equal(readSample(), EDITED);
+  test(
+    "Run Task: the palette prompt, approvals allowed, transcript, status bar and progress",
+    AGAINST_DAEMON,
+    async () => {
+      const { ui } = open();
+      ui.onInputBox = (o) => (o.title === "Kgent: Run Task" ? "Set value to 2" : undefined);
+      ui.onQuickPick = (qp) => {
+        // Nothing is approved by default: the item active when the prompt opens only previews.
+        assert.match(qp.activeItems[0]?.label ?? "", /Show (diff|details)/);
+        qp.pick("Allow once");
+      };
+      const end = ended(await runTask(undefined));
+      assert.equal(end.status, "settled");
+      assert.deepEqual(end.changedPaths, ["sample.py"]);
+      assert.equal(readSample(), EDITED);
 
-    const [edit, bash] = ui.quickPicks;
-    assert.equal(ui.quickPicks.length, 2);
-    assert.equal(edit.title, "Kgent wants to edit sample.py");
-    assert.ok(isBashPrompt(bash), bash.title);
-    assert.match(bash.title ?? "", /python3 sample\.py/);
-    assert.match(edit.placeholder ?? "", /^Escape rejects · medium risk · /, "the hint VS Code may cut comes last");
-    // The preview first, then whatever options the daemon offered (not a fixed four), the "always" ones with the
-    // rule each creates (an edit of sample.py: that file, this session).
-    const labels = edit.labels();
-    assert.equal(labels[0], "$(diff) Show diff");
-    assert.equal(labels[1], "$(check) Allow once");
-    assert.ok(labels.includes("$(close) Reject"), labels.join());
-    const always = edit.items.find((i) => i.label.startsWith("$(check-all)"));
-    assert.ok(always, labels.join());
-    assert.equal(always.description, "session");
-    assert.match(always.detail ?? "", /^creates: .*sample\.py/);
-    assert.equal(edit.ignoreFocusOut, true);
+      const [edit, bash] = ui.quickPicks;
+      assert.equal(ui.quickPicks.length, 2);
+      assert.equal(edit.title, "Kgent wants to edit sample.py");
+      assert.ok(isBashPrompt(bash), bash.title);
+      assert.match(bash.title ?? "", /python3 sample\.py/);
+      assert.match(edit.placeholder ?? "", /^Escape rejects · medium risk · /, "the hint VS Code may cut comes last");
+      // The preview first, then whatever options the daemon offered (not a fixed four), the "always" ones with the
+      // rule each creates (an edit of sample.py: that file, this session).
+      const labels = edit.labels();
+      assert.equal(labels[0], "$(diff) Show diff");
+      assert.equal(labels[1], "$(check) Allow once");
+      assert.ok(labels.includes("$(close) Reject"), labels.join());
+      const always = edit.items.find((i) => i.label.startsWith("$(check-all)"));
+      assert.ok(always, labels.join());
+      assert.equal(always.description, "session");
+      assert.match(always.detail ?? "", /^creates: .*sample\.py/);
+      assert.equal(edit.ignoreFocusOut, true);
 
-    const t = transcript();
-    assert.match(t, /▶ Run .* ask · scripted\/tool-loop/);
-    assert.match(t, /You: Set value to 2/);
-    assert.match(t, /Kgent: Let me read sample\.py\./);
-    assert.match(t, /⚙ Edit sample\.py \[edit\]/);
-    assert.match(t, /✔ allowed once \(by you\)/);
-    assert.match(t, /\$ grep -n 'value = 2' sample\.py && python3 sample\.py/);
-    assert.match(t, /■ Run settled \(end\)/);
-    assert.ok(t.includes(`Changed files:\n    ${Uri.file(path.join(w().sb.workspace, "sample.py")).toString()}`), t);
-    assert.match(t, /Patch:\n(    diff --git .*\n)?    --- a\/sample\.py\n/);
+      const t = transcript();
+      assert.match(t, /▶ Run .* ask · scripted\/tool-loop/);
+      assert.match(t, /You: Set value to 2/);
+      assert.match(t, /Kgent: Let me read sample\.py\./);
+      assert.match(t, /⚙ Edit sample\.py \[edit\]/);
+      assert.match(t, /✔ allowed once \(by you\)/);
+      assert.match(t, /\$ grep -n 'value = 2' sample\.py && python3 sample\.py/);
+      assert.match(t, /■ Run settled \(end\)/);
+      assert.ok(t.includes(`Changed files:\n    ${Uri.file(path.join(w().sb.workspace, "sample.py")).toString()}`), t);
+      assert.match(t, /Patch:\n(    diff --git .*\n)?    --- a\/sample\.py\n/);
 
-    assert.deepEqual(ui.statusHistory.slice(0, 1), ["$(hubot) Kgent: idle"]);
-    assert.ok(ui.statusHistory.includes("$(sync~spin) Kgent: running"));
-    assert.ok(ui.statusHistory.includes("$(bell) Kgent: waiting for approval"));
-    assert.equal(ui.statusHistory.at(-1), "$(hubot) Kgent: idle");
+      assert.deepEqual(ui.statusHistory.slice(0, 1), ["$(hubot) Kgent: idle"]);
+      assert.ok(ui.statusHistory.includes("$(sync~spin) Kgent: running"));
+      assert.ok(ui.statusHistory.includes("$(bell) Kgent: waiting for approval"));
+      assert.equal(ui.statusHistory.at(-1), "$(hubot) Kgent: idle");
 
-    assert.equal(ui.progress.length, 1);
-    assert.equal(ui.progress[0].title, "Kgent: Set value to 2");
-    assert.equal(ui.progress[0].cancellable, true);
-    assert.equal(ui.progress[0].done, true);
-    assert.ok(ui.progress[0].messages.includes("waiting for your approval"));
+      assert.equal(ui.progress.length, 1);
+      assert.equal(ui.progress[0].title, "Kgent: Set value to 2");
+      assert.equal(ui.progress[0].cancellable, true);
+      assert.equal(ui.progress[0].done, true);
+      assert.ok(ui.progress[0].messages.includes("waiting for your approval"));
 
-    const done = ui.messages.find((m) => m.severity === "info" && m.message.startsWith("Kgent: done"));
-    assert.ok(done, JSON.stringify(ui.messages));
-    assert.match(done.message, /1 file changed/);
-    assert.deepEqual(done.items, ["Open Changed Files", "Show Patch", "Show Transcript"]);
-  });
+      const done = ui.messages.find((m) => m.severity === "info" && m.message.startsWith("Kgent: done"));
+      assert.ok(done, JSON.stringify(ui.messages));
+      assert.match(done.message, /1 file changed/);
+      assert.deepEqual(done.items, ["Open Changed Files", "Show Patch", "Show Transcript"]);
+    },
+  );
 
   test("Run Task: a rejected edit and an Escaped command change nothing", AGAINST_DAEMON, async () => {
     const { ui } = open();
@@ -247,7 +268,11 @@ describe("Kgent extension in a fake VS Code", () => {
     };
     ended(await runTask({ prompt: "Set value to 2" }));
     assert.ok(diffChecked);
-    assert.equal(ui.tabs.filter((t) => t.input instanceof TabInputTextDiff).length, 0, "the diff editor is closed once answered");
+    assert.equal(
+      ui.tabs.filter((t) => t.input instanceof TabInputTextDiff).length,
+      0,
+      "the diff editor is closed once answered",
+    );
     assert.equal(readSample(), SAMPLE);
     assert.deepEqual(fs.readdirSync(sb.workspace), ["sample.py"], "no temp files in the workspace");
   });
@@ -272,40 +297,52 @@ describe("Kgent extension in a fake VS Code", () => {
 
   test("kgent.maxTurns reaches the daemon: the run stops after that many model turns", AGAINST_DAEMON, async () => {
     open({ "kgent.maxTurns": 1 });
-    const end = ended(await runTask({ prompt: "Set value to 2" })) as { status: string; stopReason?: string; turns?: number };
+    const end = ended(await runTask({ prompt: "Set value to 2" })) as {
+      status: string;
+      stopReason?: string;
+      turns?: number;
+    };
     assert.equal(end.status, "failed");
     assert.equal(end.stopReason, "max_turns");
     assert.equal(end.turns, 1);
     assert.equal(readSample(), SAMPLE);
   });
 
-  test("the daemon withdraws an unanswered prompt (approval timeout) and the prompt closes", AGAINST_DAEMON, async () => {
-    const { ui } = open({ "kgent.approvalTimeout": 0.5 });
-    ui.onQuickPick = () => undefined; // the user never answers
-    const end = ended(await runTask({ prompt: "Set value to 2" }));
-    assert.equal(end.status, "settled");
-    assert.equal(ui.quickPicks.length, 2);
-    for (const qp of ui.quickPicks) {
-      assert.equal(qp.visible, false);
-      assert.equal(qp.hiddenBy, "extension", "closed by the withdrawal, not by the user");
-    }
-    assert.equal(transcript().match(/✗ rejected \(the approval timed out\)/g)?.length, 2);
-    assert.equal(readSample(), SAMPLE);
-    assert.equal(ui.statusHistory.at(-1), "$(hubot) Kgent: idle");
-  });
+  test(
+    "the daemon withdraws an unanswered prompt (approval timeout) and the prompt closes",
+    AGAINST_DAEMON,
+    async () => {
+      const { ui } = open({ "kgent.approvalTimeout": 0.5 });
+      ui.onQuickPick = () => undefined; // the user never answers
+      const end = ended(await runTask({ prompt: "Set value to 2" }));
+      assert.equal(end.status, "settled");
+      assert.equal(ui.quickPicks.length, 2);
+      for (const qp of ui.quickPicks) {
+        assert.equal(qp.visible, false);
+        assert.equal(qp.hiddenBy, "extension", "closed by the withdrawal, not by the user");
+      }
+      assert.equal(transcript().match(/✗ rejected \(the approval timed out\)/g)?.length, 2);
+      assert.equal(readSample(), SAMPLE);
+      assert.equal(ui.statusHistory.at(-1), "$(hubot) Kgent: idle");
+    },
+  );
 
-  test("Cancel Run while a prompt is open: the daemon withdraws it and the run ends cancelled", AGAINST_DAEMON, async () => {
-    const { ui } = open();
-    ui.onQuickPick = () => undefined;
-    const pending = runTask({ prompt: "Set value to 2" });
-    const qp = await waitFor("the edit prompt", () => ui.quickPicks.find((q) => isEditPrompt(q) && q.visible));
-    await exec("kgent.cancelRun");
-    const end = ended(await pending);
-    assert.equal(end.status, "cancelled");
-    await waitFor("the prompt to close", () => !qp.visible);
-    assert.equal(qp.hiddenBy, "extension");
-    assert.equal(readSample(), SAMPLE);
-  });
+  test(
+    "Cancel Run while a prompt is open: the daemon withdraws it and the run ends cancelled",
+    AGAINST_DAEMON,
+    async () => {
+      const { ui } = open();
+      ui.onQuickPick = () => undefined;
+      const pending = runTask({ prompt: "Set value to 2" });
+      const qp = await waitFor("the edit prompt", () => ui.quickPicks.find((q) => isEditPrompt(q) && q.visible));
+      await exec("kgent.cancelRun");
+      const end = ended(await pending);
+      assert.equal(end.status, "cancelled");
+      await waitFor("the prompt to close", () => !qp.visible);
+      assert.equal(qp.hiddenBy, "extension");
+      assert.equal(readSample(), SAMPLE);
+    },
+  );
 
   test("a daemon crash closes the prompt and says so; the next command restarts it", AGAINST_DAEMON, async () => {
     const { ui, api, pids } = open();
@@ -382,8 +419,15 @@ describe("Kgent extension in a fake VS Code", () => {
     };
     const end = ended(await runTask({ prompt: "Explain this line" }));
     assert.equal(end.status, "settled");
-    assert.deepEqual(offered, ["$(selection) Include the selection", "$(file) Include the current file", "$(circle-slash) No context"]);
-    assert.ok(transcript().includes(`<resource uri="${Uri.file(file).toString()}#L1-L1">\n  value = 1\n  </resource>`), transcript());
+    assert.deepEqual(offered, [
+      "$(selection) Include the selection",
+      "$(file) Include the current file",
+      "$(circle-slash) No context",
+    ]);
+    assert.ok(
+      transcript().includes(`<resource uri="${Uri.file(file).toString()}#L1-L1">\n  value = 1\n  </resource>`),
+      transcript(),
+    );
   });
 
   test("Set API Key: kept in secret storage, given to the daemon in its environment only", AGAINST_DAEMON, async () => {
@@ -442,25 +486,32 @@ describe("Kgent extension in a fake VS Code", () => {
     assert.ok(transcript().includes("Calculate 2+3"), transcript());
   });
 
-  test("kgent.trustProjectExtensions unset leaves trust to `kgent extensions --trust` (the trust file)", AGAINST_DAEMON, async () => {
-    const { sb } = open();
-    const config = process.env.KGENT_CONFIG_DIR;
-    assert.ok(config !== undefined);
-    fs.mkdirSync(config, { recursive: true });
-    fs.writeFileSync(path.join(config, "trusted-projects.json"), JSON.stringify([fs.realpathSync(sb.workspace)]));
-    fs.mkdirSync(path.join(sb.workspace, ".kgent"));
-    fs.writeFileSync(path.join(sb.workspace, ".kgent", "config.toml"), '[extensions]\nload = [".kgent/calc.py"]\n');
-    fs.writeFileSync(
-      path.join(sb.workspace, ".kgent", "calc.py"),
-      'from kgent.tools import CalculatorTool\ndef register(api):\n    t = CalculatorTool(); t.name = "project_calc"; api.tool(t)\n',
-    );
-    const script = path.join(path.dirname(sb.stateDir), "calc.json");
-    fs.writeFileSync(script, JSON.stringify({ turns: [[{ tool: "project_calc", args: { expression: "2+3" } }], [{ text: "five" }]] }));
-    state.config["kgent.model"] = script;
-    const end = ended(await runTask({ prompt: "add" }));
-    assert.equal(end.status, "settled");
-    assert.ok(transcript().includes("Calculate 2+3"), transcript());
-  });
+  test(
+    "kgent.trustProjectExtensions unset leaves trust to `kgent extensions --trust` (the trust file)",
+    AGAINST_DAEMON,
+    async () => {
+      const { sb } = open();
+      const config = process.env.KGENT_CONFIG_DIR;
+      assert.ok(config !== undefined);
+      fs.mkdirSync(config, { recursive: true });
+      fs.writeFileSync(path.join(config, "trusted-projects.json"), JSON.stringify([fs.realpathSync(sb.workspace)]));
+      fs.mkdirSync(path.join(sb.workspace, ".kgent"));
+      fs.writeFileSync(path.join(sb.workspace, ".kgent", "config.toml"), '[extensions]\nload = [".kgent/calc.py"]\n');
+      fs.writeFileSync(
+        path.join(sb.workspace, ".kgent", "calc.py"),
+        'from kgent.tools import CalculatorTool\ndef register(api):\n    t = CalculatorTool(); t.name = "project_calc"; api.tool(t)\n',
+      );
+      const script = path.join(path.dirname(sb.stateDir), "calc.json");
+      fs.writeFileSync(
+        script,
+        JSON.stringify({ turns: [[{ tool: "project_calc", args: { expression: "2+3" } }], [{ text: "five" }]] }),
+      );
+      state.config["kgent.model"] = script;
+      const end = ended(await runTask({ prompt: "add" }));
+      assert.equal(end.status, "settled");
+      assert.ok(transcript().includes("Calculate 2+3"), transcript());
+    },
+  );
 
   test("Steer Run and Follow Up queue messages into the running task", AGAINST_DAEMON, async () => {
     const { ui, sb } = open();
@@ -505,76 +556,97 @@ describe("Kgent extension in a fake VS Code", () => {
     const runs = [runTask({ prompt: "first writer" }), runTask({ prompt: "second writer" })];
     await waitFor("two live runs", () => api.liveRunIds().length === 2 || undefined);
     const ends = (await Promise.all(runs)).map(ended);
-    assert.deepEqual(ends.map((e) => e.status), ["settled", "settled"]);
+    assert.deepEqual(
+      ends.map((e) => e.status),
+      ["settled", "settled"],
+    );
     assert.equal(ui.quickPicks.length, 4);
     assert.equal(maxVisible, 1);
     assert.ok(ui.statusHistory.includes("$(sync~spin) Kgent: running (2)"));
     assert.match(transcript(), /^\[[0-9a-f]{8}\] /m, "interleaved runs are tagged");
   });
 
-  test("a queued prompt withdrawn before its turn is never shown, and the prompts behind it still wait", AGAINST_DAEMON, async () => {
-    const { ui, api } = open();
-    ui.onQuickPick = () => undefined;
-    const first = runTask({ prompt: "first" });
-    const open1 = await waitFor("the first prompt", () => ui.quickPicks.find((q) => q.visible));
-    state.config["kgent.model"] = "two-writes";
-    const second = runTask({ prompt: "second" });
-    await waitFor("the second run's request", () => transcript().match(/\? approval needed/g)?.length === 2);
-    const third = runTask({ prompt: "third" });
-    await waitFor("the third run's request", () => transcript().match(/\? approval needed/g)?.length === 3);
-    assert.equal(api.liveRunIds().length, 3);
-    assert.equal(ui.quickPicks.length, 1, "the other prompts wait for the first");
-    assert.equal(ui.statusHistory.at(-1), "$(bell) Kgent: waiting for approval");
-    // Cancel the second run from its notification: the daemon withdraws its queued prompt.
-    ui.progress[1].cancel();
-    assert.equal(ended(await second).status, "cancelled");
-    await new Promise((r) => setTimeout(r, 200));
-    assert.equal(open1.visible, true);
-    assert.equal(ui.quickPicks.length, 1, "the third run's prompt still waits for the first");
-    ui.onQuickPick = (qp) => qp.pick("Reject");
-    open1.pick("Reject");
-    assert.equal(ended(await first).status, "settled");
-    assert.equal(ended(await third).status, "settled");
-    assert.equal(ui.quickPicks.length, 1 + 1 + 2, "first: edit + bash; third: two writes; second: none");
-    assert.equal(ui.quickPicks.filter((q) => q.visible).length, 0);
-  });
+  test(
+    "a queued prompt withdrawn before its turn is never shown, and the prompts behind it still wait",
+    AGAINST_DAEMON,
+    async () => {
+      const { ui, api } = open();
+      ui.onQuickPick = () => undefined;
+      const first = runTask({ prompt: "first" });
+      const open1 = await waitFor("the first prompt", () => ui.quickPicks.find((q) => q.visible));
+      state.config["kgent.model"] = "two-writes";
+      const second = runTask({ prompt: "second" });
+      await waitFor("the second run's request", () => transcript().match(/\? approval needed/g)?.length === 2);
+      const third = runTask({ prompt: "third" });
+      await waitFor("the third run's request", () => transcript().match(/\? approval needed/g)?.length === 3);
+      assert.equal(api.liveRunIds().length, 3);
+      assert.equal(ui.quickPicks.length, 1, "the other prompts wait for the first");
+      assert.equal(ui.statusHistory.at(-1), "$(bell) Kgent: waiting for approval");
+      // Cancel the second run from its notification: the daemon withdraws its queued prompt.
+      ui.progress[1].cancel();
+      assert.equal(ended(await second).status, "cancelled");
+      await new Promise((r) => setTimeout(r, 200));
+      assert.equal(open1.visible, true);
+      assert.equal(ui.quickPicks.length, 1, "the third run's prompt still waits for the first");
+      ui.onQuickPick = (qp) => qp.pick("Reject");
+      open1.pick("Reject");
+      assert.equal(ended(await first).status, "settled");
+      assert.equal(ended(await third).status, "settled");
+      assert.equal(ui.quickPicks.length, 1 + 1 + 2, "first: edit + bash; third: two writes; second: none");
+      assert.equal(ui.quickPicks.filter((q) => q.visible).length, 0);
+    },
+  );
 
   test("without a workspace folder Run Task explains what to do", AGAINST_DAEMON, async () => {
     const { ui } = open();
     state.workspaceFolders = undefined;
     assert.equal(await runTask({ prompt: "x" }), undefined);
-    assert.deepEqual(ui.messages.map((m) => m.message), ["Kgent: open a folder first: Kgent works in a workspace folder."]);
+    assert.deepEqual(
+      ui.messages.map((m) => m.message),
+      ["Kgent: open a folder first: Kgent works in a workspace folder."],
+    );
     assert.equal(w().api.daemonPid(), undefined, "the daemon is started lazily");
   });
 
-  test("a server command that does not exist: a clear error, and the next command tries again", AGAINST_DAEMON, async () => {
-    const { ui, sb } = open({ "kgent.serverCommand": "/nonexistent/kgent serve --stdio", "kgent.model": "hello" });
-    assert.equal(await runTask({ prompt: "x" }), undefined);
-    const err = await waitFor("the error", () => ui.messages.find((m) => m.severity === "error"));
-    assert.match(err.message, /^Kgent: could not start the daemon: '\/nonexistent\/kgent' was not found/);
-    assert.equal(err.message.match(/could not start/g)?.length, 1, "no doubled prefix");
-    assert.deepEqual(err.items, ["Open Settings", "Show Daemon Log"]);
-    // The status bar says it failed (not "idle") until the daemon starts.
-    await waitFor("the failed status", () => ui.statusHistory.at(-1) === "$(error) Kgent: failed");
-    state.config["kgent.serverCommand"] = serverCommandLine();
-    assert.equal(ended(await runTask({ prompt: "x" })).status, "settled");
-    assert.equal(ui.statusHistory.at(-1), "$(hubot) Kgent: idle");
-    assert.ok(sb.workspace);
-  });
+  test(
+    "a server command that does not exist: a clear error, and the next command tries again",
+    AGAINST_DAEMON,
+    async () => {
+      const { ui, sb } = open({ "kgent.serverCommand": "/nonexistent/kgent serve --stdio", "kgent.model": "hello" });
+      assert.equal(await runTask({ prompt: "x" }), undefined);
+      const err = await waitFor("the error", () => ui.messages.find((m) => m.severity === "error"));
+      assert.match(err.message, /^Kgent: could not start the daemon: '\/nonexistent\/kgent' was not found/);
+      assert.equal(err.message.match(/could not start/g)?.length, 1, "no doubled prefix");
+      assert.deepEqual(err.items, ["Open Settings", "Show Daemon Log"]);
+      // The status bar says it failed (not "idle") until the daemon starts.
+      await waitFor("the failed status", () => ui.statusHistory.at(-1) === "$(error) Kgent: failed");
+      state.config["kgent.serverCommand"] = serverCommandLine();
+      assert.equal(ended(await runTask({ prompt: "x" })).status, "settled");
+      assert.equal(ui.statusHistory.at(-1), "$(hubot) Kgent: idle");
+      assert.ok(sb.workspace);
+    },
+  );
 
-  test("a server command that is not the daemon: the error names it, its exit status and its own words", AGAINST_DAEMON, async () => {
-    // `kgent` without `serve --stdio` prints its usage (to stderr) and exits 2.
-    const kgent = serverCommandLine().split(" ")[0];
-    const { ui } = open({ "kgent.serverCommand": kgent, "kgent.model": "hello" });
-    assert.equal(await runTask({ prompt: "x" }), undefined);
-    const err = await waitFor("the error", () => ui.messages.find((m) => m.severity === "error"));
-    assert.match(err.message, /^Kgent: could not start the daemon: '[^']*kgent' exited before answering initialize \(exit status 2\)\./);
-    assert.match(err.message, /It said: .*usage: kgent.*choose a subcommand/);
-    assert.match(err.message, /kgent serve --stdio/);
-    assert.equal(err.message.match(/could not start/g)?.length, 1, "no doubled prefix");
-    assert.match(daemonLog(), /usage: kgent/, "the usage is in the Kgent Daemon output");
-    assert.doesNotMatch(daemonLog(), /Sending (request|notification) failed/);
-  });
+  test(
+    "a server command that is not the daemon: the error names it, its exit status and its own words",
+    AGAINST_DAEMON,
+    async () => {
+      // `kgent` without `serve --stdio` prints its usage (to stderr) and exits 2.
+      const kgent = serverCommandLine().split(" ")[0];
+      const { ui } = open({ "kgent.serverCommand": kgent, "kgent.model": "hello" });
+      assert.equal(await runTask({ prompt: "x" }), undefined);
+      const err = await waitFor("the error", () => ui.messages.find((m) => m.severity === "error"));
+      assert.match(
+        err.message,
+        /^Kgent: could not start the daemon: '[^']*kgent' exited before answering initialize \(exit status 2\)\./,
+      );
+      assert.match(err.message, /It said: .*usage: kgent.*choose a subcommand/);
+      assert.match(err.message, /kgent serve --stdio/);
+      assert.equal(err.message.match(/could not start/g)?.length, 1, "no doubled prefix");
+      assert.match(daemonLog(), /usage: kgent/, "the usage is in the Kgent Daemon output");
+      assert.doesNotMatch(daemonLog(), /Sending (request|notification) failed/);
+    },
+  );
 
   test("the happy path leaves nothing that looks like an error in the daemon log", AGAINST_DAEMON, async () => {
     open({ "kgent.model": "hello" });

@@ -36,7 +36,13 @@ export class Uri {
       return Uri.file(fileURLToPath(hash >= 0 ? s.slice(0, hash) : s));
     }
     const u = new URL(s);
-    return new Uri(u.protocol.replace(/:$/, ""), u.host, decodeURIComponent(u.pathname), u.search.replace(/^\?/, ""), u.hash.replace(/^#/, ""));
+    return new Uri(
+      u.protocol.replace(/:$/, ""),
+      u.host,
+      decodeURIComponent(u.pathname),
+      u.search.replace(/^\?/, ""),
+      u.hash.replace(/^#/, ""),
+    );
   }
 
   get fsPath(): string {
@@ -48,7 +54,13 @@ export class Uri {
   }
 
   with(change: { scheme?: string; path?: string; query?: string; fragment?: string }): Uri {
-    return new Uri(change.scheme ?? this.scheme, this.authority, change.path ?? this.path, change.query ?? this.query, change.fragment ?? this.fragment);
+    return new Uri(
+      change.scheme ?? this.scheme,
+      this.authority,
+      change.path ?? this.path,
+      change.query ?? this.query,
+      change.fragment ?? this.fragment,
+    );
   }
 
   toString(): string {
@@ -139,7 +151,8 @@ export class FakeTreeView {
     const out = [];
     for (const node of await this.provider.getChildren(undefined)) {
       const children = [];
-      for (const child of await this.provider.getChildren(node)) children.push({ item: this.provider.getTreeItem(child), node: child });
+      for (const child of await this.provider.getChildren(node))
+        children.push({ item: this.provider.getTreeItem(child), node: child });
       out.push({ item: this.provider.getTreeItem(node), node, children });
     }
     return out;
@@ -411,7 +424,9 @@ function record(severity: MessageRecord["severity"], message: string, rest: unkn
   return Promise.resolve(state.ui.onMessage(m));
 }
 
-function tokenLike(t: unknown): { onCancellationRequested(l: () => void): Disposable; isCancellationRequested: boolean } | undefined {
+function tokenLike(
+  t: unknown,
+): { onCancellationRequested(l: () => void): Disposable; isCancellationRequested: boolean } | undefined {
   return typeof t === "object" && t !== null && "onCancellationRequested" in t
     ? (t as { onCancellationRequested(l: () => void): Disposable; isCancellationRequested: boolean })
     : undefined;
@@ -556,7 +571,9 @@ const fakeVscode = {
       return state.workspaceFolders;
     },
     getWorkspaceFolder(uri: Uri): unknown {
-      return state.workspaceFolders?.find((f) => uri.fsPath === f.uri.fsPath || uri.fsPath.startsWith(f.uri.fsPath + path.sep));
+      return state.workspaceFolders?.find(
+        (f) => uri.fsPath === f.uri.fsPath || uri.fsPath.startsWith(f.uri.fsPath + path.sep),
+      );
     },
     getConfiguration(section?: string) {
       const prefix = section ? `${section}.` : "";
@@ -582,7 +599,12 @@ const fakeVscode = {
     async openTextDocument(uri: Uri): Promise<FakeTextDocument> {
       const provider = state.providers.get(uri.scheme);
       const fsp = state.fileSystems.get(uri.scheme) as { readFile(u: Uri): Uint8Array } | undefined;
-      const text = provider !== undefined ? await provider.provideTextDocumentContent(uri) : fsp !== undefined ? Buffer.from(fsp.readFile(uri)).toString("utf8") : "";
+      const text =
+        provider !== undefined
+          ? await provider.provideTextDocumentContent(uri)
+          : fsp !== undefined
+            ? Buffer.from(fsp.readFile(uri)).toString("utf8")
+            : "";
       return { uri, isDirty: false, getText: () => text };
     },
     onDidChangeConfiguration: (_l: Listener<unknown>): Disposable => ({ dispose: () => undefined }),
@@ -623,7 +645,11 @@ export function installFakeVscode(): FakeVscode {
 }
 
 /** A fresh window: no messages, no QuickPicks, the given folders and settings. */
-export function resetFake(options: { folders?: string[]; config?: Record<string, unknown>; trusted?: boolean }): FakeUi {
+export function resetFake(options: {
+  folders?: string[];
+  config?: Record<string, unknown>;
+  trusted?: boolean;
+}): FakeUi {
   state.ui = new FakeUi();
   state.config = { ...(options.config ?? {}) };
   state.workspaceFolders = options.folders?.map((f, index) => ({ uri: Uri.file(f), name: path.basename(f), index }));

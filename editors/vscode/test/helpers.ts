@@ -40,7 +40,14 @@ export function serverCommand(env: NodeJS.ProcessEnv): DaemonCommand {
 
 /** Keys a developer may have exported must not reach the test daemons. */
 export const KEY_VARIABLES = ["KGENT_API_KEY", "DEEPSEEK_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
-const PROVIDER_VARIABLES = ["KGENT_PROVIDER", "KGENT_MODEL", "KGENT_BASE_URL", "KGENT_PERMISSION_MODE", "KGENT_APPROVAL_TIMEOUT", "KGENT_LOG_FILE"];
+const PROVIDER_VARIABLES = [
+  "KGENT_PROVIDER",
+  "KGENT_MODEL",
+  "KGENT_BASE_URL",
+  "KGENT_PERMISSION_MODE",
+  "KGENT_APPROVAL_TIMEOUT",
+  "KGENT_LOG_FILE",
+];
 
 export function cleanEnv(stateDir: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, KGENT_STATE_DIR: stateDir };
@@ -81,7 +88,11 @@ export const AGAINST_DAEMON = { timeout: TEST_TIMEOUT_MS };
 /** For `waitFor` (below the per-test limit, so a wait that never ends fails with its own message). */
 export const WAIT_TIMEOUT_MS = 120_000;
 
-export async function waitFor<T>(what: string, probe: () => T | undefined | false, timeoutMs = WAIT_TIMEOUT_MS): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => T | undefined | false,
+  timeoutMs = WAIT_TIMEOUT_MS,
+): Promise<T> {
   const start = Date.now();
   for (;;) {
     const v = probe();

@@ -13,7 +13,16 @@ import type { KgentApi } from "../src/extension";
 import type { ToPage } from "../src/panelMessages";
 import type { PanelItem, PanelState, UserItem } from "../src/panelItems";
 import { confirmation, outcomeNote } from "../src/rewind";
-import { fakeContext, installFakeVscode, openWebviewView, resetFake, state, type FakeContext, type FakeWebviewView, type MessageRecord } from "./fake-vscode";
+import {
+  fakeContext,
+  installFakeVscode,
+  openWebviewView,
+  resetFake,
+  state,
+  type FakeContext,
+  type FakeWebviewView,
+  type MessageRecord,
+} from "./fake-vscode";
 import { AGAINST_DAEMON, extensionRoot, isAlive, sandbox, serverCommandLine, waitFor, type Sandbox } from "./helpers";
 
 installFakeVscode();
@@ -21,7 +30,15 @@ const extension = createRequire(__filename)(path.join(extensionRoot(), "dist", "
   activate(context: FakeContext): KgentApi;
   deactivate(): Promise<void>;
 };
-for (const k of ["KGENT_API_KEY", "DEEPSEEK_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "KGENT_PROVIDER", "KGENT_MODEL"]) delete process.env[k];
+for (const k of [
+  "KGENT_API_KEY",
+  "DEEPSEEK_API_KEY",
+  "OPENAI_API_KEY",
+  "ANTHROPIC_API_KEY",
+  "KGENT_PROVIDER",
+  "KGENT_MODEL",
+])
+  delete process.env[k];
 
 const A = "alpha\nbeta\ngamma\n";
 const B = "alpha\nbravo\ncharlie\n";
@@ -37,7 +54,12 @@ let world: World | undefined;
 
 function open(git: boolean): World {
   const sb = sandbox();
-  for (const [name, text] of [["a.txt", A], ["b.txt", B], ["c.txt", C]]) fs.writeFileSync(path.join(sb.workspace, name), text);
+  for (const [name, text] of [
+    ["a.txt", A],
+    ["b.txt", B],
+    ["c.txt", C],
+  ])
+    fs.writeFileSync(path.join(sb.workspace, name), text);
   if (git) execFileSync("git", ["init", "-q"], { cwd: sb.workspace });
   process.env.KGENT_STATE_DIR = sb.stateDir;
   resetFake({
@@ -90,34 +112,42 @@ async function oneRun(w: World): Promise<UserItem> {
 }
 
 describe("Restore checkpoint (panel, extension side)", () => {
-  test("the modal lists the plan; Restore brings the files back, leaves the conflict, forks before the message", AGAINST_DAEMON, async () => {
-    const w = open(true);
-    const user = await oneRun(w);
-    assert.equal(file(w, "c.txt"), "charlie\nDELTA\necho\n", "the sed ran");
-    fs.writeFileSync(path.join(w.sb.workspace, "b.txt"), "alpha\nbravo\nCHARLIE\nthe user's line\n");
-    const asked: MessageRecord[] = [];
-    state.ui.onMessage = (m) => {
-      asked.push(m);
-      return m.modal ? "Restore" : undefined;
-    };
-    w.view.send({ type: "rewindAt", sessionId: user.sessionId, entryId: user.entryId! });
-    await waitFor("the note", () => items(w).find((i) => i.type === "note" && /^Restored the checkpoint/.test(i.text)));
-    const modal = asked.find((m) => m.modal);
-    assert.ok(modal, "a modal confirmation");
-    assert.match(modal.message, /before “Change them\.”/);
-    assert.deepEqual(modal.items, ["Restore"]);
-    for (const line of ["restore: a.txt", "conflict — left as it is: b.txt", "restore: c.txt", "restore: new.txt"]) {
-      assert.ok(modal.detail?.includes(line), `the modal lists ${line}: ${modal.detail}`);
-    }
-    assert.equal(file(w, "a.txt"), A);
-    assert.equal(file(w, "c.txt"), C);
-    assert.equal(fs.existsSync(path.join(w.sb.workspace, "new.txt")), false);
-    assert.equal(file(w, "b.txt"), "alpha\nbravo\nCHARLIE\nthe user's line\n", "the conflict left alone");
-    assert.deepEqual(users(w), [], "forked before the only message");
-    assert.ok(w.view.posted.some((p) => (p as ToPage).type === "setInput" && (p as { text: string }).text === "Change them."));
-    const note = items(w).find((i) => i.type === "note" && /^Restored/.test(i.text));
-    assert.match((note as { text: string }).text, /3 file\(s\) restored; changed since, left as they are: b\.txt/);
-  });
+  test(
+    "the modal lists the plan; Restore brings the files back, leaves the conflict, forks before the message",
+    AGAINST_DAEMON,
+    async () => {
+      const w = open(true);
+      const user = await oneRun(w);
+      assert.equal(file(w, "c.txt"), "charlie\nDELTA\necho\n", "the sed ran");
+      fs.writeFileSync(path.join(w.sb.workspace, "b.txt"), "alpha\nbravo\nCHARLIE\nthe user's line\n");
+      const asked: MessageRecord[] = [];
+      state.ui.onMessage = (m) => {
+        asked.push(m);
+        return m.modal ? "Restore" : undefined;
+      };
+      w.view.send({ type: "rewindAt", sessionId: user.sessionId, entryId: user.entryId! });
+      await waitFor("the note", () =>
+        items(w).find((i) => i.type === "note" && /^Restored the checkpoint/.test(i.text)),
+      );
+      const modal = asked.find((m) => m.modal);
+      assert.ok(modal, "a modal confirmation");
+      assert.match(modal.message, /before “Change them\.”/);
+      assert.deepEqual(modal.items, ["Restore"]);
+      for (const line of ["restore: a.txt", "conflict — left as it is: b.txt", "restore: c.txt", "restore: new.txt"]) {
+        assert.ok(modal.detail?.includes(line), `the modal lists ${line}: ${modal.detail}`);
+      }
+      assert.equal(file(w, "a.txt"), A);
+      assert.equal(file(w, "c.txt"), C);
+      assert.equal(fs.existsSync(path.join(w.sb.workspace, "new.txt")), false);
+      assert.equal(file(w, "b.txt"), "alpha\nbravo\nCHARLIE\nthe user's line\n", "the conflict left alone");
+      assert.deepEqual(users(w), [], "forked before the only message");
+      assert.ok(
+        w.view.posted.some((p) => (p as ToPage).type === "setInput" && (p as { text: string }).text === "Change them."),
+      );
+      const note = items(w).find((i) => i.type === "note" && /^Restored/.test(i.text));
+      assert.match((note as { text: string }).text, /3 file\(s\) restored; changed since, left as they are: b\.txt/);
+    },
+  );
 
   test("outside git the modal names the shell command first; Cancel changes nothing", AGAINST_DAEMON, async () => {
     const w = open(false);
@@ -151,7 +181,13 @@ describe("Restore checkpoint (panel, extension side)", () => {
     };
     const c = confirmation(plan);
     assert.match(c.message, /before “Do it\.”/);
-    assert.equal(c.detail, "restore: a.txt\nconflict — left as it is: b.txt (changed since)\ncannot restore: x.bin\n\nNot restored: ran `make`");
-    assert.match(outcomeNote({ ...plan, forked: true }), /1 file\(s\) restored; changed since, left as they are: b\.txt; could not be restored: x\.bin; shell commands/);
+    assert.equal(
+      c.detail,
+      "restore: a.txt\nconflict — left as it is: b.txt (changed since)\ncannot restore: x.bin\n\nNot restored: ran `make`",
+    );
+    assert.match(
+      outcomeNote({ ...plan, forked: true }),
+      /1 file\(s\) restored; changed since, left as they are: b\.txt; could not be restored: x\.bin; shell commands/,
+    );
   });
 });

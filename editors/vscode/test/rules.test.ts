@@ -12,7 +12,11 @@ import { groupRules, noRuleOf, optionRuleLine, optionWords, removeParams, type R
 
 type Option = PermissionParams["options"][number];
 
-function permission(toolCall: Partial<PermissionParams["toolCall"]>, options: Option[], extra: Record<string, unknown> = {}): PermissionParams {
+function permission(
+  toolCall: Partial<PermissionParams["toolCall"]>,
+  options: Option[],
+  extra: Record<string, unknown> = {},
+): PermissionParams {
   return {
     runId: "run-1",
     sessionId: "s",
@@ -73,12 +77,19 @@ describe("rule words on approvals", () => {
       "creates: allow `grep -n` with any arguments in this project; allow exactly `python3 sample.py` in this project",
     );
     assert.equal(options[0].kind === "option" && options[0].detail, undefined, "a one-off answer creates nothing");
-    assert.match(p.details, /Always allow .* in this project: bash\(grep -n \*\) \(allow `grep -n` with any arguments in this project\)/);
+    assert.match(
+      p.details,
+      /Always allow .* in this project: bash\(grep -n \*\) \(allow `grep -n` with any arguments in this project\)/,
+    );
   });
 
   test("no rule can be made: the daemon's reason is shown, and no always option is invented", () => {
     const noRule = "a command with `$(…)` cannot be a rule: it is asked each time";
-    const params = permission({ command: "echo $(date)" }, COMPOUND.filter((o) => o.kind !== "allow_always"), { noRule });
+    const params = permission(
+      { command: "echo $(date)" },
+      COMPOUND.filter((o) => o.kind !== "allow_always"),
+      { noRule },
+    );
     assert.equal(noRuleOf(params), noRule);
     const p = approvalPrompt(params);
     assert.ok(!p.choices.some((c) => c.label.includes("Always")));
@@ -88,26 +99,46 @@ describe("rule words on approvals", () => {
     const model = new PanelModel();
     const card = model.approvalRequested(params, undefined, false);
     assert.equal(card.noRule, noRule);
-    assert.equal(model.approvalRequested(permission({}, COMPOUND, { requestId: "r2" }), undefined, false).noRule, undefined);
+    assert.equal(
+      model.approvalRequested(permission({}, COMPOUND, { requestId: "r2" }), undefined, false).noRule,
+      undefined,
+    );
   });
 
   test("older daemons: options without rule fields read as one-off answers", () => {
     const o: Option = { optionId: "allow_always", kind: "allow_always", name: "Allow for this session" };
     assert.deepEqual(optionWords(o), { rules: [] });
     assert.equal(optionRuleLine(o), undefined);
-    assert.deepEqual(optionWords({ ...o, rules: [{ rule: 1 }, null, { rule: "edit(a.txt)", text: "allow edits to `a.txt` this session" }] } as unknown as Option), {
-      rules: [{ rule: "edit(a.txt)", text: "allow edits to `a.txt` this session" }],
-    });
+    assert.deepEqual(
+      optionWords({
+        ...o,
+        rules: [{ rule: 1 }, null, { rule: "edit(a.txt)", text: "allow edits to `a.txt` this session" }],
+      } as unknown as Option),
+      {
+        rules: [{ rule: "edit(a.txt)", text: "allow edits to `a.txt` this session" }],
+      },
+    );
   });
 });
 
 describe("approve with changes", () => {
-  const edit = permission({ name: "edit", kind: "edit", path: "sample.py", oldText: "value = 1\n", newText: "value = 2\n" }, COMPOUND);
+  const edit = permission(
+    { name: "edit", kind: "edit", path: "sample.py", oldText: "value = 1\n", newText: "value = 2\n" },
+    COMPOUND,
+  );
 
   test("the person's text goes along with an allow option on a call that proposed a text, and only then", () => {
-    const mine = { outcome: "selected", optionId: "allow_once", newText: "value = 3\n" } as Parameters<typeof sanitizeAnswer>[1];
-    assert.deepEqual(sanitizeAnswer(edit, mine), { outcome: "selected", optionId: "allow_once", newText: "value = 3\n" });
-    const reject = { outcome: "selected", optionId: "reject_once", newText: "value = 3\n" } as Parameters<typeof sanitizeAnswer>[1];
+    const mine = { outcome: "selected", optionId: "allow_once", newText: "value = 3\n" } as Parameters<
+      typeof sanitizeAnswer
+    >[1];
+    assert.deepEqual(sanitizeAnswer(edit, mine), {
+      outcome: "selected",
+      optionId: "allow_once",
+      newText: "value = 3\n",
+    });
+    const reject = { outcome: "selected", optionId: "reject_once", newText: "value = 3\n" } as Parameters<
+      typeof sanitizeAnswer
+    >[1];
     assert.deepEqual(sanitizeAnswer(edit, reject), { outcome: "selected", optionId: "reject_once" });
     const command = permission({ command: "ls" }, COMPOUND);
     assert.deepEqual(sanitizeAnswer(command, mine), { outcome: "selected", optionId: "allow_once" });
@@ -131,11 +162,33 @@ describe("approve with changes", () => {
 describe("the Permissions view's groups", () => {
   const listed: RulesResult = {
     rules: [
-      { rule: "bash(npm test *)", decision: "allow", scope: "project", text: "allow `npm test` with any arguments in this project", file: "/w/.kgent/config.toml" },
-      { rule: "bash(rm *)", decision: "deny", scope: "user", text: "deny `rm` with any arguments in all your projects", file: "/home/u/.config/kgent/config.toml" },
-      { rule: "edit(src/**)", decision: "allow", scope: "session", sessionId: "s1", text: "allow edits to `src/**` this session" },
+      {
+        rule: "bash(npm test *)",
+        decision: "allow",
+        scope: "project",
+        text: "allow `npm test` with any arguments in this project",
+        file: "/w/.kgent/config.toml",
+      },
+      {
+        rule: "bash(rm *)",
+        decision: "deny",
+        scope: "user",
+        text: "deny `rm` with any arguments in all your projects",
+        file: "/home/u/.config/kgent/config.toml",
+      },
+      {
+        rule: "edit(src/**)",
+        decision: "allow",
+        scope: "session",
+        sessionId: "s1",
+        text: "allow edits to `src/**` this session",
+      },
     ],
-    files: { project: "/w/.kgent/config.toml", user: "/home/u/.config/kgent/config.toml", personal: "/home/u/.config/kgent/projects/w-0123456789abcdef.toml" },
+    files: {
+      project: "/w/.kgent/config.toml",
+      user: "/home/u/.config/kgent/config.toml",
+      personal: "/home/u/.config/kgent/projects/w-0123456789abcdef.toml",
+    },
     projectTrusted: false,
   };
 
@@ -154,7 +207,18 @@ describe("the Permissions view's groups", () => {
   });
 
   test("remove names the rule as listed (a session rule with its session)", () => {
-    assert.deepEqual(removeParams("/w", listed.rules[2]), { workspace: "/w", rule: "edit(src/**)", decision: "allow", scope: "session", sessionId: "s1" });
-    assert.deepEqual(removeParams("/w", listed.rules[0]), { workspace: "/w", rule: "bash(npm test *)", decision: "allow", scope: "project" });
+    assert.deepEqual(removeParams("/w", listed.rules[2]), {
+      workspace: "/w",
+      rule: "edit(src/**)",
+      decision: "allow",
+      scope: "session",
+      sessionId: "s1",
+    });
+    assert.deepEqual(removeParams("/w", listed.rules[0]), {
+      workspace: "/w",
+      rule: "bash(npm test *)",
+      decision: "allow",
+      scope: "project",
+    });
   });
 });

@@ -18,7 +18,10 @@ import { TranscriptWriter } from "../src/transcript";
 import { formatContext, formatUsage, sandboxStatus } from "../src/usage";
 import { extensionRoot } from "./helpers";
 
-function permission(toolCall: Partial<PermissionParams["toolCall"]>, options?: PermissionParams["options"]): PermissionParams {
+function permission(
+  toolCall: Partial<PermissionParams["toolCall"]>,
+  options?: PermissionParams["options"],
+): PermissionParams {
   return {
     runId: "run-1",
     sessionId: "s",
@@ -72,8 +75,13 @@ describe("approval prompts", () => {
 
   test("answers: only an offered option is passed on, anything else is a reject", () => {
     const params = permission({});
-    assert.deepEqual(sanitizeAnswer(params, { outcome: "selected", optionId: "allow_once" }), { outcome: "selected", optionId: "allow_once" });
-    assert.deepEqual(sanitizeAnswer(params, { outcome: "selected", optionId: "allow_always" }), { outcome: "cancelled" });
+    assert.deepEqual(sanitizeAnswer(params, { outcome: "selected", optionId: "allow_once" }), {
+      outcome: "selected",
+      optionId: "allow_once",
+    });
+    assert.deepEqual(sanitizeAnswer(params, { outcome: "selected", optionId: "allow_always" }), {
+      outcome: "cancelled",
+    });
     assert.deepEqual(sanitizeAnswer(params, undefined), { outcome: "cancelled" });
   });
 });
@@ -81,18 +89,31 @@ describe("approval prompts", () => {
 describe("prompt content", () => {
   test("text alone stays a string; context becomes protocol blocks", () => {
     assert.equal(buildPrompt("do it"), "do it");
-    assert.deepEqual(buildPrompt("explain", { kind: "selection", fileUri: "file:///w/a.py", relPath: "a.py", startLine: 3, endLine: 4, text: "x = 1\n" }), [
-      { type: "text", text: "explain" },
-      { type: "resource", resource: { uri: "file:///w/a.py#L3-L4", text: "x = 1\n" } },
-    ]);
+    assert.deepEqual(
+      buildPrompt("explain", {
+        kind: "selection",
+        fileUri: "file:///w/a.py",
+        relPath: "a.py",
+        startLine: 3,
+        endLine: 4,
+        text: "x = 1\n",
+      }),
+      [
+        { type: "text", text: "explain" },
+        { type: "resource", resource: { uri: "file:///w/a.py#L3-L4", text: "x = 1\n" } },
+      ],
+    );
     assert.deepEqual(buildPrompt("fix", { kind: "file", fileUri: "file:///w/a.py", relPath: "a.py" }), [
       { type: "text", text: "fix" },
       { type: "resource_link", uri: "file:///w/a.py", name: "a.py" },
     ]);
-    assert.deepEqual(buildPrompt("fix", { kind: "file", fileUri: "file:///w/a.py", relPath: "a.py", text: "unsaved" }), [
-      { type: "text", text: "fix" },
-      { type: "resource", resource: { uri: "file:///w/a.py", text: "unsaved" } },
-    ]);
+    assert.deepEqual(
+      buildPrompt("fix", { kind: "file", fileUri: "file:///w/a.py", relPath: "a.py", text: "unsaved" }),
+      [
+        { type: "text", text: "fix" },
+        { type: "resource", resource: { uri: "file:///w/a.py", text: "unsaved" } },
+      ],
+    );
   });
 
   test("relative times", () => {
@@ -117,7 +138,14 @@ describe("transcript", () => {
   test("streams text, ignores unknown events, tags interleaved runs, lists changed files as file URIs", () => {
     let out = "";
     const w = new TranscriptWriter({ append: (t) => (out += t) });
-    const start = { type: "run_start", workspace: "/w", mode: "ask", provider: "scripted", model: "hello", prompt: "x" };
+    const start = {
+      type: "run_start",
+      workspace: "/w",
+      mode: "ask",
+      provider: "scripted",
+      model: "hello",
+      prompt: "x",
+    };
     w.event(ev("run-aaaaaaaa0000", 0, start));
     w.event(ev("run-aaaaaaaa0000", 1, { type: "message_delta", kind: "text", delta: "Hel" }));
     w.event(ev("run-aaaaaaaa0000", 2, { type: "message_delta", kind: "text", delta: "lo" }));
@@ -158,18 +186,26 @@ describe("transcript", () => {
 
 describe("markdown", () => {
   test("renders the usual constructs and escapes every tag and attribute from the input", () => {
-    const html = renderMarkdown("# Title\n\nSome **bold**, *it*, `a<b>` and [x](javascript:alert(1)).\n\n- one\n- two\n\n```py\nprint('<hi>')\n```\n<img src=x onerror=alert(1)>");
+    const html = renderMarkdown(
+      "# Title\n\nSome **bold**, *it*, `a<b>` and [x](javascript:alert(1)).\n\n- one\n- two\n\n```py\nprint('<hi>')\n```\n<img src=x onerror=alert(1)>",
+    );
     assert.match(html, /<h3>Title<\/h3>/);
     assert.match(html, /<strong>bold<\/strong>/);
     assert.match(html, /<em>it<\/em>/);
     assert.match(html, /<code>a&lt;b&gt;<\/code>/);
     assert.match(html, /<ul>\n<li>one<\/li>\n<li>two<\/li>\n<\/ul>/);
     // Fenced code: highlighted by highlight.js, its language kept; the text inside still escaped.
-    assert.match(html, /<pre data-lang="py"><code class="language-py"><span class="hljs-built_in">print<\/span>\(<span class="hljs-string">&#x27;&lt;hi&gt;&#x27;<\/span>\)/);
+    assert.match(
+      html,
+      /<pre data-lang="py"><code class="language-py"><span class="hljs-built_in">print<\/span>\(<span class="hljs-string">&#x27;&lt;hi&gt;&#x27;<\/span>\)/,
+    );
     assert.doesNotMatch(html, /<img|<a /);
     assert.match(html, /&lt;img src=x onerror=alert\(1\)&gt;/);
     assert.doesNotMatch(html, /href/);
-    assert.match(renderMarkdown("see [the docs](https://example.com/a)"), /<span class="link" title="https:\/\/example\.com\/a">the docs<\/span>/);
+    assert.match(
+      renderMarkdown("see [the docs](https://example.com/a)"),
+      /<span class="link" title="https:\/\/example\.com\/a">the docs<\/span>/,
+    );
   });
 
   test("tables (GFM) render as tables; cells are escaped", () => {
@@ -202,26 +238,65 @@ describe("panel model", () => {
   test("folds events into items: deltas append, tool output snapshots replace, run_end closes the run", () => {
     const m = new PanelModel();
     let seq = 0;
-    const ev = (event: Record<string, unknown>): AgentEventParams => ({ runId: "r1", sessionId: "s1", seq: seq++, event: event as AgentEventParams["event"] });
+    const ev = (event: Record<string, unknown>): AgentEventParams => ({
+      runId: "r1",
+      sessionId: "s1",
+      seq: seq++,
+      event: event as AgentEventParams["event"],
+    });
     m.runStarted("r1", "s1", "do it", "/w", "panel");
-    m.event(ev({ type: "run_start", runId: "r1", sessionId: "s1", workspace: "/w", mode: "ask", provider: "scripted", model: "x", prompt: "do it" }));
+    m.event(
+      ev({
+        type: "run_start",
+        runId: "r1",
+        sessionId: "s1",
+        workspace: "/w",
+        mode: "ask",
+        provider: "scripted",
+        model: "x",
+        prompt: "do it",
+      }),
+    );
     m.event(ev({ type: "user_message", text: "do it", source: "prompt" }));
     m.event(ev({ type: "message_delta", kind: "thinking", delta: "hmm" }));
     m.event(ev({ type: "message_delta", kind: "text", delta: "Hel" }));
     m.event(ev({ type: "message_delta", kind: "text", delta: "lo" }));
-    m.event(ev({ type: "tool_call", toolCallId: "c1", name: "bash", kind: "execute", title: "Run", args: {}, command: "ls" }));
+    m.event(
+      ev({ type: "tool_call", toolCallId: "c1", name: "bash", kind: "execute", title: "Run", args: {}, command: "ls" }),
+    );
     m.event(ev({ type: "tool_update", toolCallId: "c1", status: "in_progress", output: "a\n" }));
     m.event(ev({ type: "tool_update", toolCallId: "c1", status: "in_progress", output: "a\nb\n" }));
     assert.equal(m.liveRuns.length, 1);
-    m.event(ev({ type: "run_end", status: "settled", stopReason: "end_turn", text: "Hello", changedPaths: [], patch: "", usage: { inputTokens: 1, outputTokens: 2, cacheReadTokens: 0, cacheWriteTokens: 0 }, sessionId: "s1", turns: 1 }));
+    m.event(
+      ev({
+        type: "run_end",
+        status: "settled",
+        stopReason: "end_turn",
+        text: "Hello",
+        changedPaths: [],
+        patch: "",
+        usage: { inputTokens: 1, outputTokens: 2, cacheReadTokens: 0, cacheWriteTokens: 0 },
+        sessionId: "s1",
+        turns: 1,
+      }),
+    );
     const s = m.snapshot();
-    assert.deepEqual(s.items.map((i) => i.type), ["user", "thinking", "assistant", "tool", "end"]);
+    assert.deepEqual(
+      s.items.map((i) => i.type),
+      ["user", "thinking", "assistant", "tool", "end"],
+    );
     const tool = s.items[3];
     assert.ok(tool.type === "tool" && tool.output === "a\nb\n" && tool.rev === 2);
     assert.ok(s.items[2].type === "assistant" && s.items[2].text === "Hello");
     assert.equal(s.live.length, 0);
     assert.equal(s.sessionId, "s1");
-    assert.deepEqual(s.sessionUsage, { inputTokens: 1, outputTokens: 2, cacheReadTokens: 0, cacheWriteTokens: 0, cost: undefined });
+    assert.deepEqual(s.sessionUsage, {
+      inputTokens: 1,
+      outputTokens: 2,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+      cost: undefined,
+    });
     assert.equal(s.sessionContext, undefined); // no usage event came
     assert.equal(s.sessionResumed, false);
     assert.ok(s.items.every((i) => i.section === "r1"));
@@ -231,29 +306,93 @@ describe("panel model", () => {
   test("a Run Task run gets its own section and leaves the panel's conversation where it is", () => {
     const m = new PanelModel();
     let seq = 0;
-    const ev = (runId: string, sessionId: string, event: Record<string, unknown>): AgentEventParams => ({ runId, sessionId, seq: seq++, event: event as AgentEventParams["event"] });
+    const ev = (runId: string, sessionId: string, event: Record<string, unknown>): AgentEventParams => ({
+      runId,
+      sessionId,
+      seq: seq++,
+      event: event as AgentEventParams["event"],
+    });
     const usage = { inputTokens: 1, outputTokens: 2, cacheReadTokens: 0, cacheWriteTokens: 0 };
     m.runStarted("p1", "s1", "panel question", "/w", "panel");
     m.event(ev("p1", "s1", { type: "user_message", text: "panel question", source: "prompt" }));
-    m.event(ev("t1", "s2", { type: "run_start", runId: "t1", sessionId: "s2", workspace: "/w", mode: "ask", provider: "scripted", model: "x", prompt: "task question" }));
+    m.event(
+      ev("t1", "s2", {
+        type: "run_start",
+        runId: "t1",
+        sessionId: "s2",
+        workspace: "/w",
+        mode: "ask",
+        provider: "scripted",
+        model: "x",
+        prompt: "task question",
+      }),
+    );
     m.runStarted("t1", "s2", "task question", "/w", "task");
     m.event(ev("t1", "s2", { type: "user_message", text: "task question", source: "prompt" }));
-    m.event(ev("t1", "s2", { type: "run_end", status: "settled", stopReason: "end", text: "", changedPaths: ["a.txt"], patch: "", usage, sessionId: "s2", turns: 1 }));
-    m.event(ev("p1", "s1", { type: "run_end", status: "settled", stopReason: "end", text: "", changedPaths: [], patch: "", usage, sessionId: "s1", turns: 1 }));
+    m.event(
+      ev("t1", "s2", {
+        type: "run_end",
+        status: "settled",
+        stopReason: "end",
+        text: "",
+        changedPaths: ["a.txt"],
+        patch: "",
+        usage,
+        sessionId: "s2",
+        turns: 1,
+      }),
+    );
+    m.event(
+      ev("p1", "s1", {
+        type: "run_end",
+        status: "settled",
+        stopReason: "end",
+        text: "",
+        changedPaths: [],
+        patch: "",
+        usage,
+        sessionId: "s1",
+        turns: 1,
+      }),
+    );
     const s = m.snapshot();
     assert.equal(s.sessionId, "s1");
     assert.equal(s.sessionLabel, "panel question");
-    assert.deepEqual(s.sections.map((x) => [x.runId, x.origin, x.label]), [["p1", "panel", "panel question"], ["t1", "task", "task question"]]);
-    assert.deepEqual(s.items.map((i) => `${i.type}:${i.section}`), ["user:p1", "user:t1", "end:t1", "end:p1"]);
+    assert.deepEqual(
+      s.sections.map((x) => [x.runId, x.origin, x.label]),
+      [
+        ["p1", "panel", "panel question"],
+        ["t1", "task", "task question"],
+      ],
+    );
+    assert.deepEqual(
+      s.items.map((i) => `${i.type}:${i.section}`),
+      ["user:p1", "user:t1", "end:t1", "end:p1"],
+    );
   });
 
   test("the context gauge follows the panel's conversation: not a Run Task run's, not a sub-agent's", () => {
     const m = new PanelModel();
     let seq = 0;
-    const ev = (runId: string, sessionId: string, event: Record<string, unknown>, parentRunId?: string): AgentEventParams =>
-      ({ runId, sessionId, seq: seq++, event: event as AgentEventParams["event"], ...(parentRunId ? { parentRunId } : {}) });
+    const ev = (
+      runId: string,
+      sessionId: string,
+      event: Record<string, unknown>,
+      parentRunId?: string,
+    ): AgentEventParams => ({
+      runId,
+      sessionId,
+      seq: seq++,
+      event: event as AgentEventParams["event"],
+      ...(parentRunId ? { parentRunId } : {}),
+    });
     const usage = { inputTokens: 1, outputTokens: 2, cacheReadTokens: 0, cacheWriteTokens: 0 };
-    const used = (tokens: number) => ({ type: "usage", turn: usage, total: usage, context: { tokens, window: 64_000 } });
+    const used = (tokens: number) => ({
+      type: "usage",
+      turn: usage,
+      total: usage,
+      context: { tokens, window: 64_000 },
+    });
     m.runStarted("p1", "s1", "panel question", "/w", "panel");
     m.event(ev("p1", "s1", used(1_100)));
     assert.deepEqual(m.snapshot().sessionContext, { tokens: 1_100, window: 64_000 });
@@ -270,9 +409,24 @@ describe("panel model", () => {
 
   test("a lost run's pending and running tool cards end", () => {
     const m = new PanelModel();
-    const ev = (event: Record<string, unknown>): AgentEventParams => ({ runId: "r1", sessionId: "s1", seq: 0, event: event as AgentEventParams["event"] });
+    const ev = (event: Record<string, unknown>): AgentEventParams => ({
+      runId: "r1",
+      sessionId: "s1",
+      seq: 0,
+      event: event as AgentEventParams["event"],
+    });
     m.runStarted("r1", "s1", "x", "/w", "panel");
-    m.event(ev({ type: "tool_call", toolCallId: "c1", name: "bash", kind: "execute", title: "Run", args: {}, command: "sleep 9" }));
+    m.event(
+      ev({
+        type: "tool_call",
+        toolCallId: "c1",
+        name: "bash",
+        kind: "execute",
+        title: "Run",
+        args: {},
+        command: "sleep 9",
+      }),
+    );
     m.event(ev({ type: "tool_update", toolCallId: "c1", status: "in_progress", output: "started\n" }));
     m.runLost("r1", "the daemon exited (SIGKILL)");
     const tool = m.snapshot().items.find((i) => i.type === "tool");
@@ -285,8 +439,12 @@ describe("panel model", () => {
 describe("panel model: a stored session", () => {
   test("a resumed session reads as the live run did: messages, attachments, tool calls with their results, notes", () => {
     const m = new PanelModel();
-    const entry = (id: string, parentId: string | null, message: Record<string, unknown> | undefined, type = "message") =>
-      ({ id, parentId, type, timestamp: "t", ...(message ? { message } : {}) }) as SessionResult["entries"][number];
+    const entry = (
+      id: string,
+      parentId: string | null,
+      message: Record<string, unknown> | undefined,
+      type = "message",
+    ) => ({ id, parentId, type, timestamp: "t", ...(message ? { message } : {}) }) as SessionResult["entries"][number];
     const usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
     const session: SessionResult = {
       sessionId: "s1",
@@ -297,13 +455,35 @@ describe("panel model: a stored session", () => {
       branch: ["e0", "e1", "e2", "e3", "e4", "e5", "e6"],
       entries: [
         entry("e0", null, undefined, "config"),
-        entry("e1", "e0", { role: "user", text: 'fix it\n\n<resource uri="file:///w/a%20b.py#L1-L2">\nx = 1\ny = 2\n</resource>' }),
-        entry("e2", "e1", { role: "assistant", text: "Looking.", thinking: "hm", stopReason: "tool_use", toolCalls: [
-          { id: "c1", name: "edit", arguments: { path: "a.py" } },
-          { id: "c2", name: "bash", arguments: { command: "make test" } },
-        ] }),
-        entry("e3", "e2", { role: "tool", toolCallId: "c1", name: "edit", content: "ok", isError: false, details: { diff: "-x\n+y\n" } }),
-        entry("e4", "e3", { role: "tool", toolCallId: "c2", name: "bash", content: "permission_denied: no", isError: true }),
+        entry("e1", "e0", {
+          role: "user",
+          text: 'fix it\n\n<resource uri="file:///w/a%20b.py#L1-L2">\nx = 1\ny = 2\n</resource>',
+        }),
+        entry("e2", "e1", {
+          role: "assistant",
+          text: "Looking.",
+          thinking: "hm",
+          stopReason: "tool_use",
+          toolCalls: [
+            { id: "c1", name: "edit", arguments: { path: "a.py" } },
+            { id: "c2", name: "bash", arguments: { command: "make test" } },
+          ],
+        }),
+        entry("e3", "e2", {
+          role: "tool",
+          toolCallId: "c1",
+          name: "edit",
+          content: "ok",
+          isError: false,
+          details: { diff: "-x\n+y\n" },
+        }),
+        entry("e4", "e3", {
+          role: "tool",
+          toolCallId: "c2",
+          name: "bash",
+          content: "permission_denied: no",
+          isError: true,
+        }),
         entry("x9", "e3", { role: "user", text: "on another branch" }),
         entry("e5", "e4", undefined, "compaction"),
         entry("e6", "e5", { role: "assistant", text: "Done.", stopReason: "end" }),
@@ -315,19 +495,35 @@ describe("panel model: a stored session", () => {
     };
     m.showSession(session, "fix it");
     const items = m.snapshot().items;
-    assert.deepEqual(items.map((i) => i.type), ["user", "thinking", "assistant", "tool", "tool", "note", "assistant", "note"]);
+    assert.deepEqual(
+      items.map((i) => i.type),
+      ["user", "thinking", "assistant", "tool", "tool", "note", "assistant", "note"],
+    );
     const user = items[0];
     assert.ok(user.type === "user");
     assert.deepEqual([user.text, user.entryId, user.sessionId], ["fix it", "e1", "s1"]);
-    assert.deepEqual(user.attachments, [{ uri: "file:///w/a%20b.py#L1-L2", name: "a b.py#L1-L2", text: "x = 1\ny = 2" }]);
+    assert.deepEqual(user.attachments, [
+      { uri: "file:///w/a%20b.py#L1-L2", name: "a b.py#L1-L2", text: "x = 1\ny = 2" },
+    ]);
     const [edit, bash] = [items[3], items[4]];
-    assert.ok(edit.type === "tool" && edit.title === "Edit a.py" && edit.status === "completed" && edit.diff === "-x\n+y\n");
-    assert.ok(bash.type === "tool" && bash.title === "Run make test" && bash.status === "failed" && bash.isError && bash.command === "make test");
+    assert.ok(
+      edit.type === "tool" && edit.title === "Edit a.py" && edit.status === "completed" && edit.diff === "-x\n+y\n",
+    );
+    assert.ok(
+      bash.type === "tool" &&
+        bash.title === "Run make test" &&
+        bash.status === "failed" &&
+        bash.isError &&
+        bash.command === "make test",
+    );
     assert.match(items[7].type === "note" ? items[7].text : "", /torn last line/);
     assert.equal(m.snapshot().sessionId, "s1");
     // Live runs stay when another session is shown; the conversation is replaced.
     m.showSession({ ...session, sessionId: "s2", branch: ["e0"] }, "other");
-    assert.deepEqual(m.snapshot().items.map((i) => i.type), ["note"]);
+    assert.deepEqual(
+      m.snapshot().items.map((i) => i.type),
+      ["note"],
+    );
   });
 
   test("splitAttachments leaves a message without resources as it is", () => {
@@ -341,14 +537,29 @@ describe("buffers and review helpers", () => {
     assert.deepEqual(minimalChange("abc", "abc"), { start: 3, end: 3, text: "" });
     assert.deepEqual(minimalChange("aXa", "aa"), { start: 1, end: 2, text: "" });
     assert.deepEqual(minimalChange("", "new\n"), { start: 0, end: 0, text: "new\n" });
-    for (const [a, b] of [["aaa", "aa"], ["ab", "abab"], ["x\ny", "x\n\ny"]]) {
+    for (const [a, b] of [
+      ["aaa", "aa"],
+      ["ab", "abab"],
+      ["x\ny", "x\n\ny"],
+    ]) {
       const c = minimalChange(a, b);
       assert.equal(a.slice(0, c.start) + c.text + a.slice(c.end), b);
     }
   });
 
   test("withoutHunks undoes replacements, insertions and deletions at their current lines", () => {
-    const hunk = (h: Partial<ReviewHunk>): ReviewHunk => ({ id: "r.1", status: "pending", oldStart: 1, oldCount: 1, newStart: 1, newCount: 1, currentStart: 1, oldText: "", newText: "", ...h });
+    const hunk = (h: Partial<ReviewHunk>): ReviewHunk => ({
+      id: "r.1",
+      status: "pending",
+      oldStart: 1,
+      oldCount: 1,
+      newStart: 1,
+      newCount: 1,
+      currentStart: 1,
+      oldText: "",
+      newText: "",
+      ...h,
+    });
     const now = "one\nTWO\nnew line\nfour\n";
     const hunks = [
       hunk({ currentStart: 2, oldText: "two\n", newText: "TWO\n" }),
@@ -375,11 +586,23 @@ describe("the manifest", () => {
     };
     const c = pkg.contributes;
     assert.deepEqual(c.configuration.properties["kgent.provider"].enum, ["", "openai", "anthropic", "scripted"]);
-    assert.deepEqual(c.keybindings.map((k) => [k.command, k.key]), [["kgent.focusPanel", "ctrl+alt+k"], ["kgent.runOnSelection", "ctrl+alt+l"]]);
+    assert.deepEqual(
+      c.keybindings.map((k) => [k.command, k.key]),
+      [
+        ["kgent.focusPanel", "ctrl+alt+k"],
+        ["kgent.runOnSelection", "ctrl+alt+l"],
+      ],
+    );
     const bar = c.viewsContainers.activitybar.find((v) => v.id === "kgent");
     assert.ok(bar && fs.existsSync(path.join(extensionRoot(), bar.icon)), "the activity bar icon");
     // The panel, then the Permissions tree (issue 25; a tree view has no `type`).
-    assert.deepEqual(c.views.kgent.map((v) => [v.type ?? "tree", v.id]), [["webview", "kgent.panel"], ["tree", "kgent.permissions"]]);
+    assert.deepEqual(
+      c.views.kgent.map((v) => [v.type ?? "tree", v.id]),
+      [
+        ["webview", "kgent.panel"],
+        ["tree", "kgent.permissions"],
+      ],
+    );
     assert.equal(pkg.capabilities.untrustedWorkspaces.supported, "limited");
     assert.match(pkg.capabilities.untrustedWorkspaces.description, /Restricted Mode/);
   });
@@ -394,7 +617,6 @@ describe("transcript characters", () => {
     assert.doesNotMatch(lines.join(""), /[\u{1F300}-\u{1FAFF}\u{231B}\u{23F3}]/u);
   });
 });
-
 
 describe("usage and sandbox in words", () => {
   test("formatUsage counts every input token, shows the cached share and the cost only when priced", () => {
@@ -426,13 +648,12 @@ describe("usage and sandbox in words", () => {
   });
 
   test("sandboxStatus warns when the daemon has none, says nothing extra when it has bubblewrap", () => {
-    assert.deepEqual(
-      [sandboxStatus("bwrap", "").suffix, sandboxStatus("bwrap", "").warn],
-      ["", false],
-    );
+    assert.deepEqual([sandboxStatus("bwrap", "").suffix, sandboxStatus("bwrap", "").warn], ["", false]);
     const none = sandboxStatus("none", "bwrap is not installed");
     assert.equal(none.suffix, " (no sandbox)");
-    assert.ok(none.warn && none.tooltip.includes("bwrap is not installed") && none.tooltip.includes("every shell command asks"));
+    assert.ok(
+      none.warn && none.tooltip.includes("bwrap is not installed") && none.tooltip.includes("every shell command asks"),
+    );
     assert.equal(sandboxStatus(undefined, undefined).warn, false);
   });
 });

@@ -246,8 +246,17 @@ function M.ask(params, respond, owner)
   local id = tostring(params.requestId)
   seq = seq + 1
   local how = config.options.approval == 'select' and 'select' or 'inline'
-  local prompt = { id = id, params = params, respond = respond, done = false, shown = false, wins = {},
-    owner = owner, seq = seq, how = how }
+  local prompt = {
+    id = id,
+    params = params,
+    respond = respond,
+    done = false,
+    shown = false,
+    wins = {},
+    owner = owner,
+    seq = seq,
+    how = how,
+  }
   M.pending[id] = prompt
   if how == 'select' then
     require('kgent.approval_select').enqueue(M, prompt)

@@ -59,8 +59,7 @@ local function option_lines(prompt)
   local lines = {}
   for _, o in ipairs(prompt.params.options or {}) do
     if type(o) == 'table' and o.optionId then
-      lines[#lines + 1] = ('  [%s] %s'):format(ok[o.optionId] or '-',
-        o.name or LABEL[o.optionId] or o.optionId)
+      lines[#lines + 1] = ('  [%s] %s'):format(ok[o.optionId] or '-', o.name or LABEL[o.optionId] or o.optionId)
       if type(o.rules) == 'table' then
         for _, r in ipairs(o.rules) do
           lines[#lines + 1] = ('        rule %s: %s'):format(r.rule or '?', r.text or '')
@@ -100,8 +99,13 @@ function M.block_lines(prompt)
     end
   end
   local who = p.agent and ('(sub-agent "%s") '):format(p.agent) or ''
-  local lines = { ('**Approve?** %s%s%s'):format(who, tc.title or tc.name or 'tool call',
-    #tags > 0 and ('  [' .. table.concat(tags, ' · ') .. ']') or '') }
+  local lines = {
+    ('**Approve?** %s%s%s'):format(
+      who,
+      tc.title or tc.name or 'tool call',
+      #tags > 0 and ('  [' .. table.concat(tags, ' · ') .. ']') or ''
+    ),
+  }
   if p.reason then
     lines[#lines + 1] = '  why: ' .. p.reason
   end
@@ -203,8 +207,14 @@ function M.render(A, prompt)
   if first then
     -- The keys line stands out from the rest of the block.
     local keys_row = first + #lines - (timeout and 2 or 1)
-    local ok, id = pcall(vim.api.nvim_buf_set_extmark, buf, ns_keys, keys_row, 0,
-      { line_hl_group = 'KgentApprovalKey', priority = 60, invalidate = true })
+    local ok, id = pcall(
+      vim.api.nvim_buf_set_extmark,
+      buf,
+      ns_keys,
+      keys_row,
+      0,
+      { line_hl_group = 'KgentApprovalKey', priority = 60, invalidate = true }
+    )
     keys_mark = ok and { buf = buf, id = id } or nil
   end
   transcript.use(prev)
@@ -214,20 +224,30 @@ function M.render(A, prompt)
     local deadline = vim.uv.now() + timeout * 1000
     local timer = vim.uv.new_timer()
     prompt.inline.timer = timer
-    timer:start(1000, 1000, vim.schedule_wrap(function()
-      if prompt.done or timer:is_closing() then
-        return
-      end
-      transcript.set_block_line(block, #lines - 1, countdown_line((deadline - vim.uv.now()) / 1000))
-    end))
+    timer:start(
+      1000,
+      1000,
+      vim.schedule_wrap(function()
+        if prompt.done or timer:is_closing() then
+          return
+        end
+        transcript.set_block_line(block, #lines - 1, countdown_line((deadline - vim.uv.now()) / 1000))
+      end)
+    )
   end
   local ok, ui = pcall(require, 'kgent.ui')
   if ok then
     ui.show(key)
   end
   local tc = prompt.params.toolCall or {}
-  vim.notify(('kgent: approval needed: %s (%s allows, %s rejects in the transcript)'):format(
-    tc.title or tc.name or 'tool call', keys().allow_once or '?', keys().reject_once or '?'), vim.log.levels.INFO)
+  vim.notify(
+    ('kgent: approval needed: %s (%s allows, %s rejects in the transcript)'):format(
+      tc.title or tc.name or 'tool call',
+      keys().allow_once or '?',
+      keys().reject_once or '?'
+    ),
+    vim.log.levels.INFO
+  )
   vim.cmd.redrawstatus({ bang = true })
 end
 
@@ -320,7 +340,11 @@ function M.attach(buf)
     if lhs and what ~= 'accept_edited' then
       vim.keymap.set('n', lhs, function()
         M.act(buf, what)
-      end, { buffer = buf, nowait = true, desc = 'Kgent approval: ' .. (LABEL[what] or 'show the diff or details') })
+      end, {
+        buffer = buf,
+        nowait = true,
+        desc = 'Kgent approval: ' .. (LABEL[what] or 'show the diff or details'),
+      })
     end
   end
 end

@@ -7,7 +7,6 @@ local M = {}
 local ns_blocks = vim.api.nvim_create_namespace('kgent.transcript.blocks')
 local I = transcript._internals()
 
-
 local function mark(row, n)
   local buf = transcript.buf()
   local first = vim.api.nvim_buf_set_extmark(buf, ns_blocks, row, 0, {})

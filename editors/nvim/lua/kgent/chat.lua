@@ -42,8 +42,16 @@ function M.refresh()
   local virt = {}
   if C.selection then
     local name = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(C.selection.buf), ':~:.')
-    virt[#virt + 1] = { { ('context: %s lines %d-%d (sent with the next message)'):format(name ~= '' and name or
-      '[No Name]', C.selection.line1, C.selection.line2), 'KgentNote' } }
+    virt[#virt + 1] = {
+      {
+        ('context: %s lines %d-%d (sent with the next message)'):format(
+          name ~= '' and name or '[No Name]',
+          C.selection.line1,
+          C.selection.line2
+        ),
+        'KgentNote',
+      },
+    }
   end
   for _, s in ipairs(C.steering) do
     virt[#virt + 1] = { { 'steering, waiting for the model: ' .. first_line(s), 'KgentQueue' } }
@@ -102,7 +110,11 @@ local function origin_win()
   if not (C.origin and vim.api.nvim_buf_is_valid(C.origin)) then
     return nil
   end
-  if C.origin_win and vim.api.nvim_win_is_valid(C.origin_win) and vim.api.nvim_win_get_buf(C.origin_win) == C.origin then
+  if
+    C.origin_win
+    and vim.api.nvim_win_is_valid(C.origin_win)
+    and vim.api.nvim_win_get_buf(C.origin_win) == C.origin
+  then
     return C.origin_win
   end
   return vim.fn.win_findbuf(C.origin)[1]
@@ -121,8 +133,13 @@ local function diagnostics_resource()
   local lines = {}
   for _, d in ipairs(vim.diagnostic.get(buf)) do
     local src = d.source and (' [' .. d.source .. ']') or ''
-    lines[#lines + 1] = ('%d:%d %s%s %s'):format(d.lnum + 1, d.col + 1, SEVERITY[d.severity] or '?', src,
-      (d.message or ''):gsub('\n', ' '))
+    lines[#lines + 1] = ('%d:%d %s%s %s'):format(
+      d.lnum + 1,
+      d.col + 1,
+      SEVERITY[d.severity] or '?',
+      src,
+      (d.message or ''):gsub('\n', ' ')
+    )
   end
   if #lines == 0 then
     lines[1] = '(no diagnostics)'
@@ -138,8 +155,11 @@ local function viewport_resource()
   end
   local top, bot = vim.fn.line('w0', win), vim.fn.line('w$', win)
   local buf = C.origin
-  return resource(('%s#L%d-L%d'):format(buf_uri(buf), top, bot),
-    table.concat(vim.api.nvim_buf_get_lines(buf, top - 1, bot, false), '\n'), vim.bo[buf].filetype)
+  return resource(
+    ('%s#L%d-L%d'):format(buf_uri(buf), top, bot),
+    table.concat(vim.api.nvim_buf_get_lines(buf, top - 1, bot, false), '\n'),
+    vim.bo[buf].filetype
+  )
 end
 
 -- The innermost LSP document symbol containing `pos` (0-based {line, character}).
@@ -167,8 +187,12 @@ function M.symbol_at(buf, win)
   local pos = { cur[1] - 1, cur[2] }
   local clients = vim.lsp.get_clients({ bufnr = buf, method = 'textDocument/documentSymbol' })
   if #clients > 0 then
-    local res = vim.lsp.buf_request_sync(buf, 'textDocument/documentSymbol',
-      { textDocument = vim.lsp.util.make_text_document_params(buf) }, 2000)
+    local res = vim.lsp.buf_request_sync(
+      buf,
+      'textDocument/documentSymbol',
+      { textDocument = vim.lsp.util.make_text_document_params(buf) },
+      2000
+    )
     for _, r in pairs(res or {}) do
       local best = r.result and innermost(r.result, pos)
       if best then
@@ -210,8 +234,11 @@ local function symbol_resource()
     return nil, '#symbol: ' .. why
   end
   local buf = C.origin
-  return resource(('%s#L%d-L%d'):format(buf_uri(buf), sym.line1, sym.line2),
-    table.concat(vim.api.nvim_buf_get_lines(buf, sym.line1 - 1, sym.line2, false), '\n'), vim.bo[buf].filetype)
+  return resource(
+    ('%s#L%d-L%d'):format(buf_uri(buf), sym.line1, sym.line2),
+    table.concat(vim.api.nvim_buf_get_lines(buf, sym.line1 - 1, sym.line2, false), '\n'),
+    vim.bo[buf].filetype
+  )
 end
 
 local VARIABLES = {
@@ -269,8 +296,11 @@ function M.blocks(text)
       return word .. ': the chat was not opened from a buffer'
     end
   end
-  for _, v in ipairs({ { '#diagnostics', diagnostics_resource }, { '#viewport', viewport_resource },
-    { '#symbol', symbol_resource } }) do
+  for _, v in ipairs({
+    { '#diagnostics', diagnostics_resource },
+    { '#viewport', viewport_resource },
+    { '#symbol', symbol_resource },
+  }) do
     if text:find(v[1] .. '%f[^%w_]') then
       local err = need_origin(v[1])
       if err then
@@ -293,8 +323,8 @@ function M.blocks(text)
       if not ok then
         return blocks, ('#file:%s: cannot read %s'):format(path, abs)
       end
-      blocks[#blocks + 1] = resource(vim.uri_from_fname(abs), table.concat(lines, '\n'),
-        vim.filetype.match({ filename = abs }))
+      blocks[#blocks + 1] =
+        resource(vim.uri_from_fname(abs), table.concat(lines, '\n'), vim.filetype.match({ filename = abs }))
     end
   end
   if C.selection then
@@ -359,8 +389,12 @@ function M.send(text, kind)
     runs.steer(as_text(blocks))
   else
     C.queue[#C.queue + 1] = { text = text, blocks = blocks }
-    notify(('follow-up queued (%d waiting): it starts the next run when run %s ends; :Kgent queue clear drops it')
-      :format(#C.queue, run.id))
+    notify(
+      ('follow-up queued (%d waiting): it starts the next run when run %s ends; :Kgent queue clear drops it'):format(
+        #C.queue,
+        run.id
+      )
+    )
   end
   C.selection = nil
   if buf and vim.api.nvim_buf_is_valid(buf) then
@@ -380,8 +414,10 @@ function M.clear_queue()
   if run and #C.steering > 0 then
     require('kgent.daemon').with_conn(function(conn)
       conn:request('agent/clearQueue', { runId = run.id }, function(err)
-        notify(err and require('kgent.rpc').format_error(err) or 'dropped the steering messages the run had not read',
-          err and vim.log.levels.ERROR or nil)
+        notify(
+          err and require('kgent.rpc').format_error(err) or 'dropped the steering messages the run had not read',
+          err and vim.log.levels.ERROR or nil
+        )
       end)
     end)
     if n == 0 then
@@ -523,7 +559,8 @@ function M.open(opts)
     vim.api.nvim_win_set_height(win, config.options.chat.height)
     vim.wo[win].winfixheight = true
     vim.wo[win].winbar = '%#KgentHeader#Kgent chat%* <CR>/<C-s> send · <C-f> '
-      .. (config.options.chat.busy == 'steer' and 'follow-up' or 'steer') .. ' · # context'
+      .. (config.options.chat.busy == 'steer' and 'follow-up' or 'steer')
+      .. ' · # context'
   end
   vim.api.nvim_set_current_win(win)
   M.refresh()

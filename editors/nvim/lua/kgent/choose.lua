@@ -57,8 +57,15 @@ function M.mode(name, cb)
   cb = cb or function() end
   if name and name ~= '' then
     local norm = name:lower():gsub('-', '_')
-    local known = { plan = true, ask = true, auto = true, full = true, interactive = true, risk_based = true,
-      allow_all = true }
+    local known = {
+      plan = true,
+      ask = true,
+      auto = true,
+      full = true,
+      interactive = true,
+      risk_based = true,
+      allow_all = true,
+    }
     for _, m in ipairs(M.modes()) do
       known[m] = true
     end
@@ -108,15 +115,18 @@ function M.provider(name, cb)
         notify(rpc.format_error(err), vim.log.levels.ERROR)
         return cb(nil)
       end
-      vim.ui.select((caps() or {}).providers or {}, { prompt = 'Kgent provider for the next runs',
-        kind = 'kgent.provider' }, function(choice)
-        vim.schedule(function()
-          if choice then
-            return set(choice)
-          end
-          cb(nil)
-        end)
-      end)
+      vim.ui.select(
+        (caps() or {}).providers or {},
+        { prompt = 'Kgent provider for the next runs', kind = 'kgent.provider' },
+        function(choice)
+          vim.schedule(function()
+            if choice then
+              return set(choice)
+            end
+            cb(nil)
+          end)
+        end
+      )
     end)
   end)
 end
@@ -177,13 +187,15 @@ function M.model(spec, cb)
             return cb(nil)
           end
           if choice.type then
-            return vim.ui.input({ prompt = ('Model id (of %s, or provider/model): '):format(cur.provider or '?') },
+            return vim.ui.input(
+              { prompt = ('Model id (of %s, or provider/model): '):format(cur.provider or '?') },
               function(text)
                 if text and vim.trim(text) ~= '' then
                   return M.model(vim.trim(text), cb)
                 end
                 cb(nil)
-              end)
+              end
+            )
           end
           set(choice.provider, choice.model)
         end)
@@ -263,8 +275,10 @@ function M.fork(cb)
               return cb(ferr)
             end
             transcript.use(sid)
-            transcript.append_lines({ M.branch_line(('new branch before message %d: %s'):format(choice.index,
-              first_line(choice.text))) }, 'branch')
+            transcript.append_lines(
+              { M.branch_line(('new branch before message %d: %s'):format(choice.index, first_line(choice.text))) },
+              'branch'
+            )
             local chat = require('kgent.chat')
             chat.open()
             vim.api.nvim_buf_set_lines(chat.state.buf, 0, -1, false, vim.split(choice.text, '\n', { plain = true }))

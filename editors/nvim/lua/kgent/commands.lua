@@ -142,7 +142,7 @@ M.subcommands = {
   },
   provider = {
     args = '[name]',
-    desc = "the provider of the next runs (its first known model); without one: pick",
+    desc = 'the provider of the next runs (its first known model); without one: pick',
     run = function(args)
       require('kgent.choose').provider(args)
     end,
@@ -230,7 +230,7 @@ end
 --- Completion: subcommand names, then session ids for `resume`.
 function M.complete(arglead, cmdline, cursorpos)
   local before = cmdline:sub(1, cursorpos):gsub('^%s+', '')
-  local args = before:match('^%S+%s+(.*)$') -- what follows "[range]Kgent" 
+  local args = before:match('^%S+%s+(.*)$') -- what follows "[range]Kgent"
   if not args then
     return {}
   end

@@ -172,13 +172,13 @@ function M.setup(opts)
     error(('kgent: transcript.layout must be vsplit, split, tab, float or none, not %q'):format(o.transcript.layout))
   end
   if o.fs_timeout and o.fs_timeout <= 0 then
-    error('kgent: fs_timeout must be a number of seconds > 0 (or nil for the daemon\'s default)')
+    error("kgent: fs_timeout must be a number of seconds > 0 (or nil for the daemon's default)")
   end
   if o.approval_timeout and o.approval_timeout <= 0 then
     error('kgent: approval_timeout must be a number of seconds > 0 (or nil to wait)')
   end
   if o.max_turns and (o.max_turns < 1 or o.max_turns % 1 ~= 0) then
-    error('kgent: max_turns must be an integer >= 1 (or nil for the daemon\'s default)')
+    error("kgent: max_turns must be an integer >= 1 (or nil for the daemon's default)")
   end
   M.options = o
   return o

@@ -76,8 +76,13 @@ function handlers.on_event(params, conn)
   end
   local run = state.runs[params.runId]
   if not run then
-    run = { id = params.runId, session_id = params.sessionId, workspace = ev.workspace or config.workspace(),
-      live = true, conn = conn }
+    run = {
+      id = params.runId,
+      session_id = params.sessionId,
+      workspace = ev.workspace or config.workspace(),
+      live = true,
+      conn = conn,
+    }
     state.runs[params.runId] = run
   end
   run.session_id = params.sessionId or run.session_id
@@ -154,16 +159,20 @@ function M.watch_children(conn)
   end
   local timer = vim.uv.new_timer()
   conn.child_timer = timer
-  timer:start(0, 1000, vim.schedule_wrap(function()
-    if conn.closed then
-      if not timer:is_closing() then
-        timer:stop()
-        timer:close()
+  timer:start(
+    0,
+    1000,
+    vim.schedule_wrap(function()
+      if conn.closed then
+        if not timer:is_closing() then
+          timer:stop()
+          timer:close()
+        end
+        return
       end
-      return
-    end
-    M.snapshot_children(conn)
-  end))
+      M.snapshot_children(conn)
+    end)
+  )
 end
 
 local function end_children(conn)
@@ -180,8 +189,10 @@ end
 local function on_exit(conn, code, signal)
   local expected = conn.stopping
   local how = M.describe_exit(code, signal)
-  M.log(expected and 'INFO' or 'ERROR', ('the daemon (pid %s) %s%s'):format(conn.pid or '?', how,
-    expected and ' after :Kgent stop' or ''))
+  M.log(
+    expected and 'INFO' or 'ERROR',
+    ('the daemon (pid %s) %s%s'):format(conn.pid or '?', how, expected and ' after :Kgent stop' or '')
+  )
   approval.withdraw_all(conn)
   local lost = {}
   for _, run in pairs(state.runs) do
@@ -277,9 +288,16 @@ function M.connection()
     handlers = h,
     on_ready = function(c)
       local si = c.init_result and c.init_result.serverInfo or {}
-      M.log('INFO', ('the daemon (pid %s) is ready: %s %s, protocol %s, %.0f ms after the start'):format(
-        c.pid or '?', si.name or '?', si.version or '?', tostring(c.init_result and c.init_result.protocolVersion),
-        (vim.uv.hrtime() - t0) / 1e6))
+      M.log(
+        'INFO',
+        ('the daemon (pid %s) is ready: %s %s, protocol %s, %.0f ms after the start'):format(
+          c.pid or '?',
+          si.name or '?',
+          si.version or '?',
+          tostring(c.init_result and c.init_result.protocolVersion),
+          (vim.uv.hrtime() - t0) / 1e6
+        )
+      )
       pcall(vim.cmd.redrawstatus, { bang = true })
     end,
   })

@@ -83,12 +83,15 @@ function M.say_saved(params, saved, unsaved)
   local ws = params.runId and require('kgent.state').state.runs[params.runId]
   ws = ws and ws.workspace
   local function names(paths)
-    return table.concat(vim.tbl_map(function(p)
-      if ws and vim.startswith(p, ws .. '/') then
-        return p:sub(#ws + 2)
-      end
-      return vim.fn.fnamemodify(p, ':~')
-    end, paths), ', ')
+    return table.concat(
+      vim.tbl_map(function(p)
+        if ws and vim.startswith(p, ws .. '/') then
+          return p:sub(#ws + 2)
+        end
+        return vim.fn.fnamemodify(p, ':~')
+      end, paths),
+      ', '
+    )
   end
   local prev = transcript.current()
   if params.sessionId then

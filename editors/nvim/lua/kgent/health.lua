@@ -69,8 +69,10 @@ function M.check()
   if info.protocolVersion == rpc.PROTOCOL_VERSION then
     health.ok(('protocol version %d'):format(info.protocolVersion))
   else
-    health.error(('protocol version %s; this plugin speaks %d'):format(tostring(info.protocolVersion),
-      rpc.PROTOCOL_VERSION), { 'Update the plugin or the daemon so that they match' })
+    health.error(
+      ('protocol version %s; this plugin speaks %d'):format(tostring(info.protocolVersion), rpc.PROTOCOL_VERSION),
+      { 'Update the plugin or the daemon so that they match' }
+    )
   end
 
   local caps = info.capabilities or {}
@@ -78,8 +80,10 @@ function M.check()
   if caps.sandbox == 'bwrap' then
     health.ok('bubblewrap: read-only shell commands run unasked inside it; other commands ask')
   elseif caps.sandbox == 'none' then
-    health.warn(('no sandbox (%s): every shell command asks'):format(caps.sandboxReason or '?'),
-      { 'Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) and restart the daemon' })
+    health.warn(
+      ('no sandbox (%s): every shell command asks'):format(caps.sandboxReason or '?'),
+      { 'Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) and restart the daemon' }
+    )
   else
     health.info('the daemon does not report a sandbox (older Kgent)')
   end
@@ -92,10 +96,12 @@ function M.check()
   end
   local known = caps.providers or {}
   if #known > 0 and not vim.tbl_contains(known, provider) then
-    health.error(('provider %q is not one of the daemon\'s: %s'):format(provider, table.concat(known, ', ')))
+    health.error(("provider %q is not one of the daemon's: %s"):format(provider, table.concat(known, ', ')))
   else
     local model = o.model or (provider == caps.defaultProvider and caps.defaultModel) or '(its default)'
-    health.ok(('provider %s, model %s%s'):format(provider, model, o.provider and ' (setup{})' or ' (the daemon\'s default)'))
+    health.ok(
+      ('provider %s, model %s%s'):format(provider, model, o.provider and ' (setup{})' or " (the daemon's default)")
+    )
   end
   if provider == 'scripted' then
     health.ok('the scripted provider needs no API key')

@@ -171,8 +171,11 @@ function M.open_details(prompt)
     return
   end
   diff_seq = diff_seq + 1
-  local buf = scratch(('kgent://%d/%s (details)'):format(diff_seq, (prompt.params.toolCall or {}).name or 'call'),
-    M.details_lines(prompt.params), nil)
+  local buf = scratch(
+    ('kgent://%d/%s (details)'):format(diff_seq, (prompt.params.toolCall or {}).name or 'call'),
+    M.details_lines(prompt.params),
+    nil
+  )
   if vim.api.nvim_win_get_config(0).relative ~= '' then
     for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
       if vim.api.nvim_win_get_config(w).relative == '' then
@@ -208,7 +211,6 @@ function M.close_diff(prompt)
     end
   end
 end
-
 
 --- Whether the call carries a proposed change to show as a diff.
 ---@param p table

@@ -98,8 +98,15 @@ end
 ---@param ev table
 --- A sub-agent's run (the `task` tool; its events carry parentRunId): one line when it starts and ends, its tool
 --- calls labelled with its name; its text and prompt stay out (the task's result line carries its answer).
-local SUB_SHOWN = { run_start = true, run_end = true, tool_call = true, tool_update = true, permission_request = true,
-  permission_resolved = true, plan = true }
+local SUB_SHOWN = {
+  run_start = true,
+  run_end = true,
+  tool_call = true,
+  tool_update = true,
+  permission_request = true,
+  permission_resolved = true,
+  plan = true,
+}
 
 local function sub_event(run, ev)
   if ev.type == 'run_start' then
@@ -108,8 +115,14 @@ local function sub_event(run, ev)
     transcript.append_lines({ ('↳ **Sub-agent: %s** started (%s)'):format(run.agent, run.id) }, 'tool')
   elseif ev.type == 'run_end' then
     M.close_tools(run, ev)
-    transcript.append_lines({ ('↳ **Sub-agent: %s** %s · %d turn%s'):format(run.agent or 'sub-agent',
-      ev.status or '?', ev.turns or 0, ev.turns == 1 and '' or 's') }, 'tool')
+    transcript.append_lines({
+      ('↳ **Sub-agent: %s** %s · %d turn%s'):format(
+        run.agent or 'sub-agent',
+        ev.status or '?',
+        ev.turns or 0,
+        ev.turns == 1 and '' or 's'
+      ),
+    }, 'tool')
   end
 end
 
@@ -154,8 +167,9 @@ function M.on_event(run, ev)
   elseif ty == 'message_end' then
     local m = ev.message or {}
     if m.error then
-      transcript.note('model error: '
-        .. tostring(type(m.error) == 'table' and (m.error.message or vim.inspect(m.error)) or m.error))
+      transcript.note(
+        'model error: ' .. tostring(type(m.error) == 'table' and (m.error.message or vim.inspect(m.error)) or m.error)
+      )
     end
     transcript.end_stream()
   elseif ty == 'tool_call' then
@@ -167,15 +181,19 @@ function M.on_event(run, ev)
       title = ('↳ %s: %s'):format(run.agent or 'sub-agent', title)
     end
     local path = ev.path or (type(ev.args) == 'table' and type(ev.args.path) == 'string' and ev.args.path) or nil
-    transcript.add_tool(tool_key(run.id, ev.toolCallId), { title = title, status = 'pending', run = run.id,
-      path = path, kind = ev.kind, name = ev.name })
+    transcript.add_tool(
+      tool_key(run.id, ev.toolCallId),
+      { title = title, status = 'pending', run = run.id, path = path, kind = ev.kind, name = ev.name }
+    )
     require('kgent.approval_inline').tool_added(tool_key(run.id, ev.toolCallId))
   elseif ty == 'tool_update' then
     local key = tool_key(run.id, ev.toolCallId)
     local t = transcript.tool(key)
     if t then
       -- the daemon ends a call that a cancel cut short with {status = "failed", output = "cancelled: ..."}
-      local cut_short = ev.status == 'failed' and type(ev.output) == 'string' and vim.startswith(ev.output, 'cancelled:')
+      local cut_short = ev.status == 'failed'
+        and type(ev.output) == 'string'
+        and vim.startswith(ev.output, 'cancelled:')
       t.status = cut_short and 'cancelled' or ev.status or t.status
       transcript.update_tool(key)
       -- todo_write's result is the plan, which its plan block shows already
@@ -229,8 +247,14 @@ function M.on_event(run, ev)
       end
     end
   elseif ty == 'retry' then
-    transcript.note(('retrying (%s/%s) in %ss: %s'):format(ev.attempt or '?', ev.maxAttempts or '?',
-      ev.delaySeconds or '?', first_line(tostring(ev.error or ''))))
+    transcript.note(
+      ('retrying (%s/%s) in %ss: %s'):format(
+        ev.attempt or '?',
+        ev.maxAttempts or '?',
+        ev.delaySeconds or '?',
+        first_line(tostring(ev.error or ''))
+      )
+    )
   elseif ty == 'compaction' then
     transcript.note(('compaction %s (%s)'):format(ev.status or '?', ev.trigger or '?'))
   elseif ty == 'plan' then
@@ -342,8 +366,10 @@ function M.lost(run, why)
       end
     end
   end
-  transcript.append_lines({ ('**Run %s lost** · %s'):format(run.id, why),
-    '_:Kgent restart starts the daemon again; :Kgent run continues the session_' }, 'lost')
+  transcript.append_lines({
+    ('**Run %s lost** · %s'):format(run.id, why),
+    '_:Kgent restart starts the daemon again; :Kgent run continues the session_',
+  }, 'lost')
   return paths
 end
 
@@ -399,8 +425,8 @@ function M.render_session(s)
     local n = e.parentId and children[e.parentId] or 0
     if n > 1 then
       lines[#lines + 1] = ''
-      lines[#lines + 1] = require('kgent.choose').branch_line(('branch (%d branches leave here; :Kgent fork)')
-        :format(n))
+      lines[#lines + 1] =
+        require('kgent.choose').branch_line(('branch (%d branches leave here; :Kgent fork)'):format(n))
     end
     local m = e.type == 'message' and e.message or nil
     if m and m.role == 'user' then
@@ -419,8 +445,11 @@ function M.render_session(s)
     elseif m and m.role == 'tool' then
       local c = calls[m.toolCallId] or {}
       local title = M.call_title(m.name or c.name or 'tool', c.arguments)
-      lines[#lines + 1] = ('- %s %s · %s'):format(m.isError and icon.failed or icon.completed, title,
-        m.isError and 'failed' or 'completed')
+      lines[#lines + 1] = ('- %s %s · %s'):format(
+        m.isError and icon.failed or icon.completed,
+        title,
+        m.isError and 'failed' or 'completed'
+      )
     elseif m and m.role == 'summary' then
       lines[#lines + 1] = '_summary: ' .. first_line(m.text) .. '_'
     elseif e.type == 'compaction' then

@@ -273,7 +273,9 @@ local function decide(v, accept, reject)
   end
   local buf = v.file_buf
   local was_modified = buf and vim.bo[buf].modified
-  conn:request('agent/applyReview', { sessionId = v.session_id, accept = accept, reject = reject },
+  conn:request(
+    'agent/applyReview',
+    { sessionId = v.session_id, accept = accept, reject = reject },
     function(err, result)
       if err then
         return notify('review: ' .. rpc.format_error(err), vim.log.levels.ERROR)
@@ -286,8 +288,10 @@ local function decide(v, accept, reject)
           v.decided.rejected = v.decided.rejected + 1
           rejected = true
         elseif r.outcome == 'conflict' then
-          notify(('hunk %s of %s not rejected: %s'):format(r.hunkId, r.path or '?', r.message or 'conflict'),
-            vim.log.levels.WARN)
+          notify(
+            ('hunk %s of %s not rejected: %s'):format(r.hunkId, r.path or '?', r.message or 'conflict'),
+            vim.log.levels.WARN
+          )
         else
           notify(('hunk %s: %s'):format(r.hunkId, r.outcome), vim.log.levels.WARN)
         end
@@ -297,7 +301,8 @@ local function decide(v, accept, reject)
         files.save(buf)
       end
       refresh(v)
-    end)
+    end
+  )
   v.busy = true
 end
 
@@ -404,8 +409,8 @@ function M.open(run_id)
     if M.view then
       M.close()
     end
-    local v = { session_id = session_id, run_id = run_id, files = {}, index = 1,
-      decided = { accepted = 0, rejected = 0 } }
+    local v =
+      { session_id = session_id, run_id = run_id, files = {}, index = 1, decided = { accepted = 0, rejected = 0 } }
     conn:request('agent/review', { sessionId = session_id, runId = run_id }, function(err, result)
       if err then
         return notify('review: ' .. rpc.format_error(err), vim.log.levels.ERROR)
@@ -421,9 +426,19 @@ function M.open(run_id)
       M.view = v
       show(v)
       local k = keys()
-      notify(('review: %d hunk%s in %d file%s · %s accept, %s reject, %s/%s move, %s close'):format(#qf,
-        #qf == 1 and '' or 's', #pending, #pending == 1 and '' or 's', k.accept or '-', k.reject or '-',
-        k.next or '-', k.prev or '-', k.close or '-'))
+      notify(
+        ('review: %d hunk%s in %d file%s · %s accept, %s reject, %s/%s move, %s close'):format(
+          #qf,
+          #qf == 1 and '' or 's',
+          #pending,
+          #pending == 1 and '' or 's',
+          k.accept or '-',
+          k.reject or '-',
+          k.next or '-',
+          k.prev or '-',
+          k.close or '-'
+        )
+      )
     end)
   end)
 end

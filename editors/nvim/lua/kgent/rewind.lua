@@ -29,8 +29,11 @@ end
 function M.describe(plan)
   local lines = { ('Restore the files to before "%s" and fork the session there?'):format(first_line(plan.prompt)), '' }
   for _, f in ipairs(plan.files or {}) do
-    lines[#lines + 1] = ('%s: %s%s'):format(VERB[f.outcome] or f.outcome, f.path,
-      f.reason and (' (' .. f.reason .. ')') or '')
+    lines[#lines + 1] = ('%s: %s%s'):format(
+      VERB[f.outcome] or f.outcome,
+      f.path,
+      f.reason and (' (' .. f.reason .. ')') or ''
+    )
   end
   if #(plan.files or {}) == 0 then
     lines[#lines + 1] = 'No file to restore.'
@@ -108,9 +111,11 @@ function M.rewind(cb)
                   return fail(rerr)
                 end
                 transcript.use(sid)
-                transcript.append_lines({ require('kgent.choose').branch_line(
-                  ('checkpoint restored before message %d: %s'):format(choice.index, first_line(choice.text))) },
-                  'branch')
+                transcript.append_lines({
+                  require('kgent.choose').branch_line(
+                    ('checkpoint restored before message %d: %s'):format(choice.index, first_line(choice.text))
+                  ),
+                }, 'branch')
                 local chat = require('kgent.chat')
                 chat.open()
                 vim.api.nvim_buf_set_lines(chat.state.buf, 0, -1, false, vim.split(done.prompt, '\n', { plain = true }))

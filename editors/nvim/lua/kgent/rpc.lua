@@ -30,8 +30,15 @@ M.PROTOCOL_VERSION = PROTOCOL_VERSION
 local Conn = {}
 Conn.__index = Conn
 
-local SIGNALS = { [1] = 'SIGHUP', [2] = 'SIGINT', [6] = 'SIGABRT', [9] = 'SIGKILL', [11] = 'SIGSEGV',
-  [13] = 'SIGPIPE', [15] = 'SIGTERM' }
+local SIGNALS = {
+  [1] = 'SIGHUP',
+  [2] = 'SIGINT',
+  [6] = 'SIGABRT',
+  [9] = 'SIGKILL',
+  [11] = 'SIGSEGV',
+  [13] = 'SIGPIPE',
+  [15] = 'SIGTERM',
+}
 
 --- How a process ended, in words: "was killed by signal 9 (SIGKILL)" or "exited with code 1". (vim.system reports
 --- a death by signal as code 0 plus the signal.)
@@ -130,16 +137,21 @@ function M.start(opts)
         self.closed = true
         self.exit_code = code
         self.exit_signal = signal
-        self:_fail_queue({ code = -32099, message = 'the kgent daemon ' .. M.describe_exit(code, signal),
-          data = { code = 'daemon_exited' } })
+        self:_fail_queue({
+          code = -32099,
+          message = 'the kgent daemon ' .. M.describe_exit(code, signal),
+          data = { code = 'daemon_exited' },
+        })
         h.on_exit(code, signal)
       end)
     end,
     on_error = function(code, err)
       -- Transport-level problems (unreadable frames, handler errors): log them, the connection goes on.
       vim.schedule(function()
-        vim.notify(('kgent: rpc error %s: %s'):format(vim.lsp.rpc.client_errors[code] or code, vim.inspect(err)),
-          vim.log.levels.WARN)
+        vim.notify(
+          ('kgent: rpc error %s: %s'):format(vim.lsp.rpc.client_errors[code] or code, vim.inspect(err)),
+          vim.log.levels.WARN
+        )
       end)
     end,
   }
@@ -147,8 +159,11 @@ function M.start(opts)
   local env = vim.tbl_extend('force', {}, opts.env or {})
   local exe = opts.cmd[1]
   if vim.fn.executable(exe) ~= 1 then
-    return nil, ('cannot start the daemon: `%s` is not an executable%s (setup{ cmd }; see :checkhealth kgent)'):format(
-      exe, exe:find('/', 1, true) and '' or ' on PATH')
+    return nil,
+      ('cannot start the daemon: `%s` is not an executable%s (setup{ cmd }; see :checkhealth kgent)'):format(
+        exe,
+        exe:find('/', 1, true) and '' or ' on PATH'
+      )
   end
   local before = {}
   for _, pid in ipairs(vim.api.nvim_get_proc_children(vim.fn.getpid())) do
@@ -185,7 +200,9 @@ function M.start(opts)
       self.init_error = {
         code = -32099,
         message = ('the daemon speaks protocol version %s; this plugin speaks %d: update one of them'):format(
-          tostring(type(result) == 'table' and result.protocolVersion), PROTOCOL_VERSION),
+          tostring(type(result) == 'table' and result.protocolVersion),
+          PROTOCOL_VERSION
+        ),
       }
       self.init_result = result
       self:_fail_queue(self.init_error)

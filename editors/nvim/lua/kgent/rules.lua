@@ -13,7 +13,7 @@ local SCOPES = { 'session', 'project', 'user' }
 local SCOPE_TITLE = {
   session = 'Session rules (until the session ends)',
   project = 'Project rules (.kgent/config.toml)',
-  user = "User rules (every project)",
+  user = 'User rules (every project)',
 }
 
 --- The rule items shown in the buffer, by 0-based row: buffer → row → item.
@@ -42,8 +42,10 @@ function M.format(res, workspace)
   }
   local files = res.files or {}
   if files.project then
-    lines[#lines + 1] = ('  project file: %s%s'):format(files.project,
-      res.projectTrusted and '' or '  (project not trusted: its allows are ignored, its denies kept)')
+    lines[#lines + 1] = ('  project file: %s%s'):format(
+      files.project,
+      res.projectTrusted and '' or '  (project not trusted: its allows are ignored, its denies kept)'
+    )
   end
   if files.personal and not res.projectTrusted then
     lines[#lines + 1] = '  your project rules (they count): ' .. files.personal
@@ -178,8 +180,13 @@ function M.remove_at(buf, lnum, done)
 end
 
 function M.remove_item(item, done)
-  local params = { workspace = config.workspace(), rule = item.rule, decision = item.decision, scope = item.scope,
-    sessionId = item.sessionId }
+  local params = {
+    workspace = config.workspace(),
+    rule = item.rule,
+    decision = item.decision,
+    scope = item.scope,
+    sessionId = item.sessionId,
+  }
   daemon.with_conn(function(conn)
     conn:request('agent/removeRule', params, function(err, res)
       vim.schedule(function()
@@ -188,8 +195,10 @@ function M.remove_item(item, done)
         elseif res and res.removed then
           vim.notify(('kgent: removed %s rule %s (%s)'):format(item.decision, item.rule, item.scope))
         else
-          vim.notify(('kgent: no %s rule %s (%s) to remove'):format(item.decision, item.rule, item.scope),
-            vim.log.levels.WARN)
+          vim.notify(
+            ('kgent: no %s rule %s (%s) to remove'):format(item.decision, item.rule, item.scope),
+            vim.log.levels.WARN
+          )
         end
         refresh_open(done)
       end)
@@ -246,12 +255,15 @@ function M.add(args, done)
     conn:request('agent/addRule', params, function(err, res)
       vim.schedule(function()
         if err then
-          vim.notify(('kgent: cannot add %s rule %s: %s'):format(spec.decision, spec.rule, rpc.format_error(err)),
-            vim.log.levels.ERROR)
+          vim.notify(
+            ('kgent: cannot add %s rule %s: %s'):format(spec.decision, spec.rule, rpc.format_error(err)),
+            vim.log.levels.ERROR
+          )
         else
           local r = res and res.rule or spec
-          vim.notify(('kgent: added %s rule %s (%s)%s'):format(r.decision, r.rule, r.scope,
-            r.text and (': ' .. r.text) or ''))
+          vim.notify(
+            ('kgent: added %s rule %s (%s)%s'):format(r.decision, r.rule, r.scope, r.text and (': ' .. r.text) or '')
+          )
         end
         refresh_open(function()
           if done then

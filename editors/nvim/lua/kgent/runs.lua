@@ -184,8 +184,13 @@ local function queue_message(method, text, cb)
       if err then
         notify(rpc.format_error(err), vim.log.levels.ERROR)
       else
-        notify(('%s queued for run %s: %s'):format(method == 'agent/steer' and 'steering message' or 'follow-up',
-          id, (text:match('^[^\n]*'))))
+        notify(
+          ('%s queued for run %s: %s'):format(
+            method == 'agent/steer' and 'steering message' or 'follow-up',
+            id,
+            (text:match('^[^\n]*'))
+          )
+        )
       end
       cb(err, res)
     end)

@@ -31,8 +31,13 @@ function M.format_session(s)
   if #title > 60 then
     title = title:sub(1, 57) .. '...'
   end
-  return ('%s  %s  (%d entries)  %s%s'):format(s.sessionId or '?', when, s.entryCount or 0, title,
-    s.liveRunId and '  [running]' or '')
+  return ('%s  %s  (%d entries)  %s%s'):format(
+    s.sessionId or '?',
+    when,
+    s.entryCount or 0,
+    title,
+    s.liveRunId and '  [running]' or ''
+  )
 end
 
 --- Make `session_id` the current session and show its conversation in the transcript.
@@ -115,8 +120,8 @@ function M.pick_transcript(cb)
       for _, r in ipairs(t.runs) do
         live = live or (state.runs[r] and state.runs[r].live) or false
       end
-      items[#items + 1] = { key = t.key, live = live, label = ('%s  %d run%s'):format(t.key, #t.runs,
-        #t.runs == 1 and '' or 's') }
+      items[#items + 1] =
+        { key = t.key, live = live, label = ('%s  %d run%s'):format(t.key, #t.runs, #t.runs == 1 and '' or 's') }
       seen[t.key] = true
     end
   end
@@ -127,9 +132,13 @@ function M.pick_transcript(cb)
     return a.key < b.key
   end)
   local function pick()
-    vim.ui.select(items, { prompt = 'Kgent transcripts', kind = 'kgent.transcript', format_item = function(it)
-      return it.label
-    end }, function(choice)
+    vim.ui.select(items, {
+      prompt = 'Kgent transcripts',
+      kind = 'kgent.transcript',
+      format_item = function(it)
+        return it.label
+      end,
+    }, function(choice)
       vim.schedule(function()
         if not choice then
           return cb(nil)
@@ -155,8 +164,10 @@ function M.pick_transcript(cb)
     for _, it in ipairs(items) do
       local s = info[it.key]
       if s then
-        it.label = ('%s %s'):format(it.live and '[running]' or '[open]',
-          M.format_session(vim.tbl_extend('force', s, { liveRunId = false })))
+        it.label = ('%s %s'):format(
+          it.live and '[running]' or '[open]',
+          M.format_session(vim.tbl_extend('force', s, { liveRunId = false }))
+        )
       else
         it.label = ('%s %s'):format(it.live and '[running]' or '[open]', it.label)
       end

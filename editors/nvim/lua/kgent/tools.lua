@@ -8,7 +8,6 @@ local M = {}
 local I = transcript._internals()
 local ns_tools = I.ns_tools
 
-
 local function tool_line(t)
   local s = ('- %s %s'):format(transcript.ICON[t.status] or '·', t.title)
   s = s .. ' · ' .. t.status:gsub('_', ' ')

@@ -34,8 +34,15 @@ local all = {}
 local T
 local new_seq = 0
 
-M.ICON = { pending = '○', in_progress = '◐', completed = '✓', failed = '✗', cancelled = '✗', unfinished = '✗',
-  lost = '?' }
+M.ICON = {
+  pending = '○',
+  in_progress = '◐',
+  completed = '✓',
+  failed = '✗',
+  cancelled = '✗',
+  unfinished = '✗',
+  lost = '?',
+}
 
 local function name_of(key)
   return 'kgent://session/' .. key
@@ -304,9 +311,12 @@ end
 --- Add a line of information (errors, notes) to the transcript.
 ---@param text string
 function M.note(text)
-  M.append_lines(vim.tbl_map(function(l)
-    return '_' .. l .. '_'
-  end, vim.split(text, '\n', { plain = true, trimempty = true })), 'note')
+  M.append_lines(
+    vim.tbl_map(function(l)
+      return '_' .. l .. '_'
+    end, vim.split(text, '\n', { plain = true, trimempty = true })),
+    'note'
+  )
 end
 
 -- Tool lines (kgent.tools): one line per tool call, rewritten as its status changes.

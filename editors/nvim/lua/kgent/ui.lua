@@ -113,8 +113,15 @@ function M.open(focus, key)
     win = vim.api.nvim_get_current_win()
     vim.api.nvim_win_set_buf(win, buf)
   end
-  for opt, val in pairs({ wrap = true, linebreak = true, number = false, relativenumber = false,
-    signcolumn = 'no', foldenable = false, conceallevel = 2 }) do
+  for opt, val in pairs({
+    wrap = true,
+    linebreak = true,
+    number = false,
+    relativenumber = false,
+    signcolumn = 'no',
+    foldenable = false,
+    conceallevel = 2,
+  }) do
     vim.wo[win][opt] = val
   end
   pcall(vim.api.nvim_win_set_cursor, win, { vim.api.nvim_buf_line_count(buf), 0 })

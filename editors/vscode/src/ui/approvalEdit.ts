@@ -24,9 +24,12 @@ interface Entry {
 
 /** The answer "Accept my version" gives: allow once, with the text when it differs from the proposal. */
 export function acceptAnswer(params: P.PermissionParams, proposed: string, text: string): SelectedWithText | undefined {
-  const allow = params.options.find((o) => o.kind === "allow_once") ?? params.options.find((o) => o.kind === "allow_always");
+  const allow =
+    params.options.find((o) => o.kind === "allow_once") ?? params.options.find((o) => o.kind === "allow_always");
   if (allow === undefined) return undefined;
-  return text === proposed ? { outcome: "selected", optionId: allow.optionId } : { outcome: "selected", optionId: allow.optionId, newText: text };
+  return text === proposed
+    ? { outcome: "selected", optionId: allow.optionId }
+    : { outcome: "selected", optionId: allow.optionId, newText: text };
 }
 
 export class ApprovalEdits implements vscode.FileSystemProvider, vscode.Disposable {
@@ -44,7 +47,9 @@ export class ApprovalEdits implements vscode.FileSystemProvider, vscode.Disposab
   constructor(private readonly capabilities: () => P.ServerCapabilities | undefined) {
     this.disposables.push(
       vscode.workspace.registerFileSystemProvider(EDIT_SCHEME, this, { isCaseSensitive: true }),
-      vscode.commands.registerCommand(ACCEPT_MINE, (uri?: unknown) => this.acceptMine(uri instanceof vscode.Uri ? uri : undefined)),
+      vscode.commands.registerCommand(ACCEPT_MINE, (uri?: unknown) =>
+        this.acceptMine(uri instanceof vscode.Uri ? uri : undefined),
+      ),
       vscode.workspace.onDidChangeTextDocument((e) => {
         if (e.document.uri.scheme !== EDIT_SCHEME || e.contentChanges.length === 0) return;
         const entry = this.entryFor(e.document.uri);
@@ -56,7 +61,11 @@ export class ApprovalEdits implements vscode.FileSystemProvider, vscode.Disposab
   /** True when this approval may be answered with the person's own text. */
   editable(params: P.PermissionParams): boolean {
     const caps = this.capabilities() as (P.ServerCapabilities & { permissionNewText?: unknown }) | undefined;
-    return caps?.permissionNewText === true && typeof params.toolCall.newText === "string" && params.options.some((o) => o.kind === "allow_once");
+    return (
+      caps?.permissionNewText === true &&
+      typeof params.toolCall.newText === "string" &&
+      params.options.some((o) => o.kind === "allow_once")
+    );
   }
 
   /** Offer the approval's proposed text for editing; `answer` settles the approval. Returns the document's uri. */
@@ -64,8 +73,12 @@ export class ApprovalEdits implements vscode.FileSystemProvider, vscode.Disposab
     const existing = this.byRequest.get(params.requestId);
     if (existing !== undefined) return existing.uri;
     const proposed = params.toolCall.newText ?? "";
-    const target = params.toolCall.path ?? (typeof params.toolCall.args.path === "string" ? params.toolCall.args.path : "file");
-    const uri = vscode.Uri.from({ scheme: EDIT_SCHEME, path: `/approval-${++this.seq}/${path.basename(target) || "file"}` });
+    const target =
+      params.toolCall.path ?? (typeof params.toolCall.args.path === "string" ? params.toolCall.args.path : "file");
+    const uri = vscode.Uri.from({
+      scheme: EDIT_SCHEME,
+      path: `/approval-${++this.seq}/${path.basename(target) || "file"}`,
+    });
     this.files.set(uri.path, { data: Buffer.from(proposed, "utf8"), mtime: Date.now() });
     this.byRequest.set(params.requestId, {
       requestId: params.requestId,
@@ -109,14 +122,18 @@ export class ApprovalEdits implements vscode.FileSystemProvider, vscode.Disposab
     const target = uri ?? vscode.window.activeTextEditor?.document.uri;
     const entry = target === undefined ? undefined : this.entryFor(target);
     if (entry === undefined) {
-      void vscode.window.showInformationMessage("Kgent: open an approval's editable diff (its proposed side) to accept your version.");
+      void vscode.window.showInformationMessage(
+        "Kgent: open an approval's editable diff (its proposed side) to accept your version.",
+      );
       return false;
     }
     const key = entry.uri.toString();
     const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === key);
-    const text = doc?.getText() ?? Buffer.from(this.files.get(entry.uri.path)?.data ?? new Uint8Array()).toString("utf8");
+    const text =
+      doc?.getText() ?? Buffer.from(this.files.get(entry.uri.path)?.data ?? new Uint8Array()).toString("utf8");
     const answered = entry.accept(text);
-    if (!answered) void vscode.window.showInformationMessage("Kgent: this approval is no longer waiting for an answer.");
+    if (!answered)
+      void vscode.window.showInformationMessage("Kgent: this approval is no longer waiting for an answer.");
     return answered;
   }
 
@@ -156,7 +173,8 @@ export class ApprovalEdits implements vscode.FileSystemProvider, vscode.Disposab
   }
 
   writeFile(uri: vscode.Uri, content: Uint8Array): void {
-    if (!this.files.has(uri.path)) throw vscode.FileSystemError.NoPermissions("only an approval's proposed text can be saved here");
+    if (!this.files.has(uri.path))
+      throw vscode.FileSystemError.NoPermissions("only an approval's proposed text can be saved here");
     this.files.set(uri.path, { data: content, mtime: Date.now() });
     this.changeEmitter.fire([{ type: vscode.FileChangeType.Changed, uri }]);
   }

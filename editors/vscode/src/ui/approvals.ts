@@ -112,11 +112,21 @@ export class Approvals {
   /** Open the call's diff (or, without one, its details) beside the editor; the panel's "Open diff in editor". */
   openPreview(params: P.PermissionParams, prefix: string): Promise<void> {
     const prompt = approvalPrompt(params);
-    return this.showPreview(prompt, prompt.preview !== undefined ? "diff" : "details", prefix, this.edits?.uriFor(params.requestId));
+    return this.showPreview(
+      prompt,
+      prompt.preview !== undefined ? "diff" : "details",
+      prefix,
+      this.edits?.uriFor(params.requestId),
+    );
   }
 
   /** `editable`: the proposed side's writable document, when the approval takes the person's own text. */
-  private async showPreview(prompt: ApprovalPrompt, kind: "diff" | "details", prefix: string, editable?: vscode.Uri): Promise<void> {
+  private async showPreview(
+    prompt: ApprovalPrompt,
+    kind: "diff" | "details",
+    prefix: string,
+    editable?: vscode.Uri,
+  ): Promise<void> {
     try {
       const pv = prompt.preview;
       if (kind === "diff" && pv !== undefined && pv.kind === "sides") {

@@ -15,7 +15,11 @@ function documentOf(fsPath: string): vscode.TextDocument | undefined {
 function shown(fsPath: string): boolean {
   const same = (uri: vscode.Uri): boolean => uri.scheme === "file" && uri.fsPath === fsPath;
   return vscode.window.tabGroups.all.some((g) =>
-    g.tabs.some((t) => (t.input instanceof vscode.TabInputText && same(t.input.uri)) || (t.input instanceof vscode.TabInputTextDiff && same(t.input.modified))),
+    g.tabs.some(
+      (t) =>
+        (t.input instanceof vscode.TabInputText && same(t.input.uri)) ||
+        (t.input instanceof vscode.TabInputTextDiff && same(t.input.modified)),
+    ),
   );
 }
 
@@ -37,7 +41,8 @@ export class Buffers implements FileHost {
     const edit = new vscode.WorkspaceEdit();
     edit.replace(doc.uri, new vscode.Range(doc.positionAt(change.start), doc.positionAt(change.end)), change.text);
     if (!(await vscode.workspace.applyEdit(edit))) throw new Error(`VS Code did not apply the change to ${p.path}`);
-    if (lf(doc.getText()) !== lf(p.content)) throw new Error(`the buffer of ${p.path} changed while Kgent's edit was applied`);
+    if (lf(doc.getText()) !== lf(p.content))
+      throw new Error(`the buffer of ${p.path} changed while Kgent's edit was applied`);
     return true;
   }
 

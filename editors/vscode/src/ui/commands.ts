@@ -18,7 +18,13 @@ export interface CommandHandlers {
 }
 
 /** Commands that would let Kgent read, write or run in the folder: refused, with a word, in Restricted Mode. */
-const NEEDS_TRUST = new Set(["kgent.runTask", "kgent.steerRun", "kgent.followUp", "kgent.resumeSession", "kgent.runOnSelection"]);
+const NEEDS_TRUST = new Set([
+  "kgent.runTask",
+  "kgent.steerRun",
+  "kgent.followUp",
+  "kgent.resumeSession",
+  "kgent.runOnSelection",
+]);
 
 function refuseUntrusted(): void {
   void vscode.window

@@ -63,7 +63,9 @@ export class DaemonControl {
       if (ensured.started) {
         this.crash = undefined;
         const info = ensured.client.initializeResult.serverInfo;
-        this.output.log(`[kgent] daemon started: ${info.name} ${info.version ?? ""} (pid ${ensured.client.pid ?? "?"})\n`);
+        this.output.log(
+          `[kgent] daemon started: ${info.name} ${info.version ?? ""} (pid ${ensured.client.pid ?? "?"})\n`,
+        );
         if (crashed !== undefined || ensured.restartedAfter !== undefined) {
           const why = describeExit(ensured.restartedAfter ?? crashed);
           const msg = `Kgent: the daemon had stopped unexpectedly (${why}); it has been restarted.`;
@@ -80,7 +82,8 @@ export class DaemonControl {
       void vscode.window
         .showErrorMessage(`Kgent: could not start the daemon: ${err.message}`, "Open Settings", "Show Daemon Log")
         .then((pick) => {
-          if (pick === "Open Settings") void vscode.commands.executeCommand("workbench.action.openSettings", "kgent.serverCommand");
+          if (pick === "Open Settings")
+            void vscode.commands.executeCommand("workbench.action.openSettings", "kgent.serverCommand");
           else if (pick === "Show Daemon Log") this.output.showDaemonLog();
         });
       this.changed();
@@ -95,7 +98,9 @@ export class DaemonControl {
       this.lastStartError = undefined;
       if (ensured.started) {
         const info = ensured.client.initializeResult.serverInfo;
-        this.output.log(`[kgent] daemon started (prewarm): ${info.name} ${info.version ?? ""} (pid ${ensured.client.pid ?? "?"})\n`);
+        this.output.log(
+          `[kgent] daemon started (prewarm): ${info.name} ${info.version ?? ""} (pid ${ensured.client.pid ?? "?"})\n`,
+        );
         // It answers `initialize` before loading what requests need (its session store, the kernel: seconds on a busy
         // machine); one cheap request pays that now instead of on the first message.
         const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
@@ -112,7 +117,9 @@ export class DaemonControl {
     this.crash = info;
     const why = describeExit(info);
     this.output.log(`[kgent] the daemon exited unexpectedly (${why})\n`);
-    this.output.transcript.note(`✗ The Kgent daemon exited unexpectedly (${why}). It will be restarted on your next Kgent command.`);
+    this.output.transcript.note(
+      `✗ The Kgent daemon exited unexpectedly (${why}). It will be restarted on your next Kgent command.`,
+    );
     this.changed();
     void vscode.window
       .showErrorMessage(

@@ -19,7 +19,9 @@ export class Instructions implements vscode.Disposable {
   async open(): Promise<void> {
     const sid = this.sessionId();
     if (sid === undefined) {
-      void vscode.window.showInformationMessage("Kgent: no session yet. Its AGENTS.md files and skills show here after a run.");
+      void vscode.window.showInformationMessage(
+        "Kgent: no session yet. Its AGENTS.md files and skills show here after a run.",
+      );
       return;
     }
     const client = await this.daemon.client();

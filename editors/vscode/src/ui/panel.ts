@@ -55,7 +55,12 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
     private readonly edits?: ApprovalEdits,
   ) {
     this.model.trusted = vscode.workspace.isTrusted;
-    this.sessions = new PanelSessions(daemon, this.model, () => this.refresh(), (m) => this.post(m));
+    this.sessions = new PanelSessions(
+      daemon,
+      this.model,
+      () => this.refresh(),
+      (m) => this.post(m),
+    );
     this.disposables.push(
       vscode.window.registerWebviewViewProvider(VIEW_ID, this, { webviewOptions: { retainContextWhenHidden: true } }),
       vscode.workspace.onDidGrantWorkspaceTrust(() => {
@@ -178,7 +183,9 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
   decide(params: P.PermissionParams, token: vscode.CancellationToken): Promise<P.PermissionResult> {
     const timeout = this.daemon.current?.initializeResult.capabilities.features?.approvalTimeout;
     const deadline = typeof timeout === "number" && timeout > 0 ? Date.now() + timeout * 1000 : undefined;
-    const canOpenDiff = typeof params.toolCall.newText === "string" || (typeof params.toolCall.diff === "string" && params.toolCall.diff !== "");
+    const canOpenDiff =
+      typeof params.toolCall.newText === "string" ||
+      (typeof params.toolCall.diff === "string" && params.toolCall.diff !== "");
     const editable = this.edits?.editable(params) === true;
     const card = this.model.approvalRequested(params, deadline, canOpenDiff);
     if (editable) card.canEdit = true;
@@ -189,11 +196,17 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
       const finish = (result: P.PermissionResult): boolean => {
         if (!this.pending.delete(params.requestId)) return false;
         sub.dispose();
-        const option = result.outcome === "selected" ? params.options.find((o) => o.optionId === result.optionId) : undefined;
+        const option =
+          result.outcome === "selected" ? params.options.find((o) => o.optionId === result.optionId) : undefined;
         const edited = option !== undefined && typeof (result as SelectedWithText).newText === "string";
-        this.model.approvalSettled(params.requestId, option === undefined ? undefined : edited ? `${option.name}, with your changes` : option.name);
+        this.model.approvalSettled(
+          params.requestId,
+          option === undefined ? undefined : edited ? `${option.name}, with your changes` : option.name,
+        );
         // The editable proposal is saved and closed first (closing a changed document would ask), then the rest.
-        void (this.edits?.release(params.requestId) ?? Promise.resolve()).then(() => this.approvals.closePreviews(`/card-${params.requestId}/`));
+        void (this.edits?.release(params.requestId) ?? Promise.resolve()).then(() =>
+          this.approvals.closePreviews(`/card-${params.requestId}/`),
+        );
         this.refresh();
         this.changed();
         resolve(option !== undefined ? result : { outcome: "cancelled" });
@@ -248,7 +261,10 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
       case "showPatch":
         return this.runs.showPatch(m.runId, this.patches.get(m.runId) ?? "");
       case "setMode":
-        if (m.mode !== "") await vscode.workspace.getConfiguration("kgent").update("permissionMode", m.mode, vscode.ConfigurationTarget.Global);
+        if (m.mode !== "")
+          await vscode.workspace
+            .getConfiguration("kgent")
+            .update("permissionMode", m.mode, vscode.ConfigurationTarget.Global);
         return;
       case "setModel":
         // In effect at once, for a message sent before the setting is written (picked, then Enter).
@@ -290,7 +306,12 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
         const listed = await client.commands(folder.uri.fsPath);
         commands = listed.commands
           .filter((c) => c.shadowed !== true)
-          .map((c) => ({ name: c.name, description: c.description, source: c.source, ...(c.argumentHint ? { argumentHint: c.argumentHint } : {}) }));
+          .map((c) => ({
+            name: c.name,
+            description: c.description,
+            source: c.source,
+            ...(c.argumentHint ? { argumentHint: c.argumentHint } : {}),
+          }));
       }
     } catch (e) {
       this.model.note(`Could not list the slash commands: ${errorOf(e).message}`, "error");
@@ -331,7 +352,12 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
     if (caps !== undefined) {
       const sb = sandboxStatus(caps.sandbox, caps.sandboxReason);
       this.model.sandbox = {
-        text: caps.sandbox === "bwrap" ? "sandbox: bubblewrap" : caps.sandbox === "none" ? "no sandbox: every command asks" : "sandbox: unknown",
+        text:
+          caps.sandbox === "bwrap"
+            ? "sandbox: bubblewrap"
+            : caps.sandbox === "none"
+              ? "no sandbox: every command asks"
+              : "sandbox: unknown",
         tooltip: sb.tooltip,
         warn: sb.warn,
       };
@@ -372,8 +398,13 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
     if (summary === undefined) {
       // The run did not start (no daemon, no key, a bad setting): the message goes back into the input, not lost.
       this.post(images.length > 0 ? { type: "setInput", text, images } : { type: "setInput", text });
-      if (this.daemon.lastStartError !== undefined) this.model.note(`Kgent could not start the daemon: ${this.daemon.lastStartError}`, "error");
-      else this.model.note("The message was not sent (see the error above the status bar); it is back in the input.", "error");
+      if (this.daemon.lastStartError !== undefined)
+        this.model.note(`Kgent could not start the daemon: ${this.daemon.lastStartError}`, "error");
+      else
+        this.model.note(
+          "The message was not sent (see the error above the status bar); it is back in the input.",
+          "error",
+        );
       this.refresh();
     }
   }
@@ -406,7 +437,13 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
     }
     const rel = path.relative(folder.uri.fsPath, editor.document.uri.fsPath);
     const sel = editor.selection;
-    const mention = sel.isEmpty ? mentionFor(rel) : mentionFor(rel, sel.start.line + 1, sel.end.line + (sel.end.character === 0 && sel.end.line > sel.start.line ? 0 : 1));
+    const mention = sel.isEmpty
+      ? mentionFor(rel)
+      : mentionFor(
+          rel,
+          sel.start.line + 1,
+          sel.end.line + (sel.end.character === 0 && sel.end.line > sel.start.line ? 0 : 1),
+        );
     this.post({ type: "insert", text: `${mention} ` });
     await this.reveal(true);
   }

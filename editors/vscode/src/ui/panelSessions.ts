@@ -81,7 +81,8 @@ export class PanelSessions {
         model = m.model;
       }
     }
-    this.lastModel = model === undefined && provider === undefined ? undefined : { sessionId: session.sessionId, provider, model };
+    this.lastModel =
+      model === undefined && provider === undefined ? undefined : { sessionId: session.sessionId, provider, model };
   }
 
   /** History → Fork: branch the session before its last message (see `forkAt`). */
@@ -112,7 +113,9 @@ export class PanelSessions {
       const branch = await client.session(sessionId, true);
       this.remember(whole);
       this.model.showSession(branch, `fork of “${firstLine(whole.title || sessionId, 60)}”`);
-      this.model.note(`Forked before “${firstLine(text, 60)}”: edit it below and send it to continue on a new branch (the old branch is kept in the session).`);
+      this.model.note(
+        `Forked before “${firstLine(text, 60)}”: edit it below and send it to continue on a new branch (the old branch is kept in the session).`,
+      );
       this.post({ type: "setInput", text: splitAttachments(text).text });
     });
   }

@@ -5,7 +5,18 @@
 import * as vscode from "vscode";
 import { errorOf } from "../client";
 import type * as P from "../protocol";
-import { groupRules, removeParams, ruleLabel, SCOPE_WORDS, type RuleDecision, type RuleGroup, type RuleItem, type RuleParams, type RuleScope, type RulesResult } from "../rules";
+import {
+  groupRules,
+  removeParams,
+  ruleLabel,
+  SCOPE_WORDS,
+  type RuleDecision,
+  type RuleGroup,
+  type RuleItem,
+  type RuleParams,
+  type RuleScope,
+  type RulesResult,
+} from "../rules";
 
 export const PERMISSIONS_VIEW = "kgent.permissions";
 
@@ -41,8 +52,12 @@ export class PermissionsView implements vscode.TreeDataProvider<Node>, vscode.Di
         if (e.visible) this.refresh();
       }),
       vscode.commands.registerCommand("kgent.permissions.refresh", () => this.refresh()),
-      vscode.commands.registerCommand("kgent.permissions.add", (scope?: unknown) => this.add(typeof scope === "string" ? scope : undefined)),
-      vscode.commands.registerCommand("kgent.permissions.remove", (node?: unknown) => this.remove(node as Node | undefined)),
+      vscode.commands.registerCommand("kgent.permissions.add", (scope?: unknown) =>
+        this.add(typeof scope === "string" ? scope : undefined),
+      ),
+      vscode.commands.registerCommand("kgent.permissions.remove", (node?: unknown) =>
+        this.remove(node as Node | undefined),
+      ),
     );
   }
 
@@ -68,7 +83,8 @@ export class PermissionsView implements vscode.TreeDataProvider<Node>, vscode.Di
       const item = new vscode.TreeItem(GROUP_TITLES[g.scope], vscode.TreeItemCollapsibleState.Expanded);
       item.id = `group-${g.scope}`;
       item.contextValue = `kgentRuleGroup-${g.scope}`;
-      item.description = g.note ?? (g.rules.length === 0 ? "no rules" : `${g.rules.length} rule${g.rules.length === 1 ? "" : "s"}`);
+      item.description =
+        g.note ?? (g.rules.length === 0 ? "no rules" : `${g.rules.length} rule${g.rules.length === 1 ? "" : "s"}`);
       item.tooltip = `${GROUP_TITLES[g.scope]} rules last ${SCOPE_WORDS[g.scope]}${g.file !== undefined ? ` (${g.file})` : ""}.${g.note !== undefined ? ` The project is ${g.note}.` : ""}`;
       return item;
     }
@@ -105,7 +121,8 @@ export class PermissionsView implements vscode.TreeDataProvider<Node>, vscode.Di
       if (api === undefined) throw new Error("the Kgent daemon is not running");
       this.result = await api.rules(workspace);
       const notes: string[] = [];
-      if (!this.result.projectTrusted) notes.push("This project is not trusted: its own allow rules are ignored (its deny rules apply).");
+      if (!this.result.projectTrusted)
+        notes.push("This project is not trusted: its own allow rules are ignored (its deny rules apply).");
       if (this.result.problems?.length) notes.push(`Left out, unreadable: ${this.result.problems.join("; ")}`);
       this.view.message = notes.length > 0 ? notes.join(" ") : undefined;
       return this.result;
@@ -126,11 +143,14 @@ export class PermissionsView implements vscode.TreeDataProvider<Node>, vscode.Di
     for (;;) {
       const rule = await vscode.window.showInputBox({
         title: "Kgent: Add Permission Rule",
-        prompt: refused?.message ?? "tool(spec): bash(npm test *), bash(git status), edit(src/**), read(/etc/hosts), web_fetch(docs.python.org), or a tool name",
+        prompt:
+          refused?.message ??
+          "tool(spec): bash(npm test *), bash(git status), edit(src/**), read(/etc/hosts), web_fetch(docs.python.org), or a tool name",
         placeHolder: "bash(npm test *)",
         value,
         ignoreFocusOut: true,
-        validateInput: (v) => (v.trim() === "" ? "Type a rule" : refused !== undefined && v === refused.value ? refused.message : undefined),
+        validateInput: (v) =>
+          v.trim() === "" ? "Type a rule" : refused !== undefined && v === refused.value ? refused.message : undefined,
       });
       if (rule === undefined || rule.trim() === "") return undefined;
       const decision = await pick<RuleDecision>("Allow or deny?", [
@@ -170,9 +190,14 @@ export class PermissionsView implements vscode.TreeDataProvider<Node>, vscode.Di
   private async pickScope(): Promise<RuleScope | undefined> {
     const items: { label: string; description: string; value: RuleScope }[] = [
       { label: "project", description: `this project (${this.projectFile()})`, value: "project" },
-      { label: "user", description: `all your projects (${this.result?.files.user ?? "your user config"})`, value: "user" },
+      {
+        label: "user",
+        description: `all your projects (${this.result?.files.user ?? "your user config"})`,
+        value: "user",
+      },
     ];
-    if (this.sessionId() !== undefined) items.push({ label: "session", description: "the panel's conversation only", value: "session" });
+    if (this.sessionId() !== undefined)
+      items.push({ label: "session", description: "the panel's conversation only", value: "session" });
     return pick<RuleScope>("For how long?", items);
   }
 
@@ -202,7 +227,10 @@ function isScope(v: unknown): v is RuleScope {
   return v === "session" || v === "project" || v === "user";
 }
 
-async function pick<T>(title: string, items: { label: string; description: string; value: T }[]): Promise<T | undefined> {
+async function pick<T>(
+  title: string,
+  items: { label: string; description: string; value: T }[],
+): Promise<T | undefined> {
   const chosen = await vscode.window.showQuickPick(items, { title: `Kgent: ${title}`, ignoreFocusOut: true });
   return chosen?.value;
 }

@@ -23,7 +23,9 @@ interface Current extends ReviewTarget {
 function asTarget(a: unknown): ReviewTarget | undefined {
   if (typeof a !== "object" || a === null) return undefined;
   const r = a as Record<string, unknown>;
-  return typeof r.sessionId === "string" && typeof r.runId === "string" ? { sessionId: r.sessionId, runId: r.runId } : undefined;
+  return typeof r.sessionId === "string" && typeof r.runId === "string"
+    ? { sessionId: r.sessionId, runId: r.runId }
+    : undefined;
 }
 
 export class Review implements vscode.CodeLensProvider, vscode.TextDocumentContentProvider, vscode.Disposable {
@@ -40,7 +42,8 @@ export class Review implements vscode.CodeLensProvider, vscode.TextDocumentConte
     private readonly daemon: DaemonControl,
     private readonly lastRun: () => ReviewTarget | undefined,
   ) {
-    const ids = (a: unknown): string[] => (typeof a === "string" ? [a] : Array.isArray(a) ? a.filter((x): x is string => typeof x === "string") : []);
+    const ids = (a: unknown): string[] =>
+      typeof a === "string" ? [a] : Array.isArray(a) ? a.filter((x): x is string => typeof x === "string") : [];
     this.disposables.push(
       this.lenses,
       this.docs,
@@ -67,19 +70,29 @@ export class Review implements vscode.CodeLensProvider, vscode.TextDocumentConte
     }
     const run = target ?? this.lastRun();
     if (run === undefined) {
-      void vscode.window.showInformationMessage("Kgent: no run to review yet. Changes show here after a run that edits files.");
+      void vscode.window.showInformationMessage(
+        "Kgent: no run to review yet. Changes show here after a run that edits files.",
+      );
       return;
     }
     const client = await this.daemon.client();
     if (client === undefined || !(await this.load(client, run))) return;
     const files = this.current?.files ?? [];
     if (files.length === 0) {
-      void vscode.window.showInformationMessage("Kgent: nothing to review: every change of that run has been kept or reverted.");
+      void vscode.window.showInformationMessage(
+        "Kgent: nothing to review: every change of that run has been kept or reverted.",
+      );
       return;
     }
     for (const f of files) {
       const right = vscode.Uri.file(f.file.absolutePath);
-      await vscode.commands.executeCommand("vscode.diff", this.leftUri(f), right, `${f.file.path}: before the run ↔ now (Kgent review)`, { preview: false });
+      await vscode.commands.executeCommand(
+        "vscode.diff",
+        this.leftUri(f),
+        right,
+        `${f.file.path}: before the run ↔ now (Kgent review)`,
+        { preview: false },
+      );
     }
   }
 
@@ -98,7 +111,11 @@ export class Review implements vscode.CodeLensProvider, vscode.TextDocumentConte
       const files = filesToReview(review.runs.find((r) => r.runId === target.runId));
       const before = this.current?.files ?? [];
       this.current = { ...target, files };
-      await vscode.commands.executeCommand("setContext", "kgent.reviewFiles", files.map((f) => f.file.absolutePath));
+      await vscode.commands.executeCommand(
+        "setContext",
+        "kgent.reviewFiles",
+        files.map((f) => f.file.absolutePath),
+      );
       await vscode.commands.executeCommand("setContext", "kgent.reviewing", files.length > 0);
       for (const f of [...before, ...files]) this.docs.fire(this.leftUri(f));
       this.lenses.fire();
@@ -126,7 +143,10 @@ export class Review implements vscode.CodeLensProvider, vscode.TextDocumentConte
     try {
       const result = await client.applyReview({ sessionId: cur.sessionId, accept, reject });
       const bad = problems(result);
-      if (bad.length > 0) void vscode.window.showWarningMessage(`Kgent: left as ${bad.length === 1 ? "it is" : "they are"} (changed since the run): ${bad.join("; ")}`);
+      if (bad.length > 0)
+        void vscode.window.showWarningMessage(
+          `Kgent: left as ${bad.length === 1 ? "it is" : "they are"} (changed since the run): ${bad.join("; ")}`,
+        );
     } catch (e) {
       void vscode.window.showErrorMessage(`Kgent: could not apply the review: ${errorOf(e).message}`);
     }
@@ -157,7 +177,9 @@ export class Review implements vscode.CodeLensProvider, vscode.TextDocumentConte
     if (this.current === undefined || this.current.files.length === 0) {
       const target = this.lastRun();
       if (target === undefined) {
-        void vscode.window.showInformationMessage("Kgent: no run to review yet. Changes show here after a run that edits files.");
+        void vscode.window.showInformationMessage(
+          "Kgent: no run to review yet. Changes show here after a run that edits files.",
+        );
         return;
       }
       const client = await this.daemon.client();
@@ -165,7 +187,9 @@ export class Review implements vscode.CodeLensProvider, vscode.TextDocumentConte
     }
     const files = this.current?.files ?? [];
     if (files.length === 0) {
-      void vscode.window.showInformationMessage("Kgent: nothing to review: every change of that run has been kept or reverted.");
+      void vscode.window.showInformationMessage(
+        "Kgent: nothing to review: every change of that run has been kept or reverted.",
+      );
       return;
     }
     const edited = files.filter((f) => f.changedSince.length > 0);
@@ -198,21 +222,44 @@ export class Review implements vscode.CodeLensProvider, vscode.TextDocumentConte
     const total = this.current.files.reduce((n, x) => n + x.placed.length + x.changedSince.length, 0);
     const mine = f.placed.length + f.changedSince.length;
     const out = [
-      new vscode.CodeLens(top, { title: `Kgent: accept file (${mine})`, command: "kgent.review.acceptFile", arguments: [doc.uri] }),
+      new vscode.CodeLens(top, {
+        title: `Kgent: accept file (${mine})`,
+        command: "kgent.review.acceptFile",
+        arguments: [doc.uri],
+      }),
       new vscode.CodeLens(top, { title: "reject file", command: "kgent.review.rejectFile", arguments: [doc.uri] }),
       new vscode.CodeLens(top, { title: `accept run (${total})`, command: "kgent.review.acceptRun" }),
       new vscode.CodeLens(top, { title: "reject run", command: "kgent.review.rejectRun" }),
     ];
     if (f.changedSince.length > 0) {
       const ids = f.changedSince.map((h) => h.id);
-      out.push(new vscode.CodeLens(top, { title: `⚠ ${ids.length} edited since the run: accept`, command: "kgent.review.accept", arguments: [ids] }));
+      out.push(
+        new vscode.CodeLens(top, {
+          title: `⚠ ${ids.length} edited since the run: accept`,
+          command: "kgent.review.accept",
+          arguments: [ids],
+        }),
+      );
     }
     for (const h of f.placed) {
       const at = new vscode.Range(hunkLine(h, doc.lineCount), 0, hunkLine(h, doc.lineCount), 0);
-      const what = h.newCount === 0 ? `deleted ${h.oldCount} line${h.oldCount === 1 ? "" : "s"}` : `${h.newCount} line${h.newCount === 1 ? "" : "s"}`;
+      const what =
+        h.newCount === 0
+          ? `deleted ${h.oldCount} line${h.oldCount === 1 ? "" : "s"}`
+          : `${h.newCount} line${h.newCount === 1 ? "" : "s"}`;
       out.push(
-        new vscode.CodeLens(at, { title: "Accept", command: "kgent.review.accept", arguments: [h.id], tooltip: `Keep this change (${what})` }),
-        new vscode.CodeLens(at, { title: "Reject", command: "kgent.review.reject", arguments: [h.id], tooltip: `Revert this change (${what}) in the editor` }),
+        new vscode.CodeLens(at, {
+          title: "Accept",
+          command: "kgent.review.accept",
+          arguments: [h.id],
+          tooltip: `Keep this change (${what})`,
+        }),
+        new vscode.CodeLens(at, {
+          title: "Reject",
+          command: "kgent.review.reject",
+          arguments: [h.id],
+          tooltip: `Revert this change (${what}) in the editor`,
+        }),
       );
     }
     return out;

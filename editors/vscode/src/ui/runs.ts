@@ -28,7 +28,9 @@ export class Runs {
   /** Told of every run that ends (the panel marks lost runs). */
   onRunEnd: ((runId: string, outcome: RunOutcome) => void) | undefined;
   /** Told of every run that starts (the panel follows it). */
-  onRunStart: ((runId: string, sessionId: string, label: string, workspace: string, origin: "panel" | "task") => void) | undefined;
+  onRunStart:
+    | ((runId: string, sessionId: string, label: string, workspace: string, origin: "panel" | "task") => void)
+    | undefined;
 
   /** `changed`: the number of live runs (shown in the status bar) changed. */
   constructor(
@@ -64,27 +66,29 @@ export class Runs {
     this.runs.set(handle.runId, state);
     this.onRunStart?.(handle.runId, handle.sessionId, state.label, workspace, quiet ? "panel" : "task");
     this.changed();
-    const outcome = quiet ? await handle.done : await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `Kgent: ${state.label}`, cancellable: true },
-      async (progress, token) => {
-        const cancel = token.onCancellationRequested(() => void this.cancel(handle.runId));
-        let last = "";
-        const titles = new Map<string, string>();
-        const sub = handle.onEvent((p) => {
-          const msg = progressMessage(p, titles);
-          if (msg !== undefined && msg !== last) {
-            last = msg;
-            progress.report({ message: msg });
-          }
-        });
-        try {
-          return await handle.done;
-        } finally {
-          sub.dispose();
-          cancel.dispose();
-        }
-      },
-    );
+    const outcome = quiet
+      ? await handle.done
+      : await vscode.window.withProgress(
+          { location: vscode.ProgressLocation.Notification, title: `Kgent: ${state.label}`, cancellable: true },
+          async (progress, token) => {
+            const cancel = token.onCancellationRequested(() => void this.cancel(handle.runId));
+            let last = "";
+            const titles = new Map<string, string>();
+            const sub = handle.onEvent((p) => {
+              const msg = progressMessage(p, titles);
+              if (msg !== undefined && msg !== last) {
+                last = msg;
+                progress.report({ message: msg });
+              }
+            });
+            try {
+              return await handle.done;
+            } finally {
+              sub.dispose();
+              cancel.dispose();
+            }
+          },
+        );
     this.runs.delete(handle.runId);
     this.onRunEnd?.(handle.runId, outcome);
     if (!this.output.disposed) {
@@ -183,7 +187,10 @@ export class Runs {
       else await client.followUp(run.handle.runId, text);
     } catch (e) {
       const err = errorOf(e);
-      const msg = err.dataCode === "run_not_live" ? "that task has already finished; use “Kgent: Resume Session” to continue it." : err.message;
+      const msg =
+        err.dataCode === "run_not_live"
+          ? "that task has already finished; use “Kgent: Resume Session” to continue it."
+          : err.message;
       void vscode.window.showWarningMessage(`Kgent: ${msg}`);
     }
   }

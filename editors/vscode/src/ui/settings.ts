@@ -35,7 +35,8 @@ export async function daemonConfig(secrets: vscode.SecretStorage): Promise<Daemo
   if (words.length === 0) throw new Error("kgent.serverCommand is empty");
   let command = words[0];
   if (command === "~" || command.startsWith("~/")) command = path.join(os.homedir(), command.slice(1));
-  else if (!path.isAbsolute(command) && command.includes("/") && folder !== undefined) command = path.resolve(folder, command);
+  else if (!path.isAbsolute(command) && command.includes("/") && folder !== undefined)
+    command = path.resolve(folder, command);
   const env: NodeJS.ProcessEnv = { ...process.env };
   const key = await secrets.get(SECRET_KEY);
   if (key) env.KGENT_API_KEY = key;
@@ -147,13 +148,17 @@ export async function chooseModel(caps: P.ServerCapabilities | undefined): Promi
   ];
   const qp = vscode.window.createQuickPick();
   qp.title = `Kgent: model${provider ? ` (${provider})` : ""}`;
-  qp.placeholder = models.length > 0 ? "Pick a model the daemon offers, or type any model id and press Enter" : "Type a model id and press Enter";
+  qp.placeholder =
+    models.length > 0
+      ? "Pick a model the daemon offers, or type any model id and press Enter"
+      : "Type a model id and press Enter";
   qp.items = listed;
   // What is typed is offered first as a model id of its own (the provider accepts ids it does not list).
   const typed = (value: string): void => {
     const v = value.trim();
     const exact = listed.some((i) => i.label === v);
-    qp.items = v === "" || exact ? listed : [{ label: v, description: "use this model id", alwaysShow: true }, ...listed];
+    qp.items =
+      v === "" || exact ? listed : [{ label: v, description: "use this model id", alwaysShow: true }, ...listed];
   };
   const chosen = await new Promise<string | undefined>((resolve) => {
     qp.onDidChangeValue(typed);

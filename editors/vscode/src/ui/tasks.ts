@@ -45,7 +45,11 @@ export class Tasks {
     if (text === undefined || text.trim() === "") return undefined;
     const ctx = await pickContext(folder, args.context);
     if (ctx === undefined) return undefined;
-    return this.runs.start({ prompt: buildPrompt(text, ctx ?? undefined), workspace: folder.uri.fsPath }, text, folder.uri.fsPath);
+    return this.runs.start(
+      { prompt: buildPrompt(text, ctx ?? undefined), workspace: folder.uri.fsPath },
+      text,
+      folder.uri.fsPath,
+    );
   }
 
   /** Kgent: Resume Session. */
@@ -62,7 +66,9 @@ export class Tasks {
       return undefined;
     }
     if (sessions.length === 0) {
-      void vscode.window.showInformationMessage(`Kgent: no sessions in ${folder.name} yet. Start one with “Kgent: Run Task”.`);
+      void vscode.window.showInformationMessage(
+        `Kgent: no sessions in ${folder.name} yet. Start one with “Kgent: Run Task”.`,
+      );
       return undefined;
     }
     type Item = vscode.QuickPickItem & { session: P.SessionInfo };
@@ -121,7 +127,10 @@ export async function pickFolder(): Promise<vscode.WorkspaceFolder | undefined> 
 }
 
 /** Offer the selection or the current file as context. `undefined`: the user backed out. */
-async function pickContext(folder: vscode.WorkspaceFolder, wanted?: RunTaskArgs["context"]): Promise<PromptContext | null | undefined> {
+async function pickContext(
+  folder: vscode.WorkspaceFolder,
+  wanted?: RunTaskArgs["context"],
+): Promise<PromptContext | null | undefined> {
   const editor = vscode.window.activeTextEditor;
   if (wanted === "none" || editor === undefined || editor.document.uri.scheme !== "file") return null;
   const doc = editor.document;
@@ -139,7 +148,9 @@ async function pickContext(folder: vscode.WorkspaceFolder, wanted?: RunTaskArgs[
           text: doc.getText(sel),
         }
       : undefined;
-  const file: PromptContext = doc.isDirty ? { kind: "file", fileUri, relPath, text: doc.getText() } : { kind: "file", fileUri, relPath };
+  const file: PromptContext = doc.isDirty
+    ? { kind: "file", fileUri, relPath, text: doc.getText() }
+    : { kind: "file", fileUri, relPath };
   if (wanted === "selection") return selection ?? file;
   if (wanted === "file") return file;
   type Item = vscode.QuickPickItem & { ctx: PromptContext | null };
@@ -151,8 +162,15 @@ async function pickContext(folder: vscode.WorkspaceFolder, wanted?: RunTaskArgs[
       ctx: selection,
     });
   }
-  items.push({ label: "$(file) Include the current file", description: relPath + (doc.isDirty ? " (unsaved changes included)" : ""), ctx: file });
+  items.push({
+    label: "$(file) Include the current file",
+    description: relPath + (doc.isDirty ? " (unsaved changes included)" : ""),
+    ctx: file,
+  });
   items.push({ label: "$(circle-slash) No context", ctx: null });
-  const pick = await vscode.window.showQuickPick(items, { title: "Kgent: context for this task", placeHolder: "Give Kgent context from the editor?" });
+  const pick = await vscode.window.showQuickPick(items, {
+    title: "Kgent: context for this task",
+    placeHolder: "Give Kgent context from the editor?",
+  });
   return pick === undefined ? undefined : pick.ctx;
 }

@@ -81,7 +81,12 @@ export function sentImages(images: readonly { name?: string | null; mimeType: st
   return row;
 }
 
-export function setupImages(input: HTMLElement, composer: HTMLElement, chips: HTMLElement, onProblem: (text: string) => void): void {
+export function setupImages(
+  input: HTMLElement,
+  composer: HTMLElement,
+  chips: HTMLElement,
+  onProblem: (text: string) => void,
+): void {
   box = chips;
   warn = onProblem;
   input.addEventListener("paste", (ev) => {

@@ -3,13 +3,27 @@
 
 import { escapeHtml, renderMarkdown } from "../markdown";
 import type { FromPage, SessionRow, ToPage } from "../panelMessages";
-import type { ApprovalItem, EndItem, LiveRun, PanelItem, PanelState, PlanItem, RunSection, ToolItem, UserItem } from "../panelItems";
+import type {
+  ApprovalItem,
+  EndItem,
+  LiveRun,
+  PanelItem,
+  PanelState,
+  PlanItem,
+  RunSection,
+  ToolItem,
+  UserItem,
+} from "../panelItems";
 import { optionWords, SCOPE_WORDS } from "../rules";
 import { formatContext, formatUsage } from "../usage";
 import { setupSlash } from "./slash";
 import { hasImages, restoreImages, sentImages, setupImages, takeImages } from "./images";
 
-declare function acquireVsCodeApi(): { postMessage(m: FromPage): void; getState(): unknown; setState(s: unknown): void };
+declare function acquireVsCodeApi(): {
+  postMessage(m: FromPage): void;
+  getState(): unknown;
+  setState(s: unknown): void;
+};
 const vscode = acquireVsCodeApi();
 const post = (m: FromPage): void => vscode.postMessage(m);
 
@@ -29,8 +43,19 @@ const sections = new Map<string, { el: HTMLElement; head: HTMLElement; key: stri
 let state: PanelState | undefined;
 
 // Keys by option id (two options may share a kind: the session and the project "always").
-const OPTION_KEYS: Record<string, string> = { allow_once: "a", allow_always: "s", allow_always_project: "p", reject_once: "r", reject_always: "n" };
-const STATUS_TEXT: Record<string, string> = { pending: "waiting", in_progress: "running", completed: "done", failed: "failed" };
+const OPTION_KEYS: Record<string, string> = {
+  allow_once: "a",
+  allow_always: "s",
+  allow_always_project: "p",
+  reject_once: "r",
+  reject_always: "n",
+};
+const STATUS_TEXT: Record<string, string> = {
+  pending: "waiting",
+  in_progress: "running",
+  completed: "done",
+  failed: "failed",
+};
 
 function el(tag: string, cls?: string, html?: string): HTMLElement {
   const e = document.createElement(tag);
@@ -56,19 +81,35 @@ function diffHtml(diff: string): string {
   return diff
     .split("\n")
     .map((l) => {
-      const cls = l.startsWith("+") && !l.startsWith("+++") ? "add" : l.startsWith("-") && !l.startsWith("---") ? "del" : l.startsWith("@@") ? "hunk" : "";
+      const cls =
+        l.startsWith("+") && !l.startsWith("+++")
+          ? "add"
+          : l.startsWith("-") && !l.startsWith("---")
+            ? "del"
+            : l.startsWith("@@")
+              ? "hunk"
+              : "";
       return `<span class="${cls}">${escapeHtml(l)}</span>`;
     })
     .join("\n");
 }
 
 function renderTool(t: ToolItem, wasOpen: boolean | undefined): HTMLElement {
-  const d = el("details", `tool status-${t.status}${t.isError ? " error" : ""}${t.agent !== undefined ? " sub" : ""}`) as HTMLDetailsElement;
+  const d = el(
+    "details",
+    `tool status-${t.status}${t.isError ? " error" : ""}${t.agent !== undefined ? " sub" : ""}`,
+  ) as HTMLDetailsElement;
   d.open = wasOpen ?? (t.status === "in_progress" || t.status === "pending");
   const status = STATUS_TEXT[t.status] ?? t.status;
   const decided = t.decidedBy ? ` <span class="decided">· ${escapeHtml(t.decidedBy)}</span>` : "";
   const agent = t.agent !== undefined ? `<span class="agent">↳ ${escapeHtml(t.agent)}</span> ` : "";
-  d.appendChild(el("summary", "", `${agent}<span class="badge">${escapeHtml(status)}</span> <span class="tool-title">${escapeHtml(t.title)}</span>${decided}`));
+  d.appendChild(
+    el(
+      "summary",
+      "",
+      `${agent}<span class="badge">${escapeHtml(status)}</span> <span class="tool-title">${escapeHtml(t.title)}</span>${decided}`,
+    ),
+  );
   if (t.command) d.appendChild(el("pre", "command", `$ ${escapeHtml(t.command)}`));
   if (t.diff) d.appendChild(el("pre", "diff", diffHtml(t.diff)));
   if (t.output) d.appendChild(el("pre", "output", escapeHtml(t.output)));
@@ -80,11 +121,17 @@ const PLAN_MARKS: Record<string, string> = { completed: "✓", in_progress: "▸
 function renderPlan(p: PlanItem): HTMLElement {
   const card = el("div", "card plan");
   const done = p.entries.filter((e) => e.status === "completed").length;
-  card.appendChild(el("div", "card-title", `<strong>Plan</strong> <span class="plan-count">${done}/${p.entries.length} done</span>`));
+  card.appendChild(
+    el("div", "card-title", `<strong>Plan</strong> <span class="plan-count">${done}/${p.entries.length} done</span>`),
+  );
   if (p.entries.length === 0) card.appendChild(el("div", "note", "The plan is empty."));
   const ol = el("ol", "plan-entries");
   for (const e of p.entries) {
-    const li = el("li", `plan-entry status-${e.status} priority-${e.priority}`, `<span class="mark">${PLAN_MARKS[e.status] ?? "○"}</span> ${escapeHtml(e.content)}`);
+    const li = el(
+      "li",
+      `plan-entry status-${e.status} priority-${e.priority}`,
+      `<span class="mark">${PLAN_MARKS[e.status] ?? "○"}</span> ${escapeHtml(e.content)}`,
+    );
     li.title = `${e.status.replace("_", " ")} · ${e.priority} priority`;
     ol.appendChild(li);
   }
@@ -105,7 +152,9 @@ function renderApproval(a: ApprovalItem): HTMLElement {
   card.setAttribute("aria-label", `Approval: ${a.title}`);
   const who = a.agent !== undefined ? `Sub-agent “${escapeHtml(a.agent)}” wants to:` : "Kgent wants to:";
   card.appendChild(el("div", "card-title", `<strong>${who}</strong> ${escapeHtml(a.title)}`));
-  card.appendChild(el("div", "card-why", `${escapeHtml(a.reason)} · <span class="risk">${escapeHtml(a.risk)} risk</span>`));
+  card.appendChild(
+    el("div", "card-why", `${escapeHtml(a.reason)} · <span class="risk">${escapeHtml(a.risk)} risk</span>`),
+  );
   if (a.command) card.appendChild(el("pre", "command", `$ ${escapeHtml(a.command)}`));
   if (a.diff) card.appendChild(el("pre", "diff", diffHtml(a.diff)));
   if (a.state === "pending") {
@@ -115,8 +164,15 @@ function renderApproval(a: ApprovalItem): HTMLElement {
     for (const o of a.options) {
       const key = OPTION_KEYS[o.optionId];
       const words = optionWords(o);
-      const tip = [words.rules.map((r) => r.rule).join(", "), key ? `Key: ${key.toUpperCase()}` : ""].filter((t) => t !== "").join(" · ");
-      const b = button(o.name, `opt ${o.kind} ${o.optionId}`, () => post({ type: "answer", requestId: a.requestId, optionId: o.optionId }), tip || undefined);
+      const tip = [words.rules.map((r) => r.rule).join(", "), key ? `Key: ${key.toUpperCase()}` : ""]
+        .filter((t) => t !== "")
+        .join(" · ");
+      const b = button(
+        o.name,
+        `opt ${o.kind} ${o.optionId}`,
+        () => post({ type: "answer", requestId: a.requestId, optionId: o.optionId }),
+        tip || undefined,
+      );
       b.dataset.kind = o.kind;
       b.dataset.optionId = o.optionId;
       if (words.scope !== undefined) b.dataset.scope = words.scope;
@@ -125,8 +181,16 @@ function renderApproval(a: ApprovalItem): HTMLElement {
       if (words.rules.length > 0) {
         const li = el("li", `rule-line ${o.kind}`);
         li.dataset.optionId = o.optionId;
-        const scope = words.scope !== undefined ? `<span class="scope scope-${words.scope}" title="lasts ${escapeHtml(SCOPE_WORDS[words.scope])}">${escapeHtml(words.scope)}</span> ` : "";
-        const rules = words.rules.map((r) => `<span class="rule-text">${codeSpans(r.text)}</span> <code class="rule">${escapeHtml(r.rule)}</code>`).join("; ");
+        const scope =
+          words.scope !== undefined
+            ? `<span class="scope scope-${words.scope}" title="lasts ${escapeHtml(SCOPE_WORDS[words.scope])}">${escapeHtml(words.scope)}</span> `
+            : "";
+        const rules = words.rules
+          .map(
+            (r) =>
+              `<span class="rule-text">${codeSpans(r.text)}</span> <code class="rule">${escapeHtml(r.rule)}</code>`,
+          )
+          .join("; ");
         li.title = o.name;
         li.innerHTML = `${scope}${rules}`;
         ruleLines.appendChild(li);
@@ -137,7 +201,14 @@ function renderApproval(a: ApprovalItem): HTMLElement {
       row.appendChild(button(label, "secondary open-diff", () => post({ type: "openDiff", requestId: a.requestId })));
     }
     if (a.edited === true) {
-      row.appendChild(button("Accept my version", "accept-mine", () => post({ type: "acceptMine", requestId: a.requestId }), "Allow once, writing your edited text instead of the proposal"));
+      row.appendChild(
+        button(
+          "Accept my version",
+          "accept-mine",
+          () => post({ type: "acceptMine", requestId: a.requestId }),
+          "Allow once, writing your edited text instead of the proposal",
+        ),
+      );
     }
     card.appendChild(row);
     if (ruleLines.childElementCount > 0) card.appendChild(ruleLines);
@@ -156,7 +227,10 @@ function renderApproval(a: ApprovalItem): HTMLElement {
       }
     });
   } else {
-    const what = a.state === "answered" ? `Answered: ${a.answer ?? ""}` : "Withdrawn (the run was cancelled or the approval timed out)";
+    const what =
+      a.state === "answered"
+        ? `Answered: ${a.answer ?? ""}`
+        : "Withdrawn (the run was cancelled or the approval timed out)";
     card.appendChild(el("div", "answer", escapeHtml(what)));
   }
   return card;
@@ -164,20 +238,39 @@ function renderApproval(a: ApprovalItem): HTMLElement {
 
 function renderEnd(e: EndItem): HTMLElement {
   const div = el("div", `end status-${e.status}`);
-  const files = e.changedPaths.length === 0 ? "no files changed" : `${e.changedPaths.length} file${e.changedPaths.length === 1 ? "" : "s"} changed`;
-  const head = e.status === "settled" ? `Done · ${files}` : e.status === "cancelled" ? `Cancelled · ${files}` : `Failed: ${e.error ?? "the run failed"}`;
+  const files =
+    e.changedPaths.length === 0
+      ? "no files changed"
+      : `${e.changedPaths.length} file${e.changedPaths.length === 1 ? "" : "s"} changed`;
+  const head =
+    e.status === "settled"
+      ? `Done · ${files}`
+      : e.status === "cancelled"
+        ? `Cancelled · ${files}`
+        : `Failed: ${e.error ?? "the run failed"}`;
   const tokens = `${formatUsage(e.usage)} · ${e.turns} turn${e.turns === 1 ? "" : "s"}`;
-  div.appendChild(el("div", "end-head", `<strong>${escapeHtml(head)}</strong> <span class="usage">${escapeHtml(tokens)}</span>`));
+  div.appendChild(
+    el("div", "end-head", `<strong>${escapeHtml(head)}</strong> <span class="usage">${escapeHtml(tokens)}</span>`),
+  );
   if (e.changedPaths.length > 0) {
     const ul = el("ul", "files");
     for (const p of e.changedPaths) {
       const li = el("li");
-      li.appendChild(button(p, "link-button changed-file", () => post({ type: "openFile", workspace: e.workspace, path: p })));
+      li.appendChild(
+        button(p, "link-button changed-file", () => post({ type: "openFile", workspace: e.workspace, path: p })),
+      );
       ul.appendChild(li);
     }
     div.appendChild(ul);
     const row = el("div", "buttons");
-    row.appendChild(button("Review changes", "review", () => post({ type: "review", runId: e.runId, sessionId: e.sessionId }), "Keep or revert each change, in the diff editor"));
+    row.appendChild(
+      button(
+        "Review changes",
+        "review",
+        () => post({ type: "review", runId: e.runId, sessionId: e.sessionId }),
+        "Keep or revert each change, in the diff editor",
+      ),
+    );
     row.appendChild(button("Show patch", "secondary", () => post({ type: "showPatch", runId: e.runId })));
     div.appendChild(row);
   }
@@ -186,7 +279,11 @@ function renderEnd(e: EndItem): HTMLElement {
 
 function renderUser(u: UserItem): HTMLElement {
   const who = u.source === "prompt" ? "You" : u.source === "steer" ? "You (steer)" : "You (follow-up)";
-  const div = el("div", `msg user source-${u.source}`, `<div class="who"><span class="grow">${who}</span></div><div class="text">${escapeHtml(u.text)}</div>`);
+  const div = el(
+    "div",
+    `msg user source-${u.source}`,
+    `<div class="who"><span class="grow">${who}</span></div><div class="text">${escapeHtml(u.text)}</div>`,
+  );
   if (u.images?.length) div.appendChild(sentImages(u.images));
   for (const a of u.attachments) {
     const d = el("details", "attachment", `<summary>${escapeHtml(a.name)}</summary><pre>${escapeHtml(a.text)}</pre>`);
@@ -195,10 +292,20 @@ function renderUser(u: UserItem): HTMLElement {
   }
   const entryId = u.entryId;
   if (entryId !== undefined) {
-    const b = button("Fork here", "link-button fork-here", () => post({ type: "forkAt", sessionId: u.sessionId, entryId }), "Branch the conversation before this message: it goes back into the input to edit and resend (the old branch is kept)");
+    const b = button(
+      "Fork here",
+      "link-button fork-here",
+      () => post({ type: "forkAt", sessionId: u.sessionId, entryId }),
+      "Branch the conversation before this message: it goes back into the input to edit and resend (the old branch is kept)",
+    );
     b.dataset.session = u.sessionId;
     div.querySelector(".who")?.appendChild(b);
-    const r = button("Restore checkpoint", "link-button restore-checkpoint", () => post({ type: "rewindAt", sessionId: u.sessionId, entryId }), "Bring the files the agent changed since this message back as they were, and branch the conversation before it (you confirm first)");
+    const r = button(
+      "Restore checkpoint",
+      "link-button restore-checkpoint",
+      () => post({ type: "rewindAt", sessionId: u.sessionId, entryId }),
+      "Bring the files the agent changed since this message back as they were, and branch the conversation before it (you confirm first)",
+    );
     r.dataset.session = u.sessionId;
     div.querySelector(".who")?.appendChild(r);
   }
@@ -212,7 +319,11 @@ function renderItem(item: PanelItem, old: HTMLElement | undefined): HTMLElement 
     case "assistant":
       return el("div", "msg assistant markdown", renderMarkdown(item.text));
     case "thinking": {
-      const d = el("details", "thinking", `<summary>Thinking</summary><div class="text">${escapeHtml(item.text)}</div>`) as HTMLDetailsElement;
+      const d = el(
+        "details",
+        "thinking",
+        `<summary>Thinking</summary><div class="text">${escapeHtml(item.text)}</div>`,
+      ) as HTMLDetailsElement;
       d.open = old instanceof HTMLDetailsElement ? old.open : false;
       return d;
     }
@@ -237,13 +348,22 @@ function renderLive(runs: LiveRun[]): void {
     const usage = r.usage ? ` · ${r.usage.inputTokens + r.usage.outputTokens} tokens` : "";
     row.appendChild(el("span", "spinner"));
     row.appendChild(el("span", "live-label", `Running: ${escapeHtml(r.label)}${escapeHtml(usage)}`));
-    row.appendChild(button("Stop", "stop", () => post({ type: "stop", runId: r.runId }), "Cancel this run (Escape in the input)"));
+    row.appendChild(
+      button("Stop", "stop", () => post({ type: "stop", runId: r.runId }), "Cancel this run (Escape in the input)"),
+    );
     liveBar.appendChild(row);
     const queued = [...r.steering.map((t) => `steer: ${t}`), ...r.followUp.map((t) => `follow-up: ${t}`)];
     if (queued.length > 0) {
       const q = el("div", "queue", `<span>Queued (read at the next step / when the run would finish):</span>`);
       for (const t of queued) q.appendChild(el("span", "chip", escapeHtml(t)));
-      q.appendChild(button("Clear", "link-button clear-queue", () => post({ type: "clearQueue", runId: r.runId }), "Drop the queued messages: the model never sees them"));
+      q.appendChild(
+        button(
+          "Clear",
+          "link-button clear-queue",
+          () => post({ type: "clearQueue", runId: r.runId }),
+          "Drop the queued messages: the model never sees them",
+        ),
+      );
       liveBar.appendChild(q);
     }
   }
@@ -272,7 +392,10 @@ function sectionHead(sec: RunSection | undefined, runId: string): { html: string
   const label = sec?.label || runId;
   const from = sec?.origin === "panel" ? "" : "Run Task · ";
   const state = sec?.live ? "running" : "ended";
-  return { html: `<span class="run-from">${escapeHtml(from)}</span><span class="run-label">${escapeHtml(label)}</span> <span class="run-state">${state}</span>`, key: `${from}|${label}|${state}` };
+  return {
+    html: `<span class="run-from">${escapeHtml(from)}</span><span class="run-label">${escapeHtml(label)}</span> <span class="run-state">${state}</span>`,
+    key: `${from}|${label}|${state}`,
+  };
 }
 
 function sectionFor(runId: string, info: Map<string, RunSection>): HTMLElement {
@@ -347,9 +470,15 @@ function render(s: PanelState): void {
   renderLive(s.live);
   // A session with a live run cannot be branched until the run ends.
   const busy = new Set(s.live.map((r) => r.sessionId));
-  for (const b of log.querySelectorAll<HTMLButtonElement>("button.fork-here, button.restore-checkpoint")) b.disabled = busy.has(b.dataset.session ?? "");
+  for (const b of log.querySelectorAll<HTMLButtonElement>("button.fork-here, button.restore-checkpoint"))
+    b.disabled = busy.has(b.dataset.session ?? "");
   fillSelect(modeSel, s.choices.modes, s.choices.mode, "mode");
-  fillSelect(modelSel, s.choices.models, s.choices.model, s.choices.provider ? `${s.choices.provider} default` : "default model");
+  fillSelect(
+    modelSel,
+    s.choices.models,
+    s.choices.model,
+    s.choices.provider ? `${s.choices.provider} default` : "default model",
+  );
   trustNote.hidden = s.trusted;
   input.disabled = !s.trusted;
   $<HTMLButtonElement>("send").disabled = !s.trusted;
@@ -367,7 +496,12 @@ function render(s: PanelState): void {
 /** The line above the conversation: which session the next message goes to, its total so far, the sandbox. */
 function renderSessionBar(s: PanelState): void {
   sessionBar.innerHTML = "";
-  const what = s.sessionId === undefined ? "New conversation" : s.sessionResumed ? `Continuing: ${s.sessionLabel ?? s.sessionId}` : `Conversation: ${s.sessionLabel ?? s.sessionId}`;
+  const what =
+    s.sessionId === undefined
+      ? "New conversation"
+      : s.sessionResumed
+        ? `Continuing: ${s.sessionLabel ?? s.sessionId}`
+        : `Conversation: ${s.sessionLabel ?? s.sessionId}`;
   sessionBar.appendChild(el("span", "session-label", escapeHtml(what)));
   if (s.sessionId !== undefined && s.sessionUsage !== undefined) {
     const total = el("span", "session-usage", escapeHtml(` · session total: ${formatUsage(s.sessionUsage)}`));
@@ -376,7 +510,8 @@ function renderSessionBar(s: PanelState): void {
   }
   if (s.sessionId !== undefined && s.sessionContext !== undefined) {
     const ctx = el("span", "session-context", escapeHtml(` · ${formatContext(s.sessionContext)}`));
-    ctx.title = "What the model's context held after the last call (its whole prompt and answer), of its context window; Kgent compacts the conversation as it nears the window";
+    ctx.title =
+      "What the model's context held after the last call (its whole prompt and answer), of its context window; Kgent compacts the conversation as it nears the window";
     sessionBar.appendChild(ctx);
   }
   if (s.sandbox !== undefined) {
@@ -394,16 +529,27 @@ function renderHistory(rows: SessionRow[]): void {
   historyBox.appendChild(head);
   if (rows.length === 0) historyBox.appendChild(el("div", "note", "No sessions yet."));
   for (const r of rows) {
-    const row = el("div", "history-row", `<span class="h-title">${escapeHtml(r.title)}</span> <span class="h-when">${escapeHtml(r.when)}</span>`);
-    row.appendChild(button("Resume", "secondary", () => {
-      historyBox.hidden = true;
-      post({ type: "resume", sessionId: r.sessionId, title: r.title });
-    }));
+    const row = el(
+      "div",
+      "history-row",
+      `<span class="h-title">${escapeHtml(r.title)}</span> <span class="h-when">${escapeHtml(r.when)}</span>`,
+    );
     row.appendChild(
-      button("Fork", "secondary", () => {
+      button("Resume", "secondary", () => {
         historyBox.hidden = true;
-        post({ type: "fork", sessionId: r.sessionId, title: r.title });
-      }, "Continue from before its last message, on a new branch (the old branch is kept)"),
+        post({ type: "resume", sessionId: r.sessionId, title: r.title });
+      }),
+    );
+    row.appendChild(
+      button(
+        "Fork",
+        "secondary",
+        () => {
+          historyBox.hidden = true;
+          post({ type: "fork", sessionId: r.sessionId, title: r.title });
+        },
+        "Continue from before its last message, on a new branch (the old branch is kept)",
+      ),
     );
     historyBox.appendChild(row);
   }
@@ -445,7 +591,8 @@ modeSel.addEventListener("change", () => post({ type: "setMode", mode: modeSel.v
 modelSel.addEventListener("change", () => post({ type: "setModel", model: modelSel.value }));
 
 setInterval(() => {
-  for (const c of document.querySelectorAll<HTMLElement>("[data-deadline]")) c.textContent = countdownText(Number(c.dataset.deadline));
+  for (const c of document.querySelectorAll<HTMLElement>("[data-deadline]"))
+    c.textContent = countdownText(Number(c.dataset.deadline));
 }, 1000);
 
 window.addEventListener("message", (ev: MessageEvent<ToPage>) => {
@@ -458,8 +605,7 @@ window.addEventListener("message", (ev: MessageEvent<ToPage>) => {
     const at = input.selectionStart ?? input.value.length;
     input.value = `${input.value.slice(0, at)}${m.text}${input.value.slice(at)}`;
     input.focus();
-  }
-  else if (m.type === "setInput") {
+  } else if (m.type === "setInput") {
     input.value = m.text;
     if (m.images) restoreImages(m.images);
     input.focus();

@@ -60,7 +60,10 @@ const rewindContext = {
   sessionId: () => state.sessionId,
   reopen: () => openSession(state.sessionId),
   notice,
-  compose: (text) => { $("prompt").value = text; $("prompt").focus(); },
+  compose: (text) => {
+    $("prompt").value = text;
+    $("prompt").focus();
+  },
   busy: () => !!state.runId,
 };
 
@@ -102,7 +105,11 @@ function toolCard(call) {
   card.dataset.status = "pending";
   card.dataset.toolCallId = call.toolCallId;
   const head = el("div", "head");
-  head.append(el("span", "kind", call.kind || call.name), el("span", "title", call.title || call.name), el("span", "status", "pending"));
+  head.append(
+    el("span", "kind", call.kind || call.name),
+    el("span", "title", call.title || call.name),
+    el("span", "status", "pending"),
+  );
   card.append(head);
   if (call.command) card.append(el("pre", "command", `$ ${call.command}`));
   state.tools.set(call.toolCallId, card);
@@ -137,7 +144,11 @@ function approvalCard(ev) {
   else if (call.path) box.append(el("div", "path", call.path));
   const buttons = el("div", "buttons");
   for (const option of ev.options || []) {
-    const b = button(option.name, () => answer(box, option.optionId), option.kind.startsWith("allow") ? "primary" : "danger");
+    const b = button(
+      option.name,
+      () => answer(box, option.optionId),
+      option.kind.startsWith("allow") ? "primary" : "danger",
+    );
     b.dataset.optionId = option.optionId;
     buttons.append(b);
   }
@@ -162,11 +173,19 @@ async function answer(box, optionId, newText) {
   }
 }
 
-const DECISIONS = { allow_once: "allowed once", allow_always: "allowed for this session", reject_once: "rejected", reject_always: "rejected always" };
+const DECISIONS = {
+  allow_once: "allowed once",
+  allow_always: "allowed for this session",
+  reject_once: "rejected",
+  reject_always: "rejected always",
+};
 function resolved(ev) {
   const card = state.tools.get(ev.toolCallId);
   const box = ev.requestId ? document.querySelector(`.approval[data-request-id="${CSS.escape(ev.requestId)}"]`) : null;
-  const who = { host: "", policy: " by the mode", session_rule: " by a session rule", timeout: " (no answer in time)" }[ev.source] ?? "";
+  const who =
+    { host: "", policy: " by the mode", session_rule: " by a session rule", timeout: " (no answer in time)" }[
+      ev.source
+    ] ?? "";
   const text = `${DECISIONS[ev.decision] || ev.decision}${who}`;
   const line = el("div", `decision ${ev.approved === undefined ? "" : ev.approved ? "approved" : "rejected"}`, text);
   if (box) {
@@ -190,7 +209,9 @@ function watchSubAgents() {
       clearInterval(subAgentTimer);
       subAgentTimer = null;
     }
-    const { permissions } = live ? await api("GET", "/api/permissions").catch(() => ({ permissions: [] })) : { permissions: [] };
+    const { permissions } = live
+      ? await api("GET", "/api/permissions").catch(() => ({ permissions: [] }))
+      : { permissions: [] };
     const open = new Set();
     for (const p of permissions) {
       if (p.parentRunId !== parent) continue;
@@ -235,7 +256,13 @@ function runEnd(runId, ev) {
   node.dataset.runId = runId;
   const cost = ev.usage?.cost ? ` · $${ev.usage.cost.amount.toFixed(4)}` : "";
   const tokens = ev.usage ? ev.usage.inputTokens + ev.usage.cacheReadTokens + ev.usage.cacheWriteTokens : 0;
-  node.append(el("div", "", `Run ${ev.status} (${ev.stopReason}) · ${ev.turns} turn(s) · ${tokens} in / ${ev.usage?.outputTokens ?? 0} out${cost}`));
+  node.append(
+    el(
+      "div",
+      "",
+      `Run ${ev.status} (${ev.stopReason}) · ${ev.turns} turn(s) · ${tokens} in / ${ev.usage?.outputTokens ?? 0} out${cost}`,
+    ),
+  );
   if (ev.error) node.append(el("div", "", `${ev.error.code}: ${ev.error.message}`));
   changes(node, runId, ev.changedPaths, ev.patch);
   append(node);
@@ -317,7 +344,10 @@ function onEvent(params) {
 // The instruction files (AGENTS.md, CLAUDE.md) that entered the model's context, as one line of the session view.
 function instructionsLine(files) {
   const what = { new: "loaded", changed: "re-read", removed: "dropped" };
-  return "instructions " + files.map((f) => `${what[f.change] || f.change} ${f.path}${f.truncated ? " (cut at 32 KiB)" : ""}`).join(" · ");
+  return (
+    "instructions " +
+    files.map((f) => `${what[f.change] || f.change} ${f.path}${f.truncated ? " (cut at 32 KiB)" : ""}`).join(" · ")
+  );
 }
 
 function ended(runId, ev) {
@@ -329,9 +359,13 @@ function ended(runId, ev) {
   if (left.length) {
     const box = $("prompt");
     box.value = [...left, box.value].filter((t) => t.trim()).join("\n\n");
-    notice(`${left.length} queued message(s) were not sent (the run ${ev.status === "cancelled" ? "was stopped" : "ended"}); they are back in the composer.`, "queue-dropped");
+    notice(
+      `${left.length} queued message(s) were not sent (the run ${ev.status === "cancelled" ? "was stopped" : "ended"}); they are back in the composer.`,
+      "queue-dropped",
+    );
   } else if (ev.status === "cancelled") notice("Stopped: nothing was queued.", "queue-dropped");
-  for (const box of document.querySelectorAll(".approval:not(.closed)")) resolved({ requestId: box.dataset.requestId, decision: "withdrawn" });
+  for (const box of document.querySelectorAll(".approval:not(.closed)"))
+    resolved({ requestId: box.dataset.requestId, decision: "withdrawn" });
   setRunning(null);
   loadSessions();
   if (state.sessionId) showBranches(state.sessionId);
@@ -354,7 +388,10 @@ function setConn(s) {
 function watch(sessionId, runId) {
   state.stream?.close();
   const q = runId ? `?runId=${encodeURIComponent(runId)}` : "";
-  state.stream = new EventStream(`/api/sessions/${encodeURIComponent(sessionId)}/events${q}`, { onEvent, onState: setConn });
+  state.stream = new EventStream(`/api/sessions/${encodeURIComponent(sessionId)}/events${q}`, {
+    onEvent,
+    onState: setConn,
+  });
 }
 
 // -- sessions --------------------------------------------------------------------------------------------------------
@@ -401,7 +438,12 @@ function showEntries(entries, upTo) {
           toolCard({ toolCallId: call.id, name: call.name, title: `${call.name} ${what}` });
         }
       } else if (m.role === "tool") {
-        toolUpdate({ toolCallId: m.toolCallId, status: m.isError ? "failed" : "completed", output: m.content, diff: m.details?.diff });
+        toolUpdate({
+          toolCallId: m.toolCallId,
+          status: m.isError ? "failed" : "completed",
+          output: m.content,
+          diff: m.details?.diff,
+        });
       }
     } else if (e.type === "permission") {
       resolved({ toolCallId: e.toolCallId, decision: e.decision, approved: e.approved, source: e.source });
@@ -413,7 +455,12 @@ function showEntries(entries, upTo) {
       const node = el("div", "run-end resumed");
       node.dataset.runId = e.runId;
       node.append(el("div", "", `Run ${e.runId} changed ${e.files.length} file(s)`));
-      changes(node, e.runId, e.files.map((f) => f.path), null);
+      changes(
+        node,
+        e.runId,
+        e.files.map((f) => f.path),
+        null,
+      );
       append(node);
     }
     if (e.id === upTo) break;
@@ -431,7 +478,8 @@ function branchesOf(s) {
   };
   const leaves = s.entries.filter((e) => !children.has(e.id) && !insideSubRun(e));
   const lastPrompt = (leaf) => {
-    for (let x = leaf; x; x = byId.get(x.parentId)) if (x.type === "message" && x.message.role === "user") return x.message.text;
+    for (let x = leaf; x; x = byId.get(x.parentId))
+      if (x.type === "message" && x.message.role === "user") return x.message.text;
     return "(empty)";
   };
   return leaves.map((leaf) => ({ leafId: leaf.id, prompt: lastPrompt(leaf) }));
@@ -473,7 +521,11 @@ async function openSession(sessionId) {
     upTo = run ? run.baseEntryId : undefined;
   }
   const onBranch = new Set(s.branch);
-  if (upTo !== null) showEntries(s.entries.filter((e) => onBranch.has(e.id)), upTo);
+  if (upTo !== null)
+    showEntries(
+      s.entries.filter((e) => onBranch.has(e.id)),
+      upTo,
+    );
   watch(sessionId, s.liveRunId || null);
   highlightSession();
   showBranches(sessionId, s);
@@ -510,14 +562,22 @@ function showSessions() {
     };
     const tools = el("span", "session-tools");
     tools.append(
-      button("✎", (e) => {
-        e.stopPropagation();
-        renameInPlace(li, s);
-      }, "rename"),
-      button("🗑", (e) => {
-        e.stopPropagation();
-        askDelete(s);
-      }, "delete"),
+      button(
+        "✎",
+        (e) => {
+          e.stopPropagation();
+          renameInPlace(li, s);
+        },
+        "rename",
+      ),
+      button(
+        "🗑",
+        (e) => {
+          e.stopPropagation();
+          askDelete(s);
+        },
+        "delete",
+      ),
     );
     tools.children[0].title = "Rename";
     tools.children[1].title = "Delete…";
@@ -632,7 +692,9 @@ async function send() {
 async function startRun() {
   const text = takeText();
   const images = takeImages();
-  const prompt = images.length ? [...(text.trim() ? [{ type: "text", text }] : []), ...images.map(({ size, ...b }) => b)] : text;
+  const prompt = images.length
+    ? [...(text.trim() ? [{ type: "text", text }] : []), ...images.map(({ size, ...b }) => b)]
+    : text;
   const body = { prompt, ...runChoice() };
   if (state.sessionId) body.sessionId = state.sessionId;
   else body.workspace = currentProject();
@@ -714,7 +776,8 @@ async function start() {
   });
   await loadSessions();
   const hash = new URLSearchParams(location.hash.slice(1));
-  if (hash.get("session")) await openSession(hash.get("session")).catch((err) => notice(`could not open the session: ${err.message}`));
+  if (hash.get("session"))
+    await openSession(hash.get("session")).catch((err) => notice(`could not open the session: ${err.message}`));
 }
 
 $("composer").onsubmit = (e) => {
@@ -755,7 +818,9 @@ $("token-form").onsubmit = async (e) => {
 setupReview();
 setupRules();
 setupNotify();
-setupSlash($("prompt"), $("slash-menu"), () => api("GET", `/api/commands?workspace=${encodeURIComponent(currentProject())}`));
+setupSlash($("prompt"), $("slash-menu"), () =>
+  api("GET", `/api/commands?workspace=${encodeURIComponent(currentProject())}`),
+);
 // In `kgent desktop` (its URL says ?desktop=1) the window closes from the page; the server stops with it.
 if (new URLSearchParams(location.search).has("desktop")) sessionStorage.setItem("kgent.desktop", "1");
 if (sessionStorage.getItem("kgent.desktop")) {

@@ -46,7 +46,12 @@ export async function attach(files) {
     else if (attached.length >= MAX_IMAGES) onProblem(`at most ${MAX_IMAGES} images a prompt`);
     else {
       const data = base64(await file.arrayBuffer());
-      attached.push({ name: file.name || `pasted.${file.type.split("/")[1]}`, mimeType: file.type, size: file.size, data });
+      attached.push({
+        name: file.name || `pasted.${file.type.split("/")[1]}`,
+        mimeType: file.type,
+        size: file.size,
+        data,
+      });
     }
   }
   render();
@@ -54,7 +59,13 @@ export async function attach(files) {
 
 // The attached images as content blocks, and the list emptied (giveBackImages puts them back if the send failed).
 export function takeImages() {
-  const blocks = attached.map((i) => ({ type: "image", data: i.data, mimeType: i.mimeType, uri: i.name, size: i.size }));
+  const blocks = attached.map((i) => ({
+    type: "image",
+    data: i.data,
+    mimeType: i.mimeType,
+    uri: i.name,
+    size: i.size,
+  }));
   attached.length = 0;
   render();
   return blocks;

@@ -60,5 +60,6 @@ async function replace(items) {
   const runId = queued.runId;
   if (!runId) return;
   await api("POST", `/api/runs/${encodeURIComponent(runId)}/clearQueue`);
-  for (const item of items) await api("POST", `/api/runs/${encodeURIComponent(runId)}/${item.kind}`, { text: item.text });
+  for (const item of items)
+    await api("POST", `/api/runs/${encodeURIComponent(runId)}/${item.kind}`, { text: item.text });
 }

@@ -51,7 +51,15 @@ function runBox(run) {
   head.append(el("span", "", `Run ${run.runId}`));
   head.append(
     button("Accept run", () => decide(ids(all, pending), []), "accept-run"),
-    button("Reject run", () => decide([], ids(all, (h) => h.status !== "rejected")), "reject-run danger"),
+    button(
+      "Reject run",
+      () =>
+        decide(
+          [],
+          ids(all, (h) => h.status !== "rejected"),
+        ),
+      "reject-run danger",
+    ),
   );
   box.append(head);
   for (const file of run.files) box.append(fileBox(file));
@@ -66,7 +74,15 @@ function fileBox(file) {
   head.append(el("code", "path", file.path + note));
   head.append(
     button("Accept file", () => decide(ids(file.hunks, pending), []), "accept-file"),
-    button("Reject file", () => decide([], ids(file.hunks, (h) => h.status !== "rejected")), "reject-file danger"),
+    button(
+      "Reject file",
+      () =>
+        decide(
+          [],
+          ids(file.hunks, (h) => h.status !== "rejected"),
+        ),
+      "reject-file danger",
+    ),
   );
   box.append(head);
   for (const h of file.hunks) box.append(hunkBox(h));
@@ -78,7 +94,10 @@ function hunkBox(h) {
   box.dataset.hunkId = h.id;
   box.dataset.status = h.status;
   const head = el("div", "review-hunk-head");
-  head.append(el("span", "where", `@@ -${h.oldStart},${h.oldCount} +${h.newStart},${h.newCount} @@`), el("span", "status", h.status));
+  head.append(
+    el("span", "where", `@@ -${h.oldStart},${h.oldCount} +${h.newStart},${h.newCount} @@`),
+    el("span", "status", h.status),
+  );
   if (h.status !== "rejected") {
     if (h.status === "pending") head.append(button("Accept", () => decide([h.id], []), "accept"));
     head.append(button("Reject", () => decide([], [h.id]), "reject danger"));
@@ -94,7 +113,13 @@ function hunkBox(h) {
   box.append(diff);
   const last = view.outcomes.get(h.id);
   if (last && !["accepted", "rejected"].includes(last.outcome)) {
-    box.append(el("div", `outcome ${last.outcome}`, `${last.outcome.replace("_", " ")}${last.message ? `: ${last.message}` : ""}`));
+    box.append(
+      el(
+        "div",
+        `outcome ${last.outcome}`,
+        `${last.outcome.replace("_", " ")}${last.message ? `: ${last.message}` : ""}`,
+      ),
+    );
   } else if (h.status !== "rejected" && h.currentStart === null) {
     box.append(el("div", "outcome stale", "changed since: this hunk's lines are no longer in the file"));
   }
@@ -104,7 +129,10 @@ function hunkBox(h) {
 async function decide(accept, reject) {
   if (!accept.length && !reject.length) return;
   try {
-    const { results } = await api("POST", `/api/sessions/${encodeURIComponent(view.sessionId)}/review`, { accept, reject });
+    const { results } = await api("POST", `/api/sessions/${encodeURIComponent(view.sessionId)}/review`, {
+      accept,
+      reject,
+    });
     for (const r of results) view.outcomes.set(r.hunkId, r);
   } catch (err) {
     $("review-body").prepend(el("div", "notice", `review failed: ${err.message}`));

@@ -6,10 +6,18 @@
 import { api } from "./api.js";
 import { button } from "./render.js";
 
-const VERB = { restored: "restore", conflict: "CONFLICT (left as it is)", unchanged: "unchanged", unrestorable: "CANNOT restore" };
+const VERB = {
+  restored: "restore",
+  conflict: "CONFLICT (left as it is)",
+  unchanged: "unchanged",
+  unrestorable: "CANNOT restore",
+};
 
 export function describeRewind(result) {
-  const lines = [`Restore the files to before “${result.prompt.split("\n")[0].slice(0, 60)}” and fork the conversation there?`, ""];
+  const lines = [
+    `Restore the files to before “${result.prompt.split("\n")[0].slice(0, 60)}” and fork the conversation there?`,
+    "",
+  ];
   for (const f of result.files) lines.push(`${VERB[f.outcome]}: ${f.path}${f.reason ? ` — ${f.reason}` : ""}`);
   if (!result.files.length) lines.push("No file to restore.");
   for (const n of result.notes) lines.push("", `Note: ${n}`);

@@ -17,7 +17,11 @@ function ruleWords(box, ev) {
       for (const r of option.rules) {
         const li = el("li");
         li.dataset.optionId = option.optionId;
-        li.append(el("span", "rule-option", `${option.name}: `), el("code", "rule", r.rule), el("span", "rule-text", ` ${r.text}`));
+        li.append(
+          el("span", "rule-option", `${option.name}: `),
+          el("code", "rule", r.rule),
+          el("span", "rule-text", ` ${r.text}`),
+        );
         list.append(li);
       }
     }
@@ -30,7 +34,9 @@ function ruleWords(box, ev) {
 // content (no newText when it is unchanged: a plain allow once).
 function editableProposal(box, ev, info, answer) {
   const call = ev.toolCall || {};
-  const allow = (ev.options || []).find((o) => o.optionId === "allow_once") || (ev.options || []).find((o) => o.kind === "allow_once");
+  const allow =
+    (ev.options || []).find((o) => o.optionId === "allow_once") ||
+    (ev.options || []).find((o) => o.kind === "allow_once");
   if (typeof call.newText !== "string" || !allow || !info?.capabilities?.permissionNewText) return;
   const details = el("details", "edit-proposal");
   details.append(el("summary", "", "Edit the proposal"));
@@ -88,7 +94,11 @@ function renderRules(res) {
       const li = el("li", `rule-item ${item.decision}`);
       li.dataset.rule = item.rule;
       li.dataset.decision = item.decision;
-      li.append(el("span", "decision", item.decision), el("code", "rule", item.rule), el("span", "rule-text", item.text || ""));
+      li.append(
+        el("span", "decision", item.decision),
+        el("code", "rule", item.rule),
+        el("span", "rule-text", item.text || ""),
+      );
       const remove = button("Remove", () => removeRule(item).catch((err) => showError(err)), "danger remove-rule");
       remove.title = "Remove this rule";
       li.append(remove);

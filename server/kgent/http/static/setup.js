@@ -55,7 +55,8 @@ export function setupPickers(info) {
   for (const o of $("mode").options) o.title = caps.modeDescriptions?.[o.value] ?? ""; // what the mode really does
   fill($("provider"), providers, prefs.provider || caps.defaultProvider);
   const modelFor = (provider, p) =>
-    p.models?.[provider] || (provider === caps.defaultProvider ? caps.defaultModel : (caps.models[provider] || [])[0] || "");
+    p.models?.[provider] ||
+    (provider === caps.defaultProvider ? caps.defaultModel : (caps.models[provider] || [])[0] || "");
   const showProvider = () => {
     const p = loadPrefs();
     suggest(caps, $("provider").value, p);
@@ -152,10 +153,14 @@ async function openPicker(path) {
   for (const p of (loadPrefs().recentProjects || []).filter(underRoots)) {
     const li = el("li");
     li.append(
-      button(p, () => {
-        dialog.close();
-        if (p !== project.path) setProject(p);
-      }, "recent"),
+      button(
+        p,
+        () => {
+          dialog.close();
+          if (p !== project.path) setProject(p);
+        },
+        "recent",
+      ),
     );
     recent.append(li);
   }

@@ -32,7 +32,12 @@ export class EventStream {
       try {
         const headers = { Accept: "text/event-stream" };
         if (this.lastId !== null) headers["Last-Event-ID"] = this.lastId;
-        const res = await fetch(this.url, { headers, credentials: "same-origin", signal: this.controller.signal, cache: "no-store" });
+        const res = await fetch(this.url, {
+          headers,
+          credentials: "same-origin",
+          signal: this.controller.signal,
+          cache: "no-store",
+        });
         if ([401, 403, 404].includes(res.status)) {
           this.onState("closed", res.status);
           return;
