@@ -74,13 +74,13 @@ $(GATES_DEPS): package-lock.json
 	npm ci --no-audit --no-fund
 	touch $@
 
-# ruff, mypy strict, biome on the TypeScript and JavaScript (biome.json), stylua on the Lua (.stylua.toml), then the
+# ruff, mypy strict, biome on the TypeScript and JavaScript (biome.jsonc), stylua on the Lua (.stylua.toml), then the
 # release gate: a wheel and an sdist (tests/test_build.py installs both in a clean venv).
 lint: $(STAMP) $(GATES_DEPS)
 	$(VENV)/bin/ruff check server tests bench
 	$(VENV)/bin/ruff format --check server tests bench
 	$(VENV)/bin/mypy
-	$(BIOME) ci
+	$(BIOME) ci --error-on-warnings
 	$(STYLUA) --check $(LUA)
 	$(PY) -m build --outdir dist .
 

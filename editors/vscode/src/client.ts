@@ -235,16 +235,12 @@ export class KgentClient {
     const writeFailed = (m: string): boolean => /^Sending (request|notification|response) failed/.test(m);
     const quiet = (m: string): boolean =>
       writeFailed(m) && (child.stdin?.destroyed === true || child.exitCode !== null || ref.client?.ending === true);
-    const conn = createMessageConnection(
-      new StreamMessageReader(child.stdout!),
-      new StreamMessageWriter(child.stdin!),
-      {
-        error: (m) => (quiet(m) ? undefined : log(`[kgent-client] ${m}\n`)),
-        warn: (m) => log(`[kgent-client] ${m}\n`),
-        info: () => undefined,
-        log: () => undefined,
-      },
-    );
+    const conn = createMessageConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin), {
+      error: (m) => (quiet(m) ? undefined : log(`[kgent-client] ${m}\n`)),
+      warn: (m) => log(`[kgent-client] ${m}\n`),
+      info: () => undefined,
+      log: () => undefined,
+    });
     const client = new KgentClient(child, conn, hooks);
     ref.client = client;
     child.on("error", (err) => client.onProcessEnd(null, null, err));

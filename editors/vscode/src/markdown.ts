@@ -93,5 +93,5 @@ const purifier = typeof window !== "undefined" && typeof document !== "undefined
 /** Render Markdown to HTML; the result contains no tag or attribute from the input. */
 export function renderMarkdown(text: string): string {
   const html = md.render(text);
-  return purifier !== undefined && purifier.isSupported ? purifier.sanitize(html, { ADD_ATTR: ["data-lang"] }) : html;
+  return purifier?.isSupported ? purifier.sanitize(html, { ADD_ATTR: ["data-lang"] }) : html;
 }

@@ -1526,7 +1526,7 @@ describe("Kgent in a real VS Code: approvals people can live with (issue 25)", {
       if ((await edit.getAttribute("open")) === null) await edit.locator("summary").click();
       // The tool result (what the model reads next): the diff from its proposal to what was written.
       const output = await edit.locator("pre.output").innerText();
-      assert.match(output, /\+value = 2  # mine/);
+      assert.match(output, /\+value = 2 {2}# mine/);
       assert.match(output, /-value = 2$/m);
     });
   });
@@ -1650,7 +1650,7 @@ describe("Kgent in a real VS Code: Restore checkpoint (issue 26)", {
     const C = "charlie\ndelta\necho\n";
     fs.writeFileSync(path.join(ws, "c.txt"), C);
     execFileSync("git", ["init", "-q"], { cwd: ws, stdio: "pipe" });
-    const mine = B.replace("charlie", "CHARLIE") + "the user's line\n";
+    const mine = `${B.replace("charlie", "CHARLIE")}the user's line\n`;
     await step(page, "rewind-run", async () => {
       await palette(page, "Kgent: Focus Panel");
       panel = panelFrame(page);

@@ -209,7 +209,8 @@ describe("issue 25: rules and approve with changes (extension side)", () => {
         ),
       );
       // The folder's project is not trusted: the rule is kept in the user's own file for it (where it counts).
-      assert.ok(added.file !== undefined && added.file.includes(`${path.sep}projects${path.sep}`), added.file);
+      assert.ok(added.file !== undefined);
+      assert.ok(added.file.includes(`${path.sep}projects${path.sep}`), added.file);
       assert.equal(fs.existsSync(path.join(w.sb.workspace, ".kgent", "config.toml")), false);
       assert.match(fs.readFileSync(added.file, "utf8"), /npm test \*/);
       let tree = await view.render();

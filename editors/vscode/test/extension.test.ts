@@ -206,7 +206,7 @@ describe("Kgent extension in a fake VS Code", () => {
       assert.match(t, /\$ grep -n 'value = 2' sample\.py && python3 sample\.py/);
       assert.match(t, /■ Run settled \(end\)/);
       assert.ok(t.includes(`Changed files:\n    ${Uri.file(path.join(w().sb.workspace, "sample.py")).toString()}`), t);
-      assert.match(t, /Patch:\n(    diff --git .*\n)?    --- a\/sample\.py\n/);
+      assert.match(t, /Patch:\n( {4}diff --git .*\n)? {4}--- a\/sample\.py\n/);
 
       assert.deepEqual(ui.statusHistory.slice(0, 1), ["$(hubot) Kgent: idle"]);
       assert.ok(ui.statusHistory.includes("$(sync~spin) Kgent: running"));

@@ -110,7 +110,8 @@ describe("images through the panel to the daemon", () => {
       const api = extension.activate(ctx);
       const view = openWebviewView("kgent.panel");
       view.send({ type: "ready" });
-      const w = (world = { sb, api, ctx, view });
+      const w: World = { sb, api, ctx, view };
+      world = w;
       w.view.send({ type: "send", text: "What is in this picture?", images: [shot] });
       const end = await waitFor("the run's end", () => items(w).find((i) => i.type === "end"));
       assert.equal(end.type === "end" && end.status, "settled");

@@ -89,7 +89,13 @@ export class Approvals {
         resolve(result);
       };
       // "Approve with changes": the diff's proposed side is editable; Accept my version answers with its text.
-      if (editable) this.edits?.register(params, (r) => (done ? false : (finish(r), true)));
+      if (editable) {
+        this.edits?.register(params, (r) => {
+          if (done) return false;
+          finish(r);
+          return true;
+        });
+      }
       subs.push(
         qp.onDidAccept(() => {
           const item = qp.selectedItems[0] ?? qp.activeItems[0];

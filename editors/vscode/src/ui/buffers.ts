@@ -29,7 +29,7 @@ export class Buffers implements FileHost {
   /** Unsaved text only: a saved buffer is the disk's text, which the daemon reads itself (never a stale copy). */
   async read(p: P.ReadTextFileParams): Promise<string | null> {
     const doc = documentOf(p.path);
-    return doc !== undefined && doc.isDirty ? doc.getText() : null;
+    return doc?.isDirty ? doc.getText() : null;
   }
 
   async write(p: P.WriteTextFileParams): Promise<boolean> {

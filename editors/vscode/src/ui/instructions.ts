@@ -3,7 +3,7 @@
 
 import * as vscode from "vscode";
 import { errorOf } from "../client";
-import { loadedItems } from "../instructionsModel";
+import { type LoadedItem, loadedItems } from "../instructionsModel";
 import type { DaemonControl } from "./daemonControl";
 
 export class Instructions implements vscode.Disposable {
@@ -26,7 +26,7 @@ export class Instructions implements vscode.Disposable {
     }
     const client = await this.daemon.client();
     if (client === undefined) return;
-    let items;
+    let items: LoadedItem[];
     try {
       items = loadedItems(await client.session(sid, true));
     } catch (e) {

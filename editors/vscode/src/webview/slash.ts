@@ -55,7 +55,10 @@ export function setupSlash(input: HTMLTextAreaElement, menu: HTMLUListElement, a
   };
   const update = (): void => {
     const m = TYPED.exec(input.value);
-    if (m === null) return close();
+    if (m === null) {
+      close();
+      return;
+    }
     if (commands === undefined) return; // asked: `show` renders when the list arrives
     shown = commands.filter((c) => c.name.startsWith(m[1]));
     active = Math.min(active, Math.max(shown.length - 1, 0));

@@ -82,7 +82,7 @@ function attachForks(session) {
   const users = session.entries.filter((e) => onBranch.has(e.id) && e.type === "message" && e.message.role === "user");
   const nodes = [...document.querySelectorAll("#log .msg.user")];
   if (users.length !== nodes.length) return;
-  nodes.forEach((node, i) => forkButton(node, users[i]));
+  for (const [i, node] of nodes.entries()) forkButton(node, users[i]);
 }
 
 function assistantMessage(text) {
@@ -515,7 +515,7 @@ async function openSession(sessionId) {
   resetLog(`${s.title || "Untitled"} · ${sessionId}`);
   state.sessionId = sessionId;
   history.replaceState(null, "", `#session=${sessionId}`); // no history entry: Back has nothing to undo here
-  let upTo = undefined;
+  let upTo;
   if (s.liveRunId) {
     const run = await api("GET", `/api/runs/${encodeURIComponent(s.liveRunId)}`).catch(() => null);
     upTo = run ? run.baseEntryId : undefined;

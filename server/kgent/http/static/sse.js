@@ -46,7 +46,7 @@ export class EventStream {
         this.onState("live");
         delay = 250;
         finished = await this.read(res.body);
-      } catch (err) {
+      } catch {
         if (this.stopped) return;
       }
       if (finished || this.stopped) {
@@ -68,8 +68,7 @@ export class EventStream {
       const { value, done } = await reader.read();
       if (done) return ended;
       buf += value.replace(/\r\n?/g, "\n");
-      let cut;
-      while ((cut = buf.indexOf("\n\n")) >= 0) {
+      for (let cut = buf.indexOf("\n\n"); cut >= 0; cut = buf.indexOf("\n\n")) {
         const block = buf.slice(0, cut);
         buf = buf.slice(cut + 2);
         let id = null;
