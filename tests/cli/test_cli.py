@@ -421,6 +421,26 @@ def test_debug_once_exit_code_follows_the_run(ws: Path) -> None:
     assert (ok.returncode, bad.returncode) == (0, 1)
 
 
+def test_seed_quick_start_calculates_without_a_key(ws: Path) -> None:
+    out = kgent("debug", "--once", "calculate 12 * 8 + 6", cwd=ws, state=ws.parent / "s")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "[no API key]" in out.stdout and "provider=scripted model=calculate" in out.stdout
+    assert "Calculate 12 * 8 + 6" in out.stdout  # the calculator tool ran
+    assert "FINAL ANSWER ===: 12 * 8 + 6 = 102" in out.stdout
+
+
+def test_debug_with_a_key_does_not_fall_back_to_the_script(ws: Path) -> None:
+    out = kgent(
+        "debug",
+        "--once",
+        "calculate 12 * 8 + 6",
+        cwd=ws,
+        state=ws.parent / "s",
+        env={"KGENT_BASE_URL": "http://127.0.0.1:9", "KGENT_MAX_TURNS": "1"},
+    )
+    assert "[no API key]" not in out.stdout and "provider=openai" in out.stdout
+
+
 def test_the_sandbox_is_named_at_start(ws: Path) -> None:
     out = kgent(
         "run",

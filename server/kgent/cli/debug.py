@@ -7,9 +7,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from typing import Any
 
+KEYLESS = (
+    "the scripted model plays (it knows the quick start: calculate 12 * 8 + 6); "
+    "set DEEPSEEK_API_KEY or KGENT_API_KEY for DeepSeek (docs/deepseek.md)"
+)
 HELP = "type a task; /help /reset /history /session; exit or quit to leave"
 
 
@@ -26,6 +31,21 @@ def add_parser(sub: Any) -> None:
         help="plan | ask | auto | full | risk_based (aliases: interactive, allow_all)",
     )
     p.add_argument("message", nargs="*", help="a one-shot message (like --once)")
+
+
+def _keyless(args: argparse.Namespace) -> bool:
+    """Whether no provider was chosen and the default one has no key: then seed 000's quick start
+    (`--once "calculate 12 * 8 + 6"`) runs on the scripted `calculate` model instead of failing."""
+    from kgent.config import provider_config, require_key
+    from kgent.core.errors import ConfigError
+
+    if args.provider or os.environ.get("KGENT_PROVIDER"):
+        return False
+    try:
+        require_key(provider_config(model=args.model, base_url=args.base_url))
+    except ConfigError:
+        return True
+    return False
 
 
 def _show_config(renderer: Any, kernel: Any) -> None:
@@ -50,6 +70,9 @@ async def _main(args: argparse.Namespace) -> int:
     from kgent.core.messages import message_to_dict
 
     renderer = HumanRenderer()
+    if _keyless(args):
+        args.provider, args.model, args.script = "scripted", None, args.script or "calculate"
+        renderer.note({"[no API key]": KEYLESS})
     try:
         kernel = build_kernel(args, args.mode)
     except KgentError as exc:

@@ -188,6 +188,11 @@ class ScriptedProvider:
         return cls("buffer-edit")
 
     @classmethod
+    def calculate(cls) -> ScriptedProvider:
+        """The `calculate` script: seed 000's quick start (`calculate 12 * 8 + 6`) through the calculator."""
+        return cls("calculate")
+
+    @classmethod
     def hello(cls) -> ScriptedProvider:
         """The `hello` script: answers in one streamed text, no tools."""
         return cls("hello")
