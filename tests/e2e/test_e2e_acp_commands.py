@@ -31,7 +31,9 @@ async def test_commands_are_advertised_and_a_template_runs(workspace: Path, tmp_
         await wait_for(lambda: commands_of(client))
         listed = commands_of(client)
         assert {"compact", "init", "review", "explain", "standup"} <= set(listed)
-        assert listed["explain"].description == "Explain a file"
+        assert (
+            listed["explain"].description == "Explain a file (project)"
+        )  # the menu's text: where it comes from
         assert listed["explain"].input is not None and listed["explain"].input.root.hint == "<path>"
         done = await conn.prompt(session_id=session.session_id, prompt=[text_block("/explain a.py")])
         assert done.stop_reason == "end_turn"

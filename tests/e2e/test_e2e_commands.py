@@ -20,7 +20,11 @@ async def test_commands_listed_expanded_and_refused(spawn: Spawn, workspace: Pat
     (tmp_path / "config" / "prompts").mkdir(parents=True)
     (tmp_path / "config" / "prompts" / "explain.md").write_text("the user's explain\n")
     host = await spawn(KGENT_CONFIG_DIR=str(tmp_path / "config"))
-    listed = (await host.call("agent/commands", {"workspace": str(workspace)}))["commands"]
+    answer = await host.call("agent/commands", {"workspace": str(workspace)})
+    listed = answer["commands"]
+    assert [(e["name"], e["description"]) for e in answer["menu"]][3:] == [
+        ("explain", "Explain a file (project)")
+    ]
     assert [(c["name"], c["source"], c.get("shadowed", False)) for c in listed] == [
         ("compact", "builtin", False),
         ("init", "builtin", False),

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kgent.service import wire as W
-from kgent.service.commands import commands, expand, parse_template, substitute
+from kgent.service.commands import BUILTINS, commands, expand, menu, parse_template, substitute
 from kgent.service.errors import INVALID_PARAMS, ServiceError
 from kgent.service.handshake import Settings
 from kgent.service.runs import RunHandle
@@ -86,6 +86,23 @@ def test_project_and_user_templates_with_what_wins_a_clash(ws: Path, env: dict[s
         expand("/standup last week", ws, env).text
         == "# Write my stand-up\n\nFrom the git log of last week.\n"
     )
+
+
+def test_the_menu_shows_what_runs_in_words_for_people(ws: Path, env: dict[str, str]) -> None:
+    user = Path(env["KGENT_CONFIG_DIR"]) / "prompts"
+    template(
+        ws / ".kgent" / "prompts", "explain", "---\ndescription: Explain\nargument-hint: <path>\n---\nx\n"
+    )
+    template(user, "explain", "---\ndescription: Mine\n---\ny\n")  # shadowed: not in the menu
+    template(user, "standup", "# Write my stand-up\n")
+    template(ws / ".kgent" / "prompts", "review", "shadowed by the built-in\n")
+    entries = [e.to_dict() for e in menu(commands(ws, env))]
+    assert [e["name"] for e in entries] == ["compact", "init", "review", "explain", "standup"]
+    assert entries[3] == {"name": "explain", "description": "Explain (project)", "argumentHint": "<path>"}
+    assert entries[4] == {"name": "standup", "description": "Write my stand-up (user)"}
+    assert entries[0]["argumentHint"] == "[what the summary should focus on]"
+    for builtin in BUILTINS:  # the built-ins' texts name no protocol method
+        assert "agent/" not in builtin.description and "/api/" not in builtin.description, builtin.name
 
 
 def test_built_ins_win_and_say_what_they_are(ws: Path, env: dict[str, str]) -> None:

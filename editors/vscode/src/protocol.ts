@@ -60,6 +60,7 @@ export type {
   KnownEvent,
   LoadedFile,
   McpServerInfo,
+  MenuEntry,
   MessageDeltaEvent,
   MessageEndEvent,
   PermissionCancelled,

@@ -104,6 +104,11 @@ export interface CommandsParams {
 export interface CommandsResult {
   /** Built-ins first, then the project's, then the user's templates. */
   commands: CommandInfo[];
+  /**
+   * What a slash menu shows, in order: the commands that run (no shadowed template), each with the text to show. A
+   * front lays it out and filters it by what is typed; it derives nothing.
+   */
+  menu: MenuEntry[];
 }
 
 export interface CompactParams {
@@ -319,6 +324,16 @@ export interface McpServerInfo {
   /** The server's tools once it has started. */
   tools?: string[] | null;
   error?: string | null;
+}
+
+/** One line of the slash menu, to show as it is: `/name`, the hint, the description. */
+export interface MenuEntry {
+  /** Typed as `/name args`. */
+  name: string;
+  /** For people (no protocol names); a template's ends with where it comes from: `(project)`, `(user)`. */
+  description: string;
+  /** Shown after the name. */
+  argumentHint?: string | null;
 }
 
 export interface MessageDeltaEvent {

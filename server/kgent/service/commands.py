@@ -1,9 +1,10 @@
 """Slash commands: the team's prompt templates (Markdown files in `<workspace>/.kgent/prompts/` and the user config
-dir's `prompts/`) and the built-ins (`/compact`, `/review`, `/init`) — listed for the fronts (`agent/commands`, ACP's
-`available_commands_update`) and expanded at the start of a prompt, server-side, so every front gets the same.
+dir's `prompts/`) and the built-ins (`/compact`, `/review`, `/init`) — listed for the fronts (`agent/commands` and its
+`menu`, ACP's `available_commands_update`) and expanded at the start of a prompt, server-side, so every front gets the
+same.
 
-Pure over files: `commands()` reads the two folders, `expand()` turns a typed prompt into what the model is sent
-(or names the built-in to run); nothing here starts a run.
+Pure over files: `commands()` reads the two folders, `menu()` says what a front's slash menu shows, `expand()` turns
+a typed prompt into what the model is sent (or names the built-in to run); nothing here starts a run.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import difflib
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -75,7 +76,7 @@ unless the user asks you to."""
 BUILTINS: tuple[Command, ...] = (
     Command(
         name="compact",
-        description="Compact the session's context now (a summary checkpoint, as agent/compact)",
+        description="Compact the session's context now: a summary stands in for the older messages",
         source="builtin",
         argument_hint="[what the summary should focus on]",
     ),
@@ -87,12 +88,41 @@ BUILTINS: tuple[Command, ...] = (
     ),
     Command(
         name="review",
-        description="Ask the model to review the hunks of the session's last run (as agent/review lists them)",
+        description="Ask the model to review the changes of the session's last run",
         source="builtin",
         argument_hint="[what to look at]",
     ),
 )
 _BUILTIN_NAMES = frozenset(c.name for c in BUILTINS)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MenuEntry:
+    """One line of a front's slash menu, as the front shows it: `/name`, the argument hint, the description."""
+
+    name: str
+    description: str
+    argument_hint: str | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {"name": self.name, "description": self.description}
+        if self.argument_hint:
+            out["argumentHint"] = self.argument_hint
+        return out
+
+
+def menu(listed: Iterable[Command]) -> list[MenuEntry]:
+    """The slash menu of these commands: the ones that run (a shadowed template does not), in their order, a
+    template's description followed by where it comes from (`(project)`, `(user)`)."""
+    return [
+        MenuEntry(
+            name=c.name,
+            description=c.description if c.source == "builtin" else f"{c.description} ({c.source})",
+            argument_hint=c.argument_hint,
+        )
+        for c in listed
+        if not c.shadowed
+    ]
 
 
 def parse_template(text: str) -> tuple[dict[str, str], str]:

@@ -28,7 +28,22 @@ class CommandInfo(Payload):
     )
 
 
+class MenuEntry(Payload):
+    """One line of the slash menu, to show as it is: `/name`, the hint, the description."""
+
+    name: str = Field(description="Typed as `/name args`.")
+    description: str = Field(
+        description="For people (no protocol names); a template's ends with where it comes from: `(project)`, "
+        "`(user)`."
+    )
+    argument_hint: str | None = Field(default=None, description="Shown after the name.")
+
+
 class CommandsResult(Payload):
     commands: list[CommandInfo] = Field(
         description="Built-ins first, then the project's, then the user's templates."
+    )
+    menu: list[MenuEntry] = Field(
+        description="What a slash menu shows, in order: the commands that run (no shadowed template), each with "
+        "the text to show. A front lays it out and filters it by what is typed; it derives nothing."
     )

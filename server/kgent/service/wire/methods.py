@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from kgent.service.commands import menu
 from kgent.service.service import Service
 from kgent.service.wire import commands as C
 from kgent.service.wire import files as F
@@ -166,7 +167,10 @@ async def _remove_rule(svc: Service, p: Q.RuleParams) -> R.RemoveRuleResult:
 
 
 async def _commands(svc: Service, p: C.CommandsParams) -> C.CommandsResult:
-    return C.CommandsResult.model_validate({"commands": [c.to_dict() for c in svc.commands(p.workspace)]})
+    listed = svc.commands(p.workspace)
+    return C.CommandsResult.model_validate(
+        {"commands": [c.to_dict() for c in listed], "menu": [e.to_dict() for e in menu(listed)]}
+    )
 
 
 # -- the table -----------------------------------------------------------------------------------------------------
