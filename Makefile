@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 setup: $(STAMP) system-tools
 
 # Shell commands run in a bubblewrap sandbox (git and ripgrep are needed by the escape tests, which run them as commands; chromium by the web client's browser
-# suite and openssl by its TLS test, tests/http). Installed when missing and we are root on Debian/Ubuntu; otherwise a note: Kgent then asks
+# suite and openssl by its TLS test, tests/http; luacheck by make lint). Installed when missing and we are root on Debian/Ubuntu; otherwise a note: Kgent then asks
 # before every shell command.
 # What Qt's xcb platform plugin (kgent desktop: pywebview on PyQt6) loads beyond a base Debian, as soname:package;
 # tests/http/test_http_desktop_libraries.py checks that the plugin's libraries resolve on this machine.
@@ -26,7 +26,7 @@ QT_XCB_LIBS := libxcb-cursor.so.0:libxcb-cursor0 libxcb-icccm.so.4:libxcb-icccm4
   libxcb-xinerama.so.0:libxcb-xinerama0 libEGL.so.1:libegl1 libGL.so.1:libgl1 libfontconfig.so.1:libfontconfig1 \
   libdbus-1.so.3:libdbus-1-3 libnss3.so:libnss3 libasound.so.2:libasound2
 system-tools:
-	@missing=""; for t in bwrap:bubblewrap git:git rg:ripgrep chromium:chromium openssl:openssl xvfb-run:xvfb; do command -v $${t%%:*} >/dev/null 2>&1 || missing="$$missing $${t#*:}"; done; \
+	@missing=""; for t in bwrap:bubblewrap git:git rg:ripgrep chromium:chromium openssl:openssl xvfb-run:xvfb luacheck:lua-check; do command -v $${t%%:*} >/dev/null 2>&1 || missing="$$missing $${t#*:}"; done; \
 	for lib in $(QT_XCB_LIBS); do ldconfig -p | grep -q "$${lib%%:*}" || missing="$$missing $${lib#*:}"; done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
@@ -74,14 +74,15 @@ $(GATES_DEPS): package-lock.json
 	npm ci --no-audit --no-fund
 	touch $@
 
-# ruff, mypy strict, biome on the TypeScript and JavaScript (biome.jsonc), stylua on the Lua (.stylua.toml), then the
-# release gate: a wheel and an sdist (tests/test_build.py installs both in a clean venv).
-lint: $(STAMP) $(GATES_DEPS)
+# ruff, mypy strict, biome on the TypeScript and JavaScript (biome.jsonc), stylua and luacheck on the Lua (.stylua.toml,
+# .luacheckrc), then the release gate: a wheel and an sdist (tests/test_build.py installs both in a clean venv).
+lint: $(STAMP) $(GATES_DEPS) system-tools
 	$(VENV)/bin/ruff check server tests bench
 	$(VENV)/bin/ruff format --check server tests bench
 	$(VENV)/bin/mypy
 	$(BIOME) ci --error-on-warnings
 	$(STYLUA) --check $(LUA)
+	luacheck $(LUA)
 	$(PY) -m build --outdir dist .
 
 # Rewrites what the formatters cover: the Python, the TypeScript and JavaScript, the Lua.

@@ -197,13 +197,13 @@ end
 
 --- Events of type `ty` (their `event` tables) of the current test.
 function H.of_type(ty)
-  local out = {}
+  local found = {}
   for _, p in ipairs(H.events) do
     if p.event.type == ty then
-      out[#out + 1] = p.event
+      found[#found + 1] = p.event
     end
   end
-  return out
+  return found
 end
 
 --- Run `:Kgent run ...`-style: call fn, then wait for the run_end of the run it started; returns the run_end.
@@ -236,13 +236,13 @@ end
 
 --- The notifications at `level` (vim.log.levels.*).
 function H.notes_at(level)
-  local out = {}
+  local found = {}
   for _, n in ipairs(H.levels) do
     if n.level == level then
-      out[#out + 1] = n.msg
+      found[#found + 1] = n.msg
     end
   end
-  return out
+  return found
 end
 
 --- Write a scripted-provider script (a list of turns) and return its path (usable as the model).

@@ -58,7 +58,7 @@ local function put_back(ws)
   vim.fn.delete(ws .. '/build', 'rf')
 end
 
-local function asked_of(answers)
+local function asked_of()
   local out = {}
   for _, t in ipairs(H.timeline) do
     if t[1] == 'KgentPermission' then

@@ -1295,7 +1295,7 @@ end
 test(
   "task: a sub-agent's calls are labelled in the transcript, its prompt names it; cancel stops it mid-command",
   function()
-    local ws = H.fresh({ files = { ['sample.py'] = SAMPLE }, setup = { model = 'task' } })
+    H.fresh({ files = { ['sample.py'] = SAMPLE }, setup = { model = 'task' } })
     H.answer_all('allow_once')
     vim.cmd('Kgent run What does sample.py print?')
     local e = wait_top_end()

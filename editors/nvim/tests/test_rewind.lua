@@ -26,7 +26,7 @@ return function(H)
       eq('charlie\nDELTA\necho\n', H.read_file(ws .. '/c.txt'), 'the sed')
       H.write_file(ws .. '/b.txt', 'alpha\nbravo\nCHARLIE\nthe user line\n') -- the person's edit after the run
 
-      H.stub_select(function(items, o, on_choice)
+      H.stub_select(function(items, _, on_choice)
         on_choice(items[1])
       end)
       local real_confirm = vim.fn.confirm
@@ -78,7 +78,7 @@ return function(H)
     })
     kgent.run('change them')
     H.wait_run_end()
-    H.stub_select(function(items, o, on_choice)
+    H.stub_select(function(items, _, on_choice)
       on_choice(items[1])
     end)
     local real_confirm = vim.fn.confirm

@@ -261,7 +261,7 @@ function M.ask(params, respond, owner)
   if how == 'select' then
     require('kgent.approval_select').enqueue(M, prompt)
   else
-    local ok, err = pcall(require('kgent.approval_inline').show, M, prompt)
+    local ok, err = pcall(require('kgent.approval_inline').show, prompt)
     if not ok then
       -- A broken UI must not approve anything: reject.
       vim.notify('kgent: showing the approval failed: ' .. tostring(err), vim.log.levels.ERROR)

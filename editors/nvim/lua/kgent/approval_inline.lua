@@ -160,21 +160,21 @@ end
 --- Show `prompt` in its session's transcript once its tool line is there (at the latest after 1 s).
 ---@param A table  kgent.approval
 ---@param prompt kgent.Prompt
-function M.show(A, prompt)
+function M.show(prompt)
   local tk = tool_key(prompt.params)
   local prev = transcript.current()
   transcript.use(prompt.params.sessionId)
   local has_line = transcript.tool(tk) ~= nil
   transcript.use(prev)
   if has_line then
-    return M.render(A, prompt)
+    return M.render(prompt)
   end
   M.waiting[tk] = prompt
   vim.defer_fn(function()
     if M.waiting[tk] == prompt then
       M.waiting[tk] = nil
       if not prompt.done then
-        M.render(A, prompt)
+        M.render(prompt)
       end
     end
   end, 1000)
@@ -186,13 +186,13 @@ function M.tool_added(tk)
   if prompt then
     M.waiting[tk] = nil
     if not prompt.done then
-      M.render(require('kgent.approval'), prompt)
+      M.render(prompt)
     end
   end
 end
 
 --- Write the block of `prompt` into its session's transcript (opening that transcript's window if none shows it).
-function M.render(A, prompt)
+function M.render(prompt)
   local key = prompt.params.sessionId
   local prev = transcript.current()
   transcript.use(key)

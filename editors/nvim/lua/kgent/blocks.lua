@@ -81,7 +81,7 @@ end
 
 --- Remove a block (and the blank line before it, if it is the buffer's last thing).
 function M.remove(b)
-  local first, last, buf = M.rows(b)
+  local first, last = M.rows(b)
   if not first then
     return
   end

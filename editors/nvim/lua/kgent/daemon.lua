@@ -4,7 +4,6 @@
 local config = require('kgent.config')
 local rpc = require('kgent.rpc')
 local render = require('kgent.render')
-local transcript = require('kgent.transcript')
 local approval = require('kgent.approval')
 local S = require('kgent.state')
 
@@ -286,15 +285,15 @@ function M.connection()
     settings = config.settings(),
     capabilities = config.capabilities(),
     handlers = h,
-    on_ready = function(c)
-      local si = c.init_result and c.init_result.serverInfo or {}
+    on_ready = function(ready)
+      local si = ready.init_result and ready.init_result.serverInfo or {}
       M.log(
         'INFO',
         ('the daemon (pid %s) is ready: %s %s, protocol %s, %.0f ms after the start'):format(
-          c.pid or '?',
+          ready.pid or '?',
           si.name or '?',
           si.version or '?',
-          tostring(c.init_result and c.init_result.protocolVersion),
+          tostring(ready.init_result and ready.init_result.protocolVersion),
           (vim.uv.hrtime() - t0) / 1e6
         )
       )

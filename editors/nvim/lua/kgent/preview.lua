@@ -58,7 +58,7 @@ function M.open_diff(prompt)
   require('kgent.ui').leave_float()
   vim.cmd('tab split')
   local tab = vim.api.nvim_get_current_tabpage()
-  local bufs = {}
+  local bufs
   if tc.newText ~= nil then
     local cur = scratch(base .. ' (current)', split_text(tc.oldText), ft)
     local new = scratch(base .. ' (proposed)', split_text(tc.newText), ft)
