@@ -42,27 +42,47 @@ test("a full run: initialize, session/new, prompt with an approval, the edit's d
       session.modes.availableModes.map((m) => m.id),
       ["plan", "ask", "auto", "full", "risk_based"],
     );
-    return ctx.request(methods.agent.session.prompt, {
+    // 'always' answers last this session unless the person picks the project (a config option, not more options)
+    const lasting = await ctx.request(methods.agent.session.setConfigOption, {
+      sessionId: session.sessionId,
+      configId: "lasting",
+      value: "project",
+    });
+    assert.equal(lasting.configOptions.find((o) => o.id === "lasting").currentValue, "project");
+    const done = await ctx.request(methods.agent.session.prompt, {
       sessionId: session.sessionId,
       prompt: [{ type: "text", text: "write notes" }],
     });
+    const listed = await ctx.request(methods.agent.session.list, { cwd: workspace });
+    assert.deepEqual(
+      listed.sessions.map((s) => s.sessionId),
+      [session.sessionId],
+    );
+    // session/delete (unstable; the SDK's own method): the session leaves the store
+    await ctx.request(methods.agent.session.delete, { sessionId: session.sessionId });
+    assert.deepEqual((await ctx.request(methods.agent.session.list, { cwd: workspace })).sessions, []);
+    return done;
   });
   proc.stdin.end();
   assert.equal(result.stopReason, "end_turn");
   assert.equal(readFileSync(join(workspace, "notes.txt"), "utf8"), "first\n");
-  // The options Kgent offers (protocol.md § agent/permission): once, each "always" with its scope in its name, reject.
+  // The options Kgent offers over ACP: one per kind (clients key them by kind), each id its kind, "Allow once" first.
   assert.deepEqual(
-    asked[0].options.map((o) => o.optionId),
-    ["allow_once", "allow_always", "allow_always_project", "reject_once", "reject_always", "reject_always_project"],
+    asked[0].options.map((o) => [o.optionId, o.kind]),
+    [
+      ["allow_once", "allow_once"],
+      ["allow_always", "allow_always"],
+      ["reject_once", "reject_once"],
+      ["reject_always", "reject_always"],
+    ],
   );
   // The project is not trusted: its "always in this project" answers are kept in the user's own file, and say so.
-  assert.match(asked[0].options[2].name, /in this project \(kept in your settings\)$/);
-  assert.deepEqual(
-    asked[0].options.map((o) => o.kind),
-    ["allow_once", "allow_always", "allow_always", "reject_once", "reject_always", "reject_always"],
+  assert.match(
+    asked[0].options[1].name,
+    /^Always allow writes to `notes\.txt` in this project \(kept in your settings\)$/,
   );
-  assert.match(asked[0].options[1].name, /notes\.txt.*this session/);
-  assert.match(asked[0].options[5].name, /this project/);
+  assert.equal(asked[0].options[1]._meta.kgent.scope, "project");
+  assert.match(asked[0].options[3].name, /^Always reject .*this project/);
   // No blind approval: the edit's diff is in the permission request itself.
   assert.equal(asked[0].toolCall.content?.[0]?.type, "diff");
   const text = updates

@@ -28,6 +28,7 @@ def test_the_result_is_the_sdks_initialize_response_and_the_protocol_version_is_
                 fork=S.SessionForkCapabilities(),
                 resume=S.SessionResumeCapabilities(),
                 close=S.SessionCloseCapabilities(),
+                delete=S.SessionDeleteCapabilities(),
             ),
             mcp_capabilities=S.McpCapabilities(http=True, sse=False),
         ),

@@ -145,21 +145,15 @@ async def test_edits_ask_permission_stream_diffs_and_the_session_replays_in_a_ne
         done = await conn.prompt(session_id=session.session_id, prompt=[text_block("write notes")])
     assert done.stop_reason == "end_turn"
     assert (workspace / "notes.txt").read_text() == "first\n"  # the second write was rejected
-    assert [(o.option_id, o.name) for o in client.asked[0].options] == [
-        ("allow_once", "Allow once"),
-        ("allow_always", "Allow writes to `notes.txt` this session"),
-        # not trusted: the project answers are kept in the user's own file for it
-        (
-            "allow_always_project",
-            "Always allow writes to `notes.txt` in this project (kept in your settings)",
-        ),
-        ("reject_once", "Reject"),
-        ("reject_always", "Reject writes to `notes.txt` this session"),
-        (
-            "reject_always_project",
-            "Always reject writes to `notes.txt` in this project (kept in your settings)",
-        ),
+    # one option per kind (clients key them by kind), "Allow once" first, also when sorted by name (avante)
+    assert [(o.option_id, o.kind, o.name) for o in client.asked[0].options] == [
+        ("allow_once", "allow_once", "Allow once"),
+        ("allow_always", "allow_always", "Always allow writes to `notes.txt` this session"),
+        ("reject_once", "reject_once", "Reject"),
+        ("reject_always", "reject_always", "Always reject writes to `notes.txt` this session"),
     ]
+    names = [o.name for o in client.asked[0].options]
+    assert sorted(names) == [names[0], names[1], names[3], names[2]]
     starts = [u for u in client.updates if u.session_update == "tool_call"]
     assert starts[0].kind == "edit" and starts[0].locations[0].path == str(workspace / "notes.txt")
     assert client.asked[0].tool_call.tool_call_id == starts[0].tool_call_id
@@ -255,6 +249,15 @@ async def test_cancel_mid_command_ends_the_turn_cancelled(workspace: Path) -> No
         done = await turn
     assert done.stop_reason == "cancelled"
     assert client.asked == []  # full mode asks nothing
+    assert_the_call_ends_cancelled(client)
+
+
+def assert_the_call_ends_cancelled(client: Client) -> None:
+    """The command's line ends `failed` (ACP has no cancelled status) with a title that says it was cancelled."""
+    [start] = [u for u in client.updates if u.session_update == "tool_call"]
+    [end] = [u for u in client.updates if u.session_update == "tool_call_update" and u.status == "failed"]
+    assert end.tool_call_id == start.tool_call_id
+    assert end.title == f"{start.title} · cancelled" and end.field_meta == {"kgent": {"cancelled": True}}
 
 
 async def test_cancel_while_a_permission_is_pending(workspace: Path) -> None:
@@ -271,6 +274,7 @@ async def test_cancel_while_a_permission_is_pending(workspace: Path) -> None:
         done = await turn
     assert done.stop_reason == "cancelled"
     assert client.asked[0].tool_call.kind == "execute"
+    assert_the_call_ends_cancelled(client)
 
 
 async def test_the_client_leaving_mid_command_cancels_the_run_and_keeps_the_session(workspace: Path) -> None:

@@ -45,8 +45,10 @@ from kgent.tools.base import CommandRunner
 from . import updates as U
 from .commands import available_commands
 from .files import client_file_ops
+from .guard import DELETE_EXTENSION
 from .handshake import API_KEY_AUTH, AUTH_REQUIRED, ClientOffer, auth_problem, initialize_result
 from .live import LiveOutput
+from .options import LASTING, Lasting
 from .port import AcpPort, Turn
 from .terminal import ClientTerminalRunner
 
@@ -68,10 +70,12 @@ class _Session:
         self.workspace = workspace
         self.mode = mode
         self.model: str | None = None  # chosen with session/set_config_option; None: the environment's
+        self.lasting: Lasting = "session"  # how long an 'always' answer lasts (the `lasting` config option)
         self.before: dict[
             str, tuple[str, str | None]
         ] = {}  # tool call id → (absolute path, text before the edit)
         self.terminals: dict[str, str] = {}  # tool call id → the client's terminal running its command
+        self.titles: dict[str, str] = {}  # tool call id → the title it was announced with (this turn)
 
 
 async def _read_text(fs: FileOps, path: str) -> str | None:
@@ -114,7 +118,7 @@ class KgentAgent:
         self.offer = offer or ClientOffer()
         self.client: Client | None = None
         self.sessions: dict[str, _Session] = {}
-        self.port = AcpPort(lambda: self.client, lambda sid: self.sessions[sid].workspace)
+        self.port = AcpPort(lambda: self.client, lambda sid: self.sessions[sid].workspace, self._lasting)
         # No approval timeout: the client owns its permission prompts (and cancels the turn to give up).
         self.svc = Service(env, Settings(approval_timeout=None, approval_timeout_set=True), self.port)
         self.store = self.svc.store
@@ -180,7 +184,22 @@ class KgentAgent:
                 current_value=current,
                 options=[S.SessionConfigSelectOption(value=m, name=m) for m in self._models()],
             ),
+            S.SessionConfigOptionSelect(
+                type="select",
+                id="lasting",
+                name="Always answers last",
+                description="How long an 'Always allow' or 'Always reject' answer to a permission request lasts.",
+                current_value=session.lasting,
+                options=[
+                    S.SessionConfigSelectOption(value=value, name=name, description=description)
+                    for value, name, description in LASTING
+                ],
+            ),
         ]
+
+    def _lasting(self, session_id: str) -> Lasting:
+        session = self.sessions.get(session_id)
+        return session.lasting if session is not None else "session"
 
     def _default_mode(self) -> str:
         mode = permission_mode(self.env)
@@ -239,7 +258,7 @@ class KgentAgent:
             raise request_error(exc) from None
         self.svc.extensions().set_session_servers(new_id, servers)
         fork = self.sessions[new_id] = _Session(normalize_workspace(cwd), source.mode)
-        fork.model = source.model
+        fork.model, fork.lasting = source.model, source.lasting
         self._announce_commands(new_id, fork.workspace)
         return S.ForkSessionResponse(
             session_id=new_id, modes=self._modes(fork.mode), config_options=self._config_options(fork)
@@ -272,6 +291,21 @@ class KgentAgent:
             self.svc.cancel(run_id)
         self.sessions.pop(session_id, None)
         return S.CloseSessionResponse()
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """ACP's session/delete (unstable; kgent.acp.guard passes it on as `_kgent/session/delete`, as the SDK does
+        not route it): the session leaves the store — a live prompt of it is refused as busy, not cancelled."""
+        if method != DELETE_EXTENSION:
+            raise RequestError.method_not_found("_" + method)
+        session_id = params.get("sessionId")
+        if not isinstance(session_id, str) or not session_id:
+            raise RequestError.invalid_params({"sessionId": "the session to delete is required"})
+        try:
+            await self.svc.delete_session(session_id)
+        except KgentError as exc:
+            raise request_error(exc) from None
+        self.sessions.pop(session_id, None)
+        return {}
 
     async def _reopen(self, session_id: str, mcp_servers: list[Any] | None) -> tuple[SessionTree, _Session]:
         """A stored session opened on this connection (session/load, session/resume): its tree, and its state here
@@ -341,7 +375,8 @@ class KgentAgent:
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
     ) -> S.SetSessionConfigOptionResponse:
-        """`mode` and `model`: the session's, from its next prompt on (a live run keeps what it started with)."""
+        """`mode` and `model`: the session's, from its next prompt on (a live run keeps what it started with);
+        `lasting`: the scope of the next 'always' answers."""
         session = await self._session(session_id)
         if config_id == "mode":
             self._check_mode(value)
@@ -352,9 +387,14 @@ class KgentAgent:
                     {"value": f"unknown model {value!r}; one of {self._models()}"}
                 )
             session.model = value
+        elif config_id == "lasting":
+            scopes = [value for value, _, _ in LASTING]
+            if value not in scopes:
+                raise RequestError.invalid_params({"value": f"unknown scope {value!r}; one of {scopes}"})
+            session.lasting = "project" if value == "project" else "session"
         else:
             raise RequestError.invalid_params(
-                {"configId": f"unknown option {config_id!r}; the options are 'mode' and 'model'"}
+                {"configId": f"unknown option {config_id!r}; the options are 'mode', 'model' and 'lasting'"}
             )
         return S.SetSessionConfigOptionResponse(config_options=self._config_options(session))
 
@@ -456,6 +496,7 @@ class KgentAgent:
                     if event.kind in ("edit", "delete", "move") and event.path:
                         absolute = str(Path(session.workspace, event.path))
                         session.before[event.tool_call_id] = (absolute, await _read_text(fs, absolute))
+                    session.titles[event.tool_call_id] = event.title
                     await self._update(session_id, U.tool_call_start(event, session.workspace))
                 elif isinstance(event, ToolUpdate):
                     terminal = session.terminals.get(event.tool_call_id)
@@ -467,7 +508,8 @@ class KgentAgent:
                         continue
                     await live.end(event.tool_call_id)
                     diff = await self._diff(fs, session, event)
-                    await self._update(session_id, U.tool_call_update(event, diff, terminal))
+                    title = session.titles.pop(event.tool_call_id, None)
+                    await self._update(session_id, U.tool_call_update(event, diff, terminal, title))
                 elif isinstance(event, PlanEvent):
                     await self._update(session_id, U.plan_update(event))
                 elif isinstance(event, UsageEvent) and event.context is not None:
@@ -480,6 +522,7 @@ class KgentAgent:
             live.close()
             session.before.clear()
             session.terminals.clear()
+            session.titles.clear()
 
     def _terminal_opened(self, session_id: str) -> Callable[[str, str], Awaitable[None]]:
         """What the terminal runner calls once a command's terminal exists: embed it in the tool call."""

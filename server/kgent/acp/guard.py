@@ -1,6 +1,7 @@
 """Screens the client's lines before the SDK reads them: the SDK (0.12) skips a line that is not JSON without an
 answer and stops on JSON that is not an object. Here such a line is answered with a JSON-RPC error (`id: null`)
-and dropped; every other line goes to the SDK untouched."""
+and dropped; every other line goes to the SDK untouched but `session/delete`, which the SDK does not route: it goes
+on as the extension request `_kgent/session/delete` (KgentAgent.ext_method answers it, under the same id)."""
 
 from __future__ import annotations
 
@@ -57,7 +58,7 @@ async def pump(
             if reply is not None:
                 _reply(out, reply)
             elif refusal is None:
-                sink.feed_data(line)
+                sink.feed_data(_routed(line))
             else:
                 log.warning("refused a line from the client: %s", refusal["error"]["message"])
                 _reply(out, refusal)
@@ -73,6 +74,20 @@ def _intercepted(
         return None
     message = json.loads(line)
     return intercept(message) if isinstance(message, dict) else None
+
+
+DELETE = "session/delete"
+DELETE_EXTENSION = "kgent/session/delete"  # the SDK strips the leading "_" when it calls ext_method
+
+
+def _routed(line: bytes) -> bytes:
+    """`line`, with a `session/delete` request renamed to the extension method the SDK routes to ext_method."""
+    if DELETE.encode() not in line:
+        return line
+    message = json.loads(line)
+    if not isinstance(message, dict) or message.get("method") != DELETE:
+        return line
+    return json.dumps({**message, "method": "_" + DELETE_EXTENSION}, separators=(",", ":")).encode() + b"\n"
 
 
 def _reply(out: asyncio.StreamWriter, message: dict[str, Any]) -> None:

@@ -45,7 +45,7 @@ def initialize_result(requested: int) -> dict[str, Any]:
             "loadSession": True,
             "promptCapabilities": {"embeddedContext": True, "image": True},
             # fork, resume and close are ACP's unstable methods (kgent.acp.main serves the unstable protocol)
-            "sessionCapabilities": {"list": {}, "fork": {}, "resume": {}, "close": {}},
+            "sessionCapabilities": {"list": {}, "fork": {}, "resume": {}, "close": {}, "delete": {}},
             "mcpCapabilities": {
                 "http": True,
                 "sse": False,

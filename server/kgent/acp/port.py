@@ -15,22 +15,14 @@ from typing import Any
 from acp import Client
 from acp import schema as S
 
-from kgent.core.events import Event, PermissionOption, PermissionRequest, RunStart, SubRunEvent
+from kgent.core.events import Event, PermissionRequest, RunStart, SubRunEvent
 from kgent.service.runs import REJECT, Decision, FileScope, RunRef
 
 from . import updates as U
 from .files import ClientTextFiles
+from .options import Lasting, offer
 
 log = logging.getLogger("kgent.acp")
-
-
-def _option_meta(option: PermissionOption) -> dict[str, Any] | None:
-    """An 'always' option's scope and rules (protocol.md § agent/permission) for clients that read `_meta`; its
-    name says the same in words for those that do not."""
-    if option.scope is None:
-        return None
-    rules = [{"rule": r.rule, "text": r.text} for r in option.rules]
-    return {"kgent": {"scope": option.scope, "rules": rules}}
 
 
 class Turn:
@@ -45,9 +37,17 @@ class Turn:
 class AcpPort:
     """Implements RunPort for one ACP connection."""
 
-    def __init__(self, client: Callable[[], Client | None], workspace: Callable[[str], str]) -> None:
+    def __init__(
+        self,
+        client: Callable[[], Client | None],
+        workspace: Callable[[str], str],
+        lasting: Callable[[str], Lasting] = lambda _sid: "session",
+    ) -> None:
         self._client = client
         self._workspace = workspace  # session id → its workspace
+        self._lasting = (
+            lasting  # session id → how long its 'always' answers last (its `lasting` config option)
+        )
         self.turns: dict[str, Turn] = {}  # session id → the turn now streaming
 
     def send(self, ref: RunRef, seq: int, event: Event) -> None:
@@ -82,18 +82,15 @@ class AcpPort:
                 )
                 assert isinstance(relabelled, PermissionRequest)
                 request = relabelled
-        options = [
-            S.PermissionOption(option_id=o.option_id, name=o.name, kind=o.kind, field_meta=_option_meta(o))
-            for o in request.options
-        ]
+        offered = offer(request.options, self._lasting(ref.session_id))
         response = await client.request_permission(
             session_id=ref.session_id,
             tool_call=U.permission_tool_call(request, self._workspace(ref.session_id)),
-            options=options,
+            options=offered.options,
         )
         outcome: Any = response.outcome
         if isinstance(outcome, S.AllowedOutcome):
-            return Decision(outcome.option_id)
+            return Decision(offered.decision(outcome.option_id))
         return Decision("reject_once", cancel=True)  # `cancelled`: the client is cancelling the turn
 
     def text_files(self, scope: FileScope) -> ClientTextFiles | None:

@@ -76,12 +76,35 @@ def tool_call_start(event: ToolCallEvent, workspace: str) -> S.ToolCallStart:
     )
 
 
+CANCELLED = "cancelled:"  # how the kernel's result of a call a cancel cut short begins
+
+
+def cancelled(event: ToolUpdate) -> bool:
+    """Whether the call ended because its run was cancelled (ACP has no such status: it ends `failed`)."""
+    return event.status == "failed" and (event.output or "").startswith(CANCELLED)
+
+
 def tool_call_update(
-    event: ToolUpdate, diff: S.FileEditToolCallContent | None, terminal: str | None = None
+    event: ToolUpdate,
+    diff: S.FileEditToolCallContent | None,
+    terminal: str | None = None,
+    title: str | None = None,
 ) -> S.ToolCallProgress:
     """Progress or the end of a call: a finished edit carries its diff, a command (or any tool) its output — or,
     when the command ran in the client's terminal, that terminal (the client shows its output) and the output as
-    `rawOutput`."""
+    `rawOutput`. A call a cancel cut short ends `failed` (ACP has no `cancelled`), its title (the one it was
+    announced with) ending "· cancelled", so the client's line says so."""
+    update = _tool_call_update(event, diff, terminal)
+    if title is not None and cancelled(event):
+        return update.model_copy(
+            update={"title": f"{title} · cancelled", "field_meta": {"kgent": {"cancelled": True}}}
+        )
+    return update
+
+
+def _tool_call_update(
+    event: ToolUpdate, diff: S.FileEditToolCallContent | None, terminal: str | None
+) -> S.ToolCallProgress:
     content: list[Any] = []
     if diff is not None:
         content.append(diff)

@@ -315,7 +315,7 @@ METHODS: tuple[Method, ...] = (
                 why="it also removes the archived event logs of the session's runs",
             ),
         ),
-        acp=Absent("ACP's session/delete is an unstable draft that the Python ACP SDK (0.12) does not route"),
+        acp=Acp("session/delete"),
     ),
     Method(
         name="agent/compact",
