@@ -1,6 +1,6 @@
 """The package's layers, enforced: every import of kgent.X from kgent.Y must point down (or stay inside Y).
 
-core < files, session, providers < sandbox, changes < tools < permissions < context < kernel < ext, config < service
+core < files, session, providers < sandbox, changes < tools < permissions, lsp < context < kernel < ext, config < service
 < fronts (daemon, http, acp, swebench) < cli, testing. Packages of one layer do not import each other. Every import counts: module level, inside
 functions and under TYPE_CHECKING alike. There is no exception list: a new edge against the order fails here.
 """
@@ -24,6 +24,7 @@ LAYERS: dict[str, int] = {
     "changes": 2,
     "tools": 3,
     "permissions": 4,
+    "lsp": 4,  # language servers Kgent runs for diagnostics: over the sandbox, under the kernel
     "context": 5,
     "kernel": 6,
     "ext": 7,

@@ -13,6 +13,7 @@ export type {
   ApplyReviewParams,
   ApplyReviewResult,
   ClientCapabilities,
+  Diagnostic,
   FsCapabilities,
   HunkOutcome,
   HunkResult,

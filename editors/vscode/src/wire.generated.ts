@@ -157,6 +157,22 @@ export interface DeleteSessionParams {
   sessionId: string;
 }
 
+/** One finding of a language server (protocol.md § Diagnostics). */
+export interface Diagnostic {
+  /** Workspace-relative when inside the workspace, else absolute. */
+  path: string;
+  /** 1-based. */
+  line: number;
+  /** 1-based. */
+  column: number;
+  severity: "error" | "warning" | "information" | "hint" | (string & {});
+  message: string;
+  /** Who said it, e.g. `Ruff`, `Pylance`. */
+  source?: string | null;
+  /** The rule or error code, e.g. `F821`. */
+  code?: string | null;
+}
+
 /** `{}`. */
 export type EmptyResult = Record<string, never>;
 
@@ -981,6 +997,11 @@ export interface ToolUpdateEvent {
   isError: boolean;
   /** Structured extras the tool reports (informative). */
   details: Record<string, unknown>;
+  /**
+   * After an edit or write: the diagnostics it added (errors first, at most what the result lists); [] when it added
+   * none; absent when no source of diagnostics was asked.
+   */
+  diagnostics?: Diagnostic[] | null;
 }
 
 /** Tokens, and their estimated cost when the model has a known price (protocol.md § usage). */

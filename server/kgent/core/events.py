@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Literal
 
+from kgent.core.diagnostics import Diagnostic
 from kgent.core.messages import AssistantMessage, message_to_dict
 
 ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
@@ -85,6 +86,8 @@ class ToolUpdate:
     diff: str | None = None
     is_error: bool = False
     details: dict[str, Any] = field(default_factory=dict)
+    # after an edit: the diagnostics it added (errors first); () none new; None when nothing was asked
+    diagnostics: tuple[Diagnostic, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -375,6 +378,8 @@ def _plain(value: Any) -> Any:
         return message_to_dict(value)  # the session's form of a message is its wire form
     if isinstance(value, PermissionToolCall):
         return _tool_call(value)
+    if isinstance(value, Diagnostic):
+        return value.to_dict()
     if isinstance(value, PermissionOption):
         option: dict[str, Any] = {"optionId": value.option_id, "kind": value.kind, "name": value.name}
         if value.scope is not None:

@@ -34,4 +34,7 @@ class KernelConfig:
     )
     # Context resources (kgent.context.instructions, .skills): AGENTS.md / CLAUDE.md files and skills. False: none.
     resources: bool = True
-    skill_dirs: tuple[Path, ...] = ()  # more folders of skills (extensions register them: kgent.ext)
+    skill_dirs: tuple[Path, ...] = ()
+    # Diagnostics after edits from the language servers of `[language_servers.*]` (kgent.lsp), for hosts that have
+    # none of their own. False: never start one.
+    language_servers: bool = True  # more folders of skills (extensions register them: kgent.ext)

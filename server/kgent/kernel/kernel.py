@@ -5,6 +5,7 @@ Hosts (CLI, daemon) talk to the kernel only through `AgentKernel.create_run` and
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -12,6 +13,7 @@ from pathlib import Path
 from kgent.changes.tracker import ChangeTracker
 from kgent.context.compaction import CompactionPolicy, Compactor
 from kgent.context.projection import project
+from kgent.core.diagnostics import DiagnosticSource
 from kgent.core.errors import ConfigError, RunStateError
 from kgent.core.messages import ImagePart, Message
 from kgent.files.ops import FileOps, LocalFileOps
@@ -22,6 +24,8 @@ from kgent.kernel.images import no_vision_error, sees_images
 from kgent.kernel.loop import Loop, RunSpec
 from kgent.kernel.run import AgentRun
 from kgent.kernel.subagents import SubAgents
+from kgent.lsp.config import ServersConfig, read_servers
+from kgent.lsp.pool import LanguageServers
 from kgent.permissions import RuleBook, Scoped, SessionRules, normalize_mode
 from kgent.providers.base import Provider
 from kgent.providers.pricing import builtin_prices
@@ -72,6 +76,9 @@ class AgentKernel:
         # Context compaction (kgent.context): a policy the loop asks before each request; None turns it off.
         self.compactor: CompactionPolicy | None = Compactor()
         self._live: dict[str, AgentRun] = {}
+        # The language servers of each live session (kgent.lsp), stopped when its last run ends.
+        self._servers: dict[str, LanguageServers] = {}
+        self._stopping: set[asyncio.Task[None]] = set()
         normalize_mode(self.config.mode)  # fail at assembly, not mid-run
 
     def create_run(
@@ -89,6 +96,7 @@ class AgentKernel:
         fs: FileOps | None = None,
         runner: CommandRunner | None = None,
         typed: str | None = None,
+        diagnostics: DiagnosticSource | None = None,
     ) -> AgentRun:
         """Start a run now (inside a running event loop). `session_id` resumes that session at its active leaf
         or at `parent_entry_id` (a fork); without it a new session is created. `cost_limit` (US dollars; default
@@ -97,7 +105,8 @@ class AgentKernel:
         `failed` (`max_turns`) after that many model turns. `fs` is this run's file access (an editor's buffers;
         default the kernel's); `runner` where its shell commands run (default the kernel's). `workspace` defaults to
         the current directory. `typed`: what the user typed when `prompt` is its expansion (a slash command); the
-        prompt's message entry records it. `images` go with the prompt (checked by the caller: kgent.core.images);
+        prompt's message entry records it. `diagnostics`: the host's source of diagnostics after edits (default: the
+        language servers configured for the workspace, if any). `images` go with the prompt (checked by the caller: kgent.core.images);
         a model the table does not know to see images refuses them with ConfigError before any request."""
         ws = Path(workspace) if workspace is not None else Path.cwd()
         if not ws.is_absolute():
@@ -137,6 +146,7 @@ class AgentKernel:
             fs=fs,
             runner=runner,
             typed=typed,
+            diagnostics=diagnostics,
         )
         self._live[sid] = run
         self.rules.workspaces[sid] = ws.resolve()
@@ -154,6 +164,11 @@ class AgentKernel:
             # 'always' rules are in its permission entries and come back when a run resumes it (restore_rules).
             del self._live[run.session_id]
             self.rules.release(run.session_id)
+            servers = self._servers.pop(run.session_id, None)
+            if servers is not None:
+                task = asyncio.ensure_future(servers.aclose())
+                self._stopping.add(task)
+                task.add_done_callback(self._stopping.discard)
         if release is not None:
             release(run.session_id)
 
@@ -192,6 +207,32 @@ class AgentKernel:
                 self.rules.restore(session_id, entry.data["rules"])
                 return
 
+    def language_servers(self, session_id: str, workspace: Path) -> LanguageServers | None:
+        """The session's language servers for diagnostics after edits: the user's config.toml and, once the project
+        is trusted, its `.kgent/config.toml` (`[language_servers.NAME]`); None when none is configured (or
+        `KernelConfig.language_servers` is off). Nothing starts until a file one of them speaks for is edited."""
+        if not self.config.language_servers:
+            return None
+        servers = self._servers.get(session_id)
+        if servers is not None:
+            return servers
+        notes: list[str] = []
+        try:
+            found = read_servers(workspace, trusted=self.rules.files.is_trusted(workspace))
+        except ConfigError as exc:
+            found, notes = ServersConfig(), [f"no language servers: {exc.message}"]
+        if found.untrusted:
+            names = ", ".join(f"`{n}`" for n in found.untrusted)
+            notes.append(
+                f"the project's language servers ({names}) run once the project is trusted (kgent extensions --trust)"
+            )
+        if not found.servers and not notes:
+            return None
+        servers = self._servers[session_id] = LanguageServers(
+            found.servers, workspace, self.sandbox, notes=notes
+        )
+        return servers
+
     def subagents(self, loop: Loop, run: AgentRun, tracker: ChangeTracking, call_id: str) -> SubAgents:
         """The `task` tool's sub-agent runner for one tool call of `run`."""
         return SubAgents(self, loop, run, tracker, call_id)
@@ -205,5 +246,9 @@ class AgentKernel:
             run.cancel()
         for run in list(self._live.values()):
             await run.result()
+        for servers in list(self._servers.values()):
+            await servers.aclose()
+        if self._stopping:
+            await asyncio.gather(*self._stopping, return_exceptions=True)
         await self.provider.aclose()
         await self.store.aclose()

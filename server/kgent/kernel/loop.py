@@ -19,6 +19,7 @@ from kgent.context.projection import own_context
 from kgent.context.skills import ENTRY_TYPE as SKILLS
 from kgent.context.skills import changed_note
 from kgent.context.tokens import estimate_overhead
+from kgent.core.diagnostics import DiagnosticSource
 from kgent.core.errors import KgentError
 from kgent.core.events import InputSource, MessageEnd, PlanEvent, RunResult, RunStart, RunStatus, UserInput
 from kgent.core.messages import (
@@ -33,6 +34,7 @@ from kgent.core.messages import (
 from kgent.files.ops import FileOps
 from kgent.kernel.arguments import ArgumentChecks
 from kgent.kernel.cost import RunCost
+from kgent.kernel.diagnostics import RunDiagnostics
 from kgent.kernel.hooks import HookContext, extension_skill_dirs, hooked_request, run_end_entries
 from kgent.kernel.images import sees_images, with_image_data, without_images
 from kgent.kernel.prompt import system_prompt
@@ -78,6 +80,7 @@ class RunSpec:
     origin: SubRunOrigin | None = None  # set for a sub-agent's run (the `task` tool)
     tools: tuple[Tool, ...] | None = None  # None: the kernel's tools
     typed: str | None = None  # what the user typed, when `prompt` is its expansion (a slash command)
+    diagnostics: DiagnosticSource | None = None  # the host's; None: the language servers Kgent runs (if any)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -119,6 +122,8 @@ class Loop:
         self.arguments.add(tools, known=kernel.arguments)
         self.fs: FileOps = spec.fs or kernel.fs
         self.runner: CommandRunner = spec.runner or kernel.runner
+        source = spec.diagnostics or kernel.language_servers(spec.session_id, spec.workspace)
+        self.diagnostics = RunDiagnostics(source, self.fs, spec.workspace) if source is not None else None
         self.schemas = tuple(
             ToolSchema(name=t.name, description=t.description, parameters=t.parameters) for t in tools
         )

@@ -95,6 +95,7 @@ class SubAgents:
             max_turns=loop.spec.max_turns,
             fs=loop.fs,  # the parent's file access: an editor's buffers stay the sub-agent's files too
             runner=loop.runner,
+            diagnostics=loop.spec.diagnostics,
         )
         parent.adopt(child)
         child._start(Loop(self.kernel, spec))

@@ -23,6 +23,7 @@ from kgent.core.events import (
 )
 from kgent.core.messages import ToolCall, ToolResultMessage
 from kgent.files.ops import HostBuffers
+from kgent.kernel.diagnostics import edited_path, with_diagnostics
 from kgent.kernel.hooks import denial, hooked_result
 from kgent.permissions import (
     Intent,
@@ -430,7 +431,15 @@ class ToolBatch:
         emit(ToolUpdate(tool_call_id=call.id, status="in_progress"))
         buffers = self.loop.fs if isinstance(self.loop.fs, HostBuffers) else None
         unsaved: list[str] = []
+        diagnostics, checked = self.loop.diagnostics, None
+        edited = (
+            None
+            if diagnostics is None
+            else edited_path(ready.tool, call.arguments, self.loop.spec.workspace, ready.allow_outside)
+        )
         try:
+            if diagnostics is not None and edited is not None:  # the file's diagnostics before the change
+                await diagnostics.before(edited)
             unsaved = (
                 await buffers.save_buffers() if buffers and ready.tool.intent.effect == "execute" else []
             )
@@ -449,6 +458,10 @@ class ToolBatch:
             out = ToolOutput(content=f"tool_error: {type(exc).__name__}: {exc}", is_error=True)
         if buffers is not None:
             out = _with_notes(out, buffers.take_notes(), unsaved)
+        if (
+            diagnostics is not None and edited is not None
+        ):  # what the change broke, for the model and the fronts
+            out, checked = await with_diagnostics(diagnostics, edited, out)
         result = ToolResultMessage(
             tool_call_id=call.id,
             name=call.name,
@@ -466,6 +479,7 @@ class ToolBatch:
                 diff=result.details.get("diff"),
                 is_error=result.is_error,
                 details={k: v for k, v in result.details.items() if k != "diff"},
+                diagnostics=checked,
             )
         )
 

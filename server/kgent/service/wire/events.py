@@ -156,6 +156,18 @@ class ToolCallEvent(Payload):
     command: str | None = None
 
 
+class Diagnostic(Payload):
+    """One finding of a language server (protocol.md § Diagnostics)."""
+
+    path: str = Field(description="Workspace-relative when inside the workspace, else absolute.")
+    line: int = Field(ge=1, description="1-based.")
+    column: int = Field(ge=1, description="1-based.")
+    severity: Literal["error", "warning", "information", "hint"]
+    message: str
+    source: str | None = Field(default=None, description="Who said it, e.g. `Ruff`, `Pylance`.")
+    code: str | None = Field(default=None, description="The rule or error code, e.g. `F821`.")
+
+
 class ToolUpdateEvent(Payload):
     type: Literal["tool_update"]
     tool_call_id: str
@@ -167,6 +179,11 @@ class ToolUpdateEvent(Payload):
     diff: str | None = None
     is_error: bool
     details: dict[str, Any] = Field(description="Structured extras the tool reports (informative).")
+    diagnostics: list[Diagnostic] | None = Field(
+        default=None,
+        description="After an edit or write: the diagnostics it added (errors first, at most what the result "
+        "lists); [] when it added none; absent when no source of diagnostics was asked.",
+    )
 
 
 class PermissionRequestEvent(PermissionFields):
