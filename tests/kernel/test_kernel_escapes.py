@@ -13,18 +13,16 @@ import asyncio
 import json
 import os
 import secrets
-import subprocess
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from escapes import Recording
+from escapes import git as _git
 from kgent.core.events import PermissionRequest, PermissionResolved, ToolUpdate, event_to_dict
-from kgent.core.messages import message_to_dict
 from kgent.kernel import AgentKernel, KernelConfig
-from kgent.providers.base import ProviderRequest, StreamEvent
 from kgent.providers.scripted import ScriptedProvider
 from kgent.sandbox.bwrap import NoSandbox, Sandbox, detect
 from kgent.session.jsonl import JsonlSessionStore
@@ -166,17 +164,6 @@ class World:
     state: Path
 
 
-def _git(ws: Path, *args: str) -> None:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.com",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.com",
-    }
-    subprocess.run(["git", *args], cwd=ws, env=env, check=True, capture_output=True)
-
-
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> World:
     root = tmp_path_factory.mktemp("escape")
@@ -205,31 +192,6 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
     (ws / "escape.txt").symlink_to(outside / "secret.txt")
     os.link(outside / "secret.txt", ws / "notes.txt")
     return World(ws=ws, markers=markers, state=root / "state")
-
-
-class Recording:
-    """The scripted model, keeping every request it was sent as JSON text."""
-
-    def __init__(self, inner: ScriptedProvider) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.model = inner.model
-        self.requests: list[str] = []
-
-    def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
-        self.requests.append(
-            json.dumps(
-                {
-                    "system": request.system_prompt,
-                    "messages": [message_to_dict(m) for m in request.messages],
-                },
-                ensure_ascii=False,
-            )
-        )
-        return self.inner.stream(request)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
 
 
 @dataclass

@@ -100,6 +100,7 @@ export type {
   RunTextParams,
   ServerCapabilities,
   ServerFeatures,
+  SkippedFile,
   ServerInfo,
   SessionEntry,
   SessionFeatures,

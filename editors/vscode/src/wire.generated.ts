@@ -293,11 +293,15 @@ export interface InitializeSettings {
   trustProjectExtensions?: boolean | null;
 }
 
-/** Instruction files entered the context: when the run opened, or when a tool call touched their directory. */
+/**
+ * Instruction files entered the context: when the run opened, or when a tool call touched their directory; `skipped`
+ * names the instruction files and skills the files gate left out (a link to a secret or outside).
+ */
 export interface InstructionsEvent {
   type: "instructions";
   files: LoadedFile[];
   entryId?: string | null;
+  skipped?: SkippedFile[];
 }
 
 export type KnownEvent =
@@ -927,6 +931,12 @@ export interface SkillInfo {
   description: string;
   /** The skill's SKILL.md, absolute. */
   path: string;
+}
+
+/** An instruction file or skill the files gate refused: never read, never sent to the model. */
+export interface SkippedFile {
+  path: string;
+  reason: string;
 }
 
 export type StopReason = "end" | "tool_use" | "max_tokens" | "error" | "aborted";

@@ -37,6 +37,7 @@ from kgent.permissions.modes import MODE_DESCRIPTIONS
 from kgent.service import wire as W
 from kgent.service.errors import classify
 from kgent.service.handshake import Settings
+from kgent.service.review import gated
 from kgent.service.service import Service
 from kgent.session.entries import SessionTree
 from kgent.session.paths import normalize_workspace
@@ -78,8 +79,10 @@ class _Session:
         self.titles: dict[str, str] = {}  # tool call id → the title it was announced with (this turn)
 
 
-async def _read_text(fs: FileOps, path: str) -> str | None:
-    """A file's text as the tools see it (through the client's buffers when it serves them); None if absent."""
+async def _read_text(fs: FileOps, workspace: str, path: str) -> str | None:
+    """A file's text as the tools see it (through the client's buffers when it serves them), for the diff of an edit
+    the person approved, through the files gate (inside the workspace only); None if absent or refused."""
+    fs = gated(fs, Path(workspace))
     try:
         if await fs.size(Path(path)) > _DIFF_LIMIT:
             return None
@@ -495,7 +498,10 @@ class KgentAgent:
                 elif isinstance(event, ToolCallEvent):
                     if event.kind in ("edit", "delete", "move") and event.path:
                         absolute = str(Path(session.workspace, event.path))
-                        session.before[event.tool_call_id] = (absolute, await _read_text(fs, absolute))
+                        session.before[event.tool_call_id] = (
+                            absolute,
+                            await _read_text(fs, session.workspace, absolute),
+                        )
                     session.titles[event.tool_call_id] = event.title
                     await self._update(session_id, U.tool_call_start(event, session.workspace))
                 elif isinstance(event, ToolUpdate):
@@ -541,7 +547,7 @@ class KgentAgent:
         if event.status != "completed" or event.is_error or event.tool_call_id not in session.before:
             return None
         path, old = session.before.pop(event.tool_call_id)
-        new = await _read_text(fs, path)
+        new = await _read_text(fs, session.workspace, path)
         return H.tool_diff_content(path, new if new is not None else "", old)
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:

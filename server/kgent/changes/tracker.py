@@ -11,8 +11,11 @@ import tempfile
 from pathlib import Path
 
 from kgent.changes.diffs import file_patch
+from kgent.files import gate
 from kgent.files.ops import FileOps
 from kgent.files.paths import classify_path
+
+_ANY_SIZE = 1 << 62  # the tracker reads a written file whole (large ones become a "large file" section)
 
 _GIT_CONFIG = ("-c", "core.quotepath=false", "-c", "core.splitIndex=false", "-c", "core.fsmonitor=false")
 # Untracked files above this size stay out of the snapshots: hashing them would slow every run's start and end
@@ -126,10 +129,10 @@ class ChangeTracker:
         return tuple(sorted(set(paths))), patch + "".join(extra)
 
     def _current(self, rel: str) -> bytes | None:
-        path = self.workspace / rel
+        """A file a tool wrote, as it is now (through the files gate: the run was approved to change it)."""
         try:
-            return path.read_bytes() if path.is_file() else None
-        except OSError:
+            return gate.read_head(self.workspace, rel, limit=_ANY_SIZE, protected_ok=True)[0]
+        except OSError:  # absent, a directory now, or refused (it moved outside)
             return None
 
     async def _git_diff(self, start: str, skip: set[str]) -> tuple[list[str], str]:
@@ -151,8 +154,7 @@ class ChangeTracker:
         self._index_dir = tempfile.mkdtemp(prefix="kgent-index-")
         real = git_path.decode().strip()
         real_path = Path(real) if os.path.isabs(real) else self.workspace / real
-        if real_path.is_file():
-            shutil.copyfile(real_path, os.path.join(self._index_dir, "index"))
+        _copy_index(self.workspace, real_path, Path(self._index_dir, "index"))
 
     def _close_index(self) -> None:
         if self._index_dir is not None:
@@ -220,3 +222,12 @@ class ChangeTracker:
 def _large_section(rel: str) -> str:
     """A file too large to diff: named as changed, its contents not shown (git's form for unshown contents)."""
     return f"diff --git a/{rel} b/{rel}\nBinary files a/{rel} and b/{rel} differ\n"
+
+
+def _copy_index(workspace: Path, index: Path, to: Path) -> None:
+    """Copy git's own index (wherever git keeps it), read through the files gate; nothing when there is none."""
+    try:
+        data = gate.read_head(workspace, index, limit=_ANY_SIZE, outside_ok=True, protected_ok=True)[0]
+    except OSError:
+        return
+    to.write_bytes(data)

@@ -3,7 +3,9 @@ AGENTS.md) at the workspace root, in the directories a run touches, and the user
 
 What was loaded is recorded in the session as `instructions` entries ({files: [...]}, each file with its text), so a
 resume knows what the model was told; `render` turns an entry's files into the message the model gets (a pure,
-deterministic function: the same entry is the same bytes on every request). File reads happen in `InstructionSet`.
+deterministic function: the same entry is the same bytes on every request). File reads happen in `InstructionSet`,
+through the files gate: an instruction file that is (or links to) a protected, hard-linked or outside file is left
+out, never read, and named with the reason (`Skipped`) for the `instructions` event.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
+
+from kgent.files import gate
 
 FILE_NAMES = (
     "AGENTS.md",
@@ -66,6 +70,17 @@ class InstructionFile:
             truncated=bool(d.get("truncated", False)),
             change=change if change in ("new", "changed", "removed") else "new",
         )
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A file Kgent would have loaded (an instruction file, a skill) that the files gate refused: never read."""
+
+    path: str
+    reason: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"path": self.path, "reason": self.reason}
 
 
 def entry_files(data: Mapping[str, Any]) -> list[InstructionFile]:
@@ -131,17 +146,17 @@ def latest(entries_data: Iterable[Mapping[str, Any]]) -> dict[str, InstructionFi
     return state
 
 
-def read_instruction(path: Path, source: Source, *, within: Path) -> InstructionFile | None:
-    """Load one file, or None when it is missing, not a regular file, or (through a symlink) outside `within`:
-    an AGENTS.md linked to a secret elsewhere never reaches the model."""
+def read_instruction(
+    path: Path, source: Source, *, within: Path, outside_ok: bool = False
+) -> InstructionFile | Skipped | None:
+    """Load one file through the files gate: None when it is missing or unreadable, Skipped when the gate refuses
+    it (a link to a secret, to `.git` internals or — unless `outside_ok`, the user's own file — outside `within`;
+    more than one hard link; not a regular file): such a file never reaches the model."""
     try:
-        real = path.resolve(strict=True)
-        if not real.is_relative_to(within.resolve()) or not real.is_file():
-            return None
-        st = real.stat()
-        with real.open("rb") as fh:
-            data = fh.read(MAX_BYTES + 1)
-    except (OSError, RuntimeError):
+        data, st = gate.read_head(within, path, limit=MAX_BYTES, outside_ok=outside_ok)
+    except gate.Refused as refused:
+        return Skipped(path=str(path), reason=refused.reason)
+    except (OSError, ValueError):
         return None
     truncated = len(data) > MAX_BYTES or st.st_size > MAX_BYTES
     kept = data[:MAX_BYTES]
@@ -176,11 +191,18 @@ class InstructionSet:
     workspace: Path
     user_dir: Path | None
     known: dict[str, InstructionFile] = field(default_factory=dict)
+    skipped: list[Skipped] = field(default_factory=list)  # refused since the last `take_skipped`
+    _refused: dict[str, tuple[int, int]] = field(default_factory=dict)  # path → (size, mtime) when refused
+
+    def take_skipped(self) -> list[Skipped]:
+        """The files refused since the last call (each named once, until it changes)."""
+        taken, self.skipped = self.skipped, []
+        return taken
 
     def start(self) -> list[InstructionFile]:
         found: list[InstructionFile] = []
-        if self.user_dir is not None:
-            found += self._check(self.user_dir, "user", within=self.user_dir)
+        if self.user_dir is not None:  # the user's own file may link to their dotfiles, not to a secret
+            found += self._check(self.user_dir, "user", within=self.user_dir, outside_ok=True)
         found += self._check(self.workspace, "project", within=self.workspace)
         for path in sorted(p for p, f in self.known.items() if f.source == "directory"):
             found += self._check(Path(path).parent, "directory", within=self.workspace)
@@ -204,7 +226,9 @@ class InstructionSet:
                 found += self._check(d, "project" if d == root else "directory", within=root)
         return self._remember(found)
 
-    def _check(self, directory: Path, source: Source, *, within: Path) -> list[InstructionFile]:
+    def _check(
+        self, directory: Path, source: Source, *, within: Path, outside_ok: bool = False
+    ) -> list[InstructionFile]:
         """The directory's file if it is new or changed; the removal of a known one that is gone."""
         current = dir_file(directory)
         known_here = [f for p, f in self.known.items() if Path(p).parent == directory and f.source == source]
@@ -223,7 +247,10 @@ class InstructionSet:
                 return out
             if st.st_size == before.size and st.st_mtime_ns == before.mtime_ns:
                 return out
-        loaded = read_instruction(current, source, within=within)
+        loaded = read_instruction(current, source, within=within, outside_ok=outside_ok)
+        if isinstance(loaded, Skipped):
+            self._skip(current, loaded)
+            return out
         if loaded is None:
             return out
         if before is not None:
@@ -232,6 +259,16 @@ class InstructionSet:
                 return out
             loaded = replace(loaded, change="changed")
         return [*out, loaded]
+
+    def _skip(self, path: Path, skipped: Skipped) -> None:
+        try:
+            st = path.stat()
+            key = (st.st_size, st.st_mtime_ns)
+        except OSError:
+            key = (-1, -1)
+        if self._refused.get(skipped.path) != key:
+            self._refused[skipped.path] = key
+            self.skipped.append(skipped)
 
     def _remember(self, files: list[InstructionFile]) -> list[InstructionFile]:
         for f in files:

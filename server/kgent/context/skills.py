@@ -1,16 +1,22 @@
 """Skills, a resource of the context: folders with a `SKILL.md` (the Agent Skills format Claude Code and Pi read:
 front matter with `name` and `description`, then the body) in `<workspace>/.kgent/skills/`, `<user config dir>/skills/`
 and the directories extensions register. Only name, description and path reach the system prompt; the model reads
-the body with `read` when a task calls for it.
+the body with `read` when a task calls for it. Folders and SKILL.md files are found and read through the files gate:
+a project's skill folder or SKILL.md that links outside the workspace, to a secret, or has several hard links is
+left out (and named, `Skipped`); the user's and extensions' skills may link anywhere but to a secret.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from kgent.context.instructions import Skipped
+from kgent.files import gate
 
 FILE = "SKILL.md"
 ENTRY_TYPE = "skills"  # a session entry {skills: [{name, description, path}]}: what the system prompt listed
@@ -68,14 +74,16 @@ def front_matter(text: str) -> dict[str, str]:
     return out
 
 
-def load_skill(skill_md: Path) -> Skill | None:
-    """One skill, or None when its SKILL.md has no usable name and description."""
+def load_skill(skill_md: Path, *, root: Path, outside_ok: bool = False) -> Skill | Skipped | None:
+    """One skill, or None when its SKILL.md has no usable name and description, or Skipped when the files gate
+    refuses the SKILL.md (under `root`)."""
     try:
-        with skill_md.open("rb") as fh:
-            head = fh.read(MAX_HEAD).decode("utf-8", errors="replace")
-    except OSError:
+        data, _ = gate.read_head(root, skill_md, limit=MAX_HEAD, outside_ok=outside_ok)
+    except gate.Refused as refused:
+        return Skipped(path=str(skill_md), reason=refused.reason)
+    except (OSError, ValueError):
         return None
-    meta = front_matter(head)
+    meta = front_matter(data[:MAX_HEAD].decode("utf-8", errors="replace"))
     name = meta.get("name", "").strip() or skill_md.parent.name
     description = " ".join(meta.get("description", "").split())[:MAX_DESCRIPTION]
     if not _NAME.match(name) or not description:
@@ -91,22 +99,37 @@ def skill_dirs(workspace: Path, user_dir: Path | None, extra: Iterable[Path] = (
     return dirs + list(extra)
 
 
-def discover(dirs: Sequence[Path]) -> list[Skill]:
-    """The skills in `dirs` (each a folder of skill folders), sorted by name; a name found twice keeps the first."""
+def discover(dirs: Sequence[Path], workspace: Path | None = None) -> tuple[list[Skill], list[Skipped]]:
+    """The skills in `dirs` (each a folder of skill folders), sorted by name — a name found twice keeps the first —
+    and the folders and SKILL.md files the gate refused. A folder inside `workspace` is judged under it (nothing may
+    lead outside); any other folder under itself, its links free to lead anywhere but to a secret."""
     found: dict[str, Skill] = {}
+    skipped: list[Skipped] = []
     for base in dirs:
-        try:
-            children = sorted(p for p in base.iterdir() if p.is_dir())
-        except OSError:
-            continue
-        for child in children:
+        own = workspace is not None and _within(base, workspace)
+        root = workspace if own and workspace is not None else base
+        outside_ok = not own
+        for child in _folders(base, root, outside_ok, skipped):
             skill_md = child / FILE
-            if not skill_md.is_file():
+            if not skill_md.is_file() and not skill_md.is_symlink():
                 continue
-            skill = load_skill(skill_md)
-            if skill is not None and skill.name not in found:
+            skill = load_skill(skill_md, root=root, outside_ok=outside_ok)
+            if isinstance(skill, Skipped):
+                skipped.append(skill)
+            elif skill is not None and skill.name not in found:
                 found[skill.name] = skill
-    return sorted(found.values(), key=lambda s: s.name)
+    return sorted(found.values(), key=lambda s: s.name), skipped
+
+
+def _within(path: Path, root: Path) -> bool:
+    return os.path.abspath(path).startswith(os.path.abspath(root).rstrip(os.sep) + os.sep)
+
+
+def _folders(base: Path, root: Path, outside_ok: bool, skipped: list[Skipped]) -> list[Path]:
+    """The skill folders of `base` the gate admits; a folder that leads outside `root` (or to a secret) is named."""
+    folders, refused = gate.subdirectories(root, base, outside_ok=outside_ok)
+    skipped += [Skipped(path=str(base / r.shown_name), reason=r.reason) for r in refused]
+    return folders
 
 
 def entry_skills(data: Mapping[str, Any]) -> list[Skill]:
@@ -134,10 +157,17 @@ def changed_note(skills: Sequence[Skill]) -> str:
     return f"<skills>\nThe available skills changed; this list replaces the one in the system prompt:\n{body}\n</skills>"
 
 
-def inside_skill(path: Path, skills: Iterable[Skill]) -> bool:
-    """Whether `path` (resolved) lies in one of the skills' folders (resolved)."""
-    try:
-        real = path.resolve()
-    except (OSError, RuntimeError):
-        return False
-    return any(real.is_relative_to(Path(s.directory).resolve()) for s in skills)
+def inside_skill(path: Path, skills: Iterable[Skill], workspace: Path) -> bool:
+    """Whether `path` lies in one of the skills' folders after symlinks and the files gate admits it there (not a
+    secret, not hard-linked): a read of a listed skill's folder. A folder in the workspace must still be inside it
+    (a project's skill folder swapped for a link out counts for nothing)."""
+    for s in skills:
+        folder = Path(s.directory)
+        try:
+            if _within(folder, workspace) and not gate.admit(workspace, folder).inside:
+                continue
+            if gate.admit(folder, path).inside:
+                return True
+        except gate.Refused:
+            continue
+    return False

@@ -245,13 +245,23 @@ class LoadedFile:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SkippedFile:
+    """An instruction file or a skill the files gate refused (a link to a secret or outside, several hard links):
+    never read, never sent; `reason` says why."""
+
+    path: str  # absolute
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class InstructionsEvent:
     """Instruction files entered the context (when the run opened, or a tool call touched their directory); each is
-    recorded in the session entry `entry_id`."""
+    recorded in the session entry `entry_id`. `skipped`: the files left out by the files gate."""
 
     type: ClassVar[str] = "instructions"
     files: tuple[LoadedFile, ...]
     entry_id: str | None = None
+    skipped: tuple[SkippedFile, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -2,7 +2,8 @@
 dir (KGENT_CONFIG_DIR overrides it), and a project's `.mcp.json` (the format other agents use). Stdlib only.
 
 A project's files name code to run (extension modules, MCP server commands): they are marked `project` and load only
-when the user trusts the project (kgent.ext.trust). Bad files raise ConfigError naming the file and the key.
+when the user trusts the project (kgent.ext.trust). Bad files raise ConfigError naming the file and the key. Every
+file is read through the files gate: a project's file that links outside it, to a secret or is hard-linked is refused.
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ from typing import Any, Literal
 
 from kgent.core.errors import ConfigError
 from kgent.core.paths import user_config_dir as user_config_dir
+from kgent.files import gate
 
 Origin = Literal["user", "project"]
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_MAX_CONFIG = 1 << 20  # bytes: a config file is small
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -77,7 +80,8 @@ def read_config(project: Path | None, env: Mapping[str, str] | None = None) -> E
     if project is not None:
         sources.append((project / ".kgent" / "config.toml", "project"))
     for path, origin in sources:
-        data = _read_toml(path)
+        own = origin == "user"
+        data = _read_toml(path, path.parent if own or project is None else project, own=own)
         if data is None:
             continue
         files.append(str(path))
@@ -90,9 +94,9 @@ def read_config(project: Path | None, env: Mapping[str, str] | None = None) -> E
             servers[name] = _server(name, raw, origin, path, env)
     if project is not None:
         mcp_json = project / ".mcp.json"
-        if mcp_json.is_file():
+        if mcp_json.is_file() or mcp_json.is_symlink():
             files.append(str(mcp_json))
-            for name, raw in _read_mcp_json(mcp_json).items():
+            for name, raw in _read_mcp_json(mcp_json, project).items():
                 servers[name] = _server(name, raw, "project", mcp_json, env)
     return ExtConfig(
         extensions=tuple(refs),
@@ -102,22 +106,35 @@ def read_config(project: Path | None, env: Mapping[str, str] | None = None) -> E
     )
 
 
-def _read_toml(path: Path) -> dict[str, Any] | None:
+def _read(path: Path, root: Path, *, own: bool) -> str:
+    """A config file's text through the files gate under `root` (`own`: the user's file may link anywhere but to a
+    secret; a project's stays inside the project)."""
+    data, _ = gate.read_file(root, path, limit=_MAX_CONFIG, outside_ok=own)
+    return data.decode("utf-8")
+
+
+def _read_toml(path: Path, root: Path, *, own: bool) -> dict[str, Any] | None:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _read(path, root, own=own)
     except FileNotFoundError:
         return None
+    except gate.Refused as refused:
+        raise ConfigError(f"{path}: {refused.reason}") from None
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}") from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not valid TOML: {exc}") from None
 
 
-def _read_mcp_json(path: Path) -> dict[str, Any]:
+def _read_mcp_json(path: Path, root: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(_read(path, root, own=False))
+    except gate.Refused as refused:
+        raise ConfigError(f"{path}: {refused.reason}") from None
     except (OSError, ValueError) as exc:
         raise ConfigError(f"{path} is not a readable JSON file: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("mcpServers", {}), dict):

@@ -20,6 +20,8 @@ from kgent.core.errors import ExtensionError
 from kgent.ext.api import ExtensionAPI
 from kgent.ext.config import ExtensionRef
 from kgent.ext.registry import Registry
+from kgent.files import gate
+from kgent.files.audit import gated
 
 GROUP = "kgent.extensions"
 
@@ -88,6 +90,10 @@ def _import_ref(ref: ExtensionRef) -> Any:
     target = ref.target
     if target.endswith(".py"):
         path = (ref.base / target).resolve()
+        try:  # a project's file through the files gate: inside the project, no secret, one link
+            gate.admit(ref.base, path, outside_ok=ref.origin == "user")
+        except gate.Refused as refused:
+            raise ExtensionError(f"extension file {path}: {refused.reason}") from None
         if not path.is_file():
             raise ExtensionError(f"no extension file {path}")
         digest = hashlib.sha256(str(path).encode()).hexdigest()[:10]
@@ -95,7 +101,8 @@ def _import_ref(ref: ExtensionRef) -> Any:
         if spec is None or spec.loader is None:
             raise ExtensionError(f"cannot load {path} as a Python module")
         module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        with gated():  # importlib reads the file it was given: the one just admitted
+            spec.loader.exec_module(module)
         return module
     module_name, _, attr = target.partition(":")
     module = importlib.import_module(module_name)

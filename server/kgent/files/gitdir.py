@@ -9,6 +9,8 @@ import os
 from collections.abc import Mapping
 from typing import Final
 
+from kgent.files.audit import gated
+
 # Variables that point git at a repository, objects, an index or a work tree somewhere else.
 GIT_LOCATION_VARIABLES: Final = (
     "GIT_DIR",
@@ -26,7 +28,10 @@ def _inside(path: str, root: str) -> bool:
 
 def _read(path: str) -> str:
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
+        with (
+            gated(),
+            open(path, encoding="utf-8", errors="replace") as f,
+        ):  # git's own pointers, never returned
             return f.read(65536)
     except OSError:
         return ""
@@ -98,7 +103,8 @@ def outside_git_dir(workspace: str | os.PathLike[str], env: Mapping[str, str]) -
 
 def _linked_out(directory: str, ws: str) -> str | None:
     try:
-        entries = list(os.scandir(directory))
+        with gated():
+            entries = list(os.scandir(directory))
     except OSError:
         return None
     for entry in entries:

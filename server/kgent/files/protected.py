@@ -10,6 +10,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from kgent.files.audit import gated
 from kgent.files.paths import is_protected_name
 
 
@@ -45,8 +46,9 @@ class ProtectedFiles:
         self._lock = threading.Lock()  # calls of parallel runs refresh from worker threads
 
     def refresh(self) -> Found:
-        """Walk the tree (symlinks are not followed; `.git` is skipped) and return what to mask."""
-        with self._lock:
+        """Walk the tree (symlinks are not followed; `.git` is skipped) and return what to mask (the files gate's
+        own walk: its names decide what is protected)."""
+        with self._lock, gated():
             return self._refresh()
 
     def _refresh(self) -> Found:

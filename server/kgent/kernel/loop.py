@@ -308,7 +308,8 @@ class Loop:
             return
         entry = self.entry(INSTRUCTIONS, **found.data)
         await self.persist([entry])
-        self.state.history.append(InstructionsMessage(text=render(found.files)))
+        if found.files:  # files the gate refused are only named in the event: the model gets nothing of them
+            self.state.history.append(InstructionsMessage(text=render(found.files)))
         run.emit(found.event(entry.id))
 
     async def _add_run_tools(self) -> None:

@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from kgent.context.instructions import ENTRY_TYPE as INSTRUCTIONS
-from kgent.context.instructions import InstructionFile, InstructionSet, latest, ordered
+from kgent.context.instructions import InstructionFile, InstructionSet, Skipped, latest, ordered
 from kgent.context.projection import own_context
 from kgent.context.skills import ENTRY_TYPE as SKILLS
 from kgent.context.skills import Skill, discover, entry_skills, inside_skill, skill_dirs
-from kgent.core.events import InstructionsEvent, LoadedFile
+from kgent.core.events import InstructionsEvent, LoadedFile, SkippedFile
 from kgent.core.messages import ToolCall, ToolResultMessage
 from kgent.core.paths import user_config_dir
 from kgent.session.entries import SessionEntry
@@ -27,9 +27,14 @@ class Found:
 
     data: dict[str, Any]
     files: tuple[InstructionFile, ...]
+    skipped: tuple[Skipped, ...] = ()  # refused by the files gate: named in the event, never read
 
     def event(self, entry_id: str) -> InstructionsEvent:
-        return InstructionsEvent(files=loaded(self.files), entry_id=entry_id)
+        return InstructionsEvent(
+            files=loaded(self.files),
+            entry_id=entry_id,
+            skipped=tuple(SkippedFile(path=s.path, reason=s.reason) for s in self.skipped),
+        )
 
 
 def loaded(files: Sequence[InstructionFile]) -> tuple[LoadedFile, ...]:
@@ -59,9 +64,13 @@ class RunResources:
         # A branch with no conversation yet (a new session, a sub-agent's fresh context) lists today's skills in its
         # system prompt; a later branch keeps the list its prompt began with, and a change is told in a message.
         self.fresh = not any(e.type in ("message", INSTRUCTIONS, SKILLS) for e in branch)
-        self.skills: list[Skill] = (
-            discover(skill_dirs(workspace, self.user_dir, extra_skill_dirs)) if enabled else []
-        )
+        self.workspace = workspace
+        self.skills: list[Skill] = []
+        self.skipped_skills: list[Skipped] = []
+        if enabled:
+            self.skills, self.skipped_skills = discover(
+                skill_dirs(workspace, self.user_dir, extra_skill_dirs), workspace
+            )
         if self.fresh:
             self.prompt_skills = self.skills
         else:
@@ -82,7 +91,9 @@ class RunResources:
         """The instruction files to record when the run opens: new, changed or removed since the branch saw them."""
         if not self.enabled:
             return None
-        return _found(self.instructions.start())
+        files = self.instructions.start()
+        skipped, self.skipped_skills = [*self.skipped_skills, *self.instructions.take_skipped()], []
+        return _found(files, skipped)
 
     def touched(
         self, tools: dict[str, Tool], calls: Sequence[ToolCall], results: Sequence[ToolResultMessage]
@@ -100,17 +111,23 @@ class RunResources:
             raw = call.arguments.get(intent.path_arg, intent.default_path)
             if isinstance(raw, str) and raw and "\0" not in raw:
                 paths.append(raw)
-        return _found(self.instructions.touched(paths)) if paths else None
+        if not paths:
+            return None
+        files = self.instructions.touched(paths)
+        return _found(files, self.instructions.take_skipped())
 
     def is_skill_file(self, path: Path) -> bool:
         """Whether `path` is inside the folder of a skill this run listed to the model (a read of a known resource)."""
-        return inside_skill(path, [*self.prompt_skills, *self.skills])
+        return inside_skill(path, [*self.prompt_skills, *self.skills], self.workspace)
 
 
-def _found(files: list[InstructionFile]) -> Found | None:
-    if not files:
+def _found(files: list[InstructionFile], skipped: Sequence[Skipped] = ()) -> Found | None:
+    if not files and not skipped:
         return None
-    return Found(data={"files": [f.to_dict() for f in files]}, files=tuple(files))
+    data: dict[str, Any] = {"files": [f.to_dict() for f in files]}
+    if skipped:
+        data["skipped"] = [s.to_dict() for s in skipped]
+    return Found(data=data, files=tuple(files), skipped=tuple(skipped))
 
 
 def loaded_resources(branch: Sequence[SessionEntry]) -> dict[str, Any]:

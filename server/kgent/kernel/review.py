@@ -16,6 +16,7 @@ from typing import Any
 
 from kgent.changes.diffs import file_patch
 from kgent.changes.hunks import Hunk, compute_hunks, patch_sections, reverse_patch
+from kgent.files.gatedops import GatedFiles
 from kgent.files.ops import FileOps, LocalFileOps
 from kgent.files.paths import classify_path
 from kgent.tools.base import ChangeTracking
@@ -97,7 +98,9 @@ class RunReview:
 
     def __init__(self, inner: ChangeTracking, fs: FileOps, workspace: Path, run_id: str) -> None:
         self.inner = inner
-        self.fs = fs
+        # the files the run changed, for the person's review: through the gate, protected ones included (the run
+        # was approved to change them), nothing outside the workspace
+        self.fs = GatedFiles(fs, workspace, protected_ok=True)
         self.workspace = workspace
         self.run_id = run_id
         self._before: dict[str, str | None] = {}  # rel → text before the run's first write ('' → unreadable)
@@ -150,7 +153,7 @@ class RunReview:
             else:
                 changed.discard(rel)
                 sections.pop(rel, None)
-        disk = LocalFileOps()
+        disk = GatedFiles(LocalFileOps(), self.workspace, protected_ok=True)
         for rel in sorted(set(paths) - set(self._before) - self._unreviewable):
             section = sections.get(rel)
             if section is None:

@@ -22,6 +22,7 @@ from kgent.core.events import (
     ToolUpdate,
 )
 from kgent.core.messages import ToolCall, ToolResultMessage
+from kgent.files.gatedops import GatedFiles
 from kgent.files.ops import HostBuffers
 from kgent.kernel.diagnostics import edited_path, with_diagnostics
 from kgent.kernel.hooks import denial, hooked_result
@@ -121,6 +122,7 @@ class _Ready:
     )
     grant: Grant | None = None  # a shell call's sandbox allowance (None: unconfined, full mode)
     allow_private: bool = False  # a network call approved for the private address its URL resolves to
+    allow_protected: bool = False  # a file call authorized as touching a protected file (or configuration)
 
 
 class ToolBatch:
@@ -168,16 +170,23 @@ class ToolBatch:
         await self.loop.persist(decisions + self.loop.tool_result_entries(ordered))
 
     def _context(
-        self, allow_outside: bool, call_id: str = "", grant: Grant | None = None, allow_private: bool = False
+        self,
+        allow_outside: bool,
+        call_id: str = "",
+        grant: Grant | None = None,
+        allow_private: bool = False,
+        allow_protected: bool = False,
     ) -> ToolContext:
+        """The call's context; its file access goes through the files gate, as far as the call was authorized."""
         emit = self.run.emit
+        workspace = self.loop.spec.workspace
 
         def on_update(text: str) -> None:
             emit(ToolUpdate(tool_call_id=call_id, status="in_progress", output=text))
 
         return ToolContext(
-            workspace=self.loop.spec.workspace,
-            fs=self.loop.fs,
+            workspace=workspace,
+            fs=GatedFiles(self.loop.fs, workspace, outside_ok=allow_outside, protected_ok=allow_protected),
             changes=self.tracker,
             allow_outside=allow_outside,
             allow_private=allow_private,
@@ -259,6 +268,7 @@ class ToolBatch:
             binding=auth.binding,
             grant=grant,
             allow_private=intent.operation == "network" and intent.protected,
+            allow_protected=intent.protected and intent.subject == "path",
         )
 
     def _skill_read(self, tool: Tool, intent: Intent, call: ToolCall) -> bool:
@@ -338,7 +348,9 @@ class ToolBatch:
         found: FileChangePreview | None = None
         if tool.kind == "edit":
             try:
-                found = await tool.preview(call.arguments, self._context(intent.scope == "outside"))
+                # the card shows the person the change (a protected file's too): the preview may read what it edits
+                context = self._context(intent.scope == "outside", allow_protected=True)
+                found = await tool.preview(call.arguments, context)
             except PreviewError as e:
                 raise _Unfit(e.message) from None
             except Exception:  # a preview is a courtesy; the call itself reports other problems
@@ -443,7 +455,9 @@ class ToolBatch:
             unsaved = (
                 await buffers.save_buffers() if buffers and ready.tool.intent.effect == "execute" else []
             )
-            ctx = self._context(ready.allow_outside, call.id, ready.grant, ready.allow_private)
+            ctx = self._context(
+                ready.allow_outside, call.id, ready.grant, ready.allow_private, ready.allow_protected
+            )
             version = self.user_versions.pop(call.id, None)
             out = (
                 await write_user_version(version[0], version[1], ctx)

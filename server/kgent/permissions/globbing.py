@@ -8,6 +8,8 @@ import re
 from functools import lru_cache
 from typing import Final
 
+from kgent.files import gate
+
 MAX_MATCHES: Final = 1000
 
 _CLASSES: Final = {
@@ -136,8 +138,8 @@ def _walk(parts: list[str], cwd: str) -> list[str]:
             directory = os.path.join(cwd, prefix) if prefix else cwd
             if not _inside(os.path.realpath(directory), root):
                 continue
-            try:
-                names = [e.name for e in os.scandir(directory)]
+            try:  # listed only once physically inside (checked above), under the files gate's mark
+                names = gate.names(directory)
             except OSError:
                 continue
             for name in names:

@@ -6,7 +6,8 @@
 #
 # Writing keeps every other table, key and comment of the file: only the text of the `[permissions]` table is
 # replaced (its own comments are not kept), then the file is checked to read back the same everywhere else and
-# replaced atomically (a temporary file in the same directory, then rename).
+# replaced atomically (a temporary file in the same directory, then rename). Every read and write goes through the
+# files gate: a project's file that links outside the workspace (or to a secret) is neither read nor written.
 
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from kgent.core.paths import is_trusted, user_config_dir
+from kgent.files import gate
+from kgent.files.audit import gated
 from kgent.permissions.rules import Scoped
 from kgent.permissions.rulesyntax import Decision, Rule, RuleError, RuleScope, parse_rule
 
@@ -42,13 +45,23 @@ class FileRules:
 
 
 class RuleFile:
-    """One config.toml's `[permissions]` table."""
+    """One config.toml's `[permissions]` table, read and written through the files gate under `root` (the
+    workspace for a project's file; the user's config dir, whose files may link anywhere but to a secret)."""
 
-    def __init__(self, path: Path, preamble: str = "") -> None:
+    def __init__(
+        self, path: Path, preamble: str = "", *, root: Path | None = None, own: bool = False
+    ) -> None:
         self.path = path
         self.preamble = preamble  # the first lines of a file this creates (a comment saying what it is)
+        self.root = root if root is not None else path.parent
+        self.own = own  # the user's own file: outside_ok
         self._key: tuple[int, int, int] | None = None
         self._rules = FileRules()
+
+    def read_text(self) -> str:
+        """The file's text through the gate (FileNotFoundError when absent; OSError, gate.Refused included)."""
+        data, _ = gate.read_file(self.root, self.path, limit=1 << 20, outside_ok=self.own)
+        return data.decode("utf-8")
 
     def load(self) -> FileRules:
         """The file's rules, read again only when the file changed."""
@@ -69,7 +82,7 @@ class RuleFile:
 
     def _read(self) -> FileRules:
         try:
-            data = tomllib.loads(self.path.read_text(encoding="utf-8"))
+            data = tomllib.loads(self.read_text())
         except OSError as exc:
             return FileRules(problems=(f"{self.path}: cannot read it: {exc.strerror}",))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
@@ -94,9 +107,11 @@ class RuleFile:
     def texts(self, decision: Decision) -> list[str]:
         """The rule strings of the file as written (unreadable ones too), for rewriting."""
         try:
-            data = tomllib.loads(self.path.read_text(encoding="utf-8"))
+            data = tomllib.loads(self.read_text())
         except FileNotFoundError:
             return []
+        except OSError as exc:
+            raise RuleError(f"{self.path}: cannot read it: {exc.strerror}") from None
         table = data.get(TABLE, {})
         items = table.get(decision, []) if isinstance(table, dict) else []
         return [i for i in items if isinstance(i, str)] if isinstance(items, list) else []
@@ -122,9 +137,11 @@ class RuleFile:
 
     def _write(self, lists: Mapping[str, list[str]]) -> None:
         try:
-            text = self.path.read_text(encoding="utf-8")
+            text = self.read_text()
         except FileNotFoundError:
             text = self.preamble
+        except OSError as exc:
+            raise RuleError(f"{self.path}: cannot read it: {exc.strerror}") from None
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
@@ -162,12 +179,17 @@ class RuleFile:
             raise RuleError(
                 f"{self.path}: cannot rewrite [{TABLE}] without changing the rest; edit it by hand"
             )
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        tmp.write_text(new_text, encoding="utf-8")
-        if self.path.exists():
-            os.chmod(tmp, self.path.stat().st_mode & 0o7777)
-        tmp.replace(self.path)
+        try:  # the person's answer chose this file: configuration, but seen
+            target = gate.admit(self.root, self.path, write=True, outside_ok=self.own, protected_ok=True)
+        except gate.Refused as refused:
+            raise RuleError(f"{self.path}: {refused.reason}") from None
+        with gated():
+            target.abs.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.abs.with_name(f".{target.abs.name}.{os.getpid()}.tmp")
+            tmp.write_text(new_text, encoding="utf-8")
+            if target.abs.exists():
+                os.chmod(tmp, target.abs.stat().st_mode & 0o7777)
+            tmp.replace(target.abs)
 
 
 def _same(text: str, rule: Rule) -> bool:
@@ -227,13 +249,15 @@ class RuleFiles:
         return self.user_path() if scope == "user" else self.project_path(workspace)
 
     def file(self, scope: RuleScope, workspace: Path) -> RuleFile:
-        return self._file(self.path(scope, workspace))
+        if scope == "user":
+            return self._file(self.user_path(), root=user_config_dir(self.env), own=True)
+        return self._file(self.project_path(workspace), root=workspace)
 
     def personal(self, workspace: Path) -> RuleFile:
         # The path as a JSON string: a folder name with a newline must not end the comment and add TOML of its own.
         where = json.dumps(str(workspace.resolve()), ensure_ascii=True)
         preamble = f"# Kgent: your own permission rules for {where} (not in the project)\n"
-        return self._file(self.personal_path(workspace), preamble)
+        return self._file(self.personal_path(workspace), preamble, root=user_config_dir(self.env), own=True)
 
     def writable(self, scope: RuleScope, workspace: Path) -> RuleFile:
         """Where a rule of `scope` is written: a project rule goes to the project's file while the project is
@@ -246,10 +270,10 @@ class RuleFiles:
         """The project's file and the user's own file for the project: the two homes of its project rules."""
         return self.file("project", workspace), self.personal(workspace)
 
-    def _file(self, path: Path, preamble: str = "") -> RuleFile:
+    def _file(self, path: Path, preamble: str = "", *, root: Path, own: bool = False) -> RuleFile:
         found = self._files.get(path)
         if found is None:
-            found = self._files[path] = RuleFile(path, preamble)
+            found = self._files[path] = RuleFile(path, preamble, root=root, own=own)
         return found
 
     def is_trusted(self, workspace: Path) -> bool:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Literal
 
 from kgent.ext.config import user_config_dir
+from kgent.files import gate
 from kgent.service.errors import INVALID_PARAMS, ServiceError
 from kgent.service.review import review_files
 from kgent.session.entries import SessionTree
@@ -150,17 +151,19 @@ def _first_line(body: str) -> str:
     return ""
 
 
-def _templates(folder: Path, source: Source) -> list[Command]:
-    if not folder.is_dir():
-        return []
+def _templates(folder: Path, source: Source, root: Path) -> list[Command]:
+    """The templates of one folder, through the files gate under `root` (the workspace for the project's: a template
+    that links outside it, to a secret or is hard-linked is never read; the user's own may link anywhere else)."""
+    own = source == "user"
+    names, _ = gate.listing(root, folder, outside_ok=own)
     found: list[Command] = []
-    for path in sorted(folder.glob("*.md")):
-        name = path.stem
-        if not _NAME.fullmatch(name) or not path.is_file():
+    for name in names:
+        path = folder / name
+        if not name.endswith(".md") or not _NAME.fullmatch(path.stem) or not gate.is_file(root, path, own):
             continue
         try:
-            raw = path.read_bytes()
-            text = raw.decode("utf-8") if len(raw) <= MAX_TEMPLATE_BYTES else None
+            raw, _ = gate.read_file(root, path, limit=MAX_TEMPLATE_BYTES, outside_ok=own)
+            text: str | None = raw.decode("utf-8")
         except (OSError, UnicodeDecodeError):
             text = None
         if text is None:
@@ -168,8 +171,8 @@ def _templates(folder: Path, source: Source) -> list[Command]:
         meta, body = parse_template(text)
         found.append(
             Command(
-                name=name,
-                description=meta.get("description") or _first_line(body) or f"prompt template {name}",
+                name=path.stem,
+                description=meta.get("description") or _first_line(body) or f"prompt template {path.stem}",
                 source=source,
                 argument_hint=meta.get("argument-hint") or meta.get("argument_hint") or None,
                 path=str(path),
@@ -192,7 +195,9 @@ def commands(workspace: Path, env: Mapping[str, str] | None = None) -> list[Comm
     the built-in wins over any template and a project template over a user one (the loser is listed, `shadowed`)."""
     out: list[Command] = list(BUILTINS)
     taken = set(_BUILTIN_NAMES)
-    for template in _templates(project_prompts(workspace), "project") + _templates(user_prompts(env), "user"):
+    mine = user_prompts(env)
+    templates = _templates(project_prompts(workspace), "project", workspace) + _templates(mine, "user", mine)
+    for template in templates:
         shadowed = template.name in taken
         taken.add(template.name)
         out.append(

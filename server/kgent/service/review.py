@@ -17,6 +17,8 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, Literal
 
 from kgent.changes.hunks import Hunk, lines, locate, revert
+from kgent.files.gate import Refused, admit
+from kgent.files.gatedops import GatedFiles
 from kgent.files.ops import FileOps
 from kgent.session.entries import SessionEntry, SessionTree, new_entry
 
@@ -80,11 +82,19 @@ def path_problem(workspace: Path, rel: str) -> str | None:
         return f"the recorded path {rel!r} is absolute, not inside the workspace"
     if ".." in PurePosixPath(rel.replace("\\", "/")).parts:
         return f"the recorded path {rel!r} leaves the workspace (..)"
-    root = workspace.resolve()
-    target = (workspace / rel).resolve()
-    if target == root or not target.is_relative_to(root):
+    try:  # the files gate: inside after symlinks; protected files are the person's to revert (the run changed them)
+        where = admit(workspace, rel, write=True, protected_ok=True)
+    except Refused:
+        where = None
+    if where is None or where.rel == ".":
         return f"the recorded path {rel!r} resolves outside the workspace (a symlink?)"
     return None
+
+
+def gated(fs: FileOps, workspace: Path) -> FileOps:
+    """`fs` behind the files gate, for the person's review and rewind: inside the workspace only, protected files
+    included (they act on what a run was approved to change)."""
+    return fs if isinstance(fs, GatedFiles) else GatedFiles(fs, workspace, protected_ok=True)
 
 
 async def current_starts(
@@ -94,6 +104,7 @@ async def current_starts(
     editor's buffer counts), or None when it is not there any more (rejecting it would conflict)."""
     out: dict[str, int | None] = {}
     texts: dict[str, list[str] | None] = {}
+    fs = gated(fs, workspace)
     for f in files:
         live = [h for h in f.hunks if f.status[h.id] != "rejected"]
         if not live:
@@ -122,6 +133,7 @@ async def apply_review(
     files = review_files(tree)
     where = {h.id: (f, h) for f in files for h in f.hunks}
     workspace = Path(tree.info.workspace)
+    fs = gated(fs, workspace)
     outcomes: dict[str, HunkOutcome] = {}
     decided: list[dict[str, Any]] = []
 

@@ -21,7 +21,7 @@ from typing import Any, Literal
 from kgent.changes.hunks import revert
 from kgent.files.ops import FileOps
 from kgent.kernel.review import text_sha
-from kgent.service.review import ReviewedFile, path_problem, review_files
+from kgent.service.review import ReviewedFile, gated, path_problem, review_files
 from kgent.session.entries import SessionEntry, SessionTree
 from kgent.session.store import SessionStore
 
@@ -139,6 +139,7 @@ async def plan_rewind(tree: SessionTree, entry_id: str, fs: FileOps, *, git: boo
 
 
 async def _plan_file(fs: FileOps, workspace: Path, rel: str, runs: Sequence[ReviewedFile]) -> FileRewind:
+    fs = gated(fs, workspace)
     problem = path_problem(workspace, rel)
     if problem is not None:
         return FileRewind(path=rel, outcome="unrestorable", reason=problem)
@@ -214,6 +215,7 @@ def _short(text: str) -> str:
 async def apply_plan(plan: RewindPlan, fs: FileOps, workspace: Path) -> list[FileRewind]:
     """Write the plan's restored files through `fs`; a file that changed since the plan was made is a conflict."""
     out: list[FileRewind] = []
+    fs = gated(fs, workspace)
     for f in plan.files:
         if f.outcome != "restored":
             out.append(f)

@@ -10,11 +10,13 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import stat
 from pathlib import Path
 
 from kgent.core.errors import SessionError
 
 _HEX = frozenset("0123456789abcdef")
+MAX_BLOB = 32 * 1024 * 1024  # bytes: more than any image a prompt may carry
 
 
 def check_sha256(sha256: str) -> str:
@@ -57,7 +59,7 @@ def write_blob(directory: Path, data: bytes) -> str:
 def read_blob(directory: Path, sha256: str, session_id: str) -> bytes:
     """The blob's bytes; SessionError `blob_missing` if it is gone or its bytes no longer match its hash."""
     try:
-        data = (directory / check_sha256(sha256)).read_bytes()
+        data = _read_regular(directory / check_sha256(sha256))
     except OSError:
         data = None
     if data is None or hashlib.sha256(data).hexdigest() != sha256:
@@ -67,6 +69,17 @@ def read_blob(directory: Path, sha256: str, session_id: str) -> bytes:
             code="blob_missing",
         )
     return data
+
+
+def _read_regular(path: Path) -> bytes | None:
+    """The bytes of a regular file that is no symlink, at most MAX_BLOB (the state dir is Kgent's own; the session
+    layer sits beside the files gate, so the blob store keeps the gate's rules for its one kind of file)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_BLOB:
+            return None
+        return f.read(MAX_BLOB + 1)
 
 
 def delete_blobs(session_file: Path) -> None:

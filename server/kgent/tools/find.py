@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from kgent.core.events import ToolKind
-from kgent.files.ignore import glob_match, walk_files
+from kgent.files import gate
+from kgent.files.ignore import glob_match
 from kgent.files.paths import PathError, classify_path
 from kgent.tools.base import (
     CallDescription,
@@ -108,7 +109,7 @@ class FindTool:
 
 def _walk(root: Path, pattern: str, limit: int, ignore_from: Path | None) -> list[str]:
     out: list[str] = []
-    for rel in walk_files(root, ignore_from=ignore_from):
+    for rel in gate.walk(root, ignore_from=ignore_from):
         if glob_match(pattern, rel):
             out.append(rel)
             if len(out) > limit:

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from kgent.core.events import ToolKind
-from kgent.files.ignore import glob_match, walk_files
+from kgent.files import gate
+from kgent.files.ignore import glob_match
 from kgent.files.paths import PathError, classify_path, is_hardlinked, is_protected_name
 from kgent.tools.base import (
     CallDescription,
@@ -210,16 +211,15 @@ def _py_search(
     hits: list[Hit] = []
     matches = 0
     linked = _LinkCheck(root)
-    for rel in walk_files(root.path.abs, ignore_from=ignore_from):
+    for rel in gate.walk(root.path.abs, ignore_from=ignore_from):
         if glob and not root.is_file and not glob_match(glob, rel):
             continue
         if not root.path.protected and is_protected_name(tuple(rel.split("/"))):
             continue  # as with rg: a directory search skips protected files
         if linked.skips(rel):
             continue
-        try:
-            data = (root.cwd / rel).read_bytes()
-        except OSError:
+        data = gate.read_walked(root.cwd, rel, protected_ok=root.path.protected)
+        if data is None:
             continue
         if b"\x00" in data[:8192]:
             continue

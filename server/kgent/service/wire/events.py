@@ -258,12 +258,21 @@ class PlanEvent(Payload):
     entries: list[PlanEntry]
 
 
+class SkippedFile(Payload):
+    """An instruction file or skill the files gate refused: never read, never sent to the model."""
+
+    path: str
+    reason: str
+
+
 class InstructionsEvent(Payload):
-    """Instruction files entered the context: when the run opened, or when a tool call touched their directory."""
+    """Instruction files entered the context: when the run opened, or when a tool call touched their directory;
+    `skipped` names the instruction files and skills the files gate left out (a link to a secret or outside)."""
 
     type: Literal["instructions"]
     files: list[LoadedFile]
     entry_id: str | None = None
+    skipped: list[SkippedFile] = Field(default_factory=list)
 
 
 class RunError(Payload):
