@@ -158,10 +158,13 @@ def context_overrides(env: Mapping[str, str] | None = None) -> ContextOverrides:
 
 def prices(env: Mapping[str, str] | None = None) -> PriceTable:
     """The model price table: the built-in one, updated from the JSON file KGENT_PRICES names (same shape as
-    kgent/providers/prices.json); ConfigError when that file cannot be read."""
+    kgent/providers/prices.json), and the models KGENT_VISION_MODELS names (comma-separated) marked as taking
+    images; ConfigError when that file cannot be read."""
     env = os.environ if env is None else env
     path = env.get("KGENT_PRICES")
-    return load_prices(path) if path else builtin_prices()
+    table = load_prices(path) if path else builtin_prices()
+    seeing = [m.strip() for m in env.get("KGENT_VISION_MODELS", "").split(",") if m.strip()]
+    return table.updated(PriceTable({}, dict.fromkeys(seeing, True))) if seeing else table
 
 
 def cost_limit(env: Mapping[str, str] | None = None, explicit: float | None = None) -> float | None:

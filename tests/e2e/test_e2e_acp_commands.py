@@ -44,3 +44,21 @@ async def test_commands_are_advertised_and_a_template_runs(workspace: Path, tmp_
         assert "explain" in commands_of(again)
     # the replayed history shows what the model was sent: the expansion
     assert again.text("user_message_chunk") == "Explain a.py in two sentences.\n"
+
+
+async def test_a_template_added_mid_session_is_announced(workspace: Path) -> None:
+    client = Client()
+    async with agent(client) as conn:
+        await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        await wait_for(lambda: commands_of(client))
+        assert "explain" not in commands_of(client)
+        prompts = workspace / ".kgent" / "prompts"
+        prompts.mkdir(parents=True)
+        draft = workspace / "explain.md"  # written whole, then moved in: the poll never sees half a file
+        draft.write_text("---\ndescription: Explain a file\n---\nExplain $1.\n")
+        draft.rename(prompts / "explain.md")
+        await wait_for(lambda: "explain" in commands_of(client))
+        (prompts / "explain.md").unlink()
+        await wait_for(lambda: "explain" not in commands_of(client))
+    announced = [u for u in client.updates if u.session_update == "available_commands_update"]
+    assert len(announced) == 3  # at session/new, then once per change: none while nothing changed

@@ -78,3 +78,38 @@ async def test_an_acp_image_block_reaches_the_model(tmp_path: Path, model_server
     assert [type(c).__name__ for c in said] == ["TextContentBlock", "ImageContentBlock"]
     assert said[0].text == "What colour?"
     assert (said[1].data, said[1].mime_type) == (IMAGE, "image/png")
+
+
+async def test_a_model_outside_the_table_sees_images_when_the_person_says_so(
+    tmp_path: Path, model_server: ModelServer
+) -> None:
+    image = S.ImageContentBlock(type="image", data=IMAGE, mime_type="image/png")
+    for seeing in ("", "other-model, my-local-vlm"):
+        model_server.reset()
+        env = daemon_env(
+            STATE_DIR,
+            KGENT_PROVIDER="openai",
+            KGENT_BASE_URL=model_server.openai_base_url,
+            KGENT_MODEL="my-local-vlm",
+            KGENT_API_KEY="test-key",
+            KGENT_VISION_MODELS=seeing,
+        )
+        async with spawn_agent_process(Client(), *AGENT, env=env) as (conn, _):
+            await conn.initialize(protocol_version=PROTOCOL_VERSION)
+            session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+            if (
+                not seeing
+            ):  # a model Kgent's table does not know: refused before any request, saying what to set
+                with pytest.raises(RequestError) as refused:
+                    await conn.prompt(
+                        session_id=session.session_id, prompt=[text_block("What colour?"), image]
+                    )
+                assert "'my-local-vlm'" in str(refused.value) and "KGENT_VISION_MODELS" in str(refused.value)
+                assert not model_server.requests
+                continue
+            done = await conn.prompt(
+                session_id=session.session_id, prompt=[text_block("What colour?"), image]
+            )
+            assert done.stop_reason == "end_turn"
+        [user] = [m for m in model_server.requests[-1].body["messages"] if m["role"] == "user"]
+        assert [p["type"] for p in user["content"]] == ["text", "image_url"]

@@ -64,6 +64,9 @@ MODES = (
 )
 _MODE_IDS = frozenset(m.id for m in MODES)
 _DIFF_LIMIT = 1 << 20  # bytes: larger files are not sent as diffs
+COMMANDS_POLL = (
+    1.0  # seconds between two looks at each open session's slash commands (a template added or removed)
+)
 
 
 class _Session:
@@ -77,6 +80,7 @@ class _Session:
         ] = {}  # tool call id → (absolute path, text before the edit)
         self.terminals: dict[str, str] = {}  # tool call id → the client's terminal running its command
         self.titles: dict[str, str] = {}  # tool call id → the title it was announced with (this turn)
+        self.commands: S.AvailableCommandsUpdate | None = None  # the slash commands the client was last sent
 
 
 async def _read_text(fs: FileOps, workspace: str, path: str) -> str | None:
@@ -126,6 +130,7 @@ class KgentAgent:
         self.svc = Service(env, Settings(approval_timeout=None, approval_timeout_set=True), self.port)
         self.store = self.svc.store
         self._announcing: set[asyncio.Task[None]] = set()
+        self._watch: asyncio.Task[None] | None = None
 
     def on_connect(self, conn: Client) -> None:
         self.client = conn
@@ -337,19 +342,40 @@ class KgentAgent:
         return U.wire_cost(session_usage(tree.entries.values(), self.svc.prices()))
 
     def _announce_commands(self, session_id: str, workspace: str) -> None:
-        """Send the workspace's slash commands once this request has answered (the client then knows the session)."""
-
-        async def announce() -> None:
-            try:
-                listed = self.svc.commands(workspace)
-            except OSError as exc:  # an unreadable prompts folder: the session works without commands
-                log.warning("could not list the slash commands of %s: %s", session_id, exc)
-                return
-            await self._update(session_id, available_commands(listed))
-
-        task = asyncio.get_running_loop().create_task(announce(), name=f"kgent-commands-{session_id}")
+        """Send the workspace's slash commands once this request has answered (the client then knows the session),
+        and from then on whenever they change (kgent.acp.agent.COMMANDS_POLL)."""
+        task = asyncio.get_running_loop().create_task(
+            self._send_commands(session_id, workspace, force=True), name=f"kgent-commands-{session_id}"
+        )
         self._announcing.add(task)
         task.add_done_callback(self._announcing.discard)
+        if self._watch is None:
+            self._watch = asyncio.get_running_loop().create_task(
+                self._watch_commands(), name="kgent-commands"
+            )
+
+    async def _send_commands(self, session_id: str, workspace: str, *, force: bool = False) -> None:
+        """An `available_commands_update` when the session's commands differ from what the client was last sent
+        (`force`: also when they do not, after session/new, load, resume and fork)."""
+        try:
+            update = available_commands(self.svc.commands(workspace))
+        except OSError as exc:  # an unreadable prompts folder: the session works without commands
+            log.warning("could not list the slash commands of %s: %s", session_id, exc)
+            return
+        session = self.sessions.get(session_id)
+        if session is None or (not force and update == session.commands):
+            return
+        session.commands = update
+        await self._update(session_id, update)
+
+    async def _watch_commands(self) -> None:
+        """Look at each open session's commands every COMMANDS_POLL seconds (a template added mid-session shows up
+        in the client's menu without a new session)."""
+        while True:
+            await asyncio.sleep(COMMANDS_POLL)
+            for session_id, session in list(self.sessions.items()):
+                if session.commands is not None:
+                    await self._send_commands(session_id, session.workspace)
 
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
@@ -564,4 +590,6 @@ class KgentAgent:
 
     async def aclose(self, grace: float = 3.0) -> None:
         """The client has gone: cancel every live run and give it `grace` seconds to write its session."""
+        if self._watch is not None:
+            self._watch.cancel()
         await self.svc.close(grace)

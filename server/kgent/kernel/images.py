@@ -28,8 +28,8 @@ def no_vision_error(provider: Provider, table: PriceTable) -> ConfigError:
     hint = f"e.g. {' or '.join(some)}; {others} models in the table take images" if some else "none is known"
     return ConfigError(
         f"model {provider.model!r} ({provider.name}) does not take images: pick a vision model for this run "
-        f"(the run's provider and model, or KGENT_PROVIDER and KGENT_MODEL; {hint}), or mark the model with "
-        '"vision": true in a KGENT_PRICES file'
+        f"(the run's provider and model, or KGENT_PROVIDER and KGENT_MODEL; {hint}), or, if it does see images, "
+        "name it in KGENT_VISION_MODELS"
     )
 
 
