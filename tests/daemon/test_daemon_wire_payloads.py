@@ -14,7 +14,7 @@ import pytest
 from helpers import conforms
 from kgent.core import events as K
 from kgent.core.messages import AssistantMessage, ToolCall, Usage, message_to_dict
-from kgent.kernel.cost import session_usage, usage_to_wire
+from kgent.kernel.cost import context_use, session_usage, usage_to_wire
 from kgent.providers.pricing import PriceTable
 from kgent.service import handshake as H
 from kgent.service import wire as W
@@ -63,7 +63,7 @@ def test_enumerations_are_the_kernels() -> None:
     assert literals(R.ServerCapabilities.model_fields["modes"].annotation.__args__[0]) == set(H.MODES)
 
 
-USAGE = Usage(input_tokens=3, output_tokens=4).to_dict()
+USAGE = usage_to_wire(Usage(input_tokens=3, output_tokens=4), None)
 PRICED = usage_to_wire(Usage(input_tokens=3, output_tokens=4, cache_read_tokens=900), 0.0012345)
 PRICES = PriceTable({})
 TOOL_CALL = K.PermissionToolCall(
@@ -130,7 +130,7 @@ EVENTS: list[K.Event] = [
     ),
     K.QueueUpdate(steering=("a",), follow_up=()),
     K.UsageEvent(turn=USAGE, total=USAGE),
-    K.UsageEvent(turn=PRICED, total=PRICED),
+    K.UsageEvent(turn=PRICED, total=PRICED, context=context_use(Usage(input_tokens=900), 64_000)),
     K.RetryEvent(attempt=1, max_attempts=3, delay_seconds=1, error="503"),
     K.CompactionEvent(status="started", trigger="manual"),
     K.CompactionEvent(status="completed", trigger="overflow", entry_id="e", tokens_before=9, tokens_after=1),

@@ -10,7 +10,7 @@ import pytest
 from helpers import collect
 from kgent.core.events import UsageEvent
 from kgent.core.messages import AssistantMessage, Usage, message_to_dict
-from kgent.kernel.cost import RunCost, session_usage, usage_to_wire
+from kgent.kernel.cost import RunCost, context_use, session_usage, usage_to_wire
 from kgent.providers.pricing import Price, PriceTable
 from kgent.session.entries import new_entry
 
@@ -39,6 +39,7 @@ async def test_usage_events_and_run_end_carry_the_cost_of_a_priced_model(
         "cacheReadTokens": 0,
         "cacheWriteTokens": 0,
         "cost": cost(2 * per_call),
+        "text": "2000 in / 200 out tokens · ≈ $0.0060",
     }
 
 
@@ -48,10 +49,16 @@ async def test_each_calls_usage_says_how_full_the_context_is(make_kernel, worksp
     kernel = make_kernel(SCRIPT, mode="full", model_context={"script": {"context_window": 64_000}})
     run = kernel.create_run("read it", workspace=workspace)
     events = [e for e in await collect(run) if isinstance(e, UsageEvent)]
-    assert [e.context for e in events] == [{"tokens": 1100, "window": 64_000}] * 2
+    gauge = {"tokens": 1100, "window": 64_000, "percent": 2, "text": "context 1.1k of 64k tokens (2%)"}
+    assert [e.context for e in events] == [gauge] * 2
     cost = RunCost(None, window=8_000)
     cached = Usage(input_tokens=10, output_tokens=5, cache_read_tokens=300, cache_write_tokens=40)
-    assert cost.add(cached).context == {"tokens": 355, "window": 8_000}
+    assert cost.add(cached).context == {
+        "tokens": 355,
+        "window": 8_000,
+        "percent": 4,
+        "text": "context 355 of 8.0k tokens (4%)",
+    }
     assert cost.absorb({"inputTokens": 900, "outputTokens": 90}).context is None
     assert RunCost(None).add(cached).context is None  # no window known: no gauge
 
@@ -67,6 +74,7 @@ async def test_an_unknown_model_shows_tokens_only(make_kernel, workspace: Path) 
         "outputTokens": 200,
         "cacheReadTokens": 0,
         "cacheWriteTokens": 0,
+        "text": "2000 in / 200 out tokens",
     }
 
 
@@ -81,7 +89,29 @@ def test_cache_reads_and_writes_are_priced_at_their_rates() -> None:
         "outputTokens": 0,
         "cacheReadTokens": 0,
         "cacheWriteTokens": 0,
+        "text": "0 in / 0 out tokens",
     }
+
+
+def test_the_texts_fronts_show_of_usage_and_of_the_gauge() -> None:
+    """The one formatting of tokens, cost and context fullness: every front shows these strings as they are."""
+    cached = Usage(input_tokens=41, output_tokens=52, cache_read_tokens=9310, cache_write_tokens=388)
+    assert usage_to_wire(cached, 0.0051514)["text"] == "9739 in (9310 cached) / 52 out tokens · ≈ $0.0052"
+    assert (
+        usage_to_wire(Usage(input_tokens=3, output_tokens=1), 0.0)["text"]
+        == "3 in / 1 out tokens · ≈ $0.0000"
+    )
+
+    def gauge(tokens: int, window: int) -> tuple[int, str]:
+        use = context_use(Usage(input_tokens=tokens), window)
+        return use["percent"], use["text"]
+
+    assert gauge(24_400, 200_000) == (12, "context 24k of 200k tokens (12%)")
+    assert gauge(2_150, 33_000) == (7, "context 2.1k of 33k tokens (7%)")
+    assert gauge(999, 10_000) == (10, "context 999 of 10k tokens (10%)")
+    assert gauge(125, 1_000) == (13, "context 125 of 1.0k tokens (13%)")  # half up, not to even
+    assert gauge(10_500, 128_000)[1] == "context 11k of 128k tokens (8%)"
+    assert gauge(5, 0) == (0, "context 5 of 0 tokens (0%)")
 
 
 def test_session_totals_cover_every_branch_and_price_each_turn_by_its_model() -> None:

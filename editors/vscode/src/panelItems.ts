@@ -142,7 +142,7 @@ export interface PanelState {
   /** True when the session was resumed or forked from the history ("Continuing: …"), not begun here. */
   sessionResumed?: boolean;
   /** The session's tokens and cost so far (its stored turns when resumed, plus the runs since). */
-  sessionUsage?: P.Usage;
+  sessionUsage?: P.Tokens;
   /** How full the model's context was after the conversation's last model call (known once a run here made one). */
   sessionContext?: P.ContextUse;
   /** The runs shown, each a section of the conversation. */

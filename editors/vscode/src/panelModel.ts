@@ -44,7 +44,7 @@ export class PanelModel {
   private readonly sectionList = new Map<string, RunSection>();
   private seq = 0;
   sessionResumed = false;
-  sessionUsage: P.Usage | undefined;
+  sessionUsage: P.Tokens | undefined;
   sessionContext: P.ContextUse | undefined;
   sandbox: PanelState["sandbox"];
   choices: PanelChoices = {
@@ -151,7 +151,7 @@ export class PanelModel {
     if (end !== undefined) this.addUsage(end.usage);
   }
 
-  private addUsage(u: P.Usage | undefined): void {
+  private addUsage(u: P.Tokens | undefined): void {
     if (u === undefined || u === null) return;
     const t = this.sessionUsage;
     if (t === undefined) {

@@ -116,6 +116,7 @@ export type {
   SummaryMessage,
   TextBlock,
   TextResource,
+  Tokens,
   ToolCallEvent,
   ToolCallRef,
   ToolInfo,

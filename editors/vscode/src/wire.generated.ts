@@ -50,7 +50,7 @@ export interface AssistantMessage {
   stopReason: StopReason | (string & {});
   thinking?: string | null;
   toolCalls?: ToolCallRef[] | null;
-  usage?: Usage | null;
+  usage?: Tokens | null;
   error?: string | null;
   errorCode?: string | null;
   provider?: string | null;
@@ -144,6 +144,10 @@ export interface ContextUse {
   tokens: number;
   /** The model's context window (KGENT_CONTEXT_WINDOW or the built-in table). */
   window: number;
+  /** tokens / window as a whole percent (half up): the gauge's figure. */
+  percent: number;
+  /** The gauge's text: "context 24k of 200k tokens (12%)". */
+  text: string;
 }
 
 export interface Cost {
@@ -958,6 +962,20 @@ export interface TextResource {
   mimeType?: string | null;
 }
 
+/** A model turn's tokens as its session message stores them. */
+export interface Tokens {
+  /** Input billed at the plain input rate (not read from or written to the cache). */
+  inputTokens: number;
+  /** Output, thinking included. */
+  outputTokens: number;
+  /** Input read from the provider's prompt cache. */
+  cacheReadTokens: number;
+  /** Input written to the prompt cache. */
+  cacheWriteTokens: number;
+  /** Absent when the model has no known price. */
+  cost?: Cost | null;
+}
+
 export interface ToolCallEvent {
   type: "tool_call";
   toolCallId: string;
@@ -1014,7 +1032,7 @@ export interface ToolUpdateEvent {
   diagnostics?: Diagnostic[] | null;
 }
 
-/** Tokens, and their estimated cost when the model has a known price (protocol.md § usage). */
+/** Tokens, their estimated cost when the model has a known price, and the text to show (protocol.md § usage). */
 export interface Usage {
   /** Input billed at the plain input rate (not read from or written to the cache). */
   inputTokens: number;
@@ -1026,6 +1044,11 @@ export interface Usage {
   cacheWriteTokens: number;
   /** Absent when the model has no known price. */
   cost?: Cost | null;
+  /**
+   * What a front shows of it: "1200 in (900 cached) / 40 out tokens · ≈ $0.0012" (all input, its cached share, the
+   * output; the cost only with a price).
+   */
+  text: string;
 }
 
 export interface UsageEvent {

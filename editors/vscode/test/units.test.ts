@@ -445,7 +445,13 @@ describe("panel model: a stored session", () => {
       message: Record<string, unknown> | undefined,
       type = "message",
     ) => ({ id, parentId, type, timestamp: "t", ...(message ? { message } : {}) }) as SessionResult["entries"][number];
-    const usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+    const usage = {
+      inputTokens: 0,
+      outputTokens: 0,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+      text: "0 in / 0 out tokens",
+    };
     const session: SessionResult = {
       sessionId: "s1",
       workspace: "/w",

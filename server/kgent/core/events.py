@@ -187,13 +187,13 @@ class QueueUpdate:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UsageEvent:
     """Tokens (and their estimated cost, when the model has a price) of one model call and of the run so far.
-    `context`, after a model call: `{tokens, window}`, what the model's context held then (the call's whole prompt
-    and its answer) out of its context window; None for a sub-agent's run counted as one turn."""
+    `context`, after a model call: `{tokens, window, percent, text}`, what the model's context held then (the
+    call's whole prompt and its answer) out of its context window; None for a sub-agent's run counted as one turn."""
 
     type: ClassVar[str] = "usage"
     turn: dict[str, Any]
     total: dict[str, Any]
-    context: dict[str, int] | None = None
+    context: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,11 +1,11 @@
 """What a run costs: its token totals priced from the model's entry in the price table (kgent.providers.pricing),
-the wire form of usage, the cost limit checked before each model call, and the totals of a stored session.
-
-Costs are estimates in US dollars; a model without a price shows tokens only (no `cost` on the wire).
+the wire form of usage (with the text every front shows of it), the cost limit checked before each model call, and
+the totals of a stored session. Costs are estimates in US dollars; a model without a price shows tokens only.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -19,17 +19,46 @@ CURRENCY = "USD"
 
 
 def usage_to_wire(usage: Usage, cost: float | None) -> dict[str, Any]:
-    """`{inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, cost?: {amount, currency}}`."""
+    """`{inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, cost?: {amount, currency}, text}`."""
     wire: dict[str, Any] = usage.to_dict()
-    if cost is not None:
-        wire["cost"] = {"amount": round(cost, 6), "currency": CURRENCY}
+    amount = round(cost, 6) if cost is not None else None
+    if amount is not None:
+        wire["cost"] = {"amount": amount, "currency": CURRENCY}
+    wire["text"] = usage_text(usage, amount)
     return wire
 
 
-def context_use(usage: Usage, window: int) -> dict[str, int]:
+def usage_text(usage: Usage, cost: float | None) -> str:
+    """ "1200 in (900 cached) / 40 out tokens · ≈ $0.0012": all input (plain, read from and written to the prompt
+    cache), the cached share, the output; the cost only when the model has a price."""
+    cached = usage.cache_read_tokens
+    text = f"{prompt_tokens(usage)} in{f' ({cached} cached)' if cached else ''} / {usage.output_tokens} out tokens"
+    return text if cost is None else f"{text} · ≈ ${cost:.4f}"
+
+
+def context_use(usage: Usage, window: int) -> dict[str, Any]:
     """A `usage` event's `context`: what the model's context held after the call (its whole prompt, cached or not,
-    and its answer) out of the model's window."""
-    return {"tokens": prompt_tokens(usage) + usage.output_tokens, "window": window}
+    and its answer) out of the model's window, the share rounded to a whole percent, and the gauge's text
+    ("context 24k of 200k tokens (12%)")."""
+    tokens = prompt_tokens(usage) + usage.output_tokens
+    percent = _half_up(100 * tokens / window) if window > 0 else 0
+    return {
+        "tokens": tokens,
+        "window": window,
+        "percent": percent,
+        "text": f"context {_short(tokens)} of {_short(window)} tokens ({percent}%)",
+    }
+
+
+def _half_up(x: float) -> int:
+    return math.floor(x + 0.5)
+
+
+def _short(n: int) -> str:
+    """24k, 2.1k, 950."""
+    if n >= 10_000:
+        return f"{_half_up(n / 1000)}k"
+    return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
 
 
 class RunCost:

@@ -12,6 +12,8 @@ from typing import Any
 
 from kgent.core.errors import RunStateError
 from kgent.core.events import Event, PermissionAnswer, QueueUpdate, RunResult
+from kgent.core.messages import Usage
+from kgent.kernel.cost import usage_to_wire
 
 _DONE: Any = object()
 
@@ -57,6 +59,7 @@ class AgentRun:
                 stop_reason="error",
                 text="",
                 error={"code": "kernel_error", "message": f"{type(exc).__name__}: {exc}"},
+                usage=usage_to_wire(Usage(), None),
             )
         finally:
             for fut in self._pending.values():

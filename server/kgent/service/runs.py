@@ -22,6 +22,7 @@ from kgent.core.events import (
     SubRunEvent,
 )
 from kgent.core.messages import Usage
+from kgent.kernel.cost import usage_to_wire
 from kgent.kernel.run import AgentRun
 from kgent.service.hostfiles import TextFileHost
 
@@ -116,7 +117,7 @@ def failed_end(run_id: str, session_id: str, message: str) -> RunEnd:
             stop_reason="error",
             text="",
             error={"code": "internal_error", "message": message},
-            usage=Usage().to_dict(),
+            usage=usage_to_wire(Usage(), None),
         )
     )
 

@@ -28,7 +28,7 @@ from kgent.ext.config import configured
 from kgent.ext.host import Extensions
 from kgent.files.ops import LocalFileOps
 from kgent.kernel import AgentKernel, KernelConfig
-from kgent.kernel.cost import session_usage
+from kgent.kernel.cost import session_usage, usage_to_wire
 from kgent.kernel.resources import loaded_resources
 from kgent.kernel.run import AgentRun
 from kgent.permissions import RuleBook, RuleFiles
@@ -313,7 +313,9 @@ class Service:
 
         async def body(run: AgentRun) -> RunResult:
             # no usage of the agent's (the summary's model call is the compaction's, as with agent/compact)
-            end = functools.partial(RunResult, run_id=run.run_id, session_id=sid, usage=Usage().to_dict())
+            end = functools.partial(
+                RunResult, run_id=run.run_id, session_id=sid, usage=usage_to_wire(Usage(), None)
+            )
             run.emit(start)
             run.emit(CompactionEvent(status="started", trigger="manual"))
             try:

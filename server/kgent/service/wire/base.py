@@ -134,8 +134,8 @@ class Cost(Payload):
     currency: str = Field(description='"USD".')
 
 
-class Usage(Payload):
-    """Tokens, and their estimated cost when the model has a known price (protocol.md § usage)."""
+class Tokens(Payload):
+    """A model turn's tokens as its session message stores them."""
 
     input_tokens: int = Field(
         description="Input billed at the plain input rate (not read from or written to the cache)."
@@ -144,6 +144,15 @@ class Usage(Payload):
     cache_read_tokens: int = Field(description="Input read from the provider's prompt cache.")
     cache_write_tokens: int = Field(description="Input written to the prompt cache.")
     cost: Cost | None = Field(default=None, description="Absent when the model has no known price.")
+
+
+class Usage(Tokens):
+    """Tokens, their estimated cost when the model has a known price, and the text to show (protocol.md § usage)."""
+
+    text: str = Field(
+        description='What a front shows of it: "1200 in (900 cached) / 40 out tokens · ≈ $0.0012" (all input, '
+        "its cached share, the output; the cost only with a price)."
+    )
 
 
 # -- ValidationError → ParamsError ---------------------------------------------------------------------------------

@@ -216,6 +216,8 @@ class ContextUse(Payload):
     window: int = Field(
         description="The model's context window (KGENT_CONTEXT_WINDOW or the built-in table)."
     )
+    percent: int = Field(description="tokens / window as a whole percent (half up): the gauge's figure.")
+    text: str = Field(description='The gauge\'s text: "context 24k of 200k tokens (12%)".')
 
 
 class UsageEvent(Payload):

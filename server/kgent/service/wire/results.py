@@ -13,6 +13,7 @@ from kgent.service.wire.base import (
     PermissionMode,
     PermissionOptionKind,
     StopReason,
+    Tokens,
     ToolKind,
     Usage,
 )
@@ -227,7 +228,7 @@ class AssistantMessage(OpenPayload):
     stop_reason: StopReason
     thinking: str | None = None
     tool_calls: list[ToolCallRef] | None = None
-    usage: Usage | None = None
+    usage: Tokens | None = None
     error: str | None = None
     error_code: str | None = None
     provider: str | None = None
