@@ -1,7 +1,8 @@
 """`kgent acp`'s process: logging to stderr (stdout carries ACP messages only), the agent on stdin/stdout.
 
 `initialize` is answered at once by stdlib code (kgent.acp.handshake) while a thread imports the SDK (its pydantic
-schema alone takes ~0.35 s) and the kernel; every other message waits for them, buffered, and goes to the SDK."""
+schema alone takes ~0.35 s) and the kernel; every other message waits for them, buffered, and goes to the SDK.
+Meanwhile the sandbox is probed, and once the agent exists the service warms up for the first prompt."""
 
 from __future__ import annotations
 
@@ -42,6 +43,9 @@ def main(env: Mapping[str, str], *, log_level: str | None = None) -> int:
     )
 
     async def serve() -> None:
+        from kgent.sandbox.bwrap import prefetch
+
+        prefetch(env)  # the sandbox probe (a bwrap process) runs while the SDK loads, not in the first prompt
         offer = ClientOffer()
         stdin, stdout = await stdio_streams()
         screened = asyncio.StreamReader(limit=LIMIT)
@@ -49,17 +53,22 @@ def main(env: Mapping[str, str], *, log_level: str | None = None) -> int:
             pump(stdin, screened, stdout, lambda message: answer(message, offer, env))
         )
         agent: Any = None
+        warming: asyncio.Future[None] | None = None
         try:
             loaded = await asyncio.to_thread(importlib.import_module, "kgent.acp.agent")
             from acp import run_agent
 
             agent = loaded.KgentAgent(env, offer)
+            # What the first prompt needs, while the client sends session/new and the person types
+            warming = asyncio.get_running_loop().run_in_executor(None, agent.svc.warm_up)
             # The SDK finds handlers by name and answers -32601 for those an agent leaves out, so KgentAgent
             # implements only what it supports, not the whole Agent protocol. The unstable protocol routes
             # session/fork, session/resume and session/close to it (Zed and the SDKs' clients already send them).
             await run_agent(cast("Agent", agent), stdout, screened, use_unstable_protocol=True)
         finally:
             reader.cancel()
+            if warming is not None:
+                await asyncio.wait([warming])
             if agent is not None:
                 await agent.aclose()
 

@@ -102,6 +102,12 @@ class ToolArguments:
         return f"argument {where!r}: {error.message}" if where else str(error.message)
 
 
+def warm() -> None:
+    """Import jsonschema and check one call through it, so a run's first tool call pays neither (a front's idle
+    time after its handshake calls this; kgent.service.Service.warm_up)."""
+    ToolArguments({"type": "object", "properties": {"path": {"type": "string"}}}).check({"path": "x"})
+
+
 class ArgumentChecks:
     """The compiled checks of a set of tools, by name; a tool met later (a run's MCP or extension tools) is compiled
     when added. A check is shared while its tool's schema is the same object."""

@@ -75,6 +75,13 @@ def _positive(raw: str | None) -> float | None:
     return value if value is not None and value > 0 else None
 
 
+def warm_async_backend() -> None:
+    """Load the asyncio backend of anyio (which the HTTP stack's pool locks use), on a loop of this worker thread."""
+    import anyio
+
+    anyio.run(anyio.sleep, 0)
+
+
 class Service:
     def __init__(self, env: Mapping[str, str], settings: Settings, port: RunPort) -> None:
         self.env = env
@@ -665,8 +672,10 @@ class Service:
 
     # -- lifecycle --------------------------------------------------------------------------------------------------
     def warm_up(self) -> None:
-        """Run in a worker thread once the server is up: import what the first run needs (providers, HTTP, tools)
-        and build the default provider, so the editor's first prompt does not pay for it on the event loop."""
+        """Run in a worker thread once the front has answered its handshake: import and prepare what the first run
+        needs (providers, HTTP, tools, the argument checker, the extensions, the async backend of the HTTP stack)
+        and build the default provider, so the person's first prompt pays for none of it. A run that starts
+        meanwhile waits only for the modules it imports itself (Python's import lock), not for the rest."""
         for module in (
             "kgent.tools",
             "kgent.providers.scripted",
@@ -677,13 +686,17 @@ class Service:
                 importlib.import_module(module)
             except ImportError:  # pragma: no cover - an optional part missing: the run will say so
                 log.debug("warm-up could not import %s", module, exc_info=True)
+        from kgent.kernel.arguments import warm
         from kgent.tools import CODING_TOOLS
 
         CODING_TOOLS()
+        warm()
         try:
+            self.extensions()  # the entry-point scan of the installed packages
             self.providers.get(self.provider_config(None, None))
         except Exception:  # no key yet, or a bad setting: the first run reports it
             log.debug("warm-up could not build the default provider", exc_info=True)
+        warm_async_backend()
 
     async def cancel_all(self, grace: float) -> None:
         """Cancel every live run and wait (up to `grace` s) until each has sent its run_end."""
