@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Any, TypedDict
 
 from kgent.core.errors import ConfigError
+from kgent.providers import ALIASES
 from kgent.providers.base import ProviderConfig
 from kgent.providers.keys import key_env_names
 from kgent.providers.pricing import PriceTable, builtin_prices, load_prices
@@ -22,13 +23,10 @@ DEFAULTS = {
 }
 
 
-_ALIASES = {"deepseek": "openai", "openai-compatible": "openai", "claude": "anthropic", "fake": "scripted"}
-
-
 def normalize_provider(raw: str) -> str:
     """A provider name or alias (any case) as the registry names it."""
     name = raw.strip().lower()
-    return _ALIASES.get(name, name)
+    return ALIASES.get(name, name)
 
 
 def provider_config(
@@ -49,7 +47,7 @@ def provider_config(
     vendor's host (kgent.providers.keys)."""
     env = os.environ if env is None else env
     name = (provider or env.get("KGENT_PROVIDER") or "openai").strip().lower()
-    name = _ALIASES.get(name, name)
+    name = ALIASES.get(name, name)
     default_url, default_model = DEFAULTS.get(name, ("", ""))
     url = (base_url or env.get("KGENT_BASE_URL") or default_url).rstrip("/")
     chosen_model = model or env.get("KGENT_MODEL") or default_model

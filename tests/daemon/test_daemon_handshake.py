@@ -1,4 +1,5 @@
-"""The handshake's static tables (kept free of kernel imports for start-up time) agree with the kernel's registries."""
+"""The handshake's tables (generated into tables.json, read without kernel imports for start-up time) are the kernel's
+registries; parsing `initialize`, the capabilities it answers."""
 
 from __future__ import annotations
 

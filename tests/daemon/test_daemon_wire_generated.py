@@ -1,24 +1,27 @@
-"""protocol.schema.json and the VS Code shim's wire.generated.ts are generated from the wire models and committed:
-they must be what the generator makes now. The TypeScript generator on its own, and protocol.ts (the hand-written
-part of the shim's protocol) against the schema."""
+"""protocol.schema.json and the VS Code shim's wire.generated.ts (from the wire models) and the boot path's
+tables.json (from the kernel's registries) are generated and committed: they must be what the generator makes now.
+The TypeScript generator on its own, and protocol.ts (the hand-written part of the shim's protocol) against the
+schema."""
 
 from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from kgent.daemon.wire.__main__ import SCHEMA_FILE, TS_FILE, generated, main
+from kgent.service.wire.__main__ import SCHEMA_FILE, TABLES_FILE, TS_FILE, generated, main
 from kgent.service.wire import schema, typescript
 
 ROOT = Path(__file__).resolve().parents[2]
 REFRESH = f"run `.venv/bin/{schema.COMMAND}` from the repository root and commit the result"
 
 
-@pytest.mark.parametrize("rel", [SCHEMA_FILE, TS_FILE])
+@pytest.mark.parametrize("rel", [SCHEMA_FILE, TS_FILE, TABLES_FILE])
 def test_generated_files_are_fresh(rel: str) -> None:
     path = ROOT / rel
     if not path.is_file() or path.read_text(encoding="utf-8") != generated()[rel]:
@@ -28,10 +31,20 @@ def test_generated_files_are_fresh(rel: str) -> None:
 def test_the_command_writes_and_checks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--check", "--root", str(tmp_path)]) == 1
     assert "stale" in capsys.readouterr().err
-    (tmp_path / "editors/vscode/src").mkdir(parents=True)
-    assert main(["--root", str(tmp_path)]) == 0
+    assert main(["--root", str(tmp_path)]) == 0  # the folders made as needed
     assert main(["--check", "--root", str(tmp_path)]) == 0
     assert json.loads((tmp_path / SCHEMA_FILE).read_text())["$schema"] == schema.DIALECT
+    assert json.loads((tmp_path / TABLES_FILE).read_text())["modes"][0] == "plan"
+
+
+def test_the_module_runs_as_documented() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "kgent.service.wire", "--check", "--root", str(ROOT)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
 
 
 def test_the_schema_lists_every_method_with_its_types() -> None:

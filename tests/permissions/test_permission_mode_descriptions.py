@@ -12,7 +12,7 @@ from pathlib import Path
 
 from kgent.acp.agent import MODES as ACP_MODES
 from kgent.permissions import MODES, Intent, decide
-from kgent.permissions.modes import MODE_DESCRIPTIONS
+from kgent.permissions.modes import MODE_DESCRIPTIONS, MODE_NAMES
 from kgent.service import handshake
 from kgent.service.handshake import Settings, capabilities
 
@@ -23,13 +23,14 @@ def _words(text: str) -> str:
     return " ".join(text.split())
 
 
-def test_every_mode_has_one_description() -> None:
-    assert tuple(MODE_DESCRIPTIONS) == MODES
+def test_every_mode_has_one_description_and_one_name() -> None:
+    assert tuple(MODE_DESCRIPTIONS) == MODES == tuple(MODE_NAMES)
+    assert [m.name for m in ACP_MODES] == [MODE_NAMES[m] for m in MODES]
 
 
 def test_acp_and_the_handshake_give_the_canonical_text() -> None:
     assert {m.id: m.description for m in ACP_MODES} == MODE_DESCRIPTIONS
-    assert handshake.MODE_DESCRIPTIONS == MODE_DESCRIPTIONS  # the boot path's copy (stdlib only)
+    assert handshake.MODE_DESCRIPTIONS == MODE_DESCRIPTIONS  # generated into the boot path's tables.json
     assert capabilities(Settings(), {})["modeDescriptions"] == MODE_DESCRIPTIONS
 
 

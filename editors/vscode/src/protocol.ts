@@ -1,6 +1,6 @@
 // The Kgent daemon protocol, version 1 (protocol.md at the repository root), as typed messages.
 //
-// The message shapes are generated from the daemon's wire models into wire.generated.ts (`python -m kgent.daemon.wire`
+// The message shapes are generated from the daemon's wire models into wire.generated.ts (`python -m kgent.service.wire`
 // from the repository root). This file adds what the schema does not say: the JSON-RPC message types, the error
 // codes, and the open event union (event types this client does not know are ignored). Editor-agnostic: no `vscode`
 // import.

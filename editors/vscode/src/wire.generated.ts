@@ -1,4 +1,4 @@
-// Generated from protocol.schema.json by `python -m kgent.daemon.wire` (from the daemon's wire models): do not edit.
+// Generated from protocol.schema.json by `python -m kgent.service.wire` (from the daemon's wire models): do not edit.
 // The hand-written part of the protocol (message types, method names, helpers) is protocol.ts.
 //
 // Optional fields may be absent or null. Enumerations the daemon sends are open: a field typed by one also

@@ -33,7 +33,8 @@ from kgent.core.messages import AssistantMessage, Message
 from kgent.files.ops import FileOps, LocalFileOps
 from kgent.kernel.cost import context_use, session_usage
 from kgent.kernel.images import with_image_data
-from kgent.permissions.modes import MODE_DESCRIPTIONS
+from kgent.permissions.modes import MODE_DESCRIPTIONS, MODE_NAMES
+from kgent.permissions.modes import MODES as MODE_IDS
 from kgent.service import wire as W
 from kgent.service.errors import classify
 from kgent.service.handshake import Settings
@@ -55,12 +56,8 @@ from .terminal import ClientTerminalRunner
 
 log = logging.getLogger("kgent.acp")
 
-MODES = (
-    S.SessionMode(id="plan", name="Plan", description=MODE_DESCRIPTIONS["plan"]),
-    S.SessionMode(id="ask", name="Ask", description=MODE_DESCRIPTIONS["ask"]),
-    S.SessionMode(id="auto", name="Auto", description=MODE_DESCRIPTIONS["auto"]),
-    S.SessionMode(id="full", name="Full access", description=MODE_DESCRIPTIONS["full"]),
-    S.SessionMode(id="risk_based", name="Risk-based", description=MODE_DESCRIPTIONS["risk_based"]),
+MODES = tuple(
+    S.SessionMode(id=mode, name=MODE_NAMES[mode], description=MODE_DESCRIPTIONS[mode]) for mode in MODE_IDS
 )
 _MODE_IDS = frozenset(m.id for m in MODES)
 _DIFF_LIMIT = 1 << 20  # bytes: larger files are not sent as diffs

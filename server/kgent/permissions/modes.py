@@ -35,6 +35,15 @@ MODE_DESCRIPTIONS: Final[Mapping[Mode, str]] = {
     ),
 }
 
+# Each mode's name in a picker (ACP's session modes).
+MODE_NAMES: Final[Mapping[Mode, str]] = {
+    "plan": "Plan",
+    "ask": "Ask",
+    "auto": "Auto",
+    "full": "Full access",
+    "risk_based": "Risk-based",
+}
+
 # Seed 000's `interactive` (medium and high risk ask) is exactly `ask`; its `allow_all` is `full`.
 MODE_ALIASES: Final[Mapping[str, Mode]] = {
     "interactive": "ask",

@@ -1,14 +1,15 @@
 """The `initialize` exchange: protocol version, connection settings and the capabilities the daemon announces.
 
 Stdlib only and free of kernel imports (the sandbox probe, kgent.sandbox.bwrap, is stdlib only too), so the boot path
-can answer `initialize` before pygls, pydantic and the kernel are loaded. The static tables here mirror the kernel's
-registries; tests/daemon/test_daemon_handshake.py pins them to it. `parse_initialize` is the one validator of
+can answer `initialize` before pygls, pydantic and the kernel are loaded. Its tables come from tables.json, generated
+from the kernel's registries (kgent.service.wire.tables). `parse_initialize` is the one validator of
 `initialize` params; the wire model InitializeParams describes the same shape for protocol.schema.json, and
 tests/daemon/test_daemon_wire_params.py keeps the two in agreement.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -23,70 +24,19 @@ SUPPORTED_VERSIONS = (1,)
 SERVER_NAME = "kgent"
 SERVER_VERSION = "0.1.0"
 
-MODES = ("plan", "ask", "auto", "full", "risk_based")
-MODE_ALIASES = {"interactive": "ask", "allow_all": "full"}
-# kgent.permissions.modes.MODE_DESCRIPTIONS, word for word (importing kgent.permissions here would cost the boot path
-# most of a second); tests/permissions/test_permission_mode_descriptions.py pins the two together.
-MODE_DESCRIPTIONS = {
-    "plan": (
-        "reads of the workspace and read-only commands in the sandbox run unasked; every write, other command, "
-        "network access and read outside the workspace is refused; protected files ask"
-    ),
-    "ask": (
-        "reads of the workspace and read-only commands in the sandbox run unasked; every write, other command "
-        "and network access asks, as do protected files and anything outside the workspace"
-    ),
-    "auto": (
-        "reads and writes in the workspace and read-only commands in the sandbox run unasked; other commands, "
-        "network access, protected files and anything outside the workspace ask"
-    ),
-    "full": "nothing asks and nothing is contained (no sandbox): for disposable workspaces only",
-    "risk_based": (
-        "nobody is asked: reads, edits and writes in the workspace run, and so do read-only commands and commands "
-        "that only create files or directories in the workspace, in the sandbox; everything else (other commands, "
-        "network access, protected files, anything outside the workspace) is refused"
-    ),
-}
-PROVIDERS = ("anthropic", "openai", "scripted")
-PROVIDER_ALIASES = {
-    "deepseek": "openai",
-    "openai-compatible": "openai",
-    "claude": "anthropic",
-    "fake": "scripted",
-}
-DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "deepseek-chat", "scripted": "hello"}
-TOOLS = (
-    ("read", "read", True),
-    ("write", "edit", False),
-    ("edit", "edit", False),
-    ("bash", "execute", False),
-    ("grep", "search", True),
-    ("find", "search", True),
-    ("ls", "search", True),
-    ("calculator", "think", True),
-    ("web_fetch", "fetch", True),
-    ("todo_write", "think", True),
-    ("task", "think", False),
-)
-EVENT_TYPES = (
-    "run_start",
-    "user_message",
-    "message_delta",
-    "message_end",
-    "tool_call",
-    "tool_update",
-    "permission_request",
-    "permission_resolved",
-    "queue_update",
-    "usage",
-    "retry",
-    "compaction",
-    "plan",
-    "instructions",
-    "run_end",
-)
-PROMPT_CONTENT = ("text", "resource_link", "resource", "image")
-OPTION_KINDS = ("allow_once", "allow_always", "reject_once", "reject_always")
+# The tables the handshake announces, generated from their one definition each (kgent.service.wire.tables; run
+# `python -m kgent.service.wire` after adding a tool, mode, provider or event): read here without importing them.
+_TABLES: dict[str, Any] = json.loads(Path(__file__).with_name("tables.json").read_text(encoding="utf-8"))
+MODES: tuple[str, ...] = tuple(_TABLES["modes"])
+MODE_ALIASES: dict[str, str] = _TABLES["modeAliases"]
+MODE_DESCRIPTIONS: dict[str, str] = _TABLES["modeDescriptions"]
+PROVIDERS: tuple[str, ...] = tuple(_TABLES["providers"])
+PROVIDER_ALIASES: dict[str, str] = _TABLES["providerAliases"]
+DEFAULT_MODELS: dict[str, str] = _TABLES["defaultModels"]
+TOOLS: tuple[tuple[str, str, bool], ...] = tuple((n, k, ro) for n, k, ro in _TABLES["tools"])
+EVENT_TYPES: tuple[str, ...] = tuple(_TABLES["events"])
+PROMPT_CONTENT: tuple[str, ...] = tuple(_TABLES["promptContent"])
+OPTION_KINDS: tuple[str, ...] = tuple(_TABLES["optionKinds"])
 
 _PACKAGE = Path(__file__).resolve().parent.parent  # server/kgent
 

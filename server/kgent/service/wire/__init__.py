@@ -3,7 +3,7 @@ front answer and send.
 
 Imported by kgent.daemon.server, off the handshake path: `initialize` is answered before pydantic is loaded (it costs
 more than the whole handshake; see kgent.daemon.boot). The same models produce protocol.schema.json and the VS Code
-shim's types: `python -m kgent.daemon.wire` regenerates both. The event models (wire.events) are not needed to serve
+shim's types: `python -m kgent.service.wire` regenerates both. The event models (wire.events) are not needed to serve
 and are not imported here.
 """
 

@@ -18,7 +18,7 @@ from kgent.service.handshake import PROTOCOL_VERSION
 from kgent.service.wire.methods import METHODS, Direction, Method
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
-COMMAND = "python -m kgent.daemon.wire"
+COMMAND = "python -m kgent.service.wire"
 _IN: Direction = "client → daemon"
 
 

@@ -1,6 +1,7 @@
-"""`python -m kgent.daemon.wire [--check] [--root DIR]`: write protocol.schema.json and the VS Code shim's
-editors/vscode/src/wire.generated.ts from the wire models (run it from the repository root); `--check` writes
-nothing and exits 1 if either file is stale."""
+"""`python -m kgent.service.wire [--check] [--root DIR]`: write what is generated from its one definition — the
+protocol's JSON Schema (protocol.schema.json) and the VS Code shim's types (editors/vscode/src/wire.generated.ts)
+from the wire models, and the boot path's tables (server/kgent/service/tables.json) from the kernel's registries.
+Run it from the repository root; `--check` writes nothing and exits 1 if a file is stale."""
 
 from __future__ import annotations
 
@@ -8,16 +9,21 @@ import argparse
 import sys
 from pathlib import Path
 
-from kgent.service.wire import schema, typescript
+from kgent.service.wire import schema, tables, typescript
 
 SCHEMA_FILE = "protocol.schema.json"
 TS_FILE = "editors/vscode/src/wire.generated.ts"
+TABLES_FILE = tables.FILE
 
 
 def generated() -> dict[str, str]:
     """{path relative to the repository root: its text}."""
     document = schema.build()
-    return {SCHEMA_FILE: schema.render(document), TS_FILE: typescript.generate(document, schema.COMMAND)}
+    return {
+        SCHEMA_FILE: schema.render(document),
+        TS_FILE: typescript.generate(document, schema.COMMAND),
+        TABLES_FILE: tables.render(tables.build(schema.COMMAND)),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,6 +41,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         stale.append(rel)
         if not args.check:
+            path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
             print(f"wrote {rel}")
     if args.check and stale:
