@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from kgent.service.wire.__main__ import SCHEMA_FILE, TABLES_FILE, TS_FILE, generated, main
 from kgent.service.wire import schema, typescript
+from kgent.service.wire.__main__ import SCHEMA_FILE, TABLES_FILE, TS_FILE, generated, main
 
 ROOT = Path(__file__).resolve().parents[2]
 REFRESH = f"run `.venv/bin/{schema.COMMAND}` from the repository root and commit the result"
