@@ -61,7 +61,13 @@ test-python: $(STAMP) system-tools
 test-fast: $(STAMP) system-tools
 	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile --ignore=tests/e2e
 
-bench: $(STAMP) system-tools
+# The peers bench/firstrun.py measures beside Kgent (Pi: `pi --mode rpc`, `pi -p`), from the npm registry, locked.
+PEERS_DEPS := bench/pi/node_modules/.package-lock.json
+$(PEERS_DEPS): bench/pi/package-lock.json
+	cd bench/pi && npm ci --no-audit --no-fund
+	touch $@
+
+bench: $(STAMP) system-tools $(PEERS_DEPS)
 	$(PY) bench/run.py
 
 # The TypeScript, JavaScript and Lua gates (the root package.json: biome, and stylua's WebAssembly build, which
