@@ -11,11 +11,14 @@ import re
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kgent.core.diagnostics import Diagnostic
-from kgent.lsp.client import LspClient, LspError
 from kgent.lsp.config import ServerSpec
 from kgent.sandbox.bwrap import SYSTEM_DIRS, Grant, Sandbox
+
+if TYPE_CHECKING:
+    from kgent.lsp.client import LspClient
 
 log = logging.getLogger("kgent.lsp")
 _SECRET_ENV = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|AUTH", re.IGNORECASE)
@@ -94,6 +97,8 @@ class LanguageServers:
         except (
             Exception
         ) as exc:  # a server's bad answer (or a missing program) ends that server, never the run
+            from kgent.lsp.client import LspError  # loaded: a client was started, or its start failed
+
             reason = f"failed ({exc})" if isinstance(exc, LspError | OSError) else f"answered badly ({exc})"
         self._give_up(spec, reason)
         return None
@@ -103,6 +108,9 @@ class LanguageServers:
         return await client.diagnostics(path, text)
 
     async def _client(self, spec: ServerSpec) -> LspClient:
+        # lsprotocol's types (~0.3 s to import) load with the first language server, not with every kernel
+        from kgent.lsp.client import LspClient, LspError
+
         lock = self._starting.setdefault(spec.name, asyncio.Lock())
         async with lock:
             client = self._clients.get(spec.name)
