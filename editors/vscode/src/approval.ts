@@ -19,6 +19,8 @@ export interface ApprovalPrompt {
   preview?: DiffPreview;
   /** A readable account of the call (the "Show details" document). */
   details: string;
+  /** The sub-agent that asks, if one does. */
+  agent?: string;
 }
 
 export type DiffPreview =
@@ -101,7 +103,9 @@ export function approvalPrompt(params: PermissionParams): ApprovalPrompt {
   const noRule = noRuleOf(params);
   if (noRule !== undefined)
     choices.push({ kind: "details", label: "$(info) No “always” answer for this call", description: noRule });
-  return { title, placeholder, choices, preview, details: describeCall(params) };
+  const prompt: ApprovalPrompt = { title, placeholder, choices, preview, details: describeCall(params) };
+  if (params.agent) prompt.agent = params.agent;
+  return prompt;
 }
 
 /** A plain-text account of the call for the "Show details" document. */

@@ -4,6 +4,7 @@
 
 import * as vscode from "vscode";
 import type * as P from "./protocol";
+import { ApprovalDiffCommands } from "./ui/approvalDiff";
 import { ApprovalEdits } from "./ui/approvalEdit";
 import { Approvals } from "./ui/approvals";
 import { registerCommands } from "./ui/commands";
@@ -43,6 +44,7 @@ class KgentExtension implements vscode.Disposable {
     const docs = new VirtualDocuments();
     // The parts report changes through `changed`; the status bar reads them back (all are built before it is used).
     const status = new StatusBar(() => ({
+      trusted: vscode.workspace.isTrusted,
       waitingApprovals: approvals.waiting + panel.waiting,
       liveRuns: runs.size,
       daemonStopped: daemon.crashed,
@@ -78,7 +80,8 @@ class KgentExtension implements vscode.Disposable {
       () => panel.model.sessionId,
     );
     const instructions = new Instructions(daemon, () => panel.model.sessionId);
-    this.disposables.push(panel, choices, review, edits, permissions, instructions);
+    const diffAnswers = new ApprovalDiffCommands(panel, edits);
+    this.disposables.push(panel, choices, review, edits, permissions, instructions, diffAnswers);
     this.daemon = daemon;
     this.api = {
       daemonPid: () => daemon.current?.pid,
@@ -108,6 +111,10 @@ class KgentExtension implements vscode.Disposable {
       }),
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (e.affectsConfiguration("kgent")) choices.update();
+      }),
+      vscode.workspace.onDidGrantWorkspaceTrust(() => {
+        status.update();
+        void daemon.prewarm();
       }),
     );
   }

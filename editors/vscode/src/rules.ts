@@ -82,7 +82,7 @@ export function groupRules(result: RulesResult): RuleGroup[] {
     if (typeof file === "string" && file !== "") group.file = file;
     if (scope === "project" && !result.projectTrusted) {
       const mine = typeof result.files.personal === "string" ? ` (${result.files.personal})` : "";
-      group.note = `not trusted: the allow rules in its own file are ignored, its deny rules apply; yours are kept in your settings${mine}`;
+      group.note = `not trusted by Kgent (its own trust, not VS Code's): the allow rules in its own file are ignored, its deny rules apply; yours are kept in your settings${mine}`;
     }
     return group;
   });

@@ -16,6 +16,7 @@ const EXT = path.resolve(HERE, "..");
 const REPO = path.resolve(EXT, "..", "..");
 const ARTIFACTS = path.join(HERE, "artifacts");
 const MEDIA = path.join(EXT, "media");
+const DOCS = path.join(REPO, "docs", "vscode");
 const CODE_SERVER = path.join(HERE, "node_modules", "code-server", "out", "node", "entry.js");
 const KGENT = process.env.KGENT_BIN ?? path.join(REPO, ".venv", "bin", "kgent");
 const STEP_MS = 120_000; // per wait: generous, the machine is shared
@@ -217,10 +218,14 @@ function panelFrame(page: Page): FrameLocator {
   return page.frameLocator("iframe.webview.ready").frameLocator("#active-frame");
 }
 
-async function shot(page: Page, name: string): Promise<void> {
+/** A screenshot in the test's artifacts; with KGENT_SCREENSHOTS=1 also in `dir` (the README's media, or docs/). */
+async function shot(page: Page, name: string, dir = MEDIA): Promise<void> {
   fs.mkdirSync(ARTIFACTS, { recursive: true });
   await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
-  if (SHOTS) await page.screenshot({ path: path.join(MEDIA, `${name}.png`) });
+  if (SHOTS) {
+    fs.mkdirSync(dir, { recursive: true });
+    await page.screenshot({ path: path.join(dir, `${name}.png`) });
+  }
 }
 
 /** Run `fn`; on failure keep a screenshot of the page and the code-server log. */
@@ -401,15 +406,24 @@ describe("Kgent in a real VS Code (code-server)", {
     });
 
     await step(page, "diff-editor", async () => {
-      await card.locator("button.open-diff").click();
+      // The edit is reviewed where the code is: its diff opened by itself beside the card, which it does not cover.
       await page.locator(".tab", { hasText: "sample.py: current ↔ proposed" }).waitFor({ timeout: STEP_MS });
       await page.locator(".monaco-diff-editor").first().waitFor({ timeout: STEP_MS });
-      await panel.locator(".card.approval.pending").first().waitFor({ timeout: STEP_MS }); // the card is not covered
+      await panel.locator(".card.approval.pending").first().waitFor({ timeout: STEP_MS });
+      // Its title bar answers it: Allow, Reject, More Answers… (the daemon's other answers).
+      for (const label of ["Allow", "Reject", "More Answers…"])
+        await page.locator(`.editor-actions .action-label[aria-label="${label}"]`).first().waitFor({ timeout: STEP_MS });
+      // Opening it again from the card shows the same diff (no second tab).
+      await card.locator("button.open-diff").click();
+      await page.locator(".tab", { hasText: "sample.py: current ↔ proposed" }).first().waitFor({ timeout: STEP_MS });
+      assert.equal(await page.locator(".tab", { hasText: "sample.py: current ↔ proposed" }).count(), 1);
     });
+    await shot(page, "approval-diff-editor", DOCS);
 
     await step(page, "allow", async () => {
-      await card.locator("button.opt", { hasText: "Allow once" }).first().click();
-      // The diff preview closes with the answer; the command comes next.
+      // Allow in the diff's title bar: the card is answered, the diff closes; the command comes next.
+      await page.locator('.editor-actions .action-label[aria-label="Allow"]').first().click();
+      await page.locator(".tab", { hasText: "sample.py: current ↔ proposed" }).waitFor({ state: "detached", timeout: STEP_MS });
       await panel.locator(".card.approval.pending .command").first().waitFor({ timeout: STEP_MS });
       await panel.locator(".card.approval.pending button.opt", { hasText: "Allow once" }).first().click();
       await panel.locator(".end.status-settled").first().waitFor({ timeout: STEP_MS });
@@ -766,6 +780,10 @@ describe("Kgent in a real VS Code (code-server)", {
         assert.equal(await f.locator("#send").isDisabled(), true);
         assert.equal(await f.locator("#attach").isDisabled(), true);
         assert.match((await f.locator("#input").getAttribute("placeholder")) ?? "", /off in Restricted Mode/);
+        // Off, and nothing says otherwise: no promise about approvals, and the status bar says off, not idle.
+        assert.doesNotMatch(await f.locator("#log").innerText(), /asks|approv/i);
+        await statusItem(p, "Kgent: off (Restricted Mode)");
+        assert.equal(await p.locator(".statusbar-item", { hasText: "Kgent: idle" }).count(), 0);
         await palette(p, "Kgent: Run Task");
         await p
           .locator(".notifications-toasts .notification-toast", { hasText: "Restricted Mode" })

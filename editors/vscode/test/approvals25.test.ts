@@ -208,6 +208,12 @@ describe("issue 25: rules and approve with changes (extension side)", () => {
           (m) => m.severity === "error" && m.message.startsWith("Kgent: the rule was not added: "),
         ),
       );
+      // VS Code trusts the folder, Kgent does not trust the project: the view says the two trusts differ, and how.
+      assert.match(
+        state.treeViews.get("kgent.permissions")?.message ?? "",
+        /its trust is its own, apart from VS Code's Workspace Trust/,
+      );
+      assert.match(state.treeViews.get("kgent.permissions")?.message ?? "", /kgent extensions --trust/);
       // The folder's project is not trusted: the rule is kept in the user's own file for it (where it counts).
       assert.ok(added.file !== undefined);
       assert.ok(added.file.includes(`${path.sep}projects${path.sep}`), added.file);

@@ -16,6 +16,8 @@ import {
   openWebviewView,
   resetFake,
   state,
+  TabInputTextDiff,
+  Uri,
   type FakeContext,
   type FakeWebviewView,
 } from "./fake-vscode";
@@ -197,6 +199,60 @@ describe("the Kgent panel (extension side)", () => {
       assert.ok(items(w).some((i) => i.type === "thinking"));
       assert.equal(fs.readFileSync(path.join(w.sb.workspace, "sample.py"), "utf8"), "value = 2\nprint(value)\n");
       assert.equal(state.ui.progress.length, 0, "a panel run has no progress notification");
+    },
+  );
+
+  test(
+    "an edit's approval opens its diff in the editor, and the diff's title bar answers it; the setting keeps it in the panel",
+    AGAINST_DAEMON,
+    async () => {
+      const w = open();
+      w.view.send({ type: "send", text: "Change value to 2." });
+      const edit = await waitFor("the edit card", () => pendingCards(w)[0]);
+      // Opened by itself, beside the code, in a tab of its own (not the preview tab the next diff would take).
+      const tab = await waitFor("the edit's diff editor", () =>
+        state.ui.tabs.find((t) => t.input instanceof TabInputTextDiff && t.label.includes("current ↔ proposed")),
+      );
+      const diffCall = state.ui.executed.find((c) => c.command === "vscode.diff");
+      assert.equal((diffCall?.args[3] as { preview?: boolean } | undefined)?.preview, false);
+      const right = (tab.input as TabInputTextDiff).modified as Uri;
+      // The title bar's More Answers… lists the daemon's own answers, by their names; Escape leaves it waiting.
+      state.ui.onQuickPick = (qp) => qp.hide();
+      assert.equal(await state.commands.get("kgent.approval.answer")?.(right), false);
+      const menu = state.ui.quickPicks.at(-1);
+      assert.ok(menu !== undefined);
+      assert.deepEqual(
+        menu.items.map((i) => i.label.replace(/^\$\([a-z-]+\) /, "")),
+        edit.options.map((o) => o.name),
+      );
+      assert.deepEqual(w.api.pendingApprovals(), [edit.requestId]);
+      // Allow in the diff's title bar answers the card (allow once) and closes the diff.
+      assert.equal(await state.commands.get("kgent.approval.allow")?.(right), true);
+      await waitFor("the card answered", () =>
+        items(w).some(
+          (i) => i.type === "tool" && i.toolCallId === edit.toolCallId && /^Answered: /.test(i.decidedBy ?? ""),
+        ),
+      );
+      await waitFor("the diff closed", () => !state.ui.tabs.includes(tab));
+      // The command's approval has no diff: nothing opens; Reject from a stale diff says it is no longer waiting.
+      const bash = await waitFor("the command card", () => pendingCards(w)[0]);
+      assert.equal(await state.commands.get("kgent.approval.reject")?.(right), false);
+      assert.ok(state.ui.messages.some((m) => /no longer waiting/.test(m.message)));
+      await answer(w, bash, "reject_once");
+      await waitFor("the end", () => items(w).find((i) => i.type === "end"));
+      assert.equal(fs.readFileSync(path.join(w.sb.workspace, "sample.py"), "utf8"), "value = 2\nprint(value)\n");
+
+      // kgent.approvalDiff = panel: the next edit's diff stays in its card until the person opens it.
+      state.config["kgent.approvalDiff"] = "panel";
+      fs.writeFileSync(path.join(w.sb.workspace, "sample.py"), "value = 1\nprint(value)\n");
+      w.view.send({ type: "newConversation" });
+      const tabsBefore = state.ui.tabs.length;
+      w.view.send({ type: "send", text: "Change value to 2." });
+      const next = await waitFor("the next edit card", () =>
+        pendingCards(w).find((c) => c.requestId !== edit.requestId && c.diff !== undefined),
+      );
+      assert.equal(state.ui.tabs.length, tabsBefore, "no diff opened by itself");
+      await answer(w, next, "reject_once");
     },
   );
 
@@ -505,5 +561,9 @@ describe("the Kgent panel (extension side)", () => {
     const warning = await waitFor("the warning", () => state.ui.messages.find((m) => m.severity === "warning"));
     assert.match(warning.message, /Restricted Mode/);
     assert.equal(w.api.daemonPid(), undefined, "nothing started");
+    // Off, and nothing on screen says otherwise: no promise about approvals in the page, no "idle" in the status bar.
+    assert.doesNotMatch(w.view.webview.html, /approv/i);
+    assert.ok(state.ui.statusHistory.includes("$(circle-slash) Kgent: off (Restricted Mode)"));
+    assert.ok(!state.ui.statusHistory.some((t) => t.includes("idle")), state.ui.statusHistory.join(" | "));
   });
 });

@@ -137,6 +137,11 @@ export class ApprovalEdits implements vscode.FileSystemProvider, vscode.Disposab
     return answered;
   }
 
+  /** The approval an editable proposal belongs to, if `uri` is one. */
+  requestFor(uri: vscode.Uri): string | undefined {
+    return this.entryFor(uri)?.requestId;
+  }
+
   private entryFor(uri: vscode.Uri): Entry | undefined {
     if (uri.scheme !== EDIT_SCHEME) return undefined;
     for (const e of this.byRequest.values()) if (e.uri.path === uri.path) return e;

@@ -115,14 +115,18 @@ export class Approvals {
     });
   }
 
-  /** Open the call's diff (or, without one, its details) beside the editor; the panel's "Open diff in editor". */
-  openPreview(params: P.PermissionParams, prefix: string): Promise<void> {
+  /**
+   * Open the call's diff (or, without one, its details) beside the editor: the panel's "Open diff in editor", and
+   * every edit's approval by default (`keep`: a tab of its own, not the preview tab the next one would replace).
+   */
+  openPreview(params: P.PermissionParams, prefix: string, keep = false): Promise<void> {
     const prompt = approvalPrompt(params);
     return this.showPreview(
       prompt,
       prompt.preview !== undefined ? "diff" : "details",
       prefix,
       this.edits?.uriFor(params.requestId),
+      keep,
     );
   }
 
@@ -132,6 +136,7 @@ export class Approvals {
     kind: "diff" | "details",
     prefix: string,
     editable?: vscode.Uri,
+    keep = false,
   ): Promise<void> {
     try {
       const pv = prompt.preview;
@@ -139,14 +144,18 @@ export class Approvals {
         const left = this.docs.add(`${prefix}current/${pv.fileName}`, pv.before);
         const right = editable ?? this.docs.add(`${prefix}proposed/${pv.fileName}`, pv.after);
         const what = pv.isNewFile ? "new file" : "current ↔ proposed";
-        const title = `${pv.fileName}: ${what}${editable !== undefined ? " (editable: Accept my version)" : ""} (Kgent)`;
-        await vscode.commands.executeCommand("vscode.diff", left, right, title, { preview: true, preserveFocus: true });
+        const who = prompt.agent !== undefined ? `, asked by the sub-agent “${prompt.agent}”` : "";
+        const title = `${pv.fileName}: ${what}${editable !== undefined ? " (editable: Accept my version)" : ""}${who} (Kgent)`;
+        await vscode.commands.executeCommand("vscode.diff", left, right, title, {
+          preview: !keep,
+          preserveFocus: true,
+        });
         return;
       }
       const text = kind === "diff" && pv !== undefined && pv.kind === "unified" ? pv.diff : prompt.details;
       const uri = this.docs.add(`${prefix}${kind === "diff" ? "proposed.diff" : "details.txt"}`, text);
       const doc = await vscode.workspace.openTextDocument(uri);
-      await vscode.window.showTextDocument(doc, { preview: true, preserveFocus: true });
+      await vscode.window.showTextDocument(doc, { preview: !keep, preserveFocus: true });
     } catch (e) {
       this.output.log(`[kgent] could not open the preview: ${errorOf(e).message}\n`);
     }

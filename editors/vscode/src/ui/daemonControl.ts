@@ -1,5 +1,5 @@
-// The daemon's lifecycle as the user sees it: started on first use, a crash reported (and the daemon restarted on the
-// next command, saying so), Kgent: Restart Daemon, and a clear message when it cannot start.
+// The daemon's lifecycle as the user sees it: started on first use, a crash reported and the daemon restarted at once
+// (under a progress notification that ends when it is back), Kgent: Restart Daemon, and a clear message when it cannot start.
 
 import * as vscode from "vscode";
 import { describeExit, errorOf, type ExitInfo, type KgentClient } from "../client";
@@ -7,6 +7,9 @@ import type { FileHost } from "../hostFiles";
 import { DaemonManager, type DaemonConfig, type DaemonHooks } from "../daemon";
 import type { AgentEventParams } from "../protocol";
 import type { Output } from "./output";
+
+/** A crash this soon after an automatic restart is a crash loop: the daemon waits for the next command. */
+const CRASH_LOOP_MS = 60_000;
 
 export interface DaemonControlDeps {
   config: () => Promise<DaemonConfig>;
@@ -26,6 +29,8 @@ export class DaemonControl {
   private readonly output: Output;
   private readonly changed: () => void;
   private crash: ExitInfo | undefined;
+  /** When a crash last restarted the daemon by itself (a second crash soon after is not restarted again). */
+  private autoRestartedAt: number | undefined;
   /** Why the last start failed (the panel shows it). */
   lastStartError: string | undefined;
 
@@ -113,24 +118,43 @@ export class DaemonControl {
     this.changed();
   }
 
+  /**
+   * An unexpected exit: the daemon is started again at once, under a progress notification that closes when it is
+   * back (no toast is left saying it is down once it is up). A daemon that crashes again soon after such a restart is
+   * left down until the next Kgent command, with an error that says so (and stays true: nothing offers to restart it).
+   */
   private onCrash(info: ExitInfo): void {
     this.crash = info;
     const why = describeExit(info);
     this.output.log(`[kgent] the daemon exited unexpectedly (${why})\n`);
-    this.output.transcript.note(
-      `✗ The Kgent daemon exited unexpectedly (${why}). It will be restarted on your next Kgent command.`,
-    );
     this.changed();
-    void vscode.window
-      .showErrorMessage(
-        `Kgent: the daemon exited unexpectedly (${why}). It will be restarted on your next Kgent command.`,
-        "Restart Now",
-        "Show Daemon Log",
-      )
-      .then((pick) => {
-        if (pick === "Restart Now") void this.client();
-        else if (pick === "Show Daemon Log") this.output.showDaemonLog();
-      });
+    const now = Date.now();
+    const loop = this.autoRestartedAt !== undefined && now - this.autoRestartedAt < CRASH_LOOP_MS;
+    if (loop) {
+      this.output.transcript.note(
+        `✗ The Kgent daemon exited unexpectedly again (${why}). It will be started on your next Kgent command.`,
+      );
+      void vscode.window
+        .showErrorMessage(
+          `Kgent: the daemon exited unexpectedly again (${why}), soon after a restart. It will be started on your next Kgent command.`,
+          "Show Daemon Log",
+        )
+        .then((pick) => {
+          if (pick === "Show Daemon Log") this.output.showDaemonLog();
+        });
+      return;
+    }
+    this.autoRestartedAt = now;
+    this.output.transcript.note(`✗ The Kgent daemon exited unexpectedly (${why}); restarting it.`);
+    void vscode.window.withProgress(
+      {
+        location: vscode.ProgressLocation.Notification,
+        title: `Kgent: the daemon exited unexpectedly (${why}); restarting it…`,
+      },
+      async () => {
+        await this.client();
+      },
+    );
   }
 
   /** Kgent: Restart Daemon. Asks first when `liveRuns` tasks would be cancelled. */

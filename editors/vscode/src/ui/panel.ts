@@ -13,6 +13,7 @@ import { parseFromPage, type FromPage, type SlashCommand, type ToPage } from "..
 import { PanelModel } from "../panelModel";
 import type * as P from "../protocol";
 import { firstLine } from "../transcript";
+import { approvalDiff, cardPrefix } from "./approvalDiff";
 import type { ApprovalEdits, SelectedWithText } from "./approvalEdit";
 import type { Approvals } from "./approvals";
 import type { DaemonControl } from "./daemonControl";
@@ -65,6 +66,11 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
       vscode.window.registerWebviewViewProvider(VIEW_ID, this, { webviewOptions: { retainContextWhenHidden: true } }),
       vscode.workspace.onDidGrantWorkspaceTrust(() => {
         this.model.trusted = true;
+        // The page's first words depend on trust (ui/panel.ts html): a new page, which asks for the state again.
+        if (this.view !== undefined) {
+          this.ready = false;
+          this.view.webview.html = this.html(this.view.webview);
+        }
         this.refresh();
       }),
       vscode.workspace.onDidChangeConfiguration((e) => {
@@ -118,6 +124,10 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
       `img-src ${webview.cspSource} data:`,
       `font-src ${webview.cspSource}`,
     ].join("; ");
+    // In Restricted Mode the trust note says it all: no promise about approvals Kgent is not there to ask.
+    const empty = vscode.workspace.isTrusted
+      ? "Ask Kgent to do something in this folder. When it needs your approval, the card appears here."
+      : "";
     return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="UTF-8">
 <meta http-equiv="Content-Security-Policy" content="${csp}">
@@ -135,8 +145,7 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
   commands here. Trust the folder (Manage Workspace Trust) to use Kgent.</div>
 <div id="history" hidden></div>
 <div id="session" class="session"></div>
-<div id="log" role="log" aria-live="polite"><div id="empty" class="empty">Ask Kgent to do something in this folder.
-  It asks before every write and command; the approvals appear here.</div></div>
+<div id="log" role="log" aria-live="polite"><div id="empty" class="empty">${empty}</div></div>
 <div id="live" hidden></div>
 <div id="composer">
   <ul id="slash-menu" role="listbox" hidden></ul>
@@ -205,7 +214,7 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
         );
         // The editable proposal is saved and closed first (closing a changed document would ask), then the rest.
         void (this.edits?.release(params.requestId) ?? Promise.resolve()).then(() =>
-          this.approvals.closePreviews(`/card-${params.requestId}/`),
+          this.approvals.closePreviews(cardPrefix(params.requestId)),
         );
         this.refresh();
         this.changed();
@@ -216,7 +225,15 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
       if (editable) this.edits?.register(params, finish);
       this.changed();
       if (token.isCancellationRequested) finish({ outcome: "cancelled" });
+      // An edit is reviewed where the code is: its diff opens in the editor, answerable from its title bar.
+      else if (canOpenDiff && approvalDiff() === "editor")
+        void this.approvals.openPreview(params, cardPrefix(params.requestId), true);
     });
+  }
+
+  /** A pending card's request (the diff editor's title bar answers it too). */
+  params(requestId: string): P.PermissionParams | undefined {
+    return this.pending.get(requestId)?.params;
   }
 
   /** Answer a pending card (the page's buttons; also for tests and keybindings). */
@@ -250,7 +267,7 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
       }
       case "openDiff": {
         const p = this.pending.get(m.requestId);
-        if (p !== undefined) await this.approvals.openPreview(p.params, `/card-${m.requestId}/`);
+        if (p !== undefined) await this.approvals.openPreview(p.params, cardPrefix(m.requestId));
         return;
       }
       case "openFile":

@@ -20,6 +20,12 @@ import {
 
 export const PERMISSIONS_VIEW = "kgent.permissions";
 
+/** Kgent's trust of a project is its own, apart from VS Code's Workspace Trust (a trusted folder can be either). */
+export const UNTRUSTED_NOTE =
+  "Kgent does not trust this project's own configuration yet — its trust is its own, apart from VS Code's Workspace Trust: " +
+  "the allow rules in the project's file are ignored (its deny rules apply), and yours for it are kept in your settings. " +
+  "To trust it: the Kgent › Trust Project Extensions setting, or `kgent extensions --trust` in the folder.";
+
 /** The rules methods, over the running daemon. */
 export interface RulesApi {
   rules(workspace: string): Promise<RulesResult>;
@@ -121,8 +127,7 @@ export class PermissionsView implements vscode.TreeDataProvider<Node>, vscode.Di
       if (api === undefined) throw new Error("the Kgent daemon is not running");
       this.result = await api.rules(workspace);
       const notes: string[] = [];
-      if (!this.result.projectTrusted)
-        notes.push("This project is not trusted: its own allow rules are ignored (its deny rules apply).");
+      if (!this.result.projectTrusted) notes.push(UNTRUSTED_NOTE);
       if (this.result.problems?.length) notes.push(`Left out, unreadable: ${this.result.problems.join("; ")}`);
       this.view.message = notes.length > 0 ? notes.join(" ") : undefined;
       return this.result;

@@ -1,9 +1,12 @@
-// The status bar item: waiting for approval, running (n), daemon stopped, or idle. A click shows the transcript.
+// The status bar item: off (Restricted Mode), waiting for approval, running (n), daemon stopped, or idle. A click shows
+// the transcript (in Restricted Mode: Manage Workspace Trust).
 
 import * as vscode from "vscode";
 import { sandboxStatus } from "../usage";
 
 export interface StatusState {
+  /** VS Code trusts the folder (in Restricted Mode Kgent is off). */
+  trusted: boolean;
   /** Approval prompts open or waiting their turn. */
   waitingApprovals: number;
   liveRuns: number;
@@ -30,10 +33,24 @@ export class StatusBar implements vscode.Disposable {
   }
 
   update(): void {
-    const { waitingApprovals, liveRuns: runs, daemonStopped, startError, sandbox, sandboxReason } = this.read();
+    const {
+      trusted,
+      waitingApprovals,
+      liveRuns: runs,
+      daemonStopped,
+      startError,
+      sandbox,
+      sandboxReason,
+    } = this.read();
     const shell = sandboxStatus(sandbox, sandboxReason);
     const status = this.item;
-    if (waitingApprovals > 0) {
+    status.command = trusted ? "kgent.showTranscript" : "workbench.trust.manage";
+    if (!trusted) {
+      status.text = "$(circle-slash) Kgent: off (Restricted Mode)";
+      status.tooltip =
+        "Kgent is off in Restricted Mode: it would read, edit and run commands in this folder. Click to manage Workspace Trust.";
+      status.backgroundColor = undefined;
+    } else if (waitingApprovals > 0) {
       status.text = "$(bell) Kgent: waiting for approval";
       status.tooltip = "Kgent is waiting for you to approve or reject a tool call";
       status.backgroundColor = new vscode.ThemeColor("statusBarItem.warningBackground");
