@@ -427,6 +427,16 @@ export class KgentClient {
     return this.request(() => this.conn.sendRequest(P.AgentFork, { sessionId, entryId }));
   }
 
+  /** Give a session a title of the person's choosing ("" goes back to the derived one): `agent/renameSession`. */
+  renameSession(sessionId: string, title: string): Promise<Record<string, never>> {
+    return this.request(() => this.conn.sendRequest(P.AgentRenameSession, { sessionId, title }));
+  }
+
+  /** Remove a session for good (`agent/deleteSession`). */
+  deleteSession(sessionId: string): Promise<Record<string, never>> {
+    return this.request(() => this.conn.sendRequest(P.AgentDeleteSession, { sessionId }));
+  }
+
   /** The workspace's slash commands: built-ins and prompt templates (`agent/commands`). */
   commands(workspace: string): Promise<P.CommandsResult> {
     return this.request(() => this.conn.sendRequest(P.AgentCommands, { workspace }));

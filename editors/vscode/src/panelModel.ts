@@ -1,6 +1,7 @@
 // What the Kgent panel shows, folded from `agent/event`s and approval requests. Editor-agnostic (no `vscode`): the
 // webview view (ui/panel.ts) posts `PanelState` to the page (webview/main.ts), which renders it.
 
+import { instructionsNote } from "./instructionsModel";
 import { storedItems, userItem } from "./panelHistory";
 import type {
   ApprovalItem,
@@ -279,6 +280,10 @@ export class PanelModel {
         }
         return;
       }
+      case "instructions":
+        // AGENTS.md entering the model's context is worth a line: the person sees what the model was told to follow.
+        if (e.files.length > 0) this.note(instructionsNote(e.files, this.workspaces.get(runId) ?? ""), "info", runId);
+        return;
       case "queue_update": {
         const r = this.live.get(runId);
         if (r !== undefined) {

@@ -251,6 +251,24 @@ async function sendAndWait(panel: FrameLocator, text: string): Promise<void> {
   await panel.locator(".end").nth(ends).waitFor({ timeout: STEP_MS });
 }
 
+/** History: the panel's button opens the folder's sessions in the quick input; pick the row titled `title` (the
+ *  newest when undefined). The click is the page's; if the picker does not come (a busy workbench), click again. */
+async function fromHistory(page: Page, panel: FrameLocator, title?: string): Promise<void> {
+  const rows = page.locator(".quick-input-widget .quick-input-list .monaco-list-row");
+  for (let attempt = 1; ; attempt++) {
+    await panel.locator("#historyButton").click();
+    try {
+      await rows.first().waitFor({ timeout: attempt < 3 ? 30_000 : STEP_MS });
+      break;
+    } catch (e) {
+      if (attempt >= 3) throw e;
+    }
+  }
+  const row = title === undefined ? rows.first() : rows.filter({ hasText: title }).first();
+  await row.waitFor({ timeout: STEP_MS });
+  await row.click();
+}
+
 let builtVsix: string | undefined;
 
 function buildVsix(): string {
@@ -567,9 +585,7 @@ describe("Kgent in a real VS Code (code-server)", {
     await step(page, "resume", async () => {
       await panel.locator("#new").click();
       await panel.locator("#empty:not([hidden])").waitFor({ timeout: STEP_MS });
-      await panel.locator("#historyButton").click();
-      const row = panel.locator(".history-row", { hasText: "Change value to 2 in sample.py" }).first();
-      await row.locator("button", { hasText: "Resume" }).click();
+      await fromHistory(page, panel, "Change value to 2 in sample.py");
       // The first test's conversation, as it was: the message, the answer, the tool calls with their results.
       await panel
         .locator(".msg.user", { hasText: "Change value to 2 in sample.py and check it." })
@@ -602,14 +618,37 @@ describe("Kgent in a real VS Code (code-server)", {
       await panel.locator("#input").press("Enter");
       await panel.locator(".end").first().waitFor({ timeout: STEP_MS });
       // Resume again: the session now reads from the new branch.
-      await panel.locator("#historyButton").click();
-      await panel.locator(".history-row").first().locator("button", { hasText: "Resume" }).click(); // the newest
+      await fromHistory(page, panel); // the newest
       await panel
         .locator(".note", { hasText: /^Resumed/ })
         .last()
         .waitFor({ timeout: STEP_MS });
       const texts = await panel.locator(".msg.user .text").allInnerTexts();
       assert.deepEqual(texts, ["A different first message."]);
+    });
+    await step(page, "search-rename-delete", async () => {
+      // The picker: whole titles, filtered by what is typed; each row renames and deletes.
+      await panel.locator("#historyButton").click();
+      const box = page.locator(".quick-input-widget .quick-input-box input");
+      const rows = page.locator(".quick-input-widget .quick-input-list .monaco-list-row");
+      await rows.first().waitFor({ timeout: STEP_MS });
+      await box.fill("value to 2 in sample");
+      const row = rows.filter({ hasText: "Change value to 2 in sample.py and check it." }).first();
+      await row.waitFor({ timeout: STEP_MS });
+      await waitFor(async () => (await rows.count()) === 1, "the search to leave one row");
+      await shot(page, "history-picker", DOCS);
+      await row.hover();
+      await row.locator('.action-label[aria-label="Rename"]').click();
+      await waitFor(async () => (await box.inputValue()).startsWith("Change value to 2"), "the rename box with the title");
+      await box.fill("Set value to 2 in sample.py, renamed"); // still found by the search in the picker's box
+      await page.keyboard.press("Enter");
+      const renamed = rows.filter({ hasText: "Set value to 2 in sample.py, renamed" }).first();
+      await renamed.waitFor({ timeout: STEP_MS });
+      await renamed.hover();
+      await renamed.locator('.action-label[aria-label="Delete"]').click();
+      await page.locator(".monaco-dialog-box button", { hasText: "Delete" }).click();
+      await renamed.waitFor({ state: "detached", timeout: STEP_MS });
+      await page.keyboard.press("Escape");
     });
   });
 
@@ -954,12 +993,7 @@ describe("Kgent in a real VS Code: the first hour (issue 29)", {
     });
     await step(page, "resumed-own-model", async () => {
       await newConversation();
-      await panel.locator("#historyButton").click();
-      await panel
-        .locator(".history-row", { hasText: "Who answers?" })
-        .first()
-        .locator("button", { hasText: "Resume" })
-        .click();
+      await fromHistory(page, panel, "Who answers?");
       await panel
         .locator(".note", { hasText: /^Resumed/ })
         .last()

@@ -177,10 +177,16 @@ export const QuickPickItemKind = { Separator: -1, Default: 0 } as const;
 
 // ------------------------------------------------------------------------------------------------ records
 
+export interface QuickInputButton {
+  iconPath: unknown;
+  tooltip?: string;
+}
+
 export interface QuickPickItem {
   label: string;
   description?: string;
   detail?: string;
+  buttons?: readonly QuickInputButton[];
 }
 
 /** A QuickPick on screen (from createQuickPick or showQuickPick). */
@@ -195,6 +201,7 @@ export class FakeQuickPick<T extends QuickPickItem = QuickPickItem> {
   activeItems: readonly T[] = [];
   selectedItems: readonly T[] = [];
   value = "";
+  busy = false;
   visible = false;
   disposed = false;
   /** "user" (Escape), "extension" (hide()/dispose() by the extension) */
@@ -202,6 +209,9 @@ export class FakeQuickPick<T extends QuickPickItem = QuickPickItem> {
   readonly accepted: T[] = [];
   private readonly acceptEmitter = new Emitter<void>();
   private readonly hideEmitter = new Emitter<void>();
+  private readonly itemButtonEmitter = new Emitter<{ item: T; button: QuickInputButton }>();
+  readonly onDidTriggerItemButton = (l: Listener<{ item: T; button: QuickInputButton }>): Disposable =>
+    this.itemButtonEmitter.event(l);
   readonly onDidAccept = (l: Listener<void>): Disposable => this.acceptEmitter.event(l);
   readonly onDidHide = (l: Listener<void>): Disposable => this.hideEmitter.event(l);
   readonly onDidChangeValue = (_l: Listener<string>): Disposable => ({ dispose: () => undefined });
@@ -248,6 +258,15 @@ export class FakeQuickPick<T extends QuickPickItem = QuickPickItem> {
     this.selectedItems = [item];
     this.accepted.push(item);
     this.acceptEmitter.fire();
+  }
+
+  /** Click the button whose tooltip starts with `tooltip` on the item whose label contains `label`. */
+  pressItemButton(label: string, tooltip: string): void {
+    if (!this.visible) throw new Error("the QuickPick is not visible");
+    const item = this.items.find((i) => i.label.includes(label));
+    const button = item?.buttons?.find((b) => b.tooltip?.startsWith(tooltip) === true);
+    if (item === undefined || button === undefined) throw new Error(`no button '${tooltip}' on '${label}'`);
+    this.itemButtonEmitter.fire({ item, button });
   }
 
   /** Press Escape. */

@@ -2,7 +2,7 @@
 
 import { strict as assert } from "node:assert";
 import { test } from "node:test";
-import { loadedItems } from "../src/instructionsModel";
+import { instructionsNote, loadedItems } from "../src/instructionsModel";
 
 test("the session's instruction files come first, general to specific, then its skills", () => {
   const items = loadedItems({
@@ -23,4 +23,21 @@ test("the session's instruction files come first, general to specific, then its 
     ],
   );
   assert.deepEqual(loadedItems({}), []);
+});
+
+test("the panel's line for an instructions event names each file from the workspace, and what happened to it", () => {
+  assert.equal(
+    instructionsNote(
+      [
+        { path: "/home/me/.config/kgent/AGENTS.md", source: "user", change: "new" },
+        { path: "/ws/AGENTS.md", source: "project", change: "changed" },
+        { path: "/ws/src/AGENTS.md", source: "directory", change: "new", truncated: true },
+        { path: "/ws/old/AGENTS.md", source: "directory", change: "removed" },
+      ],
+      "/ws",
+    ),
+    "Instructions: /home/me/.config/kgent/AGENTS.md (yours) read; AGENTS.md (the project's) read again; " +
+      "src/AGENTS.md (its directory's) read, its first 32 KiB; old/AGENTS.md (its directory's) is gone: the model was " +
+      "told. Kgent: Open Instructions shows them.",
+  );
 });

@@ -8,7 +8,7 @@ import { createRequire } from "node:module";
 import * as path from "node:path";
 import { afterEach, describe, test } from "node:test";
 import type { KgentApi, RunSummary } from "../src/extension";
-import type { SessionRow, ToPage } from "../src/panelMessages";
+import type { ToPage } from "../src/panelMessages";
 import type { ApprovalItem, PanelItem, PanelState, UserItem } from "../src/panelItems";
 import {
   fakeContext,
@@ -256,6 +256,17 @@ describe("the Kgent panel (extension side)", () => {
     },
   );
 
+  test("AGENTS.md read into the model's context shows as a line in the panel", AGAINST_DAEMON, async () => {
+    const w = open({ "kgent.model": "hello" });
+    fs.writeFileSync(path.join(w.sb.workspace, "AGENTS.md"), "Answer in English.\n");
+    w.view.send({ type: "send", text: "Say hello." });
+    await waitFor("the end", () => items(w).find((i) => i.type === "end"));
+    const note = items(w).find((i) => i.type === "note" && i.text.startsWith("Instructions: "));
+    assert.ok(note?.type === "note", JSON.stringify(items(w).map((i) => i.type)));
+    assert.equal(note.text, "Instructions: AGENTS.md (the project's) read. Kgent: Open Instructions shows them.");
+    assert.equal(note.section, items(w).find((i) => i.type === "end")?.section, "in its run's section");
+  });
+
   test("todo_write: one plan card per run, updated in place as the plan changes", AGAINST_DAEMON, async () => {
     const w = open({ "kgent.model": "plan" });
     w.view.send({ type: "send", text: "What does sample.py print?" });
@@ -436,20 +447,25 @@ describe("the Kgent panel (extension side)", () => {
         live.every((u) => u.entryId !== undefined && u.sessionId === original),
         "live messages name their entries",
       );
+      // History: the folder's sessions in the quick input, whole titles, each with Fork / Rename / Delete.
+      state.ui.onQuickPick = (qp) => qp.escape();
       w.view.send({ type: "history" });
-      const rows = await waitFor("the sessions", () => {
-        const m = w.view.posted.find((p) => (p as ToPage).type === "sessions") as
-          | { sessions: SessionRow[] }
-          | undefined;
-        return m?.sessions;
-      });
-      assert.equal(rows.length, 1);
-      assert.equal(rows[0].sessionId, original);
+      const listed = await waitFor("the sessions picker", () => state.ui.quickPicks.find((q) => /sessions/.test(q.title ?? "")));
+      await waitFor("its rows", () => listed.items.length === 1 || undefined);
+      assert.equal(listed.items[0].label, "Look at @sample.py please.");
+      assert.deepEqual(
+        listed.items[0].buttons?.map((b) => b.tooltip?.split(":")[0]),
+        ["Fork", "Rename", "Delete"],
+      );
+      assert.equal(listed.matchOnDetail, true);
 
-      // Resume, from a new conversation: the session's messages come back into the panel.
+      // Resume, from a new conversation: picked in History, the session's messages come back into the panel.
       w.view.send({ type: "newConversation" });
       await waitFor("an empty panel", () => items(w).length === 0);
-      w.view.send({ type: "resume", sessionId: original, title: rows[0].title });
+      state.ui.onQuickPick = (qp) => {
+        if (/sessions/.test(qp.title ?? "")) void waitFor("the rows", () => qp.items.length > 0 || undefined).then(() => qp.pick("Look at"));
+      };
+      w.view.send({ type: "history" });
       await waitFor("the replayed conversation", () => users(w).length === 2);
       assert.deepEqual(
         users(w).map((u) => [u.text, u.attachments, u.entryId]),
@@ -509,6 +525,23 @@ describe("the Kgent panel (extension side)", () => {
       await waitFor("the history fork", () =>
         items(w).find((i) => i.type === "note" && /^Forked before “Fresh start\.”/.test(i.text)),
       );
+
+      // Rename and Delete on History's rows: the daemon's list changes and the open picker shows it.
+      state.ui.onInputBox = () => "Port the parser";
+      state.ui.onMessage = (m) => (m.modal && /^Delete the session/.test(m.message) ? "Delete" : undefined);
+      const before = state.ui.quickPicks.length;
+      state.ui.onQuickPick = () => undefined;
+      w.view.send({ type: "history" });
+      const picker = await waitFor("the picker", () => state.ui.quickPicks.slice(before).find((q) => q.items.length > 0));
+      picker.pressItemButton("Look at", "Rename");
+      await waitFor("the renamed row", () => picker.items[0]?.label === "Port the parser" || undefined);
+      picker.pressItemButton("Port the parser", "Delete");
+      await waitFor("the row gone", () => (picker.items.length === 0 && !picker.busy) || undefined);
+      assert.equal(picker.visible, true, "the picker stays open");
+      // It was the panel's conversation: the panel says so, and the next message starts a new session.
+      await waitFor("the note", () => items(w).find((i) => i.type === "note" && /was deleted/.test(i.text)));
+      assert.equal(lastState(w)?.sessionId, undefined);
+      picker.escape();
     },
   );
 

@@ -62,6 +62,7 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
       () => this.refresh(),
       (m) => this.post(m),
     );
+    this.sessions.afterPick = () => this.useSessionModel();
     this.disposables.push(
       vscode.window.registerWebviewViewProvider(VIEW_ID, this, { webviewOptions: { retainContextWhenHidden: true } }),
       vscode.workspace.onDidGrantWorkspaceTrust(() => {

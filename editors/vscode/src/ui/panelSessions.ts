@@ -5,10 +5,10 @@ import { errorOf, type KgentClient } from "../client";
 import { splitAttachments } from "../panelHistory";
 import type { PanelModel } from "../panelModel";
 import type { ToPage } from "../panelMessages";
-import { relativeTime } from "../prompt";
 import { firstLine } from "../transcript";
 import type * as P from "../protocol";
 import type { DaemonControl } from "./daemonControl";
+import { pickSession } from "./sessionPicker";
 import { pickFolder } from "./tasks";
 
 export class PanelSessions {
@@ -22,27 +22,29 @@ export class PanelSessions {
     private readonly post: (m: ToPage) => void,
   ) {}
 
-  /** History: the folder's sessions, posted to the page's list. */
+  /**
+   * History: the folder's sessions in VS Code's quick input (ui/sessionPicker.ts: search, rename, delete); the one
+   * picked is resumed or forked into the panel.
+   */
   async history(): Promise<void> {
     const folder = await pickFolder();
     const client = folder === undefined ? undefined : await this.daemon.client();
     if (folder === undefined || client === undefined) return;
-    try {
-      const { sessions } = await client.sessions(folder.uri.fsPath);
-      this.post({
-        type: "sessions",
-        sessions: sessions.map((s) => ({
-          sessionId: s.sessionId,
-          title: firstLine(s.title || s.sessionId, 70),
-          when: relativeTime(s.updated),
-          lastEntryId: s.leafId ?? undefined,
-        })),
-      });
-    } catch (e) {
-      this.model.note(`Could not list the sessions: ${errorOf(e).message}`, "error");
+    const choice = await pickSession(client, folder.uri.fsPath, (sessionId) => {
+      if (this.model.sessionId !== sessionId) return;
+      this.model.clear();
+      this.model.note("The session shown here was deleted: your next message starts a new one.");
       this.refresh();
-    }
+    });
+    if (choice === undefined) return;
+    const title = firstLine(choice.session.title || choice.session.sessionId, 70);
+    if (choice.action === "resume") await this.resume(choice.session.sessionId, title);
+    else await this.fork(choice.session.sessionId, title);
+    this.afterPick?.();
   }
+
+  /** Called after History resumed or forked a session (the panel then follows its model). */
+  afterPick: (() => void) | undefined;
 
   /** Run `fn` with the daemon (started if needed); a failure becomes a note ("Could not <what>: …"). */
   private async attempt(what: string, fn: (client: KgentClient) => Promise<void>): Promise<void> {
