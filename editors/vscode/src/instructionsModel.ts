@@ -29,7 +29,9 @@ const WHERE: Record<string, string> = { user: "yours", project: "the project's",
 /** The panel's line for an `instructions` event: which files entered the model's context (paths from the workspace). */
 export function instructionsNote(files: LoadedFile[], workspace: string): string {
   const rel = (p: string): string =>
-    workspace !== "" && p.startsWith(`${workspace.replace(/\/$/, "")}/`) ? p.slice(workspace.replace(/\/$/, "").length + 1) : p;
+    workspace !== "" && p.startsWith(`${workspace.replace(/\/$/, "")}/`)
+      ? p.slice(workspace.replace(/\/$/, "").length + 1)
+      : p;
   const parts = files.map((f) => {
     const what = `${rel(f.path)} (${WHERE[f.source] ?? f.source})`;
     if (f.change === "removed") return `${what} is gone: the model was told`;

@@ -32,13 +32,26 @@ function lines(text: string): string[] {
   return text.match(/[^\n]*\n|[^\n]+$/g) ?? [];
 }
 
-/** `current` with these hunks undone (each at its `currentStart`): what the file would be if they were rejected. */
+/**
+ * `current` with these hunks undone: what the file would be if they were all rejected — the review's "before the run"
+ * side. A placed hunk is undone at its `currentStart`. A hunk the person edited since (no `currentStart`) cannot be
+ * rejected, but its side still shows the text before the run: its lines are taken where the run left them, shifted as
+ * the nearest placed hunk above it shifted (0 without one), when they are still inside the file.
+ */
 export function withoutHunks(current: string, hunks: P.ReviewHunk[]): string {
   const out = lines(current);
-  const placed = hunks
-    .filter((h) => typeof h.currentStart === "number")
-    .sort((a, b) => (b.currentStart ?? 0) - (a.currentStart ?? 0));
-  for (const h of placed) out.splice((h.currentStart ?? 1) - 1, h.newCount, ...lines(h.oldText));
+  const placed = hunks.filter((h) => typeof h.currentStart === "number");
+  const shiftAbove = (h: P.ReviewHunk): number => {
+    const above = placed.filter((p) => p.newStart <= h.newStart).sort((a, b) => b.newStart - a.newStart)[0];
+    return above === undefined ? 0 : (above.currentStart ?? above.newStart) - above.newStart;
+  };
+  const at = hunks
+    .map((h) => ({ h, start: typeof h.currentStart === "number" ? h.currentStart : h.newStart + shiftAbove(h) }))
+    .filter(
+      ({ h, start }) => typeof h.currentStart === "number" || (start >= 1 && start - 1 + h.newCount <= out.length),
+    )
+    .sort((a, b) => b.start - a.start);
+  for (const { h, start } of at) out.splice(start - 1, h.newCount, ...lines(h.oldText));
   return out.join("");
 }
 

@@ -430,7 +430,10 @@ describe("Kgent in a real VS Code (code-server)", {
       await panel.locator(".card.approval.pending").first().waitFor({ timeout: STEP_MS });
       // Its title bar answers it: Allow, Reject, More Answers… (the daemon's other answers).
       for (const label of ["Allow", "Reject", "More Answers…"])
-        await page.locator(`.editor-actions .action-label[aria-label="${label}"]`).first().waitFor({ timeout: STEP_MS });
+        await page
+          .locator(`.editor-actions .action-label[aria-label="${label}"]`)
+          .first()
+          .waitFor({ timeout: STEP_MS });
       // Opening it again from the card shows the same diff (no second tab).
       await card.locator("button.open-diff").click();
       await page.locator(".tab", { hasText: "sample.py: current ↔ proposed" }).first().waitFor({ timeout: STEP_MS });
@@ -441,7 +444,9 @@ describe("Kgent in a real VS Code (code-server)", {
     await step(page, "allow", async () => {
       // Allow in the diff's title bar: the card is answered, the diff closes; the command comes next.
       await page.locator('.editor-actions .action-label[aria-label="Allow"]').first().click();
-      await page.locator(".tab", { hasText: "sample.py: current ↔ proposed" }).waitFor({ state: "detached", timeout: STEP_MS });
+      await page
+        .locator(".tab", { hasText: "sample.py: current ↔ proposed" })
+        .waitFor({ state: "detached", timeout: STEP_MS });
       await panel.locator(".card.approval.pending .command").first().waitFor({ timeout: STEP_MS });
       await panel.locator(".card.approval.pending button.opt", { hasText: "Allow once" }).first().click();
       await panel.locator(".end.status-settled").first().waitFor({ timeout: STEP_MS });
@@ -639,7 +644,10 @@ describe("Kgent in a real VS Code (code-server)", {
       await shot(page, "history-picker", DOCS);
       await row.hover();
       await row.locator('.action-label[aria-label="Rename"]').click();
-      await waitFor(async () => (await box.inputValue()).startsWith("Change value to 2"), "the rename box with the title");
+      await waitFor(
+        async () => (await box.inputValue()).startsWith("Change value to 2"),
+        "the rename box with the title",
+      );
       await box.fill("Set value to 2 in sample.py, renamed"); // still found by the search in the picker's box
       await page.keyboard.press("Enter");
       const renamed = rows.filter({ hasText: "Set value to 2 in sample.py, renamed" }).first();
@@ -1077,6 +1085,29 @@ describe("Kgent in a real VS Code: the first hour (issue 29)", {
       await dialog.locator(".monaco-button", { hasText: "Cancel" }).first().click();
       await dialog.waitFor({ state: "detached", timeout: STEP_MS });
       assert.match(fs.readFileSync(b, "utf8"), /Charlie \(mine\)/);
+      // The person edits b.txt's other change too, then reviews: its "before the run" side shows the lines before the
+      // run (not the person's), and rejecting the file, where nothing can be reverted, says so.
+      fs.writeFileSync(b, fs.readFileSync(b, "utf8").replace("INDIA", "India (mine)"));
+      await palette(page, "Kgent: Review Changes");
+      const bTab = page.locator(".tab", { hasText: "b.txt: before the run ↔ now" }).first();
+      await bTab.waitFor({ timeout: STEP_MS });
+      await bTab.click();
+      const original = page.locator(".monaco-diff-editor .editor.original .view-line");
+      await original
+        .filter({ hasText: /^charlie$/ })
+        .first()
+        .waitFor({ timeout: STEP_MS });
+      await original
+        .filter({ hasText: /^india$/ })
+        .first()
+        .waitFor({ timeout: STEP_MS });
+      assert.equal(await original.filter({ hasText: "(mine)" }).count(), 0, "the person's lines are on the right only");
+      await palette(page, "Kgent: Reject All Changes in File");
+      await page
+        .locator(".notifications-toasts .notification-toast", { hasText: "nothing was rejected" })
+        .first()
+        .waitFor({ timeout: STEP_MS });
+      assert.match(fs.readFileSync(b, "utf8"), /Charlie \(mine\)[\s\S]*India \(mine\)/);
       await panel.locator("#mode").selectOption("ask");
       await statusItem(page, "ask");
     });

@@ -450,7 +450,9 @@ describe("the Kgent panel (extension side)", () => {
       // History: the folder's sessions in the quick input, whole titles, each with Fork / Rename / Delete.
       state.ui.onQuickPick = (qp) => qp.escape();
       w.view.send({ type: "history" });
-      const listed = await waitFor("the sessions picker", () => state.ui.quickPicks.find((q) => /sessions/.test(q.title ?? "")));
+      const listed = await waitFor("the sessions picker", () =>
+        state.ui.quickPicks.find((q) => /sessions/.test(q.title ?? "")),
+      );
       await waitFor("its rows", () => listed.items.length === 1 || undefined);
       assert.equal(listed.items[0].label, "Look at @sample.py please.");
       assert.deepEqual(
@@ -463,7 +465,8 @@ describe("the Kgent panel (extension side)", () => {
       w.view.send({ type: "newConversation" });
       await waitFor("an empty panel", () => items(w).length === 0);
       state.ui.onQuickPick = (qp) => {
-        if (/sessions/.test(qp.title ?? "")) void waitFor("the rows", () => qp.items.length > 0 || undefined).then(() => qp.pick("Look at"));
+        if (/sessions/.test(qp.title ?? ""))
+          void waitFor("the rows", () => qp.items.length > 0 || undefined).then(() => qp.pick("Look at"));
       };
       w.view.send({ type: "history" });
       await waitFor("the replayed conversation", () => users(w).length === 2);
@@ -532,7 +535,9 @@ describe("the Kgent panel (extension side)", () => {
       const before = state.ui.quickPicks.length;
       state.ui.onQuickPick = () => undefined;
       w.view.send({ type: "history" });
-      const picker = await waitFor("the picker", () => state.ui.quickPicks.slice(before).find((q) => q.items.length > 0));
+      const picker = await waitFor("the picker", () =>
+        state.ui.quickPicks.slice(before).find((q) => q.items.length > 0),
+      );
       picker.pressItemButton("Look at", "Rename");
       await waitFor("the renamed row", () => picker.items[0]?.label === "Port the parser" || undefined);
       picker.pressItemButton("Port the parser", "Delete");

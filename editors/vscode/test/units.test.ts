@@ -571,9 +571,20 @@ describe("buffers and review helpers", () => {
       hunk({ currentStart: 2, oldText: "two\n", newText: "TWO\n" }),
       hunk({ currentStart: 3, oldCount: 0, oldText: "", newText: "new line\n" }),
       hunk({ currentStart: 4, newCount: 0, oldText: "three\n", newText: "" }), // deleted before "four"
-      hunk({ currentStart: null, oldText: "zero\n", newText: "ZERO\n" }), // changed since: left as it is
     ];
     assert.equal(withoutHunks(now, hunks), "one\ntwo\nthree\nfour\n");
+    // A hunk the person edited since (no currentStart): its side still shows the line before the run, where the run
+    // left it, shifted as the placed hunk above it was (the person added a line at the top, and edited THREE).
+    const edited = "# mine\none\nadded\nTWO\nthree, says me\n";
+    assert.equal(
+      withoutHunks(edited, [
+        hunk({ oldStart: 2, newStart: 2, currentStart: 3, oldCount: 0, oldText: "", newText: "added\n" }),
+        hunk({ oldStart: 3, newStart: 4, currentStart: null, oldText: "three\n", newText: "THREE\n" }),
+      ]),
+      "# mine\none\nTWO\nthree\n",
+    );
+    // One that no longer fits in the file is left out (never a line invented past its end).
+    assert.equal(withoutHunks("one\n", [hunk({ newStart: 5, currentStart: null, oldText: "x\n" })]), "one\n");
     assert.equal(hunkLine(hunks[2], 4), 3);
     assert.equal(hunkLine(hunk({ currentStart: 9 }), 4), 3, "an insertion at the end sits on the last line");
   });

@@ -161,6 +161,7 @@ export class Review implements vscode.CodeLensProvider, vscode.TextDocumentConte
     const uri = u instanceof vscode.Uri ? u : vscode.window.activeTextEditor?.document.uri;
     const f = uri === undefined ? undefined : this.fileOf(uri);
     if (f === undefined) return Promise.resolve();
+    if (how === "reject" && f.placed.length === 0) return nothingToReject([f]);
     const ids = (how === "accept" ? [...f.placed, ...f.changedSince] : f.placed).map((h) => h.id);
     return how === "accept" ? this.apply(ids, []) : this.apply([], ids);
   }
@@ -193,6 +194,7 @@ export class Review implements vscode.CodeLensProvider, vscode.TextDocumentConte
       return;
     }
     const edited = files.filter((f) => f.changedSince.length > 0);
+    if (how === "reject" && files.every((f) => f.placed.length === 0)) return nothingToReject(edited);
     if (how === "reject" && edited.length > 0) {
       const n = edited.reduce((k, f) => k + f.changedSince.length, 0);
       const where = edited.map((f) => f.file.path).join(", ");
@@ -212,7 +214,7 @@ export class Review implements vscode.CodeLensProvider, vscode.TextDocumentConte
     const f = this.fileOf(uri);
     const doc = vscode.workspace.textDocuments.find((d) => d.uri.scheme === "file" && d.uri.fsPath === uri.fsPath);
     const now = doc !== undefined ? doc.getText() : await fs.readFile(uri.fsPath, "utf8").catch(() => "");
-    return f === undefined ? now : withoutHunks(now, f.placed);
+    return f === undefined ? now : withoutHunks(now, [...f.placed, ...f.changedSince]);
   }
 
   provideCodeLenses(doc: vscode.TextDocument): vscode.CodeLens[] {
@@ -269,4 +271,13 @@ export class Review implements vscode.CodeLensProvider, vscode.TextDocumentConte
     if (this.reloadTimer !== undefined) clearTimeout(this.reloadTimer);
     for (const d of this.disposables.splice(0)) d.dispose();
   }
+}
+
+/** Reject where every change left was edited by the person since the run: nothing is reverted, and it says why. */
+async function nothingToReject(edited: FileToReview[]): Promise<void> {
+  const n = edited.reduce((k, f) => k + f.changedSince.length, 0);
+  const where = edited.map((f) => f.file.path).join(", ");
+  void vscode.window.showInformationMessage(
+    `Kgent: nothing was rejected: the ${n === 1 ? "change" : `${n} changes`} left in ${where} ${n === 1 ? "was" : "were"} edited by you since the run, and ${n === 1 ? "stays" : "stay"} as you made ${n === 1 ? "it" : "them"}. Accept ${n === 1 ? "it" : "them"}, or undo your edit to reject the run's.`,
+  );
 }
