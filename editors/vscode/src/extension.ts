@@ -101,6 +101,7 @@ class KgentExtension implements vscode.Disposable {
         cancelRun: () => runs.cancelRun(),
         queueMessage: (kind) => runs.queueMessage(kind),
         resumeSession: (args) => tasks.resumeSession(args),
+        continueSession: () => panel.continueLatest(),
         showTranscript: () => output.showTranscript(),
         setApiKey: () => setApiKey(context.secrets, () => daemon.stopIfIdle()),
         restartDaemon: () => daemon.restart(runs.size),

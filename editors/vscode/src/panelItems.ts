@@ -33,6 +33,8 @@ export interface Attachment {
 export interface TextItem extends Base {
   type: "assistant" | "thinking";
   text: string;
+  /** A sub-agent's text: the sub-agent's name (it sits under the `task` card that started it). */
+  agent?: string;
 }
 export interface ToolItem extends Base {
   type: "tool";
@@ -48,6 +50,8 @@ export interface ToolItem extends Base {
   isError: boolean;
   /** How its permission was decided when not by you (a session rule, the mode, a timeout). */
   decidedBy?: string;
+  /** What the edit's change added, from the final `tool_update` (errors first); `[]`: none; absent: not asked. */
+  diagnostics?: P.Diagnostic[];
   /** A sub-agent's call: the sub-agent's name (its card sits under the `task` card that started it). */
   agent?: string;
 }

@@ -12,12 +12,11 @@ export type ToPage =
   | { type: "sessions"; sessions: SessionRow[] }
   | { type: "commands"; commands: SlashCommand[] };
 
-/** A slash command the composer offers (`agent/commands`, shadowed ones left out). */
+/** A slash command the composer offers: an entry of `agent/commands`' menu, shown as it is. */
 export interface SlashCommand {
   name: string;
   description: string;
   argumentHint?: string;
-  source: string;
 }
 
 export interface SessionRow {

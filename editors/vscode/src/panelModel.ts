@@ -217,6 +217,8 @@ export class PanelModel {
         let cur = this.open.get(runId);
         if (cur === undefined || cur.type !== kind) {
           cur = this.push<TextItem>({ type: kind, id: this.nextId(kind), rev: 0, runId, text: "" });
+          const agent = this.subRuns.get(runId);
+          if (agent !== undefined) cur.agent = agent;
           this.open.set(runId, cur);
         }
         cur.text += e.delta;
@@ -256,6 +258,7 @@ export class PanelModel {
           t.output = final ? `${live.trimEnd()}\n${e.output}` : e.output;
         }
         if (typeof e.diff === "string" && e.diff !== "") t.diff = e.diff;
+        if (Array.isArray(e.diagnostics)) t.diagnostics = e.diagnostics;
         t.isError = e.isError === true;
         this.touch(t);
         return;
@@ -341,9 +344,9 @@ export class PanelModel {
   }
 
   /**
-   * A sub-agent's event: its calls (and their approvals and updates) show as cards labelled with its name, under the
-   * `task` card that started it (they arrive before that call ends); the rest of its run is the `task` call's
-   * business. True when the event is to be shown as any other.
+   * A sub-agent's event: its streamed text and its calls (and their approvals and updates) show labelled with its
+   * name, under the `task` card that started it (they arrive before that call ends); the rest of its run is the
+   * `task` call's business. True when the event is to be shown as any other.
    */
   private subEvent(runId: string, e: P.KnownEvent): boolean {
     switch (e.type) {
@@ -353,6 +356,8 @@ export class PanelModel {
       case "run_end":
         this.subRuns.delete(runId);
         return false;
+      case "message_delta":
+      case "message_end":
       case "tool_call":
       case "tool_update":
       case "permission_resolved":

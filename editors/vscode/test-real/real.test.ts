@@ -654,7 +654,7 @@ describe("Kgent in a real VS Code (code-server)", {
       await renamed.waitFor({ timeout: STEP_MS });
       await renamed.hover();
       await renamed.locator('.action-label[aria-label="Delete"]').click();
-      await page.locator(".monaco-dialog-box button", { hasText: "Delete" }).click();
+      await page.locator(".monaco-dialog-box .monaco-button", { hasText: "Delete" }).first().click();
       await renamed.waitFor({ state: "detached", timeout: STEP_MS });
       await page.keyboard.press("Escape");
     });
@@ -878,6 +878,33 @@ describe("Kgent in a real VS Code: the first hour (issue 29)", {
     console.log(`keypress → first line in the panel (ms): ${JSON.stringify(timings)}`);
     await page?.close().catch(() => undefined);
     await stopCodeServer(ide);
+  });
+
+  test("startup: the Kgent icon clicked first opens a live panel at once; the status bar item, unclicked", async () => {
+    // Two fresh workbenches: one where the person clicks Kgent's activity bar icon as soon as the workbench is there
+    // (the icon is the manifest's, before any activation), one where nobody touches Kgent.
+    for (const click of [true, false]) {
+      const fresh = await startCodeServer(buildVsix(), true);
+      assert.ok(browser);
+      const p = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+      try {
+        await step(p, click ? "startup-click" : "startup-idle", async () => {
+          await p.goto(fresh.url);
+          await p.locator(".monaco-workbench").waitFor({ timeout: STEP_MS });
+          const t0 = Date.now();
+          if (click) {
+            await p.locator('.activitybar .action-label[aria-label^="Kgent"]').first().click();
+            await panelFrame(p).locator("#input").waitFor({ timeout: STEP_MS });
+            timings.startupClickToPanel = Date.now() - t0;
+          }
+          await p.locator(".statusbar-item", { hasText: "Kgent" }).first().waitFor({ timeout: STEP_MS });
+          timings[click ? "startupClickToStatusBar" : "startupWorkbenchToStatusBar"] = Date.now() - t0;
+        });
+      } finally {
+        await p.close();
+        await stopCodeServer(fresh);
+      }
+    }
   });
 
   test("prewarm at activation; Enter → first line warm and cold; a run lost with the daemon ends its tool card", async () => {
@@ -1388,6 +1415,17 @@ describe("Kgent in a real VS Code: approvals people can live with (issue 25)", {
       await pane.locator(".monaco-list-row", { hasText: "Session" }).first().waitFor({ timeout: STEP_MS });
       // The rule the first test created, with its words.
       await pane.locator(".monaco-list-row", { hasText: "bash(" }).first().waitFor({ timeout: STEP_MS });
+      // The view open beside the panel leaves the panel's Send button on screen.
+      await shot(page, "permissions-view", DOCS);
+      const send = await panelFrame(page).locator("#send").boundingBox();
+      const agent = await page
+        .locator(".pane", { has: page.locator(".pane-header", { hasText: "Agent" }) })
+        .boundingBox();
+      assert.ok(send !== null && agent !== null, "the Send button and the Agent view are laid out");
+      assert.ok(
+        send.y + send.height <= agent.y + agent.height,
+        `Send (${JSON.stringify(send)}) inside the Agent view (${JSON.stringify(agent)})`,
+      );
     });
     const addRule = async (rule: string): Promise<void> => {
       await pane.locator(".pane-header").hover();
@@ -1571,7 +1609,8 @@ describe("Kgent in a real VS Code: approvals people can live with (issue 25)", {
       await panel.locator("#input").press("Enter");
       const card = panel.locator(".card.approval.pending").first();
       await card.waitFor({ timeout: STEP_MS });
-      await card.locator("button.open-diff", { hasText: "editable" }).click();
+      // Its diff opens by itself, the proposed side editable.
+      await card.locator("button.open-diff", { hasText: "editable" }).waitFor({ timeout: STEP_MS });
       await page.locator(".tab", { hasText: "sample.py: current ↔ proposed" }).waitFor({ timeout: STEP_MS });
     });
     await step(page, "edit-proposal", async () => {
@@ -1586,7 +1625,8 @@ describe("Kgent in a real VS Code: approvals people can live with (issue 25)", {
       await shot(page, "approval-edited");
     });
     await step(page, "accept-mine", async () => {
-      await page.locator(".editor-actions .action-label[aria-label^='Accept My Version']").first().click();
+      // Allow in the diff's title bar allows the person's version.
+      await page.locator('.editor-actions .action-label[aria-label="Allow"]').first().click();
       await waitFor(
         () => fs.readFileSync(path.join(i.workspace, "sample.py"), "utf8") === "value = 2  # mine\nprint(value)\n",
         "the person's version on disk",

@@ -17,7 +17,7 @@ import {
   resetFake,
   state,
   TabInputTextDiff,
-  Uri,
+  type Uri,
   type FakeContext,
   type FakeWebviewView,
 } from "./fake-vscode";
@@ -256,16 +256,31 @@ describe("the Kgent panel (extension side)", () => {
     },
   );
 
-  test("AGENTS.md read into the model's context shows as a line in the panel", AGAINST_DAEMON, async () => {
-    const w = open({ "kgent.model": "hello" });
-    fs.writeFileSync(path.join(w.sb.workspace, "AGENTS.md"), "Answer in English.\n");
-    w.view.send({ type: "send", text: "Say hello." });
-    await waitFor("the end", () => items(w).find((i) => i.type === "end"));
-    const note = items(w).find((i) => i.type === "note" && i.text.startsWith("Instructions: "));
-    assert.ok(note?.type === "note", JSON.stringify(items(w).map((i) => i.type)));
-    assert.equal(note.text, "Instructions: AGENTS.md (the project's) read. Kgent: Open Instructions shows them.");
-    assert.equal(note.section, items(w).find((i) => i.type === "end")?.section, "in its run's section");
-  });
+  test(
+    "AGENTS.md read into the model's context shows as a line in the panel; Continue Latest Session",
+    AGAINST_DAEMON,
+    async () => {
+      const w = open({ "kgent.model": "hello" });
+      fs.writeFileSync(path.join(w.sb.workspace, "AGENTS.md"), "Answer in English.\n");
+      w.view.send({ type: "send", text: "Say hello." });
+      await waitFor("the end", () => items(w).find((i) => i.type === "end"));
+      const note = items(w).find((i) => i.type === "note" && i.text.startsWith("Instructions: "));
+      assert.ok(note?.type === "note", JSON.stringify(items(w).map((i) => i.type)));
+      assert.equal(note.text, "Instructions: AGENTS.md (the project's) read. Kgent: Open Instructions shows them.");
+      assert.equal(note.section, items(w).find((i) => i.type === "end")?.section, "in its run's section");
+
+      // Kgent: Continue Latest Session (the CLI's -c): from a new conversation, the folder's latest session comes back.
+      const sessionId = lastState(w)?.sessionId;
+      assert.ok(sessionId !== undefined);
+      w.view.send({ type: "newConversation" });
+      await waitFor("an empty panel", () => lastState(w)?.sessionId === undefined || undefined);
+      await state.commands.get("kgent.continueSession")?.();
+      await waitFor("the resumed session", () =>
+        items(w).find((i) => i.type === "note" && /^Resumed “Say hello\.”/.test(i.text)),
+      );
+      assert.equal(lastState(w)?.sessionId, sessionId);
+    },
+  );
 
   test("todo_write: one plan card per run, updated in place as the plan changes", AGAINST_DAEMON, async () => {
     const w = open({ "kgent.model": "plan" });

@@ -407,6 +407,47 @@ describe("panel model", () => {
     assert.equal(m.snapshot().sessionContext, undefined);
   });
 
+  test("a sub-agent's streamed text sits under its task card, named; an edit's diagnostics reach its tool card", () => {
+    const m = new PanelModel();
+    let seq = 0;
+    const ev = (runId: string, event: Record<string, unknown>, parentRunId?: string): AgentEventParams => ({
+      runId,
+      sessionId: "s1",
+      seq: seq++,
+      event: event as AgentEventParams["event"],
+      ...(parentRunId ? { parentRunId } : {}),
+    });
+    m.runStarted("p1", "s1", "q", "/w", "panel");
+    m.event(ev("p1", { type: "tool_call", toolCallId: "t1", name: "task", kind: "think", title: "Task", args: {} }));
+    m.event(ev("sub1", { type: "run_start", prompt: "look", workspace: "/w", agent: "Check sample.py" }, "p1"));
+    m.event(ev("sub1", { type: "message_delta", kind: "text", delta: "Looking" }, "p1"));
+    m.event(ev("sub1", { type: "message_delta", kind: "text", delta: " now." }, "p1"));
+    m.event(
+      ev("p1", { type: "tool_call", toolCallId: "e1", name: "edit", kind: "edit", title: "Edit a.py", args: {} }),
+    );
+    const diagnostics = [
+      {
+        path: "a.py",
+        line: 2,
+        column: 7,
+        severity: "error",
+        message: "Undefined name `valu`",
+        source: "Ruff",
+        code: "F821",
+      },
+    ];
+    m.event(ev("p1", { type: "tool_update", toolCallId: "e1", status: "completed", output: "ok", diagnostics }));
+    const items = m.snapshot().items;
+    const text = items.find((i) => i.type === "assistant");
+    assert.ok(text?.type === "assistant");
+    assert.equal(text.text, "Looking now.");
+    assert.equal(text.agent, "Check sample.py");
+    assert.equal(text.section, "p1", "in its parent run's section");
+    const edit = items.find((i) => i.type === "tool" && i.toolCallId === "e1");
+    assert.ok(edit?.type === "tool");
+    assert.deepEqual(edit.diagnostics, diagnostics);
+  });
+
   test("a lost run's pending and running tool cards end", () => {
     const m = new PanelModel();
     const ev = (event: Record<string, unknown>): AgentEventParams => ({

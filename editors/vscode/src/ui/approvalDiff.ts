@@ -5,7 +5,7 @@
 import * as vscode from "vscode";
 import { approvalPrompt } from "../approval";
 import type * as P from "../protocol";
-import type { ApprovalEdits } from "./approvalEdit";
+import { EDIT_SCHEME, type ApprovalEdits } from "./approvalEdit";
 import { SCHEME } from "./documents";
 
 export const ALLOW = "kgent.approval.allow";
@@ -44,12 +44,12 @@ export class ApprovalDiffCommands implements vscode.Disposable {
     ];
   }
 
-  /** The approval a diff document belongs to: its card's documents, or its editable proposal. */
+  /** The approval a panel card's diff document belongs to (`/card-<requestId>/…`, either side, editable or not). */
   requestOf(uri: vscode.Uri | undefined): string | undefined {
     const target = uri ?? vscode.window.activeTextEditor?.document.uri;
     if (target === undefined) return undefined;
-    if (target.scheme === SCHEME) return /^\/card-([^/]+)\//.exec(target.path)?.[1];
-    return this.edits?.requestFor(target);
+    if (target.scheme !== SCHEME && target.scheme !== EDIT_SCHEME) return undefined;
+    return /^\/card-([^/]+)\//.exec(target.path)?.[1];
   }
 
   private target(uri: vscode.Uri | undefined): { requestId: string; params: P.PermissionParams } | undefined {

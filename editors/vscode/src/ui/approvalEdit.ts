@@ -68,16 +68,20 @@ export class ApprovalEdits implements vscode.FileSystemProvider, vscode.Disposab
     );
   }
 
-  /** Offer the approval's proposed text for editing; `answer` settles the approval. Returns the document's uri. */
-  register(params: P.PermissionParams, answer: (result: SelectedWithText) => boolean): vscode.Uri {
+  /**
+   * Offer the approval's proposed text for editing; `answer` settles the approval. Returns the document's uri, under
+   * `folder` when given (a panel card's `/card-<requestId>/`, whose diff title bar answers it).
+   */
+  register(params: P.PermissionParams, answer: (result: SelectedWithText) => boolean, folder?: string): vscode.Uri {
     const existing = this.byRequest.get(params.requestId);
     if (existing !== undefined) return existing.uri;
     const proposed = params.toolCall.newText ?? "";
     const target =
       params.toolCall.path ?? (typeof params.toolCall.args.path === "string" ? params.toolCall.args.path : "file");
+    const name = path.basename(target) || "file";
     const uri = vscode.Uri.from({
       scheme: EDIT_SCHEME,
-      path: `/approval-${++this.seq}/${path.basename(target) || "file"}`,
+      path: folder !== undefined ? `${folder}proposed/${name}` : `/approval-${++this.seq}/${name}`,
     });
     this.files.set(uri.path, { data: Buffer.from(proposed, "utf8"), mtime: Date.now() });
     this.byRequest.set(params.requestId, {
@@ -135,11 +139,6 @@ export class ApprovalEdits implements vscode.FileSystemProvider, vscode.Disposab
     if (!answered)
       void vscode.window.showInformationMessage("Kgent: this approval is no longer waiting for an answer.");
     return answered;
-  }
-
-  /** The approval an editable proposal belongs to, if `uri` is one. */
-  requestFor(uri: vscode.Uri): string | undefined {
-    return this.entryFor(uri)?.requestId;
   }
 
   private entryFor(uri: vscode.Uri): Entry | undefined {

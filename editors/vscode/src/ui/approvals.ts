@@ -145,7 +145,10 @@ export class Approvals {
         const right = editable ?? this.docs.add(`${prefix}proposed/${pv.fileName}`, pv.after);
         const what = pv.isNewFile ? "new file" : "current ↔ proposed";
         const who = prompt.agent !== undefined ? `, asked by the sub-agent “${prompt.agent}”` : "";
-        const title = `${pv.fileName}: ${what}${editable !== undefined ? " (editable: Accept my version)" : ""}${who} (Kgent)`;
+        // A panel card's diff is answered from its title bar (Allow takes the person's text); a quick pick's has
+        // Accept My Version there.
+        const mine = editable?.path.startsWith("/card-") === true ? "Allow takes your changes" : "Accept my version";
+        const title = `${pv.fileName}: ${what}${editable !== undefined ? ` (editable: ${mine})` : ""}${who} (Kgent)`;
         await vscode.commands.executeCommand("vscode.diff", left, right, title, {
           preview: !keep,
           preserveFocus: true,

@@ -8,6 +8,7 @@ export interface CommandHandlers {
   cancelRun(): unknown;
   queueMessage(kind: "steer" | "followUp"): unknown;
   resumeSession(args: ResumeArgs): unknown;
+  continueSession(): unknown;
   showTranscript(): unknown;
   setApiKey(): unknown;
   restartDaemon(): unknown;
@@ -23,6 +24,7 @@ const NEEDS_TRUST = new Set([
   "kgent.steerRun",
   "kgent.followUp",
   "kgent.resumeSession",
+  "kgent.continueSession",
   "kgent.runOnSelection",
 ]);
 
@@ -44,6 +46,7 @@ export function registerCommands(h: CommandHandlers): vscode.Disposable[] {
     ["kgent.steerRun", () => h.queueMessage("steer")],
     ["kgent.followUp", () => h.queueMessage("followUp")],
     ["kgent.resumeSession", (a) => h.resumeSession(asResumeArgs(a))],
+    ["kgent.continueSession", () => h.continueSession()],
     ["kgent.showTranscript", () => h.showTranscript()],
     ["kgent.setApiKey", () => h.setApiKey()],
     ["kgent.restartDaemon", () => h.restartDaemon()],

@@ -223,7 +223,7 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
         return true;
       };
       this.pending.set(params.requestId, { params, resolve: finish });
-      if (editable) this.edits?.register(params, finish);
+      if (editable) this.edits?.register(params, finish, cardPrefix(params.requestId));
       this.changed();
       if (token.isCancellationRequested) finish({ outcome: "cancelled" });
       // An edit is reviewed where the code is: its diff opens in the editor, answerable from its title bar.
@@ -322,14 +322,12 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
     try {
       if (client !== undefined && folder !== undefined) {
         const listed = await client.commands(folder.uri.fsPath);
-        commands = listed.commands
-          .filter((c) => c.shadowed !== true)
-          .map((c) => ({
-            name: c.name,
-            description: c.description,
-            source: c.source,
-            ...(c.argumentHint ? { argumentHint: c.argumentHint } : {}),
-          }));
+        // The server's menu, as it is (its descriptions say where a template comes from).
+        commands = listed.menu.map((c) => ({
+          name: c.name,
+          description: c.description,
+          ...(c.argumentHint ? { argumentHint: c.argumentHint } : {}),
+        }));
       }
     } catch (e) {
       this.model.note(`Could not list the slash commands: ${errorOf(e).message}`, "error");
@@ -437,6 +435,12 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
       this.model.note(`Could not clear the queue: ${errorOf(e).message}`, "error");
       this.refresh();
     }
+  }
+
+  /** Kgent: Continue Latest Session: the panel shown, the folder's latest session resumed in it. */
+  async continueLatest(): Promise<void> {
+    await this.reveal(true);
+    await this.sessions.continueLatest();
   }
 
   /** Kgent: Run on Selection: the panel, its input holding a mention of the selection. */

@@ -43,6 +43,26 @@ export class PanelSessions {
     this.afterPick?.();
   }
 
+  /** Kgent: Continue Latest Session (the CLI's `-c`): the folder's most recently updated session, resumed here. */
+  async continueLatest(): Promise<void> {
+    const folder = await pickFolder();
+    const client = folder === undefined ? undefined : await this.daemon.client();
+    if (folder === undefined || client === undefined) return;
+    try {
+      const latest = (await client.sessions(folder.uri.fsPath)).sessions[0];
+      if (latest === undefined) {
+        this.model.note(`No session in ${folder.name} yet: your first message starts one.`);
+        this.refresh();
+        return;
+      }
+      await this.resume(latest.sessionId, firstLine(latest.title || latest.sessionId, 70));
+      this.afterPick?.();
+    } catch (e) {
+      this.model.note(`Could not list the sessions: ${errorOf(e).message}`, "error");
+      this.refresh();
+    }
+  }
+
   /** Called after History resumed or forked a session (the panel then follows its model). */
   afterPick: (() => void) | undefined;
 

@@ -112,8 +112,27 @@ function renderTool(t: ToolItem, wasOpen: boolean | undefined): HTMLElement {
   );
   if (t.command) d.appendChild(el("pre", "command", `$ ${escapeHtml(t.command)}`));
   if (t.diff) d.appendChild(el("pre", "diff", diffHtml(t.diff)));
+  if (t.diagnostics !== undefined) d.appendChild(renderDiagnostics(t.diagnostics));
   if (t.output) d.appendChild(el("pre", "output", escapeHtml(t.output)));
   return d;
+}
+
+/** What the edit's change added in the editor's (or a language server's) eyes: one line per finding. */
+function renderDiagnostics(list: NonNullable<ToolItem["diagnostics"]>): HTMLElement {
+  if (list.length === 0) return el("div", "diagnostics none", "No new problems after this change.");
+  const ul = el("ul", "diagnostics");
+  for (const x of list) {
+    const code = x.code ? ` ${escapeHtml(String(x.code))}` : "";
+    const source = x.source ? ` <span class="source">(${escapeHtml(x.source)})</span>` : "";
+    ul.appendChild(
+      el(
+        "li",
+        `sev-${escapeHtml(x.severity)}`,
+        `${escapeHtml(x.path)}:${x.line}:${x.column}: ${escapeHtml(x.severity)}${code} ${escapeHtml(x.message)}${source}`,
+      ),
+    );
+  }
+  return ul;
 }
 
 const PLAN_MARKS: Record<string, string> = { completed: "✓", in_progress: "▸", pending: "○" };
@@ -316,8 +335,15 @@ function renderItem(item: PanelItem, old: HTMLElement | undefined): HTMLElement 
   switch (item.type) {
     case "user":
       return renderUser(item);
-    case "assistant":
-      return el("div", "msg assistant markdown", renderMarkdown(item.text));
+    case "assistant": {
+      const msg = el(
+        "div",
+        `msg assistant markdown${item.agent !== undefined ? " sub" : ""}`,
+        renderMarkdown(item.text),
+      );
+      if (item.agent !== undefined) msg.prepend(el("div", "agent", `↳ ${escapeHtml(item.agent)}`));
+      return msg;
+    }
     case "thinking": {
       const d = el(
         "details",

@@ -42,7 +42,7 @@ export function setupSlash(input: HTMLTextAreaElement, menu: HTMLUListElement, a
         hint.textContent = c.argumentHint ? ` ${c.argumentHint}` : "";
         const what = document.createElement("span");
         what.className = "slash-desc";
-        what.textContent = ` — ${c.description}${c.source === "builtin" ? "" : ` (${c.source})`}`;
+        what.textContent = ` — ${c.description}`;
         li.append(name, hint, what);
         li.addEventListener("mousedown", (e) => {
           e.preventDefault(); // keep the focus in the input
