@@ -145,8 +145,9 @@ export interface PanelState {
   sessionLabel?: string;
   /** True when the session was resumed or forked from the history ("Continuing: …"), not begun here. */
   sessionResumed?: boolean;
-  /** The session's tokens and cost so far (its stored turns when resumed, plus the runs since). */
-  sessionUsage?: P.Tokens;
+  /** The session's tokens and cost so far, with the text to show: the daemon's (`agent/session`'s `usage`), read
+   *  when the session is resumed and after each of its runs here. */
+  sessionUsage?: P.Usage;
   /** How full the model's context was after the conversation's last model call (known once a run here made one). */
   sessionContext?: P.ContextUse;
   /** The runs shown, each a section of the conversation. */

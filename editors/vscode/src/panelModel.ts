@@ -45,7 +45,7 @@ export class PanelModel {
   private readonly sectionList = new Map<string, RunSection>();
   private seq = 0;
   sessionResumed = false;
-  sessionUsage: P.Tokens | undefined;
+  sessionUsage: P.Usage | undefined;
   sessionContext: P.ContextUse | undefined;
   sandbox: PanelState["sandbox"];
   choices: PanelChoices = {
@@ -147,29 +147,6 @@ export class PanelModel {
       this.sessionContext = undefined;
     }
     this.sessionId = sessionId;
-    // Its run_end (and usage) may have come before the `agent/run` answer was handled.
-    const end = this.items.find((i): i is EndItem => i.type === "end" && i.runId === runId);
-    if (end !== undefined) this.addUsage(end.usage);
-  }
-
-  private addUsage(u: P.Tokens | undefined): void {
-    if (u === undefined || u === null) return;
-    const t = this.sessionUsage;
-    if (t === undefined) {
-      this.sessionUsage = { ...u, cost: u.cost ?? undefined };
-      return;
-    }
-    const cost =
-      t.cost && u.cost && t.cost.currency === u.cost.currency
-        ? { amount: t.cost.amount + u.cost.amount, currency: t.cost.currency }
-        : undefined;
-    this.sessionUsage = {
-      inputTokens: t.inputTokens + u.inputTokens,
-      outputTokens: t.outputTokens + u.outputTokens,
-      cacheReadTokens: (t.cacheReadTokens ?? 0) + (u.cacheReadTokens ?? 0),
-      cacheWriteTokens: (t.cacheWriteTokens ?? 0) + (u.cacheWriteTokens ?? 0),
-      cost,
-    };
   }
 
   /** A run ended without a `run_end` (the daemon exited): its calls still pending or running end, as lost. */
@@ -316,10 +293,7 @@ export class PanelModel {
         const sec = this.sectionList.get(runId);
         if (sec !== undefined) sec.live = false;
         // The panel's conversation follows its own runs only (a Run Task run is in a session of its own).
-        if (sec?.origin === "panel" || e.sessionId === this.sessionId) {
-          this.sessionId = e.sessionId;
-          this.addUsage(e.usage);
-        }
+        if (sec?.origin === "panel" || e.sessionId === this.sessionId) this.sessionId = e.sessionId;
         this.push<EndItem>({
           type: "end",
           id: this.nextId("end"),

@@ -4,7 +4,6 @@ import * as path from "node:path";
 import { pathToFileURL } from "node:url";
 import type { RunOutcome } from "./client";
 import * as P from "./protocol";
-import { formatUsage } from "./usage";
 
 export interface TextSink {
   append(text: string): void;
@@ -194,7 +193,7 @@ export class TranscriptWriter {
 
   private runEnd(runId: string, e: P.RunEndEvent): void {
     const u = e.usage;
-    const tokens = u ? ` · ${formatUsage(u)}` : "";
+    const tokens = u ? ` · ${u.text}` : "";
     const turns = `${e.turns} turn${e.turns === 1 ? "" : "s"}`;
     const err = e.error ? `: ${e.error.code}: ${e.error.message}` : "";
     this.line(runId, `■ Run ${e.status} (${e.stopReason}) · ${turns}${tokens}${err}`);

@@ -185,8 +185,23 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
 
   private runEnded(runId: string, outcome: RunOutcome): void {
     if (outcome.kind === "lost") this.model.runLost(runId, outcome.reason);
-    else this.patches.set(runId, outcome.end.patch);
+    else {
+      this.patches.set(runId, outcome.end.patch);
+      if (outcome.end.sessionId === this.model.sessionId) void this.readSessionUsage(outcome.end.sessionId);
+    }
     this.refresh();
+  }
+
+  /** The conversation's total so far, as the daemon counts and words it (`agent/session`'s `usage`). */
+  private async readSessionUsage(sessionId: string): Promise<void> {
+    try {
+      const session = await this.daemon.current?.session(sessionId, true);
+      if (session === undefined || this.model.sessionId !== sessionId) return;
+      this.model.sessionUsage = session.usage;
+      this.refresh();
+    } catch {
+      // the daemon went away: the line keeps the total it had
+    }
   }
 
   /** Answer an `agent/permission` request with a card in the panel; `token` fires when the daemon withdraws it. */

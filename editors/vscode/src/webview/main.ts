@@ -15,7 +15,6 @@ import type {
   UserItem,
 } from "../panelItems";
 import { optionWords, SCOPE_WORDS } from "../rules";
-import { formatContext, formatUsage } from "../usage";
 import { setupSlash } from "./slash";
 import { hasImages, restoreImages, sentImages, setupImages, takeImages } from "./images";
 
@@ -267,7 +266,7 @@ function renderEnd(e: EndItem): HTMLElement {
       : e.status === "cancelled"
         ? `Cancelled · ${files}`
         : `Failed: ${e.error ?? "the run failed"}`;
-  const tokens = `${formatUsage(e.usage)} · ${e.turns} turn${e.turns === 1 ? "" : "s"}`;
+  const tokens = `${e.usage.text} · ${e.turns} turn${e.turns === 1 ? "" : "s"}`;
   div.appendChild(
     el("div", "end-head", `<strong>${escapeHtml(head)}</strong> <span class="usage">${escapeHtml(tokens)}</span>`),
   );
@@ -530,12 +529,12 @@ function renderSessionBar(s: PanelState): void {
         : `Conversation: ${s.sessionLabel ?? s.sessionId}`;
   sessionBar.appendChild(el("span", "session-label", escapeHtml(what)));
   if (s.sessionId !== undefined && s.sessionUsage !== undefined) {
-    const total = el("span", "session-usage", escapeHtml(` · session total: ${formatUsage(s.sessionUsage)}`));
+    const total = el("span", "session-usage", escapeHtml(` · session total: ${s.sessionUsage.text}`));
     total.title = "Tokens (and cost, when the model's price is known) of every model call of this session so far";
     sessionBar.appendChild(total);
   }
   if (s.sessionId !== undefined && s.sessionContext !== undefined) {
-    const ctx = el("span", "session-context", escapeHtml(` · ${formatContext(s.sessionContext)}`));
+    const ctx = el("span", "session-context", escapeHtml(` · ${s.sessionContext.text}`));
     ctx.title =
       "What the model's context held after the last call (its whole prompt and answer), of its context window; Kgent compacts the conversation as it nears the window";
     sessionBar.appendChild(ctx);
