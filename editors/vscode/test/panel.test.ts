@@ -605,6 +605,28 @@ describe("the Kgent panel (extension side)", () => {
     },
   );
 
+  test("Stop with messages queued: they go back into the box, with a note, not lost", AGAINST_DAEMON, async () => {
+    const w = open();
+    state.config["kgent.model"] = gateScript(path.dirname(w.sb.stateDir));
+    w.view.send({ type: "send", text: "Check first." });
+    const gate = await waitFor("the gate's card", () => pendingCards(w)[0]);
+    w.view.send({ type: "send", text: "look at b too", as: "steer" });
+    w.view.send({ type: "send", text: "then say done", as: "followUp" });
+    await waitFor(
+      "the queue",
+      () =>
+        (lastState(w)?.live[0]?.followUp.length ?? 0) + (lastState(w)?.live[0]?.steering.length ?? 0) === 2 ||
+        undefined,
+    );
+    w.view.send({ type: "stop", runId: gate.runId });
+    await waitFor("the end", () => items(w).find((i) => i.type === "end"));
+    const back = await waitFor("the queued text back in the box", () =>
+      w.view.posted.find((p) => (p as ToPage).type === "setInput"),
+    );
+    assert.equal((back as { text: string }).text, "look at b too\n\nthen say done");
+    assert.ok(items(w).some((i) => i.type === "note" && /2 queued messages are back in the box/.test(i.text)));
+  });
+
   test("Restricted Mode: the panel says why Kgent is off, and Run Task says so too", AGAINST_DAEMON, async () => {
     const w = open({}, false);
     await waitFor("the state", () => lastState(w));

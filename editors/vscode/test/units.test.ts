@@ -664,6 +664,17 @@ describe("the manifest", () => {
     assert.equal(pkg.capabilities.untrustedWorkspaces.supported, "limited");
     assert.match(pkg.capabilities.untrustedWorkspaces.description, /Restricted Mode/);
   });
+
+  test("activation: on what a person does first (opening a Kgent view, any Kgent command), else after startup", () => {
+    const pkg = JSON.parse(fs.readFileSync(path.join(extensionRoot(), "package.json"), "utf8")) as {
+      activationEvents: string[];
+      contributes: { commands: { command: string }[] };
+    };
+    // Opening the panel must not wait for the workbench's startup to finish (it did: 9–14 s after the workbench).
+    assert.deepEqual(pkg.activationEvents, ["onView:kgent.panel", "onView:kgent.permissions", "onStartupFinished"]);
+    // Commands activate by themselves (VS Code ≥ 1.74 reads them from contributes.commands).
+    assert.ok(pkg.contributes.commands.some((c) => c.command === "kgent.focusPanel"));
+  });
 });
 
 describe("transcript characters", () => {

@@ -270,7 +270,19 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
         return this.send(m.text, m.as, m.images);
       case "stop": {
         const ids = m.runId !== undefined ? [m.runId] : this.model.liveRuns.map((r) => r.runId);
+        // What was queued for those runs never reaches them: it goes back into the box, not lost.
+        const queued = ids.flatMap((id) => {
+          const r = this.model.liveRun(id);
+          return r === undefined ? [] : [...r.steering, ...r.followUp];
+        });
         for (const id of ids) await this.runs.cancel(id);
+        if (queued.length > 0) {
+          this.post({ type: "setInput", text: queued.join("\n\n") });
+          this.model.note(
+            `Stopped: the ${queued.length === 1 ? "queued message is" : `${queued.length} queued messages are`} back in the box.`,
+          );
+          this.refresh();
+        }
         return;
       }
       case "answer":
