@@ -2,7 +2,6 @@
 // cards, approval cards and the controls. The page (webview/main.ts) renders PanelModel snapshots; this side runs
 // what the person asks for and answers approvals.
 
-import { randomBytes } from "node:crypto";
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import * as vscode from "vscode";
@@ -18,6 +17,7 @@ import type { ApprovalEdits, SelectedWithText } from "./approvalEdit";
 import type { Approvals } from "./approvals";
 import type { DaemonControl } from "./daemonControl";
 import { rewindAt } from "./panelRewind";
+import { panelHtml } from "./panelHtml";
 import { PanelSessions } from "./panelSessions";
 import { openChangedFiles, type Runs } from "./runs";
 import { currentModel, permissionMode, setModelNow } from "./settings";
@@ -70,7 +70,7 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
         // The page's first words depend on trust (ui/panel.ts html): a new page, which asks for the state again.
         if (this.view !== undefined) {
           this.ready = false;
-          this.view.webview.html = this.html(this.view.webview);
+          this.view.webview.html = panelHtml(this.view.webview, this.extensionUri, vscode.workspace.isTrusted);
         }
         this.refresh();
       }),
@@ -104,7 +104,7 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
     const media = vscode.Uri.joinPath(this.extensionUri, "media");
     const dist = vscode.Uri.joinPath(this.extensionUri, "dist");
     view.webview.options = { enableScripts: true, localResourceRoots: [media, dist] };
-    view.webview.html = this.html(view.webview);
+    view.webview.html = panelHtml(view.webview, this.extensionUri, vscode.workspace.isTrusted);
     view.webview.onDidReceiveMessage((m: unknown) => {
       const msg = parseFromPage(m);
       if (msg !== undefined) void this.onMessage(msg);
@@ -112,51 +112,6 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
     view.onDidDispose(() => {
       if (this.view === view) this.view = undefined;
     });
-  }
-
-  private html(webview: vscode.Webview): string {
-    const nonce = randomBytes(16).toString("base64");
-    const css = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, "media", "panel.css"));
-    const js = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, "dist", "webview.js"));
-    const csp = [
-      "default-src 'none'",
-      `style-src ${webview.cspSource}`,
-      `script-src 'nonce-${nonce}'`,
-      `img-src ${webview.cspSource} data:`,
-      `font-src ${webview.cspSource}`,
-    ].join("; ");
-    // In Restricted Mode the trust note says it all: no promise about approvals Kgent is not there to ask.
-    const empty = vscode.workspace.isTrusted
-      ? "Ask Kgent to do something in this folder. When it needs your approval, the card appears here."
-      : "";
-    return `<!DOCTYPE html>
-<html lang="en"><head><meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${css.toString()}"><title>Kgent</title></head>
-<body>
-<div id="toolbar">
-  <select id="mode" title="Permission mode: what Kgent may do without asking"></select>
-  <select id="model" title="Model"></select>
-  <span class="grow"></span>
-  <button id="historyButton" class="secondary" title="Sessions in this folder: resume or fork">History</button>
-  <button id="new" class="secondary" title="Start a new conversation">New</button>
-</div>
-<div id="trust" class="note error" hidden>This folder is in Restricted Mode, so Kgent is off: it would read, edit and run
-  commands here. Trust the folder (Manage Workspace Trust) to use Kgent.</div>
-<div id="history" hidden></div>
-<div id="session" class="session"></div>
-<div id="log" role="log" aria-live="polite"><div id="empty" class="empty">${empty}</div></div>
-<div id="live" hidden></div>
-<div id="composer">
-  <ul id="slash-menu" role="listbox" hidden></ul>
-  <textarea id="input" rows="3" aria-label="Message to Kgent"></textarea>
-  <div id="images" class="image-chips" hidden></div>
-  <div class="composer-buttons"><button id="attach" class="secondary" title="Mention the editor's selection (or file) as @path#Lx-y">@ Selection</button>
-  <span class="grow"></span><button id="send">Send</button></div>
-</div>
-<script nonce="${nonce}" src="${js.toString()}"></script>
-</body></html>`;
   }
 
   /** Post the model to the page, at most every 50 ms (streamed deltas come much faster). */
