@@ -1,13 +1,15 @@
 """AgentKernel: assembles a provider, tools, a session store and the permission policy; creates AgentRuns.
 
-Hosts (CLI, daemon) talk to the kernel only through `AgentKernel.create_run` and the `AgentRun` it returns.
+The shared service (kgent.service) talks to the kernel through `AgentKernel.create_run` / `compact_run` and the
+`AgentRun` they return; no front reaches it on its own.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 
 from kgent.changes.tracker import ChangeTracker
@@ -15,9 +17,11 @@ from kgent.context.compaction import CompactionPolicy, Compactor
 from kgent.context.projection import project
 from kgent.core.diagnostics import DiagnosticSource
 from kgent.core.errors import ConfigError, RunStateError
+from kgent.core.events import RunResult
 from kgent.core.messages import ImagePart, Message
 from kgent.files.ops import FileOps, LocalFileOps
 from kgent.kernel.arguments import ArgumentChecks
+from kgent.kernel.compaction_run import CompactionSpec, compaction
 from kgent.kernel.config import KernelConfig
 from kgent.kernel.hooks import HookContext, KernelHooks, NoHooks, observer
 from kgent.kernel.images import no_vision_error, sees_images
@@ -123,11 +127,7 @@ class AgentKernel:
         ):
             raise ConfigError(f"max turns must be a positive integer, got {max_turns!r}")
         sid = session_id or new_id()
-        live = self._live.get(sid)
-        if live is not None and not live.done:
-            raise RunStateError(
-                f"session {sid} already has a live run ({live.run_id}); steer or follow up instead"
-            )
+        self._check_idle(sid)
         run_id = "run-" + uuid.uuid4().hex[:12]
         ctx = HookContext(run_id=run_id, session_id=sid, workspace=ws.resolve(), mode=run_mode)
         run = AgentRun(run_id=run_id, session_id=sid, observer=observer(self.hooks, ctx))
@@ -148,14 +148,57 @@ class AgentKernel:
             typed=typed,
             diagnostics=diagnostics,
         )
-        self._live[sid] = run
         self.rules.workspaces[sid] = ws.resolve()
+        self._launch(run, Loop(self, spec))
+        return run
+
+    def compact_run(
+        self,
+        session_id: str,
+        workspace: str,
+        *,
+        focus: str = "",
+        prompt: str = "/compact",
+        mode: str | None = None,
+        provider: Provider | None = None,
+    ) -> AgentRun:
+        """Start a compaction of the stored session `session_id` (of `workspace`) as a run of its own, with the
+        lifecycle of every run (kernel/compaction_run.py): the session has it as its live run until it ends.
+        `focus` tells the summary what to keep; `prompt` is what the user typed (its `run_start` says it)."""
+        self._check_idle(session_id)
+        run_mode = normalize_mode(mode or self.config.mode)
+        run_id = "run-" + uuid.uuid4().hex[:12]
+        ctx = HookContext(run_id=run_id, session_id=session_id, workspace=Path(workspace), mode=run_mode)
+        run = AgentRun(run_id=run_id, session_id=session_id, observer=observer(self.hooks, ctx))
+        spec = CompactionSpec(
+            session_id=session_id,
+            workspace=workspace,
+            mode=run_mode,
+            prompt=prompt,
+            focus=focus,
+            provider=provider or self.provider,
+            store=self.store,
+            config=self.config,
+        )
+        self._launch(run, functools.partial(compaction, spec))
+        return run
+
+    def _check_idle(self, session_id: str) -> None:
+        live = self._live.get(session_id)
+        if live is not None and not live.done:
+            raise RunStateError(
+                f"session {session_id} already has a live run ({live.run_id}); steer or follow up instead"
+            )
+
+    def _launch(self, run: AgentRun, body: Callable[[AgentRun], Awaitable[RunResult]]) -> None:
+        """Make `run` its session's live run and start `body` in it; the session is forgotten when it ends."""
+        sid = run.session_id
+        self._live[sid] = run
         hold, release = getattr(self.store, "hold", None), getattr(self.store, "release", None)
         if hold is not None:  # a durable store keeps the session's file locked while the run is live
             hold(sid)
-        run._start(Loop(self, spec))
+        run._start(body)
         run.add_done_callback(lambda _: self._ended(run, release))
-        return run
 
     def _ended(self, run: AgentRun, release: Callable[[str], None] | None) -> None:
         spill.release(run.run_id)  # spill files live as long as their run

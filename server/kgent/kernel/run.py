@@ -19,7 +19,7 @@ _DONE: Any = object()
 
 
 class AgentRun:
-    """Drive and observe one run. Create it with `AgentKernel.create_run`; it is already running."""
+    """Drive and observe one run. Create it with `AgentKernel.create_run` (or `compact_run`); it is already running."""
 
     def __init__(self, run_id: str, session_id: str, observer: Callable[[Event], None] | None = None) -> None:
         self.run_id = run_id

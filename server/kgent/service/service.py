@@ -12,25 +12,20 @@ import functools
 import importlib
 import logging
 import threading
-import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from kgent.config import prices, provider_config, require_key
-from kgent.context.compaction import compact_session
 from kgent.core.errors import RunStateError, SessionError
-from kgent.core.events import CompactionEvent, MessageDelta, RunResult, RunStart
-from kgent.core.messages import Usage
 from kgent.core.paths import is_trusted
 from kgent.ext.config import configured
 from kgent.ext.host import Extensions
 from kgent.files.ops import LocalFileOps
 from kgent.kernel import AgentKernel, KernelConfig
-from kgent.kernel.cost import session_usage, usage_to_wire
+from kgent.kernel.cost import session_usage
 from kgent.kernel.resources import loaded_resources
-from kgent.kernel.run import AgentRun
 from kgent.permissions import RuleBook, RuleFiles
 from kgent.providers.base import Provider, ProviderConfig
 from kgent.providers.pricing import PriceTable
@@ -38,7 +33,7 @@ from kgent.service import rules
 from kgent.service import wire as W
 from kgent.service.assembly import build_kernel, kernel_config
 from kgent.service.commands import Command, Expansion, commands, expand
-from kgent.service.errors import CONFIG, CONFLICT, INVALID_PARAMS, NOT_FOUND, ServiceError, classify
+from kgent.service.errors import CONFIG, CONFLICT, INVALID_PARAMS, NOT_FOUND, ServiceError
 from kgent.service.handshake import (
     Settings,
     default_mode,
@@ -294,8 +289,8 @@ class Service:
         return handle
 
     async def _compact_run(self, p: W.RunParams, expansion: Expansion) -> RunHandle:
-        """`/compact [focus]` as a run of its own: run_start, compaction started/completed, run_end — the session's
-        compaction (as agent/compact), no model turn of the agent."""
+        """`/compact [focus]` as the kernel's compaction run: run_start, compaction started/completed, run_end — the
+        session's compaction (as agent/compact), no model turn of the agent."""
         sid = p.session_id
         if sid is None:
             raise ServiceError(
@@ -304,65 +299,18 @@ class Service:
                 "invalid_params",
             )
         provider = await self.providers.aget(self.provider_config(p.provider, p.model))
+        kernel = self.kernel(provider)
         self._check_idle(sid)
         tree = await self.store.load(sid)
-        self.busy[sid] = "compacted"
-        run = AgentRun(run_id="run-" + uuid.uuid4().hex[:12], session_id=sid)
-        start = RunStart(
-            run_id=run.run_id,
-            session_id=sid,
-            workspace=tree.info.workspace,
-            mode=p.mode or default_mode(self.settings, self.env),
-            provider=provider.name,
-            model=provider.model,
+        self._check_idle(sid)  # again: another request may have started one while we loaded
+        run = kernel.compact_run(
+            sid,
+            tree.info.workspace,
+            focus=expansion.args,
             prompt=expansion.typed,
+            mode=p.mode or default_mode(self.settings, self.env),
+            provider=provider,
         )
-
-        async def body(run: AgentRun) -> RunResult:
-            # no usage of the agent's (the summary's model call is the compaction's, as with agent/compact)
-            end = functools.partial(
-                RunResult, run_id=run.run_id, session_id=sid, usage=usage_to_wire(Usage(), None)
-            )
-            run.emit(start)
-            run.emit(CompactionEvent(status="started", trigger="manual"))
-            try:
-                done = await compact_session(
-                    self.store, provider, sid, config=self._kernel_config, focus=expansion.args or None
-                )
-            except asyncio.CancelledError:
-                run.emit(CompactionEvent(status="failed", trigger="manual", error="cancelled"))
-                return end(status="cancelled", stop_reason="cancelled", text="")
-            except Exception as exc:  # a provider or store failure: the run fails with it, in wire terms
-                err = classify(exc)
-                run.emit(CompactionEvent(status="failed", trigger="manual", error=err.message))
-                return end(
-                    status="failed",
-                    stop_reason="error",
-                    text="",
-                    error={"code": err.name, "message": err.message},
-                )
-            finally:
-                self.busy.pop(sid, None)
-            if done is None:  # completed, with no checkpoint (protocol.md: entryId only when known)
-                run.emit(CompactionEvent(status="completed", trigger="manual"))
-                run.emit(MessageDelta(kind="text", delta="Nothing to compact yet."))
-                return end(status="settled", stop_reason="end", text="Nothing to compact yet.")
-            run.emit(
-                CompactionEvent(
-                    status="completed",
-                    trigger="manual",
-                    entry_id=done.entry.id,
-                    tokens_before=done.tokens_before,
-                    tokens_after=done.tokens_after,
-                )
-            )
-            text = (
-                f"Compacted the context: about {done.tokens_before} tokens before, {done.tokens_after} after."
-            )
-            run.emit(MessageDelta(kind="text", delta=text))  # what every front shows of it
-            return end(status="settled", stop_reason="end", text=text)
-
-        run._start(body)  # the kernel's run control without its loop: there is no model turn to drive
         self.run_sessions[run.run_id] = sid
         handle = RunHandle(run, self.port, self._ended)
         self.runs[run.run_id] = handle
