@@ -1,108 +1,44 @@
-"""Service: what the daemon's handlers call — settings, providers, the kernel, live runs and sessions.
-
-Works against the SessionStore protocol (create / load / append / set_leaf / list), so the JSONL store and the
-in-memory one serve the same methods. Owns every run it starts: `close()` cancels and awaits them.
+"""Service: what the wire fronts' handlers call (the stdio daemon, HTTP, ACP) — RunService's runs, and the
+handshake, the session requests (list, get, fork, rewind, rename, delete, compact), review and rules, answered in the
+wire models. Works against the SessionStore protocol, so the JSONL store and the in-memory one serve the same methods.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
-import importlib
 import logging
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from kgent.config import prices, provider_config, require_key
-from kgent.core.errors import RunStateError, SessionError
-from kgent.core.paths import is_trusted
+from kgent.core.errors import RunStateError
 from kgent.ext.config import configured
-from kgent.ext.host import Extensions
 from kgent.files.ops import LocalFileOps
-from kgent.kernel import AgentKernel, KernelConfig
 from kgent.kernel.cost import session_usage
 from kgent.kernel.resources import loaded_resources
-from kgent.permissions import RuleBook, RuleFiles
-from kgent.providers.base import Provider, ProviderConfig
-from kgent.providers.pricing import PriceTable
 from kgent.service import rules
 from kgent.service import wire as W
-from kgent.service.assembly import build_kernel, kernel_config
-from kgent.service.commands import Command, Expansion, commands, expand
+from kgent.service.base import RunService
 from kgent.service.errors import CONFIG, CONFLICT, INVALID_PARAMS, NOT_FOUND, ServiceError
-from kgent.service.handshake import (
-    Settings,
-    default_mode,
-    default_provider,
-    effective_approval_timeout,
-    initialize_result,
-    normalize_provider,
-    parse_initialize,
-)
-from kgent.service.hostfiles import DEFAULT_TIMEOUT, HostFileOps
-from kgent.service.providers import ProviderPool
-from kgent.service.review import apply_review, current_starts, pending_note, review_files
+from kgent.service.handshake import initialize_result, parse_initialize
+from kgent.service.review import apply_review, current_starts, review_files
 from kgent.service.review import told as mark_told
 from kgent.service.rewind import RewindError, result_dict, rewind_session
-from kgent.service.runs import FileScope, RunHandle, RunPort
-from kgent.service.store import open_store
+from kgent.service.runs import FileScope
 from kgent.session.entries import SessionEntry, title_entry, tree_to_dict
 from kgent.session.paths import normalize_workspace
-from kgent.tools.base import CommandRunner
 
 log = logging.getLogger("kgent.service")
 
-MAX_ENDED = 1024
 OPEN_WAIT = (
     10.0  # seconds a session request waits for a new run to write its session (a git snapshot comes first)
 )
 
 
-def _positive(raw: str | None) -> float | None:
-    try:
-        value = float(raw) if raw else None
-    except ValueError:
-        return None
-    return value if value is not None and value > 0 else None
+class Service(RunService):
+    """The service of the wire fronts: runs (RunService), and what their method table (service/wire/methods.py)
+    calls besides."""
 
-
-def warm_async_backend() -> None:
-    """Load the asyncio backend of anyio (which the HTTP stack's pool locks use), on a loop of this worker thread."""
-    import anyio
-
-    anyio.run(anyio.sleep, 0)
-
-
-class Service:
-    def __init__(self, env: Mapping[str, str], settings: Settings, port: RunPort) -> None:
-        self.env = env
-        self.settings = settings
-        self.port = port
-        self.store, self.persistent = open_store()
-        self._extensions: Extensions | None = None
-        self._extensions_lock = threading.Lock()  # the provider pool may ask for them from its worker thread
-        self.providers = ProviderPool(lambda config: self.extensions().create_provider(config))
-        self.runs: dict[str, RunHandle] = {}
-        self.ended: OrderedDict[str, str] = OrderedDict()
-        self.run_sessions: dict[str, str] = {}  # run id → session id, for agent/review {runId}
-        self.busy: dict[
-            str, str
-        ] = {}  # session id → what a request is doing to it (no run may start meanwhile)
-        self.shut_down = False
-        # A front that serves only some workspaces (the HTTP front's --workspace-root) raises here for the others.
-        self.workspace_guard: Callable[[str], None] | None = None
-        self._kernel: AgentKernel | None = None
-        self._kernel_config: KernelConfig | None = None
-        self._prices: PriceTable | None = None
-        # The rule files and the session rules (agent/rules works before any run made a kernel); a project's allows
-        # count when it is trusted: the trust file, or the front's `trustProjectExtensions`.
-        self.rules = RuleBook(RuleFiles(env=self.env, trusted=self._trusted))
-
-    # -- handshake ------------------------------------------------------------------------------------------------
     def initialize(self, params: Any) -> dict[str, Any]:
         version, self.settings = parse_initialize(params, self.settings)
         result = initialize_result(version, self.settings, self.env)
@@ -120,68 +56,6 @@ class Service:
             ]
         return result
 
-    def extensions(self) -> Extensions:
-        """The extensions of this daemon (loaded on first use); project trust follows `trustProjectExtensions`."""
-        with self._extensions_lock:
-            if self._extensions is None:
-                self._extensions = Extensions(self.env, trust_project=self.settings.trust_project_extensions)
-            else:
-                self._extensions.with_trust(self.settings.trust_project_extensions)
-            return self._extensions
-
-    # -- runs -------------------------------------------------------------------------------------------------------
-    def provider_config(self, provider: str | None, model: str | None) -> ProviderConfig:
-        """A run's provider settings: run params > initialize settings > environment."""
-        settings = self.settings
-        base = default_provider(settings, self.env)
-        if provider is not None and normalize_provider(provider) != base:
-            # Another provider than the connection's: its own defaults, only the keys come from the environment.
-            env = {
-                k: v
-                for k, v in self.env.items()
-                if k not in ("KGENT_PROVIDER", "KGENT_MODEL", "KGENT_BASE_URL")
-            }
-            config = provider_config(env, provider=provider, model=model, kgent_key=False)
-        else:
-            config = provider_config(
-                self.env,
-                provider=base,
-                model=model or settings.model,
-                base_url=settings.base_url,
-                api_key=settings.api_key,
-            )
-        require_key(config)
-        return config
-
-    def kernel_config(self) -> KernelConfig:
-        if self._kernel_config is None:
-            self._kernel_config = kernel_config(
-                self.env,
-                mode=default_mode(self.settings, self.env),
-                price_table=self.prices(),
-                approval_timeout=effective_approval_timeout(self.settings, self.env),
-            )
-        return self._kernel_config
-
-    def prices(self) -> PriceTable:
-        """The model price table (built in, updated from KGENT_PRICES), read once."""
-        if self._prices is None:
-            self._prices = prices(self.env)
-        return self._prices
-
-    def kernel(self, provider: Provider) -> AgentKernel:
-        if self._kernel is None:
-            hooks = self.extensions().hooks
-            self._kernel = build_kernel(
-                provider, self.kernel_config(), store=self.store, hooks=hooks, rules=self.rules
-            )
-        return self._kernel
-
-    def _trusted(self, project: Path) -> bool:
-        setting = self.settings.trust_project_extensions  # the front's own trust setting, else the trust file
-        return setting if setting is not None else is_trusted(project, self.env)
-
-    # -- rules ----------------------------------------------------------------------------------------------------
     async def list_rules(self, workspace: str) -> W.RulesResult:
         self._guard(workspace)
         return await rules.list_rules(self.rules, self.store, Path(normalize_workspace(workspace)))
@@ -200,146 +74,6 @@ class Service:
             self.rules, self.store, p, ws, lambda sid: self.live_run_id(sid) is not None
         )
 
-    def _guard(self, workspace: str) -> None:
-        if self.workspace_guard is not None:
-            self.workspace_guard(workspace)
-
-    def live_run_id(self, session_id: str) -> str | None:
-        run = self._kernel.live_run(session_id) if self._kernel is not None else None
-        return run.run_id if run is not None else None
-
-    def _check_idle(self, session_id: str) -> None:
-        live = self.live_run_id(session_id)
-        if live is not None:
-            raise ServiceError(
-                CONFLICT,
-                f"session {session_id} already has a live run ({live}); steer or follow up instead",
-                "session_busy",
-                runId=live,
-            )
-        doing = self.busy.get(session_id)
-        if doing is not None:
-            raise ServiceError(CONFLICT, f"session {session_id} is being {doing}", "session_busy")
-
-    async def start_run(self, p: W.RunParams, *, runner: CommandRunner | None = None) -> RunHandle:
-        """Create the run (it starts at once); the caller starts forwarding when it can take the events (the
-        daemon: after the reply is written). `runner`: where its commands run, if not here (ACP's terminals)."""
-        workspace = p.workspace
-        if p.session_id is not None:
-            self._check_idle(p.session_id)
-            tree = await self.store.load(p.session_id)
-            self._guard(tree.info.workspace)
-            if p.parent_entry_id is not None and p.parent_entry_id not in tree.entries:
-                raise ServiceError(
-                    NOT_FOUND, f"no entry {p.parent_entry_id!r} in session {p.session_id}", "entry_not_found"
-                )
-            if workspace is None:
-                workspace = tree.info.workspace
-            elif normalize_workspace(workspace) != normalize_workspace(tree.info.workspace):
-                raise ServiceError(
-                    CONFIG,
-                    f"session {p.session_id} belongs to another workspace: {tree.info.workspace}",
-                    "config_error",
-                )
-        if workspace is not None:
-            self._guard(workspace)
-        # A slash command (kgent.service.commands) becomes its prompt here, for every front; /compact is no prompt.
-        expansion = expand(
-            p.text,
-            Path(workspace) if workspace is not None else Path.cwd(),
-            self.env,
-            tree=tree if p.session_id is not None else None,
-        )
-        if expansion.builtin == "compact":
-            return await self._compact_run(p, expansion)
-        text = expansion.text
-        if p.session_id is not None:  # rejections the model was not told of yet go before the prompt
-            note = pending_note(tree.branch(p.parent_entry_id))
-            text = f"{note}\n\n{text}" if note else text
-        provider = await self.providers.aget(self.provider_config(p.provider, p.model))
-        kernel = self.kernel(provider)
-        if p.session_id is not None:
-            self._check_idle(p.session_id)  # again: another request may have started one while we loaded
-        scope = FileScope(p.session_id or "")
-        files = self._host_files(scope)
-        run = kernel.create_run(
-            text,
-            images=p.images,
-            workspace=workspace,
-            session_id=p.session_id,
-            parent_entry_id=p.parent_entry_id,
-            mode=p.mode or default_mode(self.settings, self.env),
-            provider=provider,
-            cost_limit=p.cost_limit,
-            max_turns=p.max_turns or self.settings.max_turns,
-            fs=files,
-            runner=runner,
-            typed=expansion.typed if expansion.command is not None else None,
-        )
-        # named before the run's first await: its first file request carries them
-        scope.run_id, scope.session_id = run.run_id, run.session_id
-        self.run_sessions[run.run_id] = run.session_id
-        while len(self.run_sessions) > MAX_ENDED:
-            self.run_sessions.pop(next(iter(self.run_sessions)))
-        handle = RunHandle(run, self.port, self._ended)
-        if p.session_id is None:  # a new session: written by the run, or by us if it ends before it does
-            handle.new_session_in = normalize_workspace(str(workspace))
-            handle.keep_session = functools.partial(self._keep_session, run.session_id, handle.new_session_in)
-        self.runs[run.run_id] = handle
-        return handle
-
-    async def _compact_run(self, p: W.RunParams, expansion: Expansion) -> RunHandle:
-        """`/compact [focus]` as the kernel's compaction run: run_start, compaction started/completed, run_end — the
-        session's compaction (as agent/compact), no model turn of the agent."""
-        sid = p.session_id
-        if sid is None:
-            raise ServiceError(
-                INVALID_PARAMS,
-                "/compact needs a sessionId: a new session has nothing to compact",
-                "invalid_params",
-            )
-        provider = await self.providers.aget(self.provider_config(p.provider, p.model))
-        kernel = self.kernel(provider)
-        self._check_idle(sid)
-        tree = await self.store.load(sid)
-        self._check_idle(sid)  # again: another request may have started one while we loaded
-        run = kernel.compact_run(
-            sid,
-            tree.info.workspace,
-            focus=expansion.args,
-            prompt=expansion.typed,
-            mode=p.mode or default_mode(self.settings, self.env),
-            provider=provider,
-        )
-        self.run_sessions[run.run_id] = sid
-        handle = RunHandle(run, self.port, self._ended)
-        self.runs[run.run_id] = handle
-        return handle
-
-    def commands(self, workspace: str) -> list[Command]:
-        """The slash commands of `workspace` (agent/commands)."""
-        self._guard(workspace)
-        return commands(Path(workspace), self.env)
-
-    def _host_files(self, scope: FileScope) -> HostFileOps | None:
-        """FileOps through the client's buffers, when it offered them in `initialize`."""
-        st = self.settings
-        if not (st.fs_read or st.fs_write):
-            return None
-        host = self.port.text_files(scope)
-        if host is None:
-            return None
-        timeout = st.fs_timeout or _positive(self.env.get("KGENT_FS_TIMEOUT")) or DEFAULT_TIMEOUT
-        return HostFileOps(
-            host,
-            read=st.fs_read,
-            write=st.fs_write,
-            save=st.fs_save,
-            timeout=timeout,
-            unsaved_writes=not host.writes_save,
-        )
-
-    # -- review -----------------------------------------------------------------------------------------------------
     async def review(self, p: W.ReviewParams) -> W.ReviewResult:
         sid = p.session_id
         if sid is None:
@@ -428,54 +162,6 @@ class Service:
             }
         )
 
-    async def _keep_session(self, session_id: str, workspace: str) -> None:
-        """Create the (empty) session of a run that ended before it wrote it; nothing if it exists."""
-        try:
-            await self.store.create(workspace=workspace, session_id=session_id)
-        except SessionError as exc:
-            if exc.code != "session_exists":
-                log.warning("could not keep session %s: %s", session_id, exc.message)
-
-    def _ended(self, handle: RunHandle) -> None:
-        self.runs.pop(handle.run_id, None)
-        self.ended[handle.run_id] = handle.status or "failed"
-        while len(self.ended) > MAX_ENDED:
-            self.ended.popitem(last=False)
-
-    def _handle(self, run_id: str) -> RunHandle | None:
-        handle = self.runs.get(run_id)
-        if handle is None and run_id not in self.ended:
-            raise ServiceError(NOT_FOUND, f"no run {run_id!r}", "run_not_found")
-        return handle
-
-    def cancel(self, run_id: str) -> bool:
-        for live in list(self.runs.values()):  # a sub-agent's run: cancel only it (its `task` call fails)
-            cancelled = live.cancel_sub(run_id)
-            if cancelled is not None:
-                return cancelled
-        handle = self._handle(run_id)
-        return handle.cancel() if handle is not None else False
-
-    def _live(self, run_id: str) -> RunHandle:
-        handle = self._handle(run_id)
-        if handle is None or not handle.live:
-            raise ServiceError(
-                CONFLICT, f"run {run_id} has ended; start a new run with its sessionId", "run_not_live"
-            )
-        return handle
-
-    def queue(self, run_id: str, text: str, *, steer: bool) -> None:
-        handle = self._live(run_id)
-        if steer:
-            handle.run.steer(text)
-        else:
-            handle.run.follow_up(text)
-
-    def clear_queue(self, run_id: str) -> None:
-        """Drop the run's queued steering and follow-up messages (`agent/clearQueue`)."""
-        self._live(run_id).run.clear_queue()
-
-    # -- sessions ---------------------------------------------------------------------------------------------------
     async def _opened(self, *, session_id: str | None = None, workspace: str | None = None) -> None:
         """Wait until the runs creating a session (`session_id`, or any in `workspace`) have written it: a new session
         is written by its run just after `agent/run` answers, and a client may ask for it at once."""
@@ -617,71 +303,6 @@ class Service:
             tokens_before=result.tokens_before,
             tokens_after=result.tokens_after,
         )
-
-    # -- lifecycle --------------------------------------------------------------------------------------------------
-    def warm_up(self) -> None:
-        """Run in a worker thread once the front has answered its handshake: import and prepare what the first run
-        needs (providers, HTTP, tools, the argument checker, the extensions, the async backend of the HTTP stack)
-        and build the default provider, so the person's first prompt pays for none of it. A run that starts
-        meanwhile waits only for the modules it imports itself (Python's import lock), not for the rest."""
-        for module in (
-            "kgent.tools",
-            "kgent.providers.scripted",
-            "kgent.providers.openai",
-            "kgent.providers.anthropic",
-        ):
-            try:
-                importlib.import_module(module)
-            except ImportError:  # pragma: no cover - an optional part missing: the run will say so
-                log.debug("warm-up could not import %s", module, exc_info=True)
-        from kgent.kernel.arguments import warm
-        from kgent.tools import CODING_TOOLS
-
-        CODING_TOOLS()
-        warm()
-        try:
-            self.extensions()  # the entry-point scan of the installed packages
-            self.providers.get(self.provider_config(None, None))
-        except Exception:  # no key yet, or a bad setting: the first run reports it
-            log.debug("warm-up could not build the default provider", exc_info=True)
-        warm_async_backend()
-
-    async def cancel_all(self, grace: float) -> None:
-        """Cancel every live run and wait (up to `grace` s) until each has sent its run_end."""
-        handles = list(self.runs.values())
-        for handle in handles:
-            handle.cancel()
-        tasks = [h.task for h in handles if h.task is not None]
-        if tasks:
-            _, pending = await asyncio.wait(tasks, timeout=grace)
-            for task in pending:
-                task.cancel()
-
-    async def flush(self) -> None:
-        aclose: Callable[[], Any] | None = getattr(self.store, "aclose", None)
-        if aclose is not None:
-            try:
-                await aclose()
-            except Exception:
-                log.warning("closing the session store failed", exc_info=True)
-
-    async def shutdown(self) -> None:
-        self.shut_down = True
-        await self.cancel_all(grace=5.0)
-        await self._close_extensions()
-        await self.flush()
-
-    async def close(self, grace: float = 3.0) -> None:
-        self.shut_down = True
-        await self.cancel_all(grace)
-        await self._close_extensions()
-        await self.providers.aclose()
-        await self.flush()
-
-    async def _close_extensions(self) -> None:
-        """Stop the MCP servers this daemon started."""
-        if self._extensions is not None:
-            await self._extensions.aclose()
 
 
 def _image_blobs(entries: list[SessionEntry]) -> list[str]:
