@@ -119,7 +119,7 @@ class KgentHost(JsonRPCClient):
                     answer = await answer
                 return answer
 
-        for method in ("agent/readTextFile", "agent/writeTextFile", "agent/saveFiles"):
+        for method in ("agent/readTextFile", "agent/writeTextFile", "agent/saveFiles", "agent/diagnostics"):
             serve_files(method)
 
         @self.feature("agent/event")

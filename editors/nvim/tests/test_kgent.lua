@@ -1215,6 +1215,7 @@ test('run summary: all input tokens, the cached share and the cost when the mode
 end)
 
 dofile(here .. '/test_buffers.lua')(H)
+dofile(here .. '/test_diagnostics.lua')(H)
 dofile(here .. '/test_daily.lua')(H)
 dofile(here .. '/test_rules.lua')(H)
 dofile(here .. '/test_images.lua')(H)

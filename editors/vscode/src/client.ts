@@ -14,6 +14,7 @@ import {
   type CancellationToken,
   type MessageConnection,
 } from "vscode-jsonrpc/node";
+import { serveDiagnostics, type DiagnosticsHost } from "./diagnostics";
 import { FS_CAPABILITIES, serveFiles, type FileHost } from "./hostFiles";
 import * as P from "./protocol";
 
@@ -54,6 +55,16 @@ export interface ClientHooks {
   onExit?(info: ExitInfo): void;
   /** The editor's open buffers: declared in `initialize` (`capabilities.fs`) and served to the daemon. */
   files?: FileHost;
+  /** The editor's language features: declared in `initialize` (`capabilities.diagnostics`), asked after edits. */
+  diagnostics?: DiagnosticsHost;
+}
+
+/** What `initialize` declares: the buffers and the diagnostics the editor serves. */
+function capabilitiesOf(hooks: ClientHooks): P.ClientCapabilities {
+  return {
+    ...(hooks.files !== undefined ? FS_CAPABILITIES : {}),
+    ...(hooks.diagnostics !== undefined ? { diagnostics: true } : {}),
+  };
 }
 
 /** A JSON-RPC error from the daemon (or a client-side failure dressed as one). */
@@ -248,6 +259,7 @@ export class KgentClient {
     conn.onNotification(P.AgentEvent, (params) => client.onAgentEvent(params));
     conn.onRequest(P.AgentPermission, (params, token) => client.onPermission(params, token));
     if (hooks.files !== undefined) serveFiles(conn, hooks.files);
+    if (hooks.diagnostics !== undefined) serveDiagnostics(conn, hooks.diagnostics);
     conn.onError(([err]) => log(`[kgent-client] connection error: ${err.message}\n`));
     conn.listen();
 
@@ -258,7 +270,7 @@ export class KgentClient {
         conn.sendRequest(P.Initialize, {
           protocolVersion: P.PROTOCOL_VERSION,
           clientInfo: options.clientInfo ?? { name: CLIENT_NAME, version: CLIENT_VERSION },
-          capabilities: hooks.files !== undefined ? FS_CAPABILITIES : {},
+          capabilities: capabilitiesOf(hooks),
           settings: options.settings ?? {},
         }),
         client.exitPromise.then((info): never => {
@@ -374,7 +386,7 @@ export class KgentClient {
       this.conn.sendRequest(P.Initialize, {
         protocolVersion: P.PROTOCOL_VERSION,
         clientInfo: { name: CLIENT_NAME, version: CLIENT_VERSION },
-        capabilities: this.hooks.files !== undefined ? FS_CAPABILITIES : {},
+        capabilities: capabilitiesOf(this.hooks),
         settings,
       }),
     );

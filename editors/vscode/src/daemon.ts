@@ -104,6 +104,7 @@ export class DaemonManager {
         onEvent: this.hooks.onEvent,
         decide: this.hooks.decide,
         files: this.hooks.files,
+        diagnostics: this.hooks.diagnostics,
         onExit: (info) => this.onExit(ref.client, info),
       },
       { settings: cfg.settings },

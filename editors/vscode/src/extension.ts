@@ -15,6 +15,7 @@ import { Panel } from "./ui/panel";
 import { PermissionsView } from "./ui/permissionsView";
 import { Runs } from "./ui/runs";
 import { Buffers } from "./ui/buffers";
+import { EditorDiagnostics } from "./ui/diagnostics";
 import { Instructions } from "./ui/instructions";
 import { Review } from "./ui/review";
 import { approvalUi, chooseMode, chooseModel, daemonConfig, setApiKey } from "./ui/settings";
@@ -68,6 +69,7 @@ class KgentExtension implements vscode.Disposable {
         permissions.onEvent(e);
       },
       files: new Buffers(),
+      diagnostics: new EditorDiagnostics(),
     });
     const runs = new Runs(daemon, output, docs, changed);
     const tasks = new Tasks(runs, daemon, output);

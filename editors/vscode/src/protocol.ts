@@ -14,6 +14,9 @@ export type {
   ApplyReviewResult,
   ClientCapabilities,
   Diagnostic,
+  DiagnosticsParams,
+  DiagnosticsResult,
+  EditorDiagnostic,
   FsCapabilities,
   HunkOutcome,
   HunkResult,
@@ -237,3 +240,7 @@ export const AgentWriteTextFile = new RequestType<W.WriteTextFileParams, W.Write
   "agent/writeTextFile",
 );
 export const AgentSaveFiles = new RequestType<W.SaveFilesParams, W.SaveFilesResult, ErrorData>("agent/saveFiles");
+// Diagnostics after edits (protocol.md § Diagnostics).
+export const AgentDiagnostics = new RequestType<W.DiagnosticsParams, W.DiagnosticsResult, ErrorData>(
+  "agent/diagnostics",
+);

@@ -70,6 +70,8 @@ export interface CancelResult {
 
 export interface ClientCapabilities {
   fs?: FsCapabilities | null;
+  /** It answers agent/diagnostics with its language servers' findings (protocol.md § Diagnostics). */
+  diagnostics?: boolean;
 }
 
 /** Who the client is (for logs). */
@@ -175,6 +177,35 @@ export interface Diagnostic {
   source?: string | null;
   /** The rule or error code, e.g. `F821`. */
   code?: string | null;
+}
+
+/** `agent/diagnostics`: the file's diagnostics in the editor, once its language server has settled. */
+export interface DiagnosticsParams {
+  /** The run that needs the file; absent for agent/applyReview's reads and writes. */
+  runId?: string | null;
+  sessionId: string;
+  /** Absolute path (of the daemon's machine). */
+  path: string;
+}
+
+export interface DiagnosticsResult {
+  /**
+   * The file's diagnostics as the editor has them now; null when nothing in the editor speaks for this file (then the
+   * run reports none).
+   */
+  diagnostics: EditorDiagnostic[] | null;
+}
+
+/** One finding as the editor reports it (its file is the request's). */
+export interface EditorDiagnostic {
+  /** 1-based. */
+  line: number;
+  /** 1-based. */
+  column: number;
+  severity: "error" | "warning" | "information" | "hint" | (string & {});
+  message: string;
+  source?: string | null;
+  code?: string | number | null;
 }
 
 /** `{}`. */
@@ -1205,6 +1236,10 @@ export interface Methods {
     direction: "daemon → client"; kind: "request";
     params: SaveFilesParams; result: SaveFilesResult;
   };
+  "agent/diagnostics": {
+    direction: "daemon → client"; kind: "request";
+    params: DiagnosticsParams; result: DiagnosticsResult;
+  };
 }
 
 export type MethodName = keyof Methods;
@@ -1237,4 +1272,5 @@ export const METHOD_NAMES: readonly MethodName[] = [
   "agent/readTextFile",
   "agent/writeTextFile",
   "agent/saveFiles",
+  "agent/diagnostics",
 ];

@@ -20,6 +20,7 @@ const typed: [
   Request<"agent/readTextFile">,
   Request<"agent/writeTextFile">,
   Request<"agent/saveFiles">,
+  Request<"agent/diagnostics">,
 ] = [
   P.AgentRun,
   P.AgentCancel,
@@ -30,6 +31,7 @@ const typed: [
   P.AgentReadTextFile,
   P.AgentWriteTextFile,
   P.AgentSaveFiles,
+  P.AgentDiagnostics,
 ];
 
 test("protocol.ts declares a message type for every method of the table, and no other", () => {
@@ -39,5 +41,5 @@ test("protocol.ts declares a message type for every method of the table, and no 
     .filter((v): v is { method: string } => kinds.some((k) => v instanceof k))
     .map((v) => v.method);
   assert.deepEqual([...new Set(declared)].sort(), [...METHOD_NAMES].sort());
-  assert.equal(typed.length, 9);
+  assert.equal(typed.length, 10);
 });

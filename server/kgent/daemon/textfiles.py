@@ -1,5 +1,5 @@
 """The client's open buffers as a TextFileHost: `agent/readTextFile`, `agent/writeTextFile` and `agent/saveFiles`
-requests (daemon → client, protocol.md § Host-owned files). Timeouts and fallbacks are HostFileOps' (kgent.service):
+requests (daemon → client, protocol.md § Host-owned files), and its diagnostics (`agent/diagnostics`). Timeouts and fallbacks are HostFileOps' (kgent.service):
 a request it gives up on is withdrawn with `$/cancelRequest` (DaemonPort.request)."""
 
 from __future__ import annotations
@@ -54,6 +54,13 @@ class DaemonTextFiles:
         if not isinstance(applied, bool):
             raise HostFileError("agent/writeTextFile answered without a boolean 'applied'")
         return applied
+
+    async def diagnostics(self, path: Path) -> list[dict[str, Any]] | None:
+        answer = await self._ask("agent/diagnostics", {"path": str(path)})
+        found = answer.get("diagnostics")
+        if found is not None and (not isinstance(found, list) or not all(isinstance(d, dict) for d in found)):
+            raise HostFileError("agent/diagnostics answered a 'diagnostics' that is neither a list nor null")
+        return found
 
     async def save(self, paths: Sequence[Path]) -> list[Path]:
         answer = await self._ask("agent/saveFiles", {"paths": [str(p) for p in paths]})

@@ -34,6 +34,7 @@ from kgent.service.handshake import (
     effective_approval_timeout,
     normalize_provider,
 )
+from kgent.service.hostdiagnostics import DiagnosticsHost, HostDiagnostics
 from kgent.service.hostfiles import DEFAULT_TIMEOUT, HostFileOps
 from kgent.service.providers import ProviderPool
 from kgent.service.request import RunRequest
@@ -212,6 +213,7 @@ class RunService:
             self._check_idle(p.session_id)  # again: another request may have started one while we loaded
         scope = FileScope(p.session_id or "")
         files = self._host_files(scope)
+        diagnostics = self._host_diagnostics(scope)
         run = kernel.create_run(
             text,
             images=p.images,
@@ -225,6 +227,7 @@ class RunService:
             fs=files,
             runner=runner,
             typed=expansion.typed if expansion.command is not None else None,
+            diagnostics=diagnostics,
         )
         # named before the run's first await: its first file request carries them
         scope.run_id, scope.session_id = run.run_id, run.session_id
@@ -288,6 +291,17 @@ class RunService:
             timeout=timeout,
             unsaved_writes=not host.writes_save,
         )
+
+    def _host_diagnostics(self, scope: FileScope) -> HostDiagnostics | None:
+        """Diagnostics after edits from the client, when it offered them in `initialize` (else the kernel's own
+        language servers, if configured)."""
+        if not self.settings.diagnostics:
+            return None
+        host = self.port.text_files(scope)
+        if not isinstance(host, DiagnosticsHost):
+            return None
+        timeout = self.settings.fs_timeout or _positive(self.env.get("KGENT_FS_TIMEOUT")) or DEFAULT_TIMEOUT
+        return HostDiagnostics(host, timeout)
 
     async def _keep_session(self, session_id: str, workspace: str) -> None:
         """Create the (empty) session of a run that ended before it wrote it; nothing if it exists."""

@@ -76,6 +76,7 @@ class Settings:
     fs_write: bool = False
     fs_save: bool = False
     fs_timeout: float | None = None
+    diagnostics: bool = False  # `capabilities.diagnostics`: the client answers agent/diagnostics
     trust_project_extensions: bool | None = None  # None: the user's trust file decides (kgent.ext.trust)
 
     def merged(self, params: Mapping[str, Any]) -> Settings:
@@ -130,10 +131,13 @@ class Settings:
         return replace(self, **changes)
 
     def with_fs(self, capabilities: Mapping[str, Any]) -> Settings:
-        """These settings with the client's `capabilities.fs` (validated here)."""
+        """These settings with the client's `capabilities.fs` and `capabilities.diagnostics` (validated here)."""
+        diagnostics = capabilities.get("diagnostics", False)
+        if not isinstance(diagnostics, bool):
+            raise ParamsError("invalid params: 'capabilities.diagnostics' must be a boolean")
         fs = capabilities.get("fs")
         if fs is None:
-            return self
+            return replace(self, diagnostics=diagnostics)
         if not isinstance(fs, dict):
             raise ParamsError("invalid params: 'capabilities.fs' must be an object")
         flags: dict[str, Any] = {}
@@ -146,7 +150,7 @@ class Settings:
             if not isinstance(value, bool):
                 raise ParamsError(f"invalid params: 'capabilities.fs.{wire}' must be a boolean")
             flags[name] = value
-        return replace(self, **flags)
+        return replace(self, diagnostics=diagnostics, **flags)
 
 
 def parse_initialize(params: Any, settings: Settings) -> tuple[int, Settings]:

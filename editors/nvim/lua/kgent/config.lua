@@ -26,6 +26,7 @@ local M = {}
 ---@field log_level string?  daemon log level (DEBUG, INFO, WARNING, ERROR); nil: WARNING
 ---@field reload_changed boolean  :checktime buffers of files a run changed, when it ends
 ---@field buffers boolean  serve loaded buffers to the agent (it reads unsaved text, its edits land in the buffer)
+---@field diagnostics boolean  answer the agent's diagnostics requests after its edits from vim.diagnostic
 ---@field fs_timeout number?  seconds the daemon waits for a buffer before it uses the disk; nil: its default (10)
 ---@field review kgent.ReviewConfig
 ---@field prewarm boolean  start the daemon in the background on setup()
@@ -61,6 +62,7 @@ function M.defaults()
     log_level = nil,
     reload_changed = true,
     buffers = true,
+    diagnostics = true,
     fs_timeout = nil,
     review = {
       keys = {
@@ -144,6 +146,7 @@ function M.setup(opts)
   check('log_level', o.log_level, 'string', true)
   check('reload_changed', o.reload_changed, 'boolean')
   check('buffers', o.buffers, 'boolean')
+  check('diagnostics', o.diagnostics, 'boolean')
   check('fs_timeout', o.fs_timeout, 'number', true)
   check('review', o.review, 'table')
   check('review.keys', o.review.keys, 'table')
@@ -222,13 +225,18 @@ function M.settings()
   return next(s) and s or vim.empty_dict()
 end
 
---- Capabilities for `initialize` (protocol.md § Host-owned files): loaded buffers are served unless buffers = false.
+--- Capabilities for `initialize`: loaded buffers are served unless buffers = false (protocol.md § Host-owned files),
+--- diagnostics unless diagnostics = false (§ Diagnostics).
 ---@return table
 function M.capabilities()
-  if not M.options.buffers then
-    return vim.empty_dict()
+  local caps = {}
+  if M.options.buffers then
+    caps.fs = { readTextFile = true, writeTextFile = true, saveFiles = true }
   end
-  return { fs = { readTextFile = true, writeTextFile = true, saveFiles = true } }
+  if M.options.diagnostics then
+    caps.diagnostics = true -- protocol.md § Diagnostics: kgent.diagnostics answers from vim.diagnostic
+  end
+  return next(caps) and caps or vim.empty_dict()
 end
 
 --- The daemon's environment additions.

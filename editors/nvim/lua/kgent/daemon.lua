@@ -276,6 +276,9 @@ function M.connection()
     on_file_request = function(method, params)
       return require('kgent.files').serve(method, params)
     end,
+    on_diagnostics = function(params, respond)
+      require('kgent.diagnostics').serve(params, respond)
+    end,
   })
   local err
   local t0 = vim.uv.hrtime()

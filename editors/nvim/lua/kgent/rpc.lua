@@ -18,6 +18,7 @@ M.PROTOCOL_VERSION = PROTOCOL_VERSION
 ---@field on_withdraw fun(request_id: string)  the daemon withdrew an agent/permission request
 ---@field on_exit fun(code: integer, signal: integer)
 ---@field on_file_request fun(method: string, params: table): table  agent/readTextFile, …: the result to send
+---@field on_diagnostics? fun(params: table, respond: fun(result: table))  agent/diagnostics: respond once settled
 
 ---@class kgent.Conn
 ---@field client vim.lsp.rpc.PublicClient?
@@ -100,7 +101,10 @@ function M.start(opts)
         end
         return result
       end
-      if method ~= 'agent/permission' then
+      local answer = h.on_permission
+      if method == 'agent/diagnostics' and h.on_diagnostics then
+        answer = h.on_diagnostics -- answered later, as an approval is: once the buffer's diagnostics settled
+      elseif method ~= 'agent/permission' then
         return nil, vim.lsp.rpc.rpc_response_error(vim.lsp.protocol.ErrorCodes.MethodNotFound)
       end
       local co = coroutine.running()
@@ -120,7 +124,10 @@ function M.start(opts)
           end)
         end
       end
-      local ok, err = pcall(h.on_permission, params or {}, respond)
+      local ok, err = pcall(answer, params or {}, respond)
+      if not ok and method == 'agent/diagnostics' then
+        return nil, vim.lsp.rpc.rpc_response_error(vim.lsp.protocol.ErrorCodes.InternalError, tostring(err))
+      end
       if not ok then
         -- A broken UI must not approve anything: reject.
         vim.notify('kgent: approval prompt failed: ' .. tostring(err), vim.log.levels.ERROR)

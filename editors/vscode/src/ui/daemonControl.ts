@@ -3,6 +3,7 @@
 
 import * as vscode from "vscode";
 import { describeExit, errorOf, type ExitInfo, type KgentClient } from "../client";
+import type { DiagnosticsHost } from "../diagnostics";
 import type { FileHost } from "../hostFiles";
 import { DaemonManager, type DaemonConfig, type DaemonHooks } from "../daemon";
 import type { AgentEventParams } from "../protocol";
@@ -22,6 +23,8 @@ export interface DaemonControlDeps {
   onEvent?: (params: AgentEventParams) => void;
   /** The editor's buffers, served to the daemon. */
   files?: FileHost;
+  /** The editor's diagnostics, served to the daemon. */
+  diagnostics?: DiagnosticsHost;
 }
 
 export class DaemonControl {
@@ -45,6 +48,7 @@ export class DaemonControl {
       },
       decide: deps.decide,
       files: deps.files,
+      diagnostics: deps.diagnostics,
       onCrash: (info) => this.onCrash(info),
     });
   }

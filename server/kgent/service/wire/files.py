@@ -24,6 +24,10 @@ class FsCapabilities(Params):
 
 class ClientCapabilities(Params):
     fs: FsCapabilities | None = None
+    diagnostics: bool = Field(
+        default=False,
+        description="It answers agent/diagnostics with its language servers' findings (protocol.md § Diagnostics).",
+    )
 
 
 # -- daemon → client requests, and the answers -----------------------------------------------------------------------
@@ -72,6 +76,28 @@ class SaveFilesParams(Payload):
 
 class SaveFilesResult(Params):
     saved: list[str] = Field(description="The paths now saved; the others stay unsaved (the model is told).")
+
+
+class DiagnosticsParams(FileRequestBase):
+    """`agent/diagnostics`: the file's diagnostics in the editor, once its language server has settled."""
+
+
+class EditorDiagnostic(Params):
+    """One finding as the editor reports it (its file is the request's)."""
+
+    line: int = Field(ge=1, description="1-based.")
+    column: int = Field(ge=1, description="1-based.")
+    severity: Literal["error", "warning", "information", "hint"]
+    message: str
+    source: str | None = None
+    code: str | int | None = None
+
+
+class DiagnosticsResult(Params):
+    diagnostics: list[EditorDiagnostic] | None = Field(
+        description="The file's diagnostics as the editor has them now; null when nothing in the editor speaks for "
+        "this file (then the run reports none)."
+    )
 
 
 # -- review ----------------------------------------------------------------------------------------------------------

@@ -462,6 +462,15 @@ METHODS: tuple[Method, ...] = (
         http=_BUFFERS,
         acp=Absent("ACP's fs/write_text_file writes the file itself: there is nothing left to save"),
     ),
+    Method(
+        name="agent/diagnostics",
+        direction=_OUT,
+        kind="request",
+        params_ref=F.DiagnosticsParams,
+        result_ref=F.DiagnosticsResult,
+        http=Absent("no editor behind HTTP: the server's own language servers (protocol.md § Diagnostics)"),
+        acp=Absent("ACP has no diagnostics request: the agent's own language servers answer"),
+    ),
 )
 
 BY_NAME: dict[str, Method] = {m.name: m for m in METHODS}
