@@ -460,6 +460,18 @@ async def test_a_sub_agents_calls_and_approval_reach_the_acp_client(workspace: P
         client.text()
         == "I'll ask a sub-agent to check what sample.py prints.The sub-agent ran sample.py: it prints 1."
     )
+    # the sub-agent's own text streams under its task call (live content of that call), not into the answer
+    live = [
+        u.content[0].content.text
+        for u in client.updates
+        if u.session_update == "tool_call_update"
+        and u.tool_call_id == starts[0].tool_call_id
+        and u.status == "in_progress"
+        and u.content
+    ]
+    # each update the text so far (its turns apart), however the throttle picked them
+    whole = "Reading it first.\n\nsample.py prints 1."
+    assert live and all(whole.startswith(text) for text in live), live
 
 
 # -- issue 29: what CodeCompanion, avante and Zed users hit ------------------------------------------------------------

@@ -15,7 +15,16 @@ from typing import Any
 from acp import Client
 from acp import schema as S
 
-from kgent.core.events import Event, PermissionRequest, RunStart, SubRunEvent
+from kgent.core.events import (
+    Event,
+    MessageDelta,
+    MessageEnd,
+    PermissionRequest,
+    RunEnd,
+    RunStart,
+    SubRunEvent,
+    ToolUpdate,
+)
 from kgent.service.runs import REJECT, Decision, FileScope, RunRef
 
 from . import updates as U
@@ -25,6 +34,9 @@ from .options import Lasting, offer
 log = logging.getLogger("kgent.acp")
 
 
+SUB_TEXT = 4000  # characters of a sub-agent's latest text shown in its `task` call while it works
+
+
 class Turn:
     """One prompt's events, queued for the coroutine answering `session/prompt`. A future in the queue is a
     barrier: it is resolved once every event before it has been sent."""
@@ -32,6 +44,26 @@ class Turn:
     def __init__(self) -> None:
         self.queue: asyncio.Queue[Event | asyncio.Future[None]] = asyncio.Queue()
         self.agents: dict[str, str] = {}  # live sub-agent run id → its name
+        self.task_calls: dict[
+            str, str
+        ] = {}  # live sub-agent run id → the parent's `task` call that started it
+        self.sub_text: dict[str, str] = {}  # live sub-agent run id → the tail of what it has written
+
+    def sub_stream(self, run_id: str, event: Event) -> ToolUpdate | None:
+        """A sub-agent's streamed text as live output of its `task` call (ACP nests nothing else under a call):
+        its latest SUB_TEXT characters, growing as it writes (each update replaces the last)."""
+        if isinstance(event, RunStart) and event.parent_tool_call_id:
+            self.task_calls[run_id] = event.parent_tool_call_id
+        elif isinstance(event, RunEnd):
+            self.task_calls.pop(run_id, None)
+            self.sub_text.pop(run_id, None)
+        elif isinstance(event, MessageEnd) and self.sub_text.get(run_id):
+            self.sub_text[run_id] = self.sub_text[run_id].rstrip("\n") + "\n\n"  # its next turn's text apart
+        elif type(event) is MessageDelta and event.kind == "text" and run_id in self.task_calls:
+            text = (self.sub_text.get(run_id, "") + event.delta)[-SUB_TEXT:]
+            self.sub_text[run_id] = text
+            return ToolUpdate(tool_call_id=self.task_calls[run_id], status="in_progress", output=text)
+        return None
 
 
 class AcpPort:
@@ -58,6 +90,10 @@ class AcpPort:
         if ref.parent_run_id is not None:  # a sub-agent's: its calls and prompts show as this turn's
             if isinstance(event, RunStart):
                 turn.agents[ref.run_id] = event.agent or "sub-agent"
+            live = turn.sub_stream(ref.run_id, event)
+            if live is not None:
+                turn.queue.put_nowait(live)
+                return
             shown = U.sub_agent_event(
                 SubRunEvent(run_id=ref.run_id, parent_run_id=ref.parent_run_id, event=event), turn.agents
             )
