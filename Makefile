@@ -106,13 +106,19 @@ VSCODE_DEPS := editors/vscode/node_modules/.package-lock.json
 $(VSCODE_DEPS): editors/vscode/package-lock.json
 	cd editors/vscode && npm ci --no-audit --no-fund
 	touch $@
+# The pages' one source (editors/web/src): the extension bundles it into its webview, with editors/web's pins of
+# markdown-it, DOMPurify and highlight.js. `python editors/web/build.py` builds the web client's copy (committed).
+WEB_DEPS := editors/web/node_modules/.package-lock.json
+$(WEB_DEPS): editors/web/package-lock.json
+	cd editors/web && npm ci --no-audit --no-fund
+	touch $@
 
-test-vscode: $(STAMP) $(VSCODE_DEPS)
+test-vscode: $(STAMP) $(VSCODE_DEPS) $(WEB_DEPS)
 	cd editors/vscode && npm test
 
 # The packaged .vsix in a real VS Code (code-server 4.99 in Debian's Chromium, driven by playwright-core). Sets itself
 # up from nothing: the Debian packages it needs (as root), then code-server and its native modules (test-real/setup.sh).
-test-vscode-real: $(STAMP) $(VSCODE_DEPS)
+test-vscode-real: $(STAMP) $(VSCODE_DEPS) $(WEB_DEPS)
 	cd editors/vscode && npm run test:real
 
 test-nvim: $(STAMP)

@@ -111,18 +111,24 @@ def test_run_and_approve_from_the_card_with_the_diff_visible(
     card = page.locator(".approval")
     expect(card.locator(".diff .add")).to_have_text("+rewritten")
     expect(card.locator(".diff .del")).to_have_text("-hello")
-    expect(card.locator(".buttons button")).to_have_text(
+    # One primary action and Reject beside it; the lasting answers wait in a menu, their backticks shown as code.
+    expect(card.locator(".buttons > button")).to_have_text(["Allow once", "Reject"])
+    expect(card.locator(".buttons > button.primary")).to_have_text("Allow once")
+    expect(card.locator("details.more button")).to_have_text(
         [
-            "Allow once",
-            "Allow writes to `notes.txt` this session",
-            "Always allow writes to `notes.txt` in this project (kept in your settings)",
-            "Reject",
-            "Reject writes to `notes.txt` this session",
-            "Always reject writes to `notes.txt` in this project (kept in your settings)",
+            "Allow writes to notes.txt this session",
+            "Always allow writes to notes.txt in this project (kept in your settings)",
+            "Reject writes to notes.txt this session",
+            "Always reject writes to notes.txt in this project (kept in your settings)",
         ]
     )
+    expect(card.locator("details.more button code").first).to_have_text("notes.txt")
+    expect(card.locator("details.more button").first).not_to_be_visible()
+    expect(card).to_be_focused()  # the card takes the focus when it appears: Enter allows, Escape rejects
     expect(page.locator(".msg.user")).to_contain_text("<b>now</b>")  # shown as text, not markup
     assert page.locator(".msg.user b").count() == 0
+    card.locator("details.more summary").click()
+    expect(card.locator(".rule-line[data-option-id=allow_always]")).to_contain_text("notes.txt")
     shot(page, "approval")
     card.locator("button[data-option-id=allow_once]").click()
     expect(page.locator(".run-end")).to_contain_text("Run settled")
@@ -175,10 +181,10 @@ def test_stop_cancels_a_running_command(context: BrowserContext, server: HttpSer
 def test_reload_mid_run_and_the_run_continues(context: BrowserContext, server: HttpServer) -> None:
     page = open_page(context, server)
     start_run(page, "scripted/read-then-write", "rewrite notes.txt")
-    expect(page.locator(".approval .buttons button")).to_have_count(6)
+    expect(page.locator(".approval .buttons button.opt")).to_have_count(6)
     page.reload()
     # Replayed: the open prompt is back, once.
-    expect(page.locator(".approval .buttons button")).to_have_count(6)
+    expect(page.locator(".approval .buttons button.opt")).to_have_count(6)
     expect(page.locator(".msg.user")).to_have_count(1)
     expect(page.locator(".card.tool")).to_have_count(2)
     page.locator(".approval button[data-option-id=allow_once]").click()
@@ -197,10 +203,10 @@ def test_reload_mid_run_and_the_run_continues(context: BrowserContext, server: H
 def test_two_tabs_on_one_run(context: BrowserContext, server: HttpServer) -> None:
     one = open_page(context, server)
     start_run(one, "scripted/read-then-write", "rewrite notes.txt")
-    expect(one.locator(".approval .buttons button")).to_have_count(6)
+    expect(one.locator(".approval .buttons button.opt")).to_have_count(6)
     session_id = one.evaluate("window.kgent.state.sessionId")
     two = open_page(context, server, f"#session={session_id}")
-    expect(two.locator(".approval .buttons button")).to_have_count(6)
+    expect(two.locator(".approval .buttons button.opt")).to_have_count(6)
     shot(two, "second-tab")
     two.locator(".approval button[data-option-id=allow_once]").click()
     for page in (one, two):

@@ -370,7 +370,7 @@ def test_an_approval_waits_in_the_title_favicon_and_a_notification(
     (server.workspace / "notes.txt").write_text("hello\n")
     page = open_page(context, server)
     start_run(page, "scripted/read-then-write", "rewrite notes.txt", mode="ask")
-    expect(page.locator(".approval .buttons button")).to_have_count(6)
+    expect(page.locator(".approval .buttons button.opt")).to_have_count(6)
     expect(page).to_have_title("(1) waiting for you · Kgent")
     expect(page.locator("#favicon")).to_have_attribute("href", "/static/icon-waiting.svg")
     wait_for(page, "window.kgent.notifications.length === 1")

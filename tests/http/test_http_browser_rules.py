@@ -82,7 +82,7 @@ def test_the_card_shows_each_always_answers_rules_and_why_none(
     page = open_page(context, server)
     start_run(page, f"scripted/{script}", "Run it")
     card = page.locator(".approval").first
-    always = card.locator(".rule-words li[data-option-id=allow_always]")
+    always = card.locator("details.more .rule-line[data-option-id=allow_always]")
     expect(always).to_have_count(2)  # one rule per simple command
     expect(always.locator("code.rule").first).to_contain_text("bash(")
     expect(always.first.locator(".rule-text")).not_to_be_empty()
@@ -91,8 +91,8 @@ def test_the_card_shows_each_always_answers_rules_and_why_none(
     expect(card.locator(".buttons button[data-option-id=allow_always]")).to_contain_text("this session")
     card.locator(".buttons button[data-option-id=reject_once]").click()
     second = page.locator(".approval").nth(1)
-    expect(second.locator(".no-rule")).to_contain_text('No "always" answer: ')
-    expect(second.locator(".rule-words")).to_have_count(0)
+    expect(second.locator(".no-rule")).to_contain_text("No “always” answer: ")
+    expect(second.locator(".rule-line")).to_have_count(0)
     expect(second.locator(".buttons button[data-option-id=allow_always]")).to_have_count(0)
     second.locator(".buttons button[data-option-id=reject_once]").click()
     expect(page.locator(".run-end")).to_contain_text("Run settled")
@@ -136,6 +136,10 @@ def test_the_rules_dialog_lists_adds_and_removes(context: BrowserContext, server
     item = project.locator('.rule-item[data-rule="bash(npm test *)"]')
     expect(item).to_have_count(1)
     expect(item.locator(".rule-text")).not_to_be_empty()
+    assert (item.text_content() or "").startswith(
+        "allow bash(npm test *) "
+    )  # the badge and the rule apart, not "allowbash("
+    expect(project.locator("h3")).to_have_text("Project rules (this project only)")  # not a file it is not in
     # The project is not trusted: the rule is kept in the user's own file for it, which the dialog names.
     mine = dialog.locator(".rules-file", has_text="Your project rules (they count): ")
     expect(mine).to_have_count(1)

@@ -390,6 +390,10 @@ describe("Kgent in a real VS Code (code-server)", {
       const diff = await card.locator("pre.diff").innerText();
       assert.match(diff, /-value = 1/);
       assert.match(diff, /\+value = 2/);
+      // One primary action (allow once) and Reject; the lasting answers wait in the "Always…" menu (issue 40).
+      assert.equal(await card.locator(".buttons > button.opt").count(), 2);
+      assert.match(await card.locator(".buttons > button.primary").innerText(), /^Allow once/);
+      await card.locator("details.more > summary").click();
       // The answers the daemon offers (not a fixed list): once, the "always" ones with the rule each creates, reject.
       for (const kind of ["allow_once", "allow_always", "reject_once", "reject_always"]) {
         await card.locator(`button.opt.${kind}`).first().waitFor({ timeout: STEP_MS });
@@ -1378,12 +1382,13 @@ describe("Kgent in a real VS Code: approvals people can live with (issue 25)", {
       const card = panel.locator(".card.approval.pending").first();
       await card.waitFor({ timeout: STEP_MS });
       // Every option the daemon offered is a button; each "always" one says the rules it creates, one per command.
+      await card.locator("details.more > summary").click();
       const always = card.locator("button.opt[data-option-id='allow_always']");
       await always.waitFor({ timeout: STEP_MS });
       assert.equal(await always.getAttribute("data-scope"), "session");
       const line = card.locator(".rule-line[data-option-id='allow_always']");
-      assert.equal(await line.locator("code.rule").count(), 2, await line.innerText());
-      const words = await line.innerText();
+      const words = (await line.allInnerTexts()).join("\n");
+      assert.equal(await line.locator("code.rule").count(), 2, words);
       assert.match(words, /grep/);
       assert.match(words, /python3 sample\.py/);
       await shot(page, "panel-rule-words");
@@ -1551,6 +1556,7 @@ describe("Kgent in a real VS Code: approvals people can live with (issue 25)", {
             if ((await b.count()) > 0) {
               asked.push(`${title.replace(/\s+/g, " ").trim()} → ${id}`);
               const rid = await card.getAttribute("data-request-id");
+              if (!(await b.isVisible())) await card.locator("details.more > summary").click(); // a lasting answer
               await b.click();
               // This card, not the next one (the next call's card may already be there).
               await panel

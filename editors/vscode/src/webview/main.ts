@@ -1,7 +1,12 @@
 // The Kgent panel's page (runs inside the webview, bundled to dist/webview.js): renders the PanelState the extension
 // posts and sends back what the person does. It holds no protocol logic; every decision goes to the extension.
 
-import { escapeHtml, renderMarkdown } from "../markdown";
+import { approvalCard, focusCard } from "../../../web/src/approval";
+import { copyButton } from "../../../web/src/copy";
+import { setupSlash } from "../../../web/src/slash";
+import { MarkdownStream } from "../../../web/src/stream";
+import { appendCodeSpans } from "../../../web/src/text";
+import { escapeHtml, panelMarkdown } from "../markdown";
 import type { FromPage, SessionRow, ToPage } from "../panelMessages";
 import type {
   ApprovalItem,
@@ -14,8 +19,7 @@ import type {
   ToolItem,
   UserItem,
 } from "../panelItems";
-import { optionWords, SCOPE_WORDS } from "../rules";
-import { setupSlash } from "./slash";
+import { optionWords } from "../rules";
 import { hasImages, restoreImages, sentImages, setupImages, takeImages } from "./images";
 
 declare function acquireVsCodeApi(): {
@@ -41,14 +45,6 @@ const rendered = new Map<string, { rev: number; el: HTMLElement }>();
 const sections = new Map<string, { el: HTMLElement; head: HTMLElement; key: string }>();
 let state: PanelState | undefined;
 
-// Keys by option id (two options may share a kind: the session and the project "always").
-const OPTION_KEYS: Record<string, string> = {
-  allow_once: "a",
-  allow_always: "s",
-  allow_always_project: "p",
-  reject_once: "r",
-  reject_always: "n",
-};
 const STATUS_TEXT: Record<string, string> = {
   pending: "waiting",
   in_progress: "running",
@@ -69,11 +65,6 @@ function button(label: string, cls: string, onClick: () => void, title?: string)
   if (title) b.title = title;
   b.addEventListener("click", onClick);
   return b;
-}
-
-/** Text that marks code with backticks (option names, rules in words), as HTML with <code> for those spans. */
-function codeSpans(text: string): string {
-  return escapeHtml(text).replace(/`([^`]+)`/g, "<code>$1</code>");
 }
 
 function diffHtml(diff: string): string {
@@ -100,15 +91,12 @@ function renderTool(t: ToolItem, wasOpen: boolean | undefined): HTMLElement {
   ) as HTMLDetailsElement;
   d.open = wasOpen ?? (t.status === "in_progress" || t.status === "pending");
   const status = STATUS_TEXT[t.status] ?? t.status;
-  const decided = t.decidedBy ? ` <span class="decided">· ${escapeHtml(t.decidedBy)}</span>` : "";
   const agent = t.agent !== undefined ? `<span class="agent">↳ ${escapeHtml(t.agent)}</span> ` : "";
-  d.appendChild(
-    el(
-      "summary",
-      "",
-      `${agent}<span class="badge">${escapeHtml(status)}</span> <span class="tool-title">${escapeHtml(t.title)}</span>${decided}`,
-    ),
-  );
+  const summary = el("summary", "", `${agent}<span class="badge">${escapeHtml(status)}</span> `);
+  // Titles and decisions mark code with backticks: shown as code, not as backticks.
+  summary.appendChild(appendCodeSpans(el("span", "tool-title"), t.title));
+  if (t.decidedBy) summary.appendChild(appendCodeSpans(el("span", "decided", " · "), t.decidedBy));
+  d.appendChild(summary);
   if (t.command) d.appendChild(el("pre", "command", `$ ${escapeHtml(t.command)}`));
   if (t.diff) d.appendChild(el("pre", "diff", diffHtml(t.diff)));
   if (t.diagnostics !== undefined) d.appendChild(renderDiagnostics(t.diagnostics));
@@ -162,94 +150,54 @@ function countdownText(deadline: number): string {
   return `rejected automatically in ${s} s`;
 }
 
+/** The approval card (editors/web/src/approval.ts, shared with the web client) with the panel's own controls. */
 function renderApproval(a: ApprovalItem): HTMLElement {
-  const card = el("div", `card approval ${a.state} risk-${a.risk}`);
-  card.tabIndex = 0;
-  card.dataset.requestId = a.requestId;
-  card.setAttribute("role", "group");
-  card.setAttribute("aria-label", `Approval: ${a.title}`);
-  const who = a.agent !== undefined ? `Sub-agent “${escapeHtml(a.agent)}” wants to:` : "Kgent wants to:";
-  card.appendChild(el("div", "card-title", `<strong>${who}</strong> ${escapeHtml(a.title)}`));
-  card.appendChild(
-    el("div", "card-why", `${escapeHtml(a.reason)} · <span class="risk">${escapeHtml(a.risk)} risk</span>`),
-  );
-  if (a.command) card.appendChild(el("pre", "command", `$ ${escapeHtml(a.command)}`));
-  if (a.diff) card.appendChild(el("pre", "diff", diffHtml(a.diff)));
-  if (a.state === "pending") {
-    const row = el("div", "buttons");
-    // Whatever options arrive, in the daemon's order; what each "always" creates is said under the buttons.
-    const ruleLines = el("ul", "rule-words");
-    for (const o of a.options) {
-      const key = OPTION_KEYS[o.optionId];
-      const words = optionWords(o);
-      const tip = [words.rules.map((r) => r.rule).join(", "), key ? `Key: ${key.toUpperCase()}` : ""]
-        .filter((t) => t !== "")
-        .join(" · ");
-      const b = button(
-        o.name,
-        `opt ${o.kind} ${o.optionId}`,
-        () => post({ type: "answer", requestId: a.requestId, optionId: o.optionId }),
-        tip || undefined,
-      );
-      b.dataset.kind = o.kind;
-      b.dataset.optionId = o.optionId;
-      if (words.scope !== undefined) b.dataset.scope = words.scope;
-      b.innerHTML = key ? `${codeSpans(o.name)} <kbd>${key.toUpperCase()}</kbd>` : codeSpans(o.name);
-      row.appendChild(b);
-      if (words.rules.length > 0) {
-        const li = el("li", `rule-line ${o.kind}`);
-        li.dataset.optionId = o.optionId;
-        const scope =
-          words.scope !== undefined
-            ? `<span class="scope scope-${words.scope}" title="lasts ${escapeHtml(SCOPE_WORDS[words.scope])}">${escapeHtml(words.scope)}</span> `
-            : "";
-        const rules = words.rules
-          .map(
-            (r) =>
-              `<span class="rule-text">${codeSpans(r.text)}</span> <code class="rule">${escapeHtml(r.rule)}</code>`,
-          )
-          .join("; ");
-        li.title = o.name;
-        li.innerHTML = `${scope}${rules}`;
-        ruleLines.appendChild(li);
-      }
-    }
-    if (a.canOpenDiff) {
-      const label = a.canEdit ? "Open diff (editable) in editor" : "Open diff in editor";
-      row.appendChild(button(label, "secondary open-diff", () => post({ type: "openDiff", requestId: a.requestId })));
-    }
-    if (a.edited === true) {
-      row.appendChild(
-        button(
-          "Accept my version",
-          "accept-mine",
-          () => post({ type: "acceptMine", requestId: a.requestId }),
-          "Allow once, writing your edited text instead of the proposal",
-        ),
-      );
-    }
-    card.appendChild(row);
-    if (ruleLines.childElementCount > 0) card.appendChild(ruleLines);
-    if (a.noRule !== undefined) card.appendChild(el("div", "no-rule", `No “always” answer: ${escapeHtml(a.noRule)}`));
-    if (a.deadline !== undefined) {
-      const c = el("div", "countdown", escapeHtml(countdownText(a.deadline)));
-      c.dataset.deadline = String(a.deadline);
-      card.appendChild(c);
-    }
-    card.addEventListener("keydown", (ev) => {
-      if (ev.target instanceof HTMLTextAreaElement || ev.altKey || ev.ctrlKey || ev.metaKey) return;
-      const opt = a.options.find((o) => OPTION_KEYS[o.optionId] === ev.key.toLowerCase());
-      if (opt !== undefined) {
-        ev.preventDefault();
-        post({ type: "answer", requestId: a.requestId, optionId: opt.optionId });
-      }
-    });
-  } else {
+  if (a.state !== "pending") {
+    const card = el("div", `card approval ${a.state} risk-${a.risk}`);
+    card.dataset.requestId = a.requestId;
+    card.appendChild(el("div", "card-title", `<strong>${escapeHtml(a.title)}</strong>`));
     const what =
       a.state === "answered"
         ? `Answered: ${a.answer ?? ""}`
         : "Withdrawn (the run was cancelled or the approval timed out)";
-    card.appendChild(el("div", "answer", escapeHtml(what)));
+    card.appendChild(appendCodeSpans(el("div", "answer"), what));
+    return card;
+  }
+  const answer = (optionId: string): void => post({ type: "answer", requestId: a.requestId, optionId });
+  const extras: HTMLElement[] = [];
+  if (a.canOpenDiff) {
+    const label = a.canEdit ? "Open diff (editable) in editor" : "Open diff in editor";
+    extras.push(button(label, "secondary open-diff", () => post({ type: "openDiff", requestId: a.requestId })));
+  }
+  if (a.edited === true) {
+    extras.push(
+      button(
+        "Accept my version",
+        "accept-mine",
+        () => post({ type: "acceptMine", requestId: a.requestId }),
+        "Allow once, writing your edited text instead of the proposal",
+      ),
+    );
+  }
+  const card = approvalCard(
+    {
+      requestId: a.requestId,
+      title: a.title,
+      agent: a.agent,
+      reason: a.reason,
+      risk: a.risk,
+      command: a.command,
+      path: a.path,
+      diff: a.diff,
+      options: a.options.map((o) => ({ optionId: o.optionId, name: o.name, kind: o.kind, ...optionWords(o) })),
+      noRule: a.noRule,
+    },
+    { answer, diff: (d) => el("pre", "diff", diffHtml(d)), extras },
+  );
+  if (a.deadline !== undefined) {
+    const c = el("div", "countdown", escapeHtml(countdownText(a.deadline)));
+    c.dataset.deadline = String(a.deadline);
+    card.appendChild(c);
   }
   return card;
 }
@@ -330,19 +278,33 @@ function renderUser(u: UserItem): HTMLElement {
   return div;
 }
 
+/** Each answer's stream: a new state with more text renders only its open Markdown block (linear, issue 37). */
+const streams = new Map<string, MarkdownStream>();
+
+function assistantNode(id: string, text: string, old: HTMLElement | undefined, agent?: string): HTMLElement {
+  let stream = streams.get(id);
+  if (stream === undefined || old === undefined) {
+    const node = el("div", `msg assistant markdown${agent !== undefined ? " sub" : ""}`);
+    const body = el("div", "body");
+    // A sub-agent's streamed text sits under its task card, named.
+    if (agent !== undefined) node.append(el("div", "agent", `↳ ${escapeHtml(agent)}`));
+    node.append(
+      copyButton(() => streams.get(id)?.text ?? "", "Copy the answer (its Markdown)"),
+      body,
+    );
+    stream = new MarkdownStream(body, panelMarkdown);
+    streams.set(id, stream);
+  }
+  stream.set(text);
+  return stream.node.parentElement as HTMLElement;
+}
+
 function renderItem(item: PanelItem, old: HTMLElement | undefined): HTMLElement {
   switch (item.type) {
     case "user":
       return renderUser(item);
-    case "assistant": {
-      const msg = el(
-        "div",
-        `msg assistant markdown${item.agent !== undefined ? " sub" : ""}`,
-        renderMarkdown(item.text),
-      );
-      if (item.agent !== undefined) msg.prepend(el("div", "agent", `↳ ${escapeHtml(item.agent)}`));
-      return msg;
-    }
+    case "assistant":
+      return assistantNode(item.id, item.text, old, item.agent);
     case "thinking": {
       const d = el(
         "details",
@@ -445,6 +407,7 @@ function sectionFor(runId: string, info: Map<string, RunSection>): HTMLElement {
 function render(s: PanelState): void {
   const stick = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
   const seen = new Set<string>();
+  const fresh: HTMLElement[] = [];
   const seenSections = new Set<string>();
   const info = new Map(s.sections.map((x) => [x.runId, x]));
   // Top level: items outside any run and the runs' sections, in order of first appearance; in a section, its items.
@@ -460,7 +423,8 @@ function render(s: PanelState): void {
     if (cur === undefined || cur.rev !== item.rev) {
       node = renderItem(item, cur?.el);
       node.dataset.id = item.id;
-      if (cur !== undefined) cur.el.replaceWith(node);
+      if (cur !== undefined && cur.el !== node) cur.el.replaceWith(node);
+      if (item.type === "approval" && item.state === "pending" && cur === undefined) fresh.push(node);
       rendered.set(item.id, { rev: item.rev, el: node });
     }
     if (node === undefined) continue;
@@ -483,8 +447,10 @@ function render(s: PanelState): void {
     if (!seen.has(id)) {
       r.el.remove();
       rendered.delete(id);
+      streams.delete(id);
     }
   }
+  for (const card of fresh) focusCard(card);
   for (const [id, sec] of sections) {
     if (!seenSections.has(id)) {
       sec.el.remove();

@@ -4,14 +4,23 @@
 import { api, signIn, signOut, whenUnauthorised } from "./api.js";
 import { notifications, refreshAttention, setupNotify } from "./attention.js";
 import { clearShownQueue, queued, showQueue } from "./queue.js";
-import { button, el, renderDiff, renderMarkdownInto } from "./render.js";
+import {
+  approvalCard as sharedApprovalCard,
+  copied,
+  copyButton,
+  focusCard,
+  setupSlash,
+  settleCard,
+  streamTotals,
+} from "./page.js";
+import { button, el, markdownStream, renderDiff, renderMarkdownInto } from "./render.js";
 import { closeReview, openReview, setupReview } from "./review.js";
 import { decorateApproval, setupRules } from "./rules.js";
 import { rewindButton } from "./rewind.js";
 import { currentProject, runChoice, setupPickers, setupProject, whenProject } from "./setup.js";
-import { setupSlash } from "./slash.js";
 import { EventStream } from "./sse.js";
 import { giveBackImages, hasImages, imageChips, setupImages, takeImages } from "./images.js";
+import { sessionPicked, setupLayout, showFirstUse } from "./layout.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -23,7 +32,7 @@ const state = {
   applied: new Map(), // runId → last seq applied (a replayed event is never applied twice)
   seen: [], // "runId:seq" of every event applied, in order (for tests: no gaps, no repeats)
   tools: new Map(), // toolCallId → card
-  bubble: null, // the assistant message being streamed
+  bubble: null, // the assistant message being streamed: {node, stream}
   thinking: null,
   sessions: [], // the project's sessions as last listed
   ended: new Set(), // runs whose run_end was shown (a fast run can end before its POST /api/runs answers)
@@ -39,11 +48,23 @@ whenUnauthorised(askToken);
 // -- the log ---------------------------------------------------------------------------------------------------------
 const log = () => $("log");
 function append(node) {
+  showFirstUse(false);
   const box = log();
   const atBottom = box.scrollHeight - box.scrollTop - box.clientHeight < 80;
   box.append(node);
   if (atBottom) box.scrollTop = box.scrollHeight;
   return node;
+}
+// While the log was scrolled to its end, it stays there as a streamed answer grows.
+let stick = true;
+let sticking = false;
+function keepAtBottom() {
+  if (!stick || sticking) return;
+  sticking = true;
+  requestAnimationFrame(() => {
+    sticking = false; // after the stream's own render of this frame
+    if (stick) log().scrollTop = log().scrollHeight;
+  });
 }
 function notice(text, cls = "notice") {
   return append(el("div", cls, text));
@@ -85,11 +106,23 @@ function attachForks(session) {
   for (const [i, node] of nodes.entries()) forkButton(node, users[i]);
 }
 
+// An answer: its Markdown in a body, a Copy button for the whole text (its label drawn by the stylesheet).
 function assistantMessage(text) {
   const node = el("div", "msg assistant");
+  const body = el("div", "body");
   node.dataset.raw = text || "";
-  renderMarkdownInto(node, text || "");
+  node.append(
+    copyButton(() => node.dataset.raw, "Copy the answer (its Markdown)"),
+    body,
+  );
+  renderMarkdownInto(body, text || "");
   return append(node);
+}
+
+// A streamed answer: each delta renders only the Markdown block still open (render.js, markdownStream).
+function streamedMessage() {
+  const node = assistantMessage("");
+  return { node, stream: markdownStream(node.querySelector(".body")) };
 }
 
 function thinkingBlock(text) {
@@ -133,30 +166,35 @@ function toolUpdate(ev) {
   }
 }
 
+// The approval card (page.js, shared with the VS Code panel): Allow once (Enter), Reject (Escape), the lasting
+// answers in a menu with their rules; it takes the focus when it appears.
 function approvalCard(ev) {
   const call = ev.toolCall || {};
   const card = state.tools.get(call.toolCallId) || toolCard(call);
-  const box = el("div", ev.parentRunId ? "approval sub-agent" : "approval");
-  box.dataset.requestId = ev.requestId;
-  box.append(el("div", "why", `${ev.reason} (risk: ${ev.risk})`));
-  if (call.command) box.append(el("div", "command", call.command));
-  if (call.diff) box.append(renderDiff(call.diff));
-  else if (call.path) box.append(el("div", "path", call.path));
-  const buttons = el("div", "buttons");
-  for (const option of ev.options || []) {
-    const b = button(
-      option.name,
-      () => answer(box, option.optionId),
-      option.kind.startsWith("allow") ? "primary" : "danger",
-    );
-    b.dataset.optionId = option.optionId;
-    buttons.append(b);
-  }
-  box.append(buttons);
+  const outside = ev.scope === "outside" ? " (outside the workspace)" : "";
+  const title = call.command ? `Run a command${outside}` : `${call.title || call.name || "a tool"}${outside}`;
+  let box = null;
+  box = sharedApprovalCard(
+    {
+      requestId: ev.requestId,
+      title,
+      agent: ev.agent ?? undefined,
+      reason: ev.reason,
+      risk: ev.risk,
+      command: call.command ?? undefined,
+      path: call.path ?? undefined,
+      diff: call.diff ?? undefined,
+      options: ev.options || [],
+      noRule: ev.noRule ?? undefined,
+    },
+    { answer: (optionId) => answer(box, optionId), diff: renderDiff },
+  );
+  if (ev.parentRunId) box.classList.add("sub-agent");
   decorateApproval(box, ev, state.info, answer);
   card.append(box);
   const logBox = log();
   logBox.scrollTop = logBox.scrollHeight;
+  focusCard(box);
   refreshAttention();
 }
 
@@ -186,14 +224,12 @@ function resolved(ev) {
     { host: "", policy: " by the mode", session_rule: " by a session rule", timeout: " (no answer in time)" }[
       ev.source
     ] ?? "";
-  const text = `${DECISIONS[ev.decision] || ev.decision}${who}`;
-  const line = el("div", `decision ${ev.approved === undefined ? "" : ev.approved ? "approved" : "rejected"}`, text);
-  if (box) {
-    box.classList.add("closed");
-    box.querySelector(".buttons")?.remove();
-    box.querySelector(".edit-proposal")?.remove();
-    box.append(line);
-  } else if (card) card.append(line);
+  const text = ev.label || `${DECISIONS[ev.decision] || ev.decision}${who}`;
+  if (box) settleCard(box, text, ev.approved, ev.decision === "withdrawn" ? "withdrawn" : "answered");
+  else if (card)
+    card.append(
+      el("div", `decision ${ev.approved === undefined ? "" : ev.approved ? "approved" : "rejected"}`, text, true),
+    );
   refreshAttention();
 }
 
@@ -288,17 +324,19 @@ function onEvent(params) {
         if (!state.thinking) state.thinking = thinkingBlock("");
         state.thinking.lastChild.textContent += ev.delta;
       } else {
-        if (!state.bubble) state.bubble = assistantMessage("");
-        state.bubble.dataset.raw += ev.delta;
-        renderMarkdownInto(state.bubble, state.bubble.dataset.raw);
+        if (!state.bubble) state.bubble = streamedMessage();
+        state.bubble.stream.append(ev.delta);
+        keepAtBottom();
       }
       break;
     case "message_end": {
       const text = ev.message?.text || "";
       if (state.bubble) {
-        state.bubble.dataset.raw = text;
-        renderMarkdownInto(state.bubble, text);
-        if (!text) state.bubble.remove();
+        state.bubble.node.dataset.raw = text;
+        state.bubble.stream.set(text);
+        state.bubble.stream.flush();
+        if (!text) state.bubble.node.remove();
+        keepAtBottom();
       } else if (text) assistantMessage(text);
       if (ev.message?.error) notice(`model error: ${ev.message.error}`);
       state.bubble = null;
@@ -411,6 +449,7 @@ function showContext(ctx) {
 
 function resetLog(title) {
   log().replaceChildren();
+  showFirstUse(title === "New session");
   showContext(null);
   state.tools.clear();
   state.bubble = state.thinking = null;
@@ -560,32 +599,47 @@ function showSessions() {
       e.stopPropagation();
       renameInPlace(li, s);
     };
+    // Rename and Delete in words, always shown (no hover needed, no emoji a font may lack); the row itself opens the
+    // session by click, Enter or Space, and is reached by Tab.
     const tools = el("span", "session-tools");
     tools.append(
       button(
-        "✎",
+        "Rename",
         (e) => {
           e.stopPropagation();
           renameInPlace(li, s);
         },
         "rename",
+        `Rename “${s.title || "Untitled"}”`,
       ),
       button(
-        "🗑",
+        "Delete",
         (e) => {
           e.stopPropagation();
           askDelete(s);
         },
-        "delete",
+        "delete danger",
+        `Delete “${s.title || "Untitled"}”…`,
       ),
     );
-    tools.children[0].title = "Rename";
-    tools.children[1].title = "Delete…";
-    li.append(tools, title);
+    li.append(title, tools);
     const meta = el("span", "meta", `${s.entryCount} entries · ${new Date(s.updated).toLocaleString()}`);
     if (s.liveRunId) meta.append(el("span", "live", " · running"));
     li.append(meta);
-    li.onclick = () => openSession(s.sessionId);
+    li.tabIndex = 0;
+    li.setAttribute("role", "button");
+    li.setAttribute("aria-label", `Open the session “${s.title || "Untitled"}”`);
+    const open = () => {
+      openSession(s.sessionId);
+      sessionPicked();
+    };
+    li.onclick = open;
+    li.onkeydown = (e) => {
+      if (e.target === li && (e.key === "Enter" || e.key === " ")) {
+        e.preventDefault();
+        open();
+      }
+    };
     list.append(li);
   }
   highlightSession();
@@ -815,12 +869,19 @@ $("token-form").onsubmit = async (e) => {
   $("token-input").value = "";
   if (ok) start().catch((err) => notice(err.message));
 };
+setupLayout();
 setupReview();
 setupRules();
 setupNotify();
-setupSlash($("prompt"), $("slash-menu"), () =>
-  api("GET", `/api/commands?workspace=${encodeURIComponent(currentProject())}`),
+const slash = setupSlash($("prompt"), $("slash-menu"), () =>
+  api("GET", `/api/commands?workspace=${encodeURIComponent(currentProject())}`)
+    .then((r) => slash.show(r.commands))
+    .catch(() => slash.show([])),
 );
+log().addEventListener("scroll", () => {
+  const box = log();
+  stick = box.scrollHeight - box.scrollTop - box.clientHeight < 80;
+});
 // In `kgent desktop` (its URL says ?desktop=1) the window closes from the page; the server stops with it.
 if (new URLSearchParams(location.search).has("desktop")) sessionStorage.setItem("kgent.desktop", "1");
 if (sessionStorage.getItem("kgent.desktop")) {
@@ -829,5 +890,5 @@ if (sessionStorage.getItem("kgent.desktop")) {
 }
 
 // For tests and debugging: cut the event stream as a network blip would.
-window.kgent = { state, queued, notifications, dropStream: () => state.stream?.drop() };
+window.kgent = { state, queued, notifications, streamTotals, copied, dropStream: () => state.stream?.drop() };
 start().catch((err) => notice(`could not start: ${err.message}`));

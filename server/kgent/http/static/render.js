@@ -1,38 +1,22 @@
-// Rendering by the vendored libraries (vendor/MANIFEST.json): Markdown by markdown-it (tables, strikethrough, no raw
-// HTML), sanitised by DOMPurify, code highlighted by highlight.js; diffs as text rows. Nothing here builds markup
-// from strings of its own.
+// Rendering: the pages' shared code (page.js, built from editors/web/src: markdown-it, DOMPurify and highlight.js
+// set up once for the web client and the VS Code webview) and diffs as text rows. Nothing here builds markup from
+// strings of its own.
 
-import DOMPurify from "./vendor/purify.js";
-import hljs from "./vendor/highlight.js";
-import markdownit from "./vendor/markdown-it.js";
+import { addCopyButtons, button, el, Markdown, MarkdownStream } from "./page.js";
 
-const md = markdownit({
-  html: false, // HTML in model output stays text
-  linkify: true,
-  highlight(code, lang) {
-    if (lang && hljs.getLanguage(lang)) {
-      try {
-        return hljs.highlight(code, { language: lang, ignoreIllegals: true }).value;
-      } catch {
-        return ""; // markdown-it escapes it itself
-      }
-    }
-    return "";
-  },
-});
+export { button, el };
 
-DOMPurify.addHook("afterSanitizeAttributes", (node) => {
-  if (node.tagName === "A") {
-    node.setAttribute("target", "_blank");
-    node.setAttribute("rel", "noopener noreferrer");
-  }
-});
+const md = new Markdown({ links: "open", breaks: false, smallHeadings: false });
 
-// The Markdown `text` rendered into `node` (its old children replaced).
+// The Markdown `text` rendered into `node` (its old children replaced), each code block with a Copy button.
 export function renderMarkdownInto(node, text) {
-  const clean = DOMPurify.sanitize(md.render(String(text)), { RETURN_DOM_FRAGMENT: true });
-  for (const block of clean.querySelectorAll("pre > code")) block.classList.add("hljs");
-  node.replaceChildren(clean);
+  md.into(node, text);
+  addCopyButtons(node);
+}
+
+// A streamed answer into `node`: `append(delta)` renders only the open block (linear in the answer's length).
+export function markdownStream(node) {
+  return new MarkdownStream(node, md);
 }
 
 // A unified diff as lines classed add / del / hunk / file (text only: nothing in it becomes markup).
@@ -49,18 +33,4 @@ export function renderDiff(diff) {
     box.append(row);
   }
   return box;
-}
-
-export const el = (tag, cls, text) => {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  if (text !== undefined) node.textContent = text;
-  return node;
-};
-
-export function button(label, onclick, cls = "") {
-  const b = el("button", cls, label);
-  b.type = "button";
-  b.onclick = onclick;
-  return b;
 }

@@ -1,34 +1,12 @@
-// Issue 25 in the web client: what each "always" answer of an approval card creates (its rules, in words), why none
-// can be made (noRule), the proposed text editable in the card ("Accept my version" answers allow_once with
-// newText), and the Rules dialog (GET /api/rules, POST /api/rules, POST /api/rules/remove; protocol-http.md).
+// Rules and approve with changes in the web client: the proposed text editable in the card ("Accept my version"
+// answers allow_once with newText; the card itself, with each lasting answer's rules, is page.js's), and the Rules
+// dialog (GET /api/rules, POST /api/rules, POST /api/rules/remove; protocol-http.md).
 
 import { api } from "./api.js";
 import { button, el } from "./render.js";
 import { currentProject } from "./setup.js";
 
 const $ = (id) => document.getElementById(id);
-
-// Under the card's buttons: each "always" option's rules (the syntax and the words), or why there are none.
-function ruleWords(box, ev) {
-  const always = (ev.options || []).filter((o) => Array.isArray(o.rules) && o.rules.length);
-  if (always.length) {
-    const list = el("ul", "rule-words");
-    for (const option of always) {
-      for (const r of option.rules) {
-        const li = el("li");
-        li.dataset.optionId = option.optionId;
-        li.append(
-          el("span", "rule-option", `${option.name}: `),
-          el("code", "rule", r.rule),
-          el("span", "rule-text", ` ${r.text}`),
-        );
-        list.append(li);
-      }
-    }
-    box.append(list);
-  }
-  if (ev.noRule) box.append(el("div", "no-rule", `No "always" answer: ${ev.noRule}`));
-}
 
 // The proposal as an editable text with "Accept my version": allow once with the textarea's text as the file's new
 // content (no newText when it is unchanged: a plain allow once).
@@ -55,14 +33,13 @@ function editableProposal(box, ev, info, answer) {
 
 // Called by the approval card once it is built (app.js): `answer(box, optionId, newText?)` answers it.
 export function decorateApproval(box, ev, info, answer) {
-  ruleWords(box, ev);
   editableProposal(box, ev, info, answer);
 }
 
 // -- the Rules dialog ------------------------------------------------------------------------------------------------
 const SCOPES = [
   ["session", "Session rules (until the session ends)"],
-  ["project", "Project rules (.kgent/config.toml)"],
+  ["project", "Project rules (this project only)"],
   ["user", "User rules (every project)"],
 ];
 
@@ -94,11 +71,8 @@ function renderRules(res) {
       const li = el("li", `rule-item ${item.decision}`);
       li.dataset.rule = item.rule;
       li.dataset.decision = item.decision;
-      li.append(
-        el("span", "decision", item.decision),
-        el("code", "rule", item.rule),
-        el("span", "rule-text", item.text || ""),
-      );
+      li.append(el("span", "decision", item.decision), " ", el("code", "rule", item.rule), " ");
+      li.append(el("span", "rule-text", item.text || "", true));
       const remove = button("Remove", () => removeRule(item).catch((err) => showError(err)), "danger remove-rule");
       remove.title = "Remove this rule";
       li.append(remove);

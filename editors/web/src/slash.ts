@@ -1,17 +1,23 @@
-// Slash commands in the panel's composer: `/` at the start of the message lists the workspace's commands (the
-// extension asks the daemon's `agent/commands`: built-ins and prompt templates); ↑/↓ move, Enter or Tab picks (the
-// input then reads `/name `), Escape closes. The daemon expands the command when the message is sent.
+// The slash menu of every page's composer: `/` at the start of the message lists the workspace's commands (the host
+// asks the server: built-ins and prompt templates, each with its description and argument hint); ↑/↓ move, Tab or
+// Enter picks (the input then reads `/name `), Escape closes. Enter on a name typed in full sends it instead.
 
-import type { SlashCommand } from "../panelMessages";
+export interface SlashCommand {
+  name: string;
+  description: string;
+  argumentHint?: string | null;
+  source?: string;
+  shadowed?: boolean;
+}
 
 const TYPED = /^\/([\w.-]*)$/;
 
 export interface Slash {
-  /** The extension's answer to `ask()`: show the matches of what is typed now. */
+  /** The host's answer to `ask()`: show the matches of what is typed now. */
   show(commands: SlashCommand[]): void;
 }
 
-/** Wire the menu to the input. Register before the input's own keydown handler: an open menu takes Enter first. */
+/** Wire the menu to the input. Call before the input's own keydown handler: an open menu takes Enter first. */
 export function setupSlash(input: HTMLTextAreaElement, menu: HTMLUListElement, ask: () => void): Slash {
   let commands: SlashCommand[] | undefined; // listed afresh each time a message starts with `/`
   let shown: SlashCommand[] = [];
@@ -38,7 +44,7 @@ export function setupSlash(input: HTMLTextAreaElement, menu: HTMLUListElement, a
         const name = document.createElement("strong");
         name.textContent = `/${c.name}`;
         const hint = document.createElement("span");
-        hint.className = "slash-hint";
+        hint.className = "slash-hint muted";
         hint.textContent = c.argumentHint ? ` ${c.argumentHint}` : "";
         const what = document.createElement("span");
         what.className = "slash-desc";
@@ -80,9 +86,15 @@ export function setupSlash(input: HTMLTextAreaElement, menu: HTMLUListElement, a
       e.preventDefault();
       active = (active + (e.key === "ArrowDown" ? 1 : shown.length - 1)) % shown.length;
       render();
-    } else if ((e.key === "Enter" && !e.shiftKey && !e.ctrlKey && !e.metaKey && !e.isComposing) || e.key === "Tab") {
+    } else if (e.key === "Enter" && !e.shiftKey && !e.ctrlKey && !e.metaKey && !e.isComposing) {
+      // `/compact` typed in full: Enter sends it (the menu closes); a partial name is completed first.
+      if (input.value === `/${shown[active].name}`) return close();
       e.preventDefault();
       e.stopImmediatePropagation(); // the input's own Enter would send the message
+      pick(shown[active]);
+    } else if (e.key === "Tab") {
+      e.preventDefault();
+      e.stopImmediatePropagation();
       pick(shown[active]);
     } else if (e.key === "Escape") {
       e.preventDefault();
@@ -92,7 +104,7 @@ export function setupSlash(input: HTMLTextAreaElement, menu: HTMLUListElement, a
   });
   return {
     show(list: SlashCommand[]): void {
-      commands = list;
+      commands = list.filter((c) => c.shadowed !== true);
       update();
     },
   };
