@@ -388,6 +388,26 @@ def test_provider_model_and_mode_come_from_the_environment(ws: Path) -> None:
     assert (ws / "sample.py").read_text().startswith("value = 2")
 
 
+def test_continue_resumes_the_workspaces_latest_session(ws: Path) -> None:
+    state = ws.parent / "state"
+    none = kgent("run", "-c", "--provider", "scripted", "--model", "hello", "x", cwd=ws, state=state)
+    assert none.returncode == 2 and "no session to continue in" in none.stdout
+    ids = []
+    for prompt in ("first", "second"):
+        out = kgent(
+            "run", "--provider", "scripted", "--model", "hello", "--json", prompt, cwd=ws, state=state
+        )
+        ids.append(json.loads(out.stdout.splitlines()[-1])["result"]["sessionId"])
+    assert ids[0] != ids[1]
+    again = kgent("run", "--continue", "--json", "third", cwd=ws, state=state)
+    assert again.returncode == 0, again.stdout
+    assert json.loads(again.stdout.splitlines()[-1])["result"]["sessionId"] == ids[1]
+    short = kgent("run", "-c", "--json", "fourth", cwd=ws, state=state)
+    assert json.loads(short.stdout.splitlines()[-1])["result"]["sessionId"] == ids[1]
+    both = kgent("run", "-c", "--session", ids[0], "x", cwd=ws, state=state)
+    assert both.returncode == 2 and "not both" in both.stdout
+
+
 def test_resume_from_another_directory_runs_in_the_sessions_workspace(ws: Path) -> None:
     state = ws.parent / "state"
     first = kgent("run", "--provider", "scripted", "--model", "hello", "--json", "first", cwd=ws, state=state)

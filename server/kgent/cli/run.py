@@ -54,6 +54,13 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print JSON Lines of events instead of text")
     p.add_argument("--session", help="resume this session (continue from its active leaf)")
     p.add_argument(
+        "-c",
+        "--continue",
+        dest="continue_latest",
+        action="store_true",
+        help="resume the workspace's latest session (the one updated last)",
+    )
+    p.add_argument(
         "--trust-project",
         dest="trust_project",
         action="store_true",
@@ -136,6 +143,23 @@ def open_store() -> Any:
     from kgent.session.paths import sessions_root
 
     return JsonlSessionStore(sessions_root())
+
+
+async def latest_session(workspace: Path) -> str:
+    """The id of the workspace's most recently updated session (`--continue`); KgentError `no_session` when it has
+    none."""
+    from kgent.core.errors import KgentError
+
+    store = open_store()
+    try:
+        sessions = await store.list(str(workspace))
+    finally:
+        await store.aclose()
+    if not sessions:
+        raise KgentError(
+            f'no session to continue in {workspace}: start one with kgent run "..."', code="no_session"
+        )
+    return sessions[0].id  # the store lists the newest first
 
 
 async def resume_defaults(args: argparse.Namespace) -> None:
@@ -306,6 +330,12 @@ async def _main(args: argparse.Namespace) -> int:
     interactive = sys.stdin.isatty() and not args.json
     extensions = None
     try:
+        if getattr(args, "continue_latest", False):
+            if args.session:
+                raise KgentError(
+                    "--continue resumes the latest session: give it or --session ID, not both", code="usage"
+                )
+            args.session = await latest_session(workspace_of(args))
         if args.fork and not args.session:
             raise KgentError("--fork needs --session ID", code="usage")
         images = read_images(args.images)
