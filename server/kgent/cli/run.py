@@ -159,7 +159,8 @@ async def latest_session(workspace: Path) -> str:
         raise KgentError(
             f'no session to continue in {workspace}: start one with kgent run "..."', code="no_session"
         )
-    return sessions[0].id  # the store lists the newest first
+    latest: str = sessions[0].id  # the store lists the newest first
+    return latest
 
 
 async def resume_defaults(args: argparse.Namespace) -> None:
