@@ -21,11 +21,19 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("--workspace", default=None, help="workspace directory (default: the current directory)")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
-    cmds = p.add_subparsers(dest="sessions_command", metavar="{show,compact,fork,rewind,label,repair}")
+    cmds = p.add_subparsers(dest="sessions_command", metavar="{show,export,compact,fork,rewind,label,repair}")
     show = cmds.add_parser("show", help="print a session's tree (the active branch is marked *)")
     show.add_argument("session_id", metavar="ID")
     show.add_argument(
         "--json", action="store_true", default=argparse.SUPPRESS, help="print the whole tree as JSON"
+    )
+    export = cmds.add_parser(
+        "export", help="a readable transcript of the active branch: tool calls, diffs, cost; secrets redacted"
+    )
+    export.add_argument("session_id", metavar="ID")
+    export.add_argument("--format", choices=("md", "html", "json"), default="md", help="default: md")
+    export.add_argument(
+        "--output", "-o", default=None, metavar="FILE", help="write it here (default: stdout)"
     )
     compact = cmds.add_parser("compact", help="summarize the old part of the active branch into a checkpoint")
     compact.add_argument("session_id", metavar="ID")
@@ -84,6 +92,8 @@ async def _main(args: argparse.Namespace) -> int:
     try:
         if command == "show":
             return await _show(store, args)
+        if command == "export":
+            return await _export(store, args)
         if command == "compact":
             return await _compact(store, args)
         if command == "fork":
@@ -109,6 +119,21 @@ async def _main(args: argparse.Namespace) -> int:
         return 2
     finally:
         await store.aclose()
+
+
+async def _export(store: Any, args: argparse.Namespace) -> int:
+    from kgent.config import provider_config
+    from kgent.core.redact import remember_secret
+    from kgent.service.export import export_session
+
+    remember_secret(provider_config().api_key)  # the configured key, redacted wherever it appears
+    text = await export_session(store, args.session_id, args.format)
+    if args.output is None:
+        sys.stdout.write(text)
+        return 0
+    await asyncio.to_thread(Path(args.output).write_text, text, encoding="utf-8")
+    print(f"session {args.session_id}: exported ({args.format}) to {args.output}")
+    return 0
 
 
 async def _repair(store: Any, args: argparse.Namespace) -> int:
