@@ -134,3 +134,21 @@ async def test_the_server_stops_with_the_session(ws: Path) -> None:
     assert kernel.language_servers(run.session_id, workspace) is not servers  # forgotten with the session
     assert servers.running() == {}
     assert not processes_with(str(workspace))  # the sandbox around it names the workspace
+
+
+async def test_a_command_that_changes_a_checked_file_reports_what_it_broke(ws: Path) -> None:
+    _configure(user_config_dir(), [RUFF, "server"])
+    turns = [
+        [{"tool": "edit", "args": {"path": "app.py", "oldText": "value = 1", "newText": "value = 2"}, "id": "e"}],
+        [{"tool": "bash", "args": {"command": "sed -i 's/(value)/(valu)/' app.py"}, "id": "b1"}],
+        [{"tool": "bash", "args": {"command": "true"}, "id": "b2"}],
+        [{"text": "done"}],
+    ]
+    kernel = AgentKernel(ScriptedProvider(turns), config=KernelConfig(mode="full"))
+    events = await collect(kernel.create_run("edit, then break it with a command", workspace=ws))
+    await kernel.aclose()
+    edit, broke, idle = _finished(events)
+    assert edit.diagnostics == ()
+    assert broke.diagnostics is not None and [d.code for d in broke.diagnostics] == ["F821"]
+    assert "app.py:2:7: error F821 Undefined name `valu`" in (broke.output or "")
+    assert idle.diagnostics is None  # it changed no checked file: nothing asked

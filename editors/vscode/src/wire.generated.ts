@@ -1057,8 +1057,9 @@ export interface ToolUpdateEvent {
   /** Structured extras the tool reports (informative). */
   details: Record<string, unknown>;
   /**
-   * After an edit or write: the diagnostics it added (errors first, at most what the result lists); [] when it added
-   * none; absent when no source of diagnostics was asked.
+   * After an edit or write (or a command that changed a file the run has diagnostics of): the diagnostics it added
+   * (errors first, at most what the result lists); [] when it added none; absent when no source of diagnostics was
+   * asked.
    */
   diagnostics?: Diagnostic[] | null;
 }

@@ -449,6 +449,10 @@ class ToolBatch:
             if diagnostics is None
             else edited_path(ready.tool, call.arguments, self.loop.spec.workspace, ready.allow_outside)
         )
+        # a command may change files the run has diagnostics of: they are checked again after it
+        command = (
+            diagnostics is not None and bool(diagnostics.known) and ready.tool.intent.effect == "execute"
+        )
         try:
             if diagnostics is not None and edited is not None:  # the file's diagnostics before the change
                 await diagnostics.before(edited)
@@ -472,9 +476,9 @@ class ToolBatch:
             out = ToolOutput(content=f"tool_error: {type(exc).__name__}: {exc}", is_error=True)
         if buffers is not None:
             out = _with_notes(out, buffers.take_notes(), unsaved)
-        if (
-            diagnostics is not None and edited is not None
-        ):  # what the change broke, for the model and the fronts
+        if diagnostics is not None and (
+            edited is not None or command
+        ):  # what it broke: for the model, the fronts
             out, checked = await with_diagnostics(diagnostics, edited, out)
         result = ToolResultMessage(
             tool_call_id=call.id,

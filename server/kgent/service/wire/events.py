@@ -181,7 +181,8 @@ class ToolUpdateEvent(Payload):
     details: dict[str, Any] = Field(description="Structured extras the tool reports (informative).")
     diagnostics: list[Diagnostic] | None = Field(
         default=None,
-        description="After an edit or write: the diagnostics it added (errors first, at most what the result "
+        description="After an edit or write (or a command that changed a file the run has diagnostics of): the "
+        "diagnostics it added (errors first, at most what the result "
         "lists); [] when it added none; absent when no source of diagnostics was asked.",
     )
 
