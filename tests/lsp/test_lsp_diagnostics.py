@@ -139,7 +139,13 @@ async def test_the_server_stops_with_the_session(ws: Path) -> None:
 async def test_a_command_that_changes_a_checked_file_reports_what_it_broke(ws: Path) -> None:
     _configure(user_config_dir(), [RUFF, "server"])
     turns = [
-        [{"tool": "edit", "args": {"path": "app.py", "oldText": "value = 1", "newText": "value = 2"}, "id": "e"}],
+        [
+            {
+                "tool": "edit",
+                "args": {"path": "app.py", "oldText": "value = 1", "newText": "value = 2"},
+                "id": "e",
+            }
+        ],
         [{"tool": "bash", "args": {"command": "sed -i 's/(value)/(valu)/' app.py"}, "id": "b1"}],
         [{"tool": "bash", "args": {"command": "true"}, "id": "b2"}],
         [{"text": "done"}],
