@@ -20,8 +20,10 @@ from typing import Any
 
 from kgent.core.errors import ConfigError
 from kgent.core.paths import user_config_dir
+from kgent.files import gate
 
 DEFAULT_TIMEOUT = 5.0
+MAX_CONFIG = 1024 * 1024  # a config file larger than this is refused (the gate's `too_large`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +60,8 @@ def read_servers(workspace: Path, env: Mapping[str, str] | None = None, *, trust
         (workspace / ".kgent" / "config.toml", "project"),
     ]
     for path, origin in sources:
-        data = _read_toml(path)
+        own = origin == "user"
+        data = _read_toml(path, path.parent if own else workspace, own=own)
         if data is None:
             continue
         default = _seconds(
@@ -101,16 +104,20 @@ def _seconds(value: Any, path: Path, table: str) -> float:
     return float(value)
 
 
-def _read_toml(path: Path) -> dict[str, Any] | None:
+def _read_toml(path: Path, root: Path, *, own: bool) -> dict[str, Any] | None:
+    """A config file through the files gate under `root` (`own`: the user's file may link anywhere but to a
+    secret; the project's stays inside the project); None when there is none."""
     try:
-        text = path.read_text(encoding="utf-8")
+        data, _ = gate.read_file(root, path, limit=MAX_CONFIG, outside_ok=own)
     except (FileNotFoundError, NotADirectoryError):
         return None
+    except gate.Refused as refused:
+        raise ConfigError(f"{path}: {refused.reason}") from None
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
     try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        return tomllib.loads(data.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path} is not valid TOML: {exc}") from None
 
 
