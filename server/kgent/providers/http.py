@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any
+from urllib.request import getproxies
 
 import httpx
 
@@ -24,6 +25,7 @@ from kgent.core.errors import ProviderError
 from kgent.core.redact import redact, redact_url
 from kgent.providers.base import CONTEXT_OVERFLOW, ProviderConfig
 from kgent.providers.keys import key_env_names
+from kgent.providers.transport import AsyncioTransport
 
 USER_AGENT = "kgent/0.1"
 MAX_ERROR_BODY = 64 * 1024
@@ -64,11 +66,18 @@ def new_client(config: ProviderConfig) -> httpx.AsyncClient:
         write=config.read_timeout,
         pool=config.connect_timeout,
     )
-    if config.base_url.startswith("http://"):
-        # A plain-HTTP endpoint (a local model server) never uses TLS: a context that trusts nothing, instead of
-        # loading the certificate store (~20 ms of every start). Anything sent over TLS with it fails closed.
-        return httpx.AsyncClient(timeout=timeout, headers={"user-agent": USER_AGENT}, verify=_trust_nothing())
-    return httpx.AsyncClient(timeout=timeout, headers={"user-agent": USER_AGENT})
+    headers = {"user-agent": USER_AGENT}
+    # A plain-HTTP endpoint (a local model server) never uses TLS: a context that trusts nothing, instead of
+    # loading the certificate store (~20 ms of every start). Anything sent over TLS with it fails closed.
+    tls = _trust_nothing() if config.base_url.startswith("http://") else httpx.create_ssl_context()
+    if _env_proxies():  # httpx mounts the environment's proxies only on its own transports
+        return httpx.AsyncClient(timeout=timeout, headers=headers, verify=tls)
+    return httpx.AsyncClient(timeout=timeout, headers=headers, transport=AsyncioTransport(tls))
+
+
+def _env_proxies() -> bool:
+    """Whether the environment names a proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, any case), as httpx reads it."""
+    return any(scheme in getproxies() for scheme in ("http", "https", "all"))
 
 
 def _trust_nothing() -> ssl.SSLContext:
