@@ -875,7 +875,7 @@ setupRules();
 setupNotify();
 const slash = setupSlash($("prompt"), $("slash-menu"), () =>
   api("GET", `/api/commands?workspace=${encodeURIComponent(currentProject())}`)
-    .then((r) => slash.show(r.commands))
+    .then((r) => slash.show(r.menu))
     .catch(() => slash.show([])),
 );
 log().addEventListener("scroll", () => {
