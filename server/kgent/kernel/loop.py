@@ -43,7 +43,7 @@ from kgent.kernel.review import RunReview
 from kgent.kernel.run import AgentRun
 from kgent.kernel.toolexec import ToolBatch
 from kgent.kernel.turn import stream_turn
-from kgent.permissions import Mode
+from kgent.permissions import Mode, Scoped
 from kgent.providers.base import CONTEXT_OVERFLOW, Provider, ProviderRequest, ToolSchema
 from kgent.providers.pricing import builtin_prices
 from kgent.session.entries import SessionEntry, SessionInfo, new_entry
@@ -116,6 +116,10 @@ class Loop:
         self.state = LoopState()
         self.permission_count = 0
         self.subagents_started = 0
+        # the rule files' allows as they were before one of this run's own tool calls changed a rule file (or the
+        # trust list): from then on that configuration takes effect only in a later run; None while no call has
+        # (the files are read live, so a person's edit counts at once). Denies are always read live: they narrow.
+        self.file_allows: list[Scoped] | None = None
         tools = spec.tools if spec.tools is not None else kernel.tools
         self.tools = {t.name: t for t in tools}
         self.arguments = ArgumentChecks()

@@ -22,6 +22,7 @@ from kgent.core.events import (
     ToolUpdate,
 )
 from kgent.core.messages import ToolCall, ToolResultMessage
+from kgent.core.paths import trust_file
 from kgent.files.gatedops import GatedFiles
 from kgent.files.ops import HostBuffers
 from kgent.kernel.diagnostics import edited_path, with_diagnostics
@@ -30,6 +31,7 @@ from kgent.permissions import (
     Intent,
     RuleError,
     RuleScope,
+    Scoped,
     Verdict,
     answer_scope,
     binding_hash,
@@ -268,7 +270,7 @@ class ToolBatch:
             binding=auth.binding,
             grant=grant,
             allow_private=intent.operation == "network" and intent.protected,
-            allow_protected=intent.protected and intent.subject == "path",
+            allow_protected=(intent.protected or bool(intent.configures)) and intent.subject == "path",
         )
 
     def _skill_read(self, tool: Tool, intent: Intent, call: ToolCall) -> bool:
@@ -288,7 +290,9 @@ class ToolBatch:
         """Verdict (the mode's policy, the session's remembered answers) → ask the host when they leave it open →
         record the decision (event and session entry)."""
         loop = self.loop
-        found = match(intent, loop.kernel.rules_in_force(loop.spec.session_id, loop.spec.workspace))
+        found = match(intent, self._rules())
+        if found is not None and found.allow and intent.configures:
+            found = None  # no rule allows writing configuration: a person sees each such write
         remembered = None if found is None else found.allow
         runner = loop.runner
         verdict = decide(
@@ -319,6 +323,34 @@ class ToolBatch:
             asked=decision.approved,  # a person, or their remembered answer, approved it (not the mode)
         )
 
+    def _rules(self) -> list[Scoped]:
+        """The rules that speak for this run's calls: the session's, the rule files' denies as they are now, and
+        their allows as the run found them (plus those its own 'always' answers wrote)."""
+        loop = self.loop
+        live = loop.kernel.rules_in_force(loop.spec.session_id, loop.spec.workspace)
+        if loop.file_allows is None:
+            return live
+        files = [s for s in live if s.scope != "session" and not s.rule.allow]
+        return [s for s in live if s.scope == "session"] + files + loop.file_allows
+
+    def _rule_files(self) -> tuple[tuple[int, int, int] | None, ...]:
+        """What the rule files and the trust list are now (to tell whether a tool call changed them)."""
+        files, workspace = self.loop.kernel.rules.files, self.loop.spec.workspace
+        paths = (
+            files.project_path(workspace),
+            files.personal_path(workspace),
+            files.user_path(),
+            trust_file(files.env),
+        )
+        out: list[tuple[int, int, int] | None] = []
+        for path in paths:
+            try:
+                st = path.stat()
+                out.append((st.st_mtime_ns, st.st_size, st.st_ino))
+            except OSError:
+                out.append(None)
+        return tuple(out)
+
     def _remember(self, intent: Intent, decision: Decision) -> Decision:
         """Store an 'always' answer as the rules its option showed, where it said (session, or the project's rules:
         its file when trusted, else the user's own file for it; a file that cannot be written keeps them for the
@@ -331,6 +363,8 @@ class ToolBatch:
                 file = kernel.rules.files.writable(decision.scope, spec.workspace)
                 for rule in rules:
                     file.add(rule)
+                    if rule.allow and self.loop.file_allows is not None:
+                        self.loop.file_allows.append(Scoped(rule, decision.scope))
                 return decision
             except (RuleError, OSError) as exc:
                 reason = f"{decision.reason} (kept for this session only: {exc})"
@@ -463,11 +497,19 @@ class ToolBatch:
                 ready.allow_outside, call.id, ready.grant, ready.allow_private, ready.allow_protected
             )
             version = self.user_versions.pop(call.id, None)
+            loop, frozen = self.loop, self.loop.file_allows is not None
+            if not frozen:
+                files_before = self._rule_files()
+                allows_before = [
+                    s for s in loop.kernel.rules.files.scoped(loop.spec.workspace) if s.rule.allow
+                ]
             out = (
                 await write_user_version(version[0], version[1], ctx)
                 if version is not None  # approved with changes: the user's text, not the proposal
                 else await ready.tool.run(call.arguments, ctx)
             )
+            if not frozen and loop.file_allows is None and self._rule_files() != files_before:
+                loop.file_allows = allows_before  # the run changed its own rules: not in this run
         except asyncio.CancelledError:
             self.results[call.id] = _error(call, _CANCELLED)
             emit(ToolUpdate(tool_call_id=call.id, status="failed", output=_CANCELLED, is_error=True))

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from kgent.files.configs import configures
 from kgent.files.gitdir import outside_git_dir
 from kgent.files.paths import classify_path
 from kgent.permissions import commands
@@ -37,6 +38,9 @@ class Intent:
     reason: str
     plan: Plan | None = None  # a read-only command's argvs as judged: what runs when it runs unasked
     host: str | None = None  # a URL tool's host (what a `web_fetch(host)` rule matches)
+    # the files the call may write that configure Kgent or run code later outside the sandbox (kgent.files.configs):
+    # asked in every mode but full, and no allow rule covers them
+    configures: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -91,8 +95,11 @@ def _classify_file_tool(tool: str, declared: ToolIntent, args: Mapping[str, Any]
     if target is None:
         return _unknown(tool, f"calls {tool} with a NUL byte in its path", "path")
     reading = declared.effect == "read"
+    config = not reading and target.inside and configures(target.shown)
     if target.protected:
         reason = f"touches a protected file: {target.shown}"
+    elif config:
+        reason = f"writes a file that configures Kgent or runs code later outside the sandbox: {target.shown}"
     elif not target.inside:
         reason = f"{'reads' if reading else 'writes'} outside the workspace: {target.shown}"
     else:
@@ -105,6 +112,7 @@ def _classify_file_tool(tool: str, declared: ToolIntent, args: Mapping[str, Any]
         protected=target.protected,
         subject="path",
         reason=reason,
+        configures=(target.shown,) if config else (),
     )
 
 
@@ -169,8 +177,13 @@ def _classify_bash(
     )
     protected = [t.shown for t in targets if t.protected]
     outside = [t.shown for t in targets if not t.inside]
+    # a command that may write (anything but a plain read) and names a configuration file, or a directory holding
+    # one (`cp -r x .git`, `tee .mcp.json`, `> .vscode/tasks.json`)
+    config = [] if operation == "read" else [t.shown for t in targets if t.inside and _configures_at(t.shown)]
     if protected:
         reason = f"touches a protected file: {protected[0]}"
+    elif config:
+        reason = f"runs a command that may write a file that configures Kgent or runs code later: {config[0]}"
     elif outside and operation == "read":
         reason = f"reads outside the workspace: {outside[0]}"
     elif outside:
@@ -188,7 +201,14 @@ def _classify_bash(
         subject="command",
         reason=reason,
         plan=reading.plan if operation in ("read", "write") else None,
+        configures=tuple(config),
     )
+
+
+def _configures_at(rel: str) -> bool:
+    """Whether a command naming `rel` may write configuration: `rel` is such a file, or a directory that holds
+    them (`.git`), where a copy or an archive could put one."""
+    return configures(rel) or rel.split("/")[0].lower() == ".git"
 
 
 def _classify_url(tool: str, declared: ToolIntent, args: Mapping[str, Any]) -> Intent:

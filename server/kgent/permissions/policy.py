@@ -18,6 +18,7 @@ Risk = Literal["low", "medium", "high"]
 _PROTECTED = "protected files need your approval"
 _PRIVATE = "private network addresses need your approval"
 _NO_SANDBOX = "there is no sandbox here (bubblewrap), so every shell command is asked"
+_CONFIGURES = "writing files that configure Kgent or run code later is asked in every mode but full"
 _READS_WORKSPACE = "reading the workspace is allowed"
 
 
@@ -34,7 +35,7 @@ def risk_of(intent: Intent) -> Risk:
     """Low for a read of the workspace (file tools, read-only commands), medium for a write in it (the file tools,
     a command that only creates directories or empty files), high for anything else: other commands, the network,
     anything outside the workspace, protected files, calls the policy cannot classify."""
-    if intent.scope == "outside" or intent.protected:
+    if intent.scope == "outside" or intent.protected or intent.configures:
         return "high"
     if intent.operation == "read":
         return "low"
@@ -87,7 +88,8 @@ def decide(mode: Mode, intent: Intent, *, sandboxed: bool = False, unsandboxed: 
     """Apply the matrix: full allows all; plan reads only; ask allows workspace reads; auto adds workspace writes;
     risk_based allows low and medium risk and denies high risk (it never asks).
 
-    Protected files ask in every mode but full (plan still denies what it would deny anyway). A shell command runs
+    Protected files ask in every mode but full (plan still denies what it would deny anyway), and so does a write to
+    a file that configures Kgent or runs code later outside the sandbox (`intent.configures`; risk_based denies it). A shell command runs
     unasked only when it is a plain read and `sandboxed` (it will run inside the OS sandbox); otherwise it asks,
     saying why it is not sandboxed (`unsandboxed`, default: there is no sandbox here).
     """
@@ -105,6 +107,12 @@ def decide(mode: Mode, intent: Intent, *, sandboxed: bool = False, unsandboxed: 
         action, why = _risk_based(risk_of(intent))
     else:  # a str that escaped normalize_mode: a bug, not a reason to allow anything
         raise ValueError(f"unknown permission mode {mode!r}; expected one of {', '.join(MODES)}")
+    if action == "allow" and mode != "full" and intent.configures:
+        action, why = (
+            ("deny", "risk_based mode denies writes to such files (nobody is asked)")
+            if mode == "risk_based"
+            else ("ask", _CONFIGURES)
+        )
     if action == "allow" and mode != "full" and intent.subject == "command" and not sandboxed:
         if mode == "risk_based":  # nobody to ask, and risk_based never runs a command outside the sandbox
             action, why = (

@@ -296,6 +296,11 @@ def card(intent: Intent, *, project_trusted: bool) -> tuple[tuple[PermissionOpti
     trust, project rules are kept in the user's own file for it (kgent.permissions.rulefiles), and the project
     options say so."""
     proposal = propose(intent)
+    if intent.configures:  # no rule covers such a write (kgent.kernel asks for each one): none is offered
+        proposal = Proposal(
+            no_rule=f"Writes to {intent.configures[0]} (it configures Kgent or runs code later outside the sandbox) "
+            "are asked every time."
+        )
     once = PermissionOption(option_id="allow_once", kind="allow_once", name="Allow once")
     reject = PermissionOption(option_id="reject_once", kind="reject_once", name="Reject")
     if not proposal.rules:
