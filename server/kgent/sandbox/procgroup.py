@@ -10,6 +10,8 @@ import os
 import signal
 import sys
 
+from kgent.sandbox import watchdog
+
 TERM_GRACE = 0.5  # seconds between SIGTERM and SIGKILL
 _PR_SET_CHILD_SUBREAPER = 36
 _subreaper_tried = False
@@ -65,12 +67,21 @@ def sweep_lingering() -> None:
     for pgid, proc in list(_lingering.items()):
         if reap_group(proc):
             del _lingering[pgid]
+            _forget_if_gone(pgid)
 
 
 def note_lingering(proc: asyncio.subprocess.Process) -> None:
     """Remember a finished command's group if members remain (e.g. a daemon it started)."""
     if not reap_group(proc):
         _lingering[proc.pid] = proc
+    else:
+        _forget_if_gone(proc.pid)
+
+
+def _forget_if_gone(pgid: int) -> None:
+    """A group with no member left needs no killing when Kgent dies (kgent.sandbox.watchdog)."""
+    if not group_exists(pgid):
+        watchdog.forget(pgid)
 
 
 async def _wait_gone(proc: asyncio.subprocess.Process, seconds: float) -> bool:
@@ -79,6 +90,7 @@ async def _wait_gone(proc: asyncio.subprocess.Process, seconds: float) -> bool:
     while True:
         reap_group(proc)
         if not group_exists(proc.pid):
+            watchdog.forget(proc.pid)
             return True
         if loop.time() >= deadline:
             return False

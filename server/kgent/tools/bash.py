@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kgent.core.events import ToolKind
-from kgent.sandbox import spill
+from kgent.sandbox import spill, watchdog
 from kgent.sandbox.argv import Plan
 from kgent.sandbox.pipeline import PlanRun
 from kgent.sandbox.procgroup import become_subreaper, exited, kill_group, note_lingering, sweep_lingering
@@ -202,14 +202,17 @@ async def _start(
         )
     )
     try:
-        return await asyncio.shield(spawn)
+        proc = await asyncio.shield(spawn)
     except asyncio.CancelledError:
         try:
             proc = await spawn
         except Exception:
             raise asyncio.CancelledError from None
+        watchdog.watch(proc.pid)
         await kill_group(proc)
         raise
+    watchdog.watch(proc.pid)  # killed with its group if Kgent dies first, `kill -9` included
+    return proc
 
 
 def _unasked_plan(ctx: ToolContext) -> Plan | None:
