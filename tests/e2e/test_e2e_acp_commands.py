@@ -62,3 +62,44 @@ async def test_a_template_added_mid_session_is_announced(workspace: Path) -> Non
         await wait_for(lambda: "explain" not in commands_of(client))
     announced = [u for u in client.updates if u.session_update == "available_commands_update"]
     assert len(announced) == 3  # at session/new, then once per change: none while nothing changed
+
+
+async def test_the_server_answers_help_cost_mode_and_model(workspace: Path) -> None:
+    client = Client()
+    async with agent(client) as conn:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        sid = session.session_id
+        await wait_for(lambda: commands_of(client))
+        listed = commands_of(client)
+        assert {"help", "cost", "mode", "model"} <= set(listed)
+        assert (
+            "clear" not in listed and "rewind" not in listed
+        )  # the client's own: an ACP agent cannot do them
+        assert (
+            listed["mode"].input is not None
+            and listed["mode"].input.root.hint == "[plan|ask|auto|full|risk_based]"
+        )
+
+        async def say(text: str) -> str:
+            client.updates.clear()
+            done = await conn.prompt(session_id=sid, prompt=[text_block(text)])
+            assert done.stop_reason == "end_turn"
+            return client.text()
+
+        assert "/cost — Show the tokens" in await say("/help")
+        assert (await say("/cost")).startswith("This session so far: 0 in / 0 out tokens")
+        await say("Hello")  # a real turn: the next /cost counts it
+        spent = await say("/cost")
+        assert spent.startswith("This session so far: ") and "0 in / 0 out" not in spent
+        answer = await say("/mode plan")
+        assert answer.startswith("Mode for this session's next runs: plan")
+        kinds = [u.session_update for u in client.updates]
+        assert "current_mode_update" in kinds and "config_option_update" in kinds
+        [mode] = [u for u in client.updates if u.session_update == "current_mode_update"]
+        assert mode.current_mode_id == "plan"
+        assert "Model for this session's next runs: review-edits" in await say("/model review-edits")
+        [options] = [u for u in client.updates if u.session_update == "config_option_update"]
+        current = {o.root.id if hasattr(o, "root") else o.id: o for o in options.config_options}
+        model = current["model"]
+        assert getattr(model, "root", model).current_value == "review-edits"
+        assert "session/new" in await say("/clear")

@@ -1,6 +1,8 @@
 """Slash commands over the stdio daemon (a subprocess over real pipes): `agent/commands` lists the built-ins and the
 project's and user's templates; `agent/run` expands `/name args` (the events carry the expansion, the session keeps
-what was typed); an unknown name is `-32602` with close names; `/compact` streams as a run of its own."""
+what was typed); an unknown name is `-32602` with close names; `/compact` streams as a run of its own; `agent/command`
+answers /help, /cost, /mode and /model and says what a client does with /clear and /rewind; `agent/exportSession`
+gives the transcript."""
 
 from __future__ import annotations
 
@@ -22,13 +24,12 @@ async def test_commands_listed_expanded_and_refused(spawn: Spawn, workspace: Pat
     host = await spawn(KGENT_CONFIG_DIR=str(tmp_path / "config"))
     answer = await host.call("agent/commands", {"workspace": str(workspace)})
     listed = answer["commands"]
-    assert [(e["name"], e["description"]) for e in answer["menu"]][3:] == [
-        ("explain", "Explain a file (project)")
+    assert [(e["name"], e["description"], e["action"]) for e in answer["menu"]][9:] == [
+        ("explain", "Explain a file (project)", "prompt")
     ]
+    builtins = ["clear", "compact", "cost", "help", "init", "mode", "model", "review", "rewind"]
     assert [(c["name"], c["source"], c.get("shadowed", False)) for c in listed] == [
-        ("compact", "builtin", False),
-        ("init", "builtin", False),
-        ("review", "builtin", False),
+        *[(name, "builtin", False) for name in builtins],
         ("explain", "project", False),
         ("explain", "user", True),
     ]
@@ -58,3 +59,34 @@ async def test_commands_listed_expanded_and_refused(spawn: Spawn, workspace: Pat
     ]
     assert [e["status"] for e in events if e["type"] == "compaction"] == ["started", "completed"]
     assert compacted["status"] == "settled" and compacted["text"] == "Nothing to compact yet."
+
+
+async def test_the_daemon_answers_commands_and_exports(spawn: Spawn, workspace: Path) -> None:
+    host = await spawn()
+    helped = await host.call("agent/command", {"text": "/help", "workspace": str(workspace)})
+    assert helped["action"] == "answer" and "/cost — Show the tokens" in helped["text"]
+    _, end, _ = await host.run_to_end(prompt="Hello there", workspace=str(workspace))
+    sid = end["sessionId"]
+    cost = await host.call("agent/command", {"text": "/cost", "sessionId": sid})
+    assert cost["text"].startswith("This session so far: ") and " out tokens" in cost["text"]
+    planned = await host.call("agent/command", {"text": "/mode plan", "sessionId": sid})
+    assert planned["mode"] == "plan" and planned["text"].startswith("Mode for this session's next runs: plan")
+    _, _, events = await host.run_to_end(prompt="Again", sessionId=sid)
+    assert events[0]["type"] == "run_start" and events[0]["mode"] == "plan"  # the session's next run
+    cleared = await host.call("agent/command", {"text": "/clear", "sessionId": sid})
+    assert cleared["action"] == "newSession"
+    with pytest.raises(JsonRpcException) as refused:
+        await host.call("agent/run", {"prompt": "/cost", "sessionId": sid})
+    assert refused.value.code == -32602 and refused.value.data == {
+        "code": "not_a_prompt",
+        "command": "cost",
+        "action": "answer",
+    }
+    md = await host.call("agent/exportSession", {"sessionId": sid})
+    assert (md["mimeType"], md["filename"]) == ("text/markdown", f"kgent-{sid}.md")
+    assert "## You\n\nHello there" in md["text"] and "## You\n\nAgain" in md["text"]
+    page = await host.call("agent/exportSession", {"sessionId": sid, "format": "html"})
+    assert page["mimeType"] == "text/html" and "<script" not in page["text"] and "Hello there" in page["text"]
+    with pytest.raises(JsonRpcException) as missing:
+        await host.call("agent/exportSession", {"sessionId": "nope12345678"})
+    assert missing.value.code == -32002

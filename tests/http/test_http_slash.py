@@ -43,6 +43,7 @@ def test_commands_are_listed_and_expanded(server: HttpServer) -> None:
             "description": "Explain a file",
             "argumentHint": "<path>",
             "source": "project",
+            "action": "prompt",
             "path": str(server.workspace / ".kgent" / "prompts" / "explain.md"),
         }
         assert by_name["standup"]["source"] == "user" and by_name["compact"]["source"] == "builtin"
@@ -51,6 +52,26 @@ def test_commands_are_listed_and_expanded(server: HttpServer) -> None:
         body = {"prompt": "/explian a.py", "workspace": str(server.workspace), "model": "hello"}
         unknown = client.post("/api/runs", json=body)
         assert unknown.status_code == 400 and unknown.json()["error"]["data"]["suggestions"] == ["explain"]
+        helped = client.post("/api/command", json={"text": "/help", "workspace": str(server.workspace)})
+        assert (
+            helped.status_code == 200
+            and "/explain <path> — Explain a file (project)" in helped.json()["text"]
+        )
+        refused = client.post("/api/runs", json={"prompt": "/cost", "workspace": str(server.workspace)})
+        assert refused.status_code == 400 and refused.json()["error"]["data"]["code"] == "not_a_prompt"
+        ran = client.post(
+            "/api/runs", json={"prompt": "Hi", "workspace": str(server.workspace), "model": "hello"}
+        )
+        assert ran.status_code == 200, ran.text
+        sid = ran.json()["sessionId"]
+        with client.stream("GET", f"/api/runs/{ran.json()['runId']}/events") as events:
+            for line in events.iter_lines():
+                if '"run_end"' in line:
+                    break
+        page = client.get(f"/api/sessions/{sid}/export", params={"format": "html"})
+        assert page.status_code == 200, page.text
+        assert page.json()["mimeType"] == "text/html" and "Hi" in page.json()["text"]
+        assert client.get(f"/api/sessions/{sid}/export", params={"format": "pdf"}).status_code == 400
 
 
 @pytest.fixture
@@ -73,7 +94,7 @@ def test_the_composer_completes_a_template_and_runs_it(context: BrowserContext, 
     page.click("#prompt")
     page.keyboard.type("/")
     items = page.locator("#slash-menu .slash-item")
-    expect(items).to_have_count(5)  # compact, init, review, explain, standup
+    expect(items).to_have_count(11)  # the 9 built-ins, explain, standup
     page.keyboard.type("ex")
     expect(items).to_have_count(1)
     expect(items.first).to_contain_text("/explain <path> — Explain a file (project)")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from kgent.kernel.cost import session_usage
 from kgent.service import wire as W
 from kgent.service.commands import BUILTINS, commands, expand, menu, parse_template, substitute
 from kgent.service.errors import INVALID_PARAMS, ServiceError
@@ -69,12 +70,23 @@ def test_project_and_user_templates_with_what_wins_a_clash(ws: Path, env: dict[s
     template(project, "review", "A team review template.\n")
     template(project, "bad name!", "ignored\n")
     listed = {(c.name, c.source): c for c in commands(ws, env)}
-    assert [c.name for c in commands(ws, env)][:3] == ["compact", "init", "review"]  # built-ins first
+    assert [c.name for c in commands(ws, env)][:9] == [
+        "clear",
+        "compact",
+        "cost",
+        "help",
+        "init",
+        "mode",
+        "model",
+        "review",
+        "rewind",
+    ]  # built-ins first
     assert listed[("explain", "project")].to_dict() == {
         "name": "explain",
         "description": "Explain (project)",
         "argumentHint": "<path>",
         "source": "project",
+        "action": "prompt",
         "path": str(project / "explain.md"),
     }
     assert listed[("explain", "user")].shadowed  # the project's wins
@@ -97,10 +109,33 @@ def test_the_menu_shows_what_runs_in_words_for_people(ws: Path, env: dict[str, s
     template(user, "standup", "# Write my stand-up\n")
     template(ws / ".kgent" / "prompts", "review", "shadowed by the built-in\n")
     entries = [e.to_dict() for e in menu(commands(ws, env))]
-    assert [e["name"] for e in entries] == ["compact", "init", "review", "explain", "standup"]
-    assert entries[3] == {"name": "explain", "description": "Explain (project)", "argumentHint": "<path>"}
-    assert entries[4] == {"name": "standup", "description": "Write my stand-up (user)"}
-    assert entries[0]["argumentHint"] == "[what the summary should focus on]"
+    assert [e["name"] for e in entries] == [
+        *["clear", "compact", "cost", "help", "init", "mode", "model", "review", "rewind"],
+        "explain",
+        "standup",
+    ]
+    assert entries[9] == {
+        "name": "explain",
+        "description": "Explain (project)",
+        "argumentHint": "<path>",
+        "action": "prompt",
+    }
+    assert entries[10] == {"name": "standup", "description": "Write my stand-up (user)", "action": "prompt"}
+    assert entries[1]["argumentHint"] == "[what the summary should focus on]"
+    actions = {e["name"]: e["action"] for e in entries}
+    assert actions == {
+        "clear": "newSession",
+        "compact": "prompt",
+        "cost": "answer",
+        "help": "answer",
+        "init": "prompt",
+        "mode": "answer",
+        "model": "answer",
+        "review": "prompt",
+        "rewind": "rewind",
+        "explain": "prompt",
+        "standup": "prompt",
+    }
     for builtin in BUILTINS:  # the built-ins' texts name no protocol method
         assert "agent/" not in builtin.description and "/api/" not in builtin.description, builtin.name
 
@@ -115,6 +150,19 @@ def test_built_ins_win_and_say_what_they_are(ws: Path, env: dict[str, str]) -> N
     with pytest.raises(ServiceError) as nothing:
         expand("/review", ws, env, tree=None)
     assert (nothing.value.code, nothing.value.name) == (INVALID_PARAMS, "nothing_to_review")
+
+
+def test_what_the_server_or_the_client_does_is_no_prompt(ws: Path, env: dict[str, str]) -> None:
+    for typed, action in (
+        ("/help", "answer"),
+        ("/mode plan", "answer"),
+        ("/clear", "newSession"),
+        ("/rewind", "rewind"),
+    ):
+        with pytest.raises(ServiceError) as refused:
+            expand(typed, ws, env)
+        err = refused.value
+        assert (err.code, err.name, err.data()["action"]) == (INVALID_PARAMS, "not_a_prompt", action), typed
 
 
 def test_unknown_names_are_an_error_with_close_names(ws: Path, env: dict[str, str]) -> None:
@@ -223,4 +271,60 @@ async def test_review_sends_the_last_runs_hunks_to_the_model(svc: Service, ws: P
         assert f"--- {f.path}" in text
     for h in hunks:
         assert f"@@ -{h.old_start},{h.old_count} +{h.new_start},{h.new_count} @@ [pending]" in text
+    await svc.close()
+
+
+async def test_the_server_answers_help_cost_model_and_mode(svc: Service, ws: Path) -> None:
+    template(
+        ws / ".kgent" / "prompts", "explain", "---\ndescription: Explain\nargument-hint: <path>\n---\nx\n"
+    )
+
+    async def command(text: str, **more: str) -> W.CommandResult:
+        return await svc.command(W.CommandParams.parse({"text": text, **more}))
+
+    helped = await command("/help", workspace=str(ws))
+    lines = helped.text.splitlines()
+    assert helped.action == "answer" and "/mode [plan|ask|auto|full|risk_based] — Show or set" in helped.text
+    assert "/explain <path> — Explain (project)" in lines and len(lines) == 2 + 10
+    assert (await command("/cost", workspace=str(ws))).text == "No session yet: nothing spent."
+    first = await svc.start_run(W.RunParams.parse({"prompt": "Hi", "workspace": str(ws)}))
+    await finish(first)
+    sid = first.session_id
+    cost = await command("/cost", sessionId=sid)
+    tree = await svc.store.load(sid)
+    spent = session_usage(tree.entries.values(), svc.prices())["text"]
+    assert cost.text.startswith(f"This session so far: {spent}") and "tokens" in spent
+    shown = await command("/mode", sessionId=sid)
+    assert shown.mode == "ask" and "Modes: plan, ask, auto, full, risk_based" in shown.text
+    planned = await command("/mode plan", sessionId=sid)
+    assert planned.mode == "plan" and planned.text.startswith("Mode for this session's next runs: plan — ")
+    with pytest.raises(ServiceError) as bad:
+        await command("/mode sideways", sessionId=sid)
+    assert bad.value.name == "unknown_mode"
+    modelled = await command("/model review-edits", sessionId=sid)
+    assert (
+        modelled.model == "review-edits"
+        and "Model for this session's next runs: review-edits" in modelled.text
+    )
+    # the session's next run takes both: the scripted model `review-edits` edits, and plan mode refuses the edit
+    (ws / "a.txt").write_text("alpha\nbeta\ncharlie\ndelta\necho\nfoxtrot\ngolf\nhotel\nindia\n")
+    (ws / "b.txt").write_text("alpha\nbravo\ncharlie\ndelta\necho\nfoxtrot\ngolf\nhotel\nindia\njuliet\n")
+    nxt = await svc.start_run(W.RunParams.parse({"prompt": "edit", "sessionId": sid}))
+    await finish(nxt)
+    port = svc.port
+    assert isinstance(port, MemoryPort)
+    events = [e for _, e in port.events[nxt.run_id]]
+    start = events[0]
+    assert start.mode == "plan"  # type: ignore[attr-defined]
+    resolved = [e for e in events if e.type == "permission_resolved"]
+    assert len(resolved) == 4 and not any(e.approved for e in resolved)  # type: ignore[attr-defined]
+    assert events[-1].result.changed_paths == ()  # type: ignore[attr-defined]
+    assert "beta" in (ws / "a.txt").read_text()  # nothing written
+    cleared = await command("/clear", sessionId=sid)
+    assert (cleared.action, cleared.mode) == ("newSession", None) and "new session" in cleared.text
+    assert (await command("/rewind", sessionId=sid)).action == "rewind"
+    assert (await command("/explain a.py", workspace=str(ws))).action == "prompt"
+    with pytest.raises(ServiceError) as unknown:
+        await command("/explian", workspace=str(ws))
+    assert unknown.value.name == "unknown_command" and unknown.value.data()["suggestions"] == ["explain"]
     await svc.close()

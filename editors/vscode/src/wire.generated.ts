@@ -96,6 +96,41 @@ export interface CommandInfo {
    * so the user sees why this one does not run.
    */
   shadowed?: boolean | null;
+  /**
+   * What a client does with it: `prompt` — send the typed text as agent/run's prompt (the daemon expands it); `answer`
+   * — send it to agent/command and show the answer; `newSession` — start the conversation afresh (the next prompt
+   * without a sessionId); `rewind` — open the client's rewind flow (agent/rewind).
+   */
+  action: "prompt" | "answer" | "newSession" | "rewind" | (string & {});
+}
+
+export interface CommandParams {
+  /** The command as typed: `/name args`. */
+  text: string;
+  /** The conversation's folder (default: the session's); one of the two is needed. */
+  workspace?: string | null;
+  /** The conversation's session, if it has one. */
+  sessionId?: string | null;
+}
+
+export interface CommandResult {
+  /** The command's name. */
+  command: string;
+  /**
+   * What a client does with it: `prompt` — send the typed text as agent/run's prompt (the daemon expands it); `answer`
+   * — send it to agent/command and show the answer; `newSession` — start the conversation afresh (the next prompt
+   * without a sessionId); `rewind` — open the client's rewind flow (agent/rewind).
+   */
+  action: "prompt" | "answer" | "newSession" | "rewind" | (string & {});
+  /** What to show the person, as it is (empty for `prompt` and `rewind`). */
+  text: string;
+  /**
+   * `/mode`: the mode of the session's next runs (also when only shown); a client shows it in its mode picker and
+   * sends it with its next runs.
+   */
+  mode?: string | null;
+  /** `/model`: the model of the session's next runs (also when only shown), as `mode`. */
+  model?: string | null;
 }
 
 export interface CommandsParams {
@@ -210,6 +245,21 @@ export interface EditorDiagnostic {
 
 /** `{}`. */
 export type EmptyResult = Record<string, never>;
+
+export interface ExportParams {
+  sessionId: string;
+  /** `md` (Markdown), `html` (one page, no script) or `json`. */
+  format?: "md" | "html" | "json" | (string & {});
+}
+
+export interface ExportResult {
+  /** The transcript: the active branch, every string redacted. */
+  text: string;
+  /** `text/markdown`, `text/html` or `application/json`. */
+  mimeType: string;
+  /** A name to save it under: `kgent-<sessionId>.<format>`. */
+  filename: string;
+}
 
 export interface ExtensionInfo {
   name: string;
@@ -389,6 +439,12 @@ export interface MenuEntry {
   description: string;
   /** Shown after the name. */
   argumentHint?: string | null;
+  /**
+   * What a client does with it: `prompt` — send the typed text as agent/run's prompt (the daemon expands it); `answer`
+   * — send it to agent/command and show the answer; `newSession` — start the conversation afresh (the next prompt
+   * without a sessionId); `rewind` — open the client's rewind flow (agent/rewind).
+   */
+  action: "prompt" | "answer" | "newSession" | "rewind" | (string & {});
 }
 
 export interface MessageDeltaEvent {
@@ -1209,6 +1265,14 @@ export interface Methods {
     direction: "client → daemon"; kind: "request";
     params: CommandsParams; result: CommandsResult;
   };
+  "agent/command": {
+    direction: "client → daemon"; kind: "request";
+    params: CommandParams; result: CommandResult;
+  };
+  "agent/exportSession": {
+    direction: "client → daemon"; kind: "request";
+    params: ExportParams; result: ExportResult;
+  };
   "agent/rewind": {
     direction: "client → daemon"; kind: "request";
     params: RewindParams; result: RewindResult;
@@ -1266,6 +1330,8 @@ export const METHOD_NAMES: readonly MethodName[] = [
   "agent/addRule",
   "agent/removeRule",
   "agent/commands",
+  "agent/command",
+  "agent/exportSession",
   "agent/rewind",
   "$/cancelRequest",
   "agent/event",

@@ -36,6 +36,7 @@ from kgent.kernel.images import with_image_data
 from kgent.permissions.modes import MODE_DESCRIPTIONS, MODE_NAMES
 from kgent.permissions.modes import MODES as MODE_IDS
 from kgent.service import wire as W
+from kgent.service.commands import builtin, invocation
 from kgent.service.errors import classify
 from kgent.service.handshake import Settings
 from kgent.service.review import gated
@@ -479,7 +480,12 @@ class KgentAgent:
         session = await self._session(session_id)
         offer = self.offer
         self.svc.settings = replace(self.svc.settings, fs_read=offer.fs_read, fs_write=offer.fs_write)
-        params = {"prompt": U.prompt_blocks(prompt), "sessionId": session_id, "mode": session.mode}
+        blocks = U.prompt_blocks(prompt)
+        call = invocation(blocks) if isinstance(blocks, str) else None
+        own = builtin(call[0]) if call is not None else None
+        if isinstance(blocks, str) and own is not None and own.action != "prompt":
+            return await self._answer(session_id, session, blocks)
+        params = {"prompt": blocks, "sessionId": session_id, "mode": session.mode}
         if session.model is not None:
             params["model"] = session.model
         spent = self._session_cost(await self._load(session_id))  # before the check: no await after it
@@ -501,6 +507,44 @@ class KgentAgent:
         if reason is None:
             raise failure_error(result)
         return S.PromptResponse(stop_reason=reason, usage=U.prompt_usage(result.usage))
+
+    async def _answer(self, session_id: str, session: _Session, text: str) -> S.PromptResponse:
+        """A prompt that is a command the server answers (agent/command: /help, /cost, /model, /mode) as the
+        agent's message of a turn without a run; /mode and /model change the session's options (and say so with
+        `current_mode_update` and `config_option_update`). /clear and /rewind are the client's: ACP says why not."""
+        if session_id in self.port.turns:
+            raise RequestError.invalid_request(
+                {"message": f"session {session_id} already has a prompt running"}
+            )
+        try:
+            answer = await self.svc.command(W.CommandParams.parse({"text": text, "sessionId": session_id}))
+        except Exception as exc:
+            raise request_error(exc) from None
+        reply = answer.text
+        if answer.action == "newSession":
+            reply = (
+                "Start a new session from your client (ACP's session/new): an agent cannot open one for it."
+            )
+        elif answer.action == "rewind":
+            reply = "ACP has no rewind: `kgent` in an editor (VS Code, Neovim) or the web client rewinds a session."
+        if answer.mode is not None and answer.mode != session.mode:
+            session.mode = answer.mode
+            await self._update(session_id, H.update_current_mode(answer.mode))
+        if answer.model is not None and answer.model != (session.model or provider_config(self.env).model):
+            if answer.model not in self._models():
+                raise RequestError.invalid_params(
+                    {"model": f"unknown model {answer.model!r}; one of {self._models()}"}
+                )
+            session.model = answer.model
+        if answer.command in ("mode", "model"):
+            await self._update(
+                session_id,
+                S.ConfigOptionUpdate(
+                    session_update="config_option_update", config_options=self._config_options(session)
+                ),
+            )
+        await self._update(session_id, H.update_agent_message_text(reply))
+        return S.PromptResponse(stop_reason="end_turn")
 
     async def _stream(self, session_id: str, session: _Session, turn: Turn, spent: float | None) -> RunResult:
         """Send the turn's events as `session/update`s until its run_end; `spent`: what the session cost before it

@@ -1,5 +1,7 @@
 """The workspace's slash menu (kgent.service.commands.menu) as ACP's `available_commands_update`: sent after
-session/new and session/load, so the client's composer completes `/name` (the prompt's expansion is the service's)."""
+session/new and session/load, so the client's composer completes `/name` (the prompt's expansion is the service's).
+The commands a client does itself (`/clear`, `/rewind`: a new session, a rewind flow) are left out: an ACP agent can
+do neither for its client."""
 
 from __future__ import annotations
 
@@ -20,4 +22,5 @@ def available_commands(commands: list[Command]) -> S.AvailableCommandsUpdate:
             else None,
         )
         for e in menu(commands)
+        if e.action in ("prompt", "answer")
     )

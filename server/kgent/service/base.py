@@ -82,6 +82,8 @@ class RunService:
             str, str
         ] = {}  # session id → what a request is doing to it (no run may start meanwhile)
         self.shut_down = False
+        # session id → the model / mode its next runs use when the run names none (/model, /mode: agent/command)
+        self.choices: dict[str, dict[str, str]] = {}
         # A front that serves only some workspaces (the HTTP front's --workspace-root) raises here for the others.
         self.workspace_guard: Callable[[str], None] | None = None
         self._kernel: AgentKernel | None = None
@@ -207,7 +209,8 @@ class RunService:
         if p.session_id is not None:  # rejections the model was not told of yet go before the prompt
             note = pending_note(tree.branch(p.parent_entry_id))
             text = f"{note}\n\n{text}" if note else text
-        provider = await self.providers.aget(self.provider_config(p.provider, p.model))
+        chosen = self.choices.get(p.session_id or "", {})
+        provider = await self.providers.aget(self.provider_config(p.provider, p.model or chosen.get("model")))
         kernel = self.kernel(provider)
         if p.session_id is not None:
             self._check_idle(p.session_id)  # again: another request may have started one while we loaded
@@ -220,7 +223,7 @@ class RunService:
             workspace=workspace,
             session_id=p.session_id,
             parent_entry_id=p.parent_entry_id,
-            mode=p.mode or default_mode(self.settings, self.env),
+            mode=p.mode or chosen.get("mode") or default_mode(self.settings, self.env),
             provider=provider,
             cost_limit=p.cost_limit,
             max_turns=p.max_turns or self.settings.max_turns,

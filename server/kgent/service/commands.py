@@ -1,10 +1,12 @@
 """Slash commands: the team's prompt templates (Markdown files in `<workspace>/.kgent/prompts/` and the user config
-dir's `prompts/`) and the built-ins (`/compact`, `/review`, `/init`) — listed for the fronts (`agent/commands` and its
-`menu`, ACP's `available_commands_update`) and expanded at the start of a prompt, server-side, so every front gets the
-same.
+dir's `prompts/`) and the built-ins — listed for the fronts (`agent/commands` and its `menu`, ACP's
+`available_commands_update`), each with its `action` (what a front does with it: send it as a prompt, show the
+server's answer, start a new session, open its rewind flow), and expanded at the start of a prompt, server-side, so
+every front gets the same.
 
 Pure over files: `commands()` reads the two folders, `menu()` says what a front's slash menu shows, `expand()` turns
-a typed prompt into what the model is sent (or names the built-in to run); nothing here starts a run.
+a typed prompt into what the model is sent (or names the built-in to run), `help_text()` is `/help`'s answer;
+nothing here starts a run or answers for a session (kgent.service.service does).
 """
 
 from __future__ import annotations
@@ -24,6 +26,12 @@ from kgent.service.review import review_files
 from kgent.session.entries import SessionTree
 
 Source = Literal["builtin", "project", "user", "extension"]
+# What a front does with a command: `prompt` — send the typed text as agent/run's prompt (the server expands it);
+# `answer` — ask agent/command and show its text (the server answers by itself: /help, /cost, /model, /mode);
+# `newSession` — forget the conversation's session, the next prompt starts a new one (/clear); `rewind` — open the
+# front's rewind flow (/rewind: pick a prompt of the session, files and conversation go back to before it).
+Action = Literal["prompt", "answer", "newSession", "rewind"]
+ACTIONS: tuple[Action, ...] = ("prompt", "answer", "newSession", "rewind")
 
 MAX_TEMPLATE_BYTES = 256 * 1024  # a larger file is not a prompt: it is listed as unreadable, never sent
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
@@ -43,9 +51,15 @@ class Command:
     path: str | None = None
     body: str = ""
     shadowed: bool = False
+    action: Action = "prompt"
 
     def to_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {"name": self.name, "description": self.description, "source": self.source}
+        out: dict[str, object] = {
+            "name": self.name,
+            "description": self.description,
+            "source": self.source,
+            "action": self.action,
+        }
         if self.argument_hint:
             out["argumentHint"] = self.argument_hint
         if self.path is not None:
@@ -76,10 +90,28 @@ unless the user asks you to."""
 
 BUILTINS: tuple[Command, ...] = (
     Command(
+        name="clear",
+        description="Start a new session: your next prompt begins a fresh conversation (this one stays in History)",
+        source="builtin",
+        action="newSession",
+    ),
+    Command(
         name="compact",
         description="Compact the session's context now: a summary stands in for the older messages",
         source="builtin",
         argument_hint="[what the summary should focus on]",
+    ),
+    Command(
+        name="cost",
+        description="Show the tokens this session has used and what they cost",
+        source="builtin",
+        action="answer",
+    ),
+    Command(
+        name="help",
+        description="List the slash commands and what each does",
+        source="builtin",
+        action="answer",
     ),
     Command(
         name="init",
@@ -88,10 +120,30 @@ BUILTINS: tuple[Command, ...] = (
         argument_hint="[anything the file should cover]",
     ),
     Command(
+        name="mode",
+        description="Show or set the permission mode of this session's next runs",
+        source="builtin",
+        argument_hint="[plan|ask|auto|full|risk_based]",
+        action="answer",
+    ),
+    Command(
+        name="model",
+        description="Show or set the model of this session's next runs",
+        source="builtin",
+        argument_hint="[model id]",
+        action="answer",
+    ),
+    Command(
         name="review",
         description="Ask the model to review the changes of the session's last run",
         source="builtin",
         argument_hint="[what to look at]",
+    ),
+    Command(
+        name="rewind",
+        description="Go back to before one of this session's prompts: its files and the conversation",
+        source="builtin",
+        action="rewind",
     ),
 )
 _BUILTIN_NAMES = frozenset(c.name for c in BUILTINS)
@@ -104,9 +156,10 @@ class MenuEntry:
     name: str
     description: str
     argument_hint: str | None = None
+    action: Action = "prompt"
 
     def to_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {"name": self.name, "description": self.description}
+        out: dict[str, object] = {"name": self.name, "description": self.description, "action": self.action}
         if self.argument_hint:
             out["argumentHint"] = self.argument_hint
         return out
@@ -120,10 +173,25 @@ def menu(listed: Iterable[Command]) -> list[MenuEntry]:
             name=c.name,
             description=c.description if c.source == "builtin" else f"{c.description} ({c.source})",
             argument_hint=c.argument_hint,
+            action=c.action,
         )
         for c in listed
         if not c.shadowed
     ]
+
+
+def help_text(listed: Iterable[Command]) -> str:
+    """`/help`'s answer: one line per command of the menu, `/name hint — description`, and the escape."""
+    lines = ["Slash commands (type them at the start of a prompt):"]
+    for e in menu(listed):
+        lines.append(f"/{e.name}{' ' + e.argument_hint if e.argument_hint else ''} — {e.description}")
+    lines.append("Start a prompt with // to send text that begins with /.")
+    return "\n".join(lines)
+
+
+def builtin(name: str) -> Command | None:
+    """The built-in command of this name, if any."""
+    return next((c for c in BUILTINS if c.name == name), None)
 
 
 def parse_template(text: str) -> tuple[dict[str, str], str]:
@@ -271,6 +339,22 @@ def expand(
     if call is None:
         return Expansion(text=text, typed=text)
     name, args = call
+    own = builtin(name)
+    if own is not None and own.action != "prompt":
+        raise ServiceError(
+            INVALID_PARAMS,
+            f"/{name} is no prompt: "
+            + (
+                "the server answers it (agent/command)"
+                if own.action == "answer"
+                else "the client does it (a new session)"
+                if own.action == "newSession"
+                else "the client does it (its rewind flow, agent/rewind)"
+            ),
+            "not_a_prompt",
+            command=name,
+            action=own.action,
+        )
     if name == "compact":
         return Expansion(text=text, typed=text, command=name, args=args, builtin="compact")
     if name == "init":

@@ -1,6 +1,6 @@
 """Service: what the wire fronts' handlers call (the stdio daemon, HTTP, ACP) — RunService's runs, and the
-handshake, the session requests (list, get, fork, rewind, rename, delete, compact), review and rules, answered in the
-wire models. Works against the SessionStore protocol, so the JSONL store and the in-memory one serve the same methods.
+handshake, the session requests (list, get, fork, rewind, rename, delete, compact, export), the slash commands the
+server answers (/help, /cost, /model, /mode), review and rules, answered in the wire models. Works against the SessionStore protocol, so the JSONL store and the in-memory one serve the same methods.
 """
 
 from __future__ import annotations
@@ -19,8 +19,19 @@ from kgent.kernel.resources import loaded_resources
 from kgent.service import rules
 from kgent.service import wire as W
 from kgent.service.base import RunService
+from kgent.service.commands import builtin, expand, help_text, invocation
 from kgent.service.errors import CONFIG, CONFLICT, INVALID_PARAMS, NOT_FOUND, ServiceError
-from kgent.service.handshake import initialize_result, parse_initialize
+from kgent.service.export import export_session
+from kgent.service.handshake import (
+    DEFAULT_MODELS,
+    MODE_DESCRIPTIONS,
+    MODES,
+    default_mode,
+    default_provider,
+    initialize_result,
+    normalize_mode,
+    parse_initialize,
+)
 from kgent.service.review import apply_review, current_starts, review_files
 from kgent.service.review import told as mark_told
 from kgent.service.rewind import RewindError, result_dict, rewind_session
@@ -303,6 +314,88 @@ class Service(RunService):
             tokens_before=result.tokens_before,
             tokens_after=result.tokens_after,
         )
+
+    async def command(self, p: W.CommandParams) -> W.CommandResult:
+        """A slash command as typed: its action, and the server's answer to `/help`, `/cost`, `/model [id]` and
+        `/mode [name]` (the last two set what the session's next runs use when a run names none). Raises
+        ServiceError INVALID_PARAMS (`unknown_command`, `not_a_command`)."""
+        call = invocation(p.text) if not p.text.startswith("//") else None
+        if call is None:
+            raise ServiceError(INVALID_PARAMS, f"not a slash command: {p.text[:40]!r}", "not_a_command")
+        name, args = call
+        sid = p.session_id
+        tree = None
+        if sid is not None:
+            await self._opened(session_id=sid)
+            tree = await self.store.load(sid)
+            workspace = tree.info.workspace
+        elif p.workspace is not None:
+            workspace = normalize_workspace(p.workspace)
+        else:
+            raise ServiceError(
+                INVALID_PARAMS, "agent/command needs a workspace or a sessionId", "invalid_params"
+            )
+        self._guard(workspace)
+        listed = self.commands(workspace)
+        own = builtin(name)
+        if own is None:
+            live = {c.name: c for c in listed if not c.shadowed}
+            if name not in live:  # the same error as agent/run's, with close names
+                expand(p.text, Path(workspace), self.env, tree=tree)
+            return W.CommandResult(command=name, action="prompt", text="")
+        chosen = self.choices.setdefault(sid, {}) if sid is not None else {}
+        scope = "this session's next runs" if sid is not None else "the next run (a new session)"
+        if name == "help":
+            text = help_text(listed)
+        elif name == "cost":
+            if tree is None:
+                text = "No session yet: nothing spent."
+            else:
+                usage = session_usage(tree.entries.values(), self.prices())
+                text = f"This session so far: {usage['text']}"
+                if "cost" not in usage:
+                    text += " (no price known for some model: cost not estimated)"
+        elif name == "mode":
+            if args:
+                mode = normalize_mode(args)
+                if mode is None:
+                    raise ServiceError(
+                        INVALID_PARAMS, f"unknown mode {args!r}; one of {', '.join(MODES)}", "unknown_mode"
+                    )
+                chosen["mode"] = mode
+            mode = chosen.get("mode") or default_mode(self.settings, self.env)
+            text = f"Mode for {scope}: {mode} — {MODE_DESCRIPTIONS.get(mode, '')}"
+            if not args:
+                text += f"\nModes: {', '.join(MODES)} (/mode NAME to change)"
+            return W.CommandResult(command=name, action="answer", text=text, mode=mode)
+        elif name == "model":
+            if args:
+                chosen["model"] = args
+            provider = default_provider(self.settings, self.env)
+            model = (
+                chosen.get("model")
+                or self.settings.model
+                or self.env.get("KGENT_MODEL")
+                or DEFAULT_MODELS.get(provider, "")
+            )
+            text = f"Model for {scope}: {model} (provider {provider})"
+            if not args:
+                text += "\n/model ID to change it (any model id the provider serves)"
+            return W.CommandResult(command=name, action="answer", text=text, model=model)
+        elif own.action == "newSession":
+            text = "Your next prompt starts a new session (this one stays in History)."
+        else:
+            text = ""
+        return W.CommandResult(command=name, action=own.action, text=text)
+
+    async def export(self, p: W.ExportParams) -> W.ExportResult:
+        """The session's active branch as a transcript (kgent.service.export), redacted."""
+        await self._opened(session_id=p.session_id)
+        tree = await self.store.load(p.session_id)
+        self._guard(tree.info.workspace)
+        text = await export_session(self.store, p.session_id, p.format, prices=self.prices())
+        mime = {"md": "text/markdown", "html": "text/html", "json": "application/json"}[p.format]
+        return W.ExportResult(text=text, mime_type=mime, filename=f"kgent-{p.session_id}.{p.format}")
 
 
 def _image_blobs(entries: list[SessionEntry]) -> list[str]:

@@ -8,6 +8,7 @@ and are not imported here.
 """
 
 from kgent.service.wire.base import Params, Payload, params_error
+from kgent.service.wire.commands import CommandParams, CommandResult, ExportParams, ExportResult
 from kgent.service.wire.files import (
     ApplyReviewParams,
     ApplyReviewResult,
@@ -60,6 +61,10 @@ __all__ = [
     "RewindParams",
     "RewindResult",
     "CancelResult",
+    "CommandParams",
+    "CommandResult",
+    "ExportParams",
+    "ExportResult",
     "CompactParams",
     "CompactResult",
     "EmptyResult",

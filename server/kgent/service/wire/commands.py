@@ -1,4 +1,5 @@
-"""`agent/commands`: the slash commands a workspace offers (kgent.service.commands) — built-ins and prompt templates."""
+"""`agent/commands`: the slash commands a workspace offers (kgent.service.commands) — built-ins and prompt templates;
+`agent/command`: the server's answer to one of them; `agent/exportSession`: a session as a transcript."""
 
 from __future__ import annotations
 
@@ -6,7 +7,14 @@ from typing import Literal
 
 from pydantic import Field
 
-from kgent.service.wire.base import AbsolutePath, Params, Payload
+from kgent.service.wire.base import AbsolutePath, Mode, NonEmptyStr, Params, Payload
+
+Action = Literal["prompt", "answer", "newSession", "rewind"]
+_ACTION = (
+    "What a client does with it: `prompt` — send the typed text as agent/run's prompt (the daemon expands it); "
+    "`answer` — send it to agent/command and show the answer; `newSession` — start the conversation afresh (the "
+    "next prompt without a sessionId); `rewind` — open the client's rewind flow (agent/rewind)."
+)
 
 
 class CommandsParams(Params):
@@ -26,6 +34,7 @@ class CommandInfo(Payload):
         description="True: another command of this name wins (a built-in over a template, a project template "
         "over a user one); listed so the user sees why this one does not run.",
     )
+    action: Action = Field(description=_ACTION)
 
 
 class MenuEntry(Payload):
@@ -37,6 +46,7 @@ class MenuEntry(Payload):
         "`(user)`."
     )
     argument_hint: str | None = Field(default=None, description="Shown after the name.")
+    action: Action = Field(description=_ACTION)
 
 
 class CommandsResult(Payload):
@@ -47,3 +57,45 @@ class CommandsResult(Payload):
         description="What a slash menu shows, in order: the commands that run (no shadowed template), each with "
         "the text to show. A front lays it out and filters it by what is typed; it derives nothing."
     )
+
+
+class CommandParams(Params):
+    text: NonEmptyStr = Field(description="The command as typed: `/name args`.")
+    workspace: AbsolutePath | None = Field(
+        default=None,
+        description="The conversation's folder (default: the session's); one of the two is needed.",
+    )
+    session_id: NonEmptyStr | None = Field(
+        default=None, description="The conversation's session, if it has one."
+    )
+
+
+class CommandResult(Payload):
+    command: str = Field(description="The command's name.")
+    action: Action = Field(description=_ACTION)
+    text: str = Field(description="What to show the person, as it is (empty for `prompt` and `rewind`).")
+    mode: Mode | None = Field(
+        default=None,
+        description="`/mode`: the mode of the session's next runs (also when only shown); a client shows it in its "
+        "mode picker and sends it with its next runs.",
+    )
+    model: str | None = Field(
+        default=None,
+        description="`/model`: the model of the session's next runs (also when only shown), as `mode`.",
+    )
+
+
+ExportFormat = Literal["md", "html", "json"]
+
+
+class ExportParams(Params):
+    session_id: NonEmptyStr
+    format: ExportFormat = Field(
+        default="md", description="`md` (Markdown), `html` (one page, no script) or `json`."
+    )
+
+
+class ExportResult(Payload):
+    text: str = Field(description="The transcript: the active branch, every string redacted.")
+    mime_type: str = Field(description="`text/markdown`, `text/html` or `application/json`.")
+    filename: str = Field(description="A name to save it under: `kgent-<sessionId>.<format>`.")

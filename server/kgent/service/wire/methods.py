@@ -173,6 +173,14 @@ async def _commands(svc: Service, p: C.CommandsParams) -> C.CommandsResult:
     )
 
 
+async def _command(svc: Service, p: C.CommandParams) -> C.CommandResult:
+    return await svc.command(p)
+
+
+async def _export(svc: Service, p: C.ExportParams) -> C.ExportResult:
+    return await svc.export(p)
+
+
 # -- the table -----------------------------------------------------------------------------------------------------
 
 _IN: Direction = "client → daemon"
@@ -386,6 +394,31 @@ METHODS: tuple[Method, ...] = (
         call=_commands,
         http=(Http("GET", "/api/commands"),),
         acp=Acp("session/update"),  # available_commands_update, after session/new and session/load
+    ),
+    Method(
+        name="agent/command",
+        direction=_IN,
+        kind="request",
+        params_ref=C.CommandParams,
+        result_ref=C.CommandResult,
+        call=_command,
+        http=(Http("POST", "/api/command"),),
+        acp=Acp(
+            "session/prompt"
+        ),  # a prompt starting with /help, /cost, /model or /mode is answered, not run
+    ),
+    Method(
+        name="agent/exportSession",
+        direction=_IN,
+        kind="request",
+        params_ref=C.ExportParams,
+        result_ref=C.ExportResult,
+        call=_export,
+        http=(Http("GET", "/api/sessions/{sessionId}/export"),),
+        acp=Absent(
+            "ACP has no request for an agent's file or text outside a turn, nor a way to hand a client a "
+            "download: `kgent sessions export ID` on the command line"
+        ),
     ),
     Method(
         name="agent/rewind",
