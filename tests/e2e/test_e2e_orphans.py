@@ -62,4 +62,5 @@ async def test_kill_9_of_the_daemon_leaves_no_foreground_command(
     )
     assert await until(lambda: len(marked(marker)) >= 2), "the command did not start"
     os.kill(host.pid, signal.SIGKILL)
+    assert await host.wait_exit() == -signal.SIGKILL
     assert await until(lambda: not marked(marker)), f"orphans after kill -9: {marked(marker)}"

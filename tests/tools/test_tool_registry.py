@@ -20,6 +20,9 @@ def test_coding_tools_are_fresh_and_complete() -> None:
         "web_fetch",
         "todo_write",
         "task",
+        "bash_output",
+        "bash_input",
+        "bash_stop",
     ]
     assert all(a is not b for a, b in zip(tools, CODING_TOOLS(), strict=True))
     for tool in tools:

@@ -58,6 +58,63 @@ export interface AssistantMessage {
   [key: string]: unknown;
 }
 
+/** One background command of a session, as the `background` event describes it. */
+export interface BackgroundCommand {
+  id: string;
+  command: string;
+  state: "running" | "exited" | "stopped" | "failed" | (string & {});
+  exitCode?: number | null;
+  toolCallId: string;
+  startedRunId: string;
+  outputBytes: number;
+  sandbox?: string | null;
+  /** When it started (epoch seconds). */
+  started: number;
+}
+
+/**
+ * A background command of the session (bash with `background: true`) started or ended; `agent/background` lists them
+ * and stops one.
+ */
+export interface BackgroundEvent {
+  type: "background";
+  /** The command's id in its session (bg1, bg2 …): what the model and agent/background use. */
+  id: string;
+  command: string;
+  /**
+   * running; exited (its program ended, exitCode says how); stopped (bash_stop, agent/background, the run's end);
+   * failed (killed by a signal).
+   */
+  state: "running" | "exited" | "stopped" | "failed" | (string & {});
+  exitCode?: number | null;
+  /** The bash call that started it. */
+  toolCallId: string;
+  /** The run whose call started it. */
+  startedRunId: string;
+  /** Bytes of output so far. */
+  outputBytes: number;
+  /** What it runs with, when it runs inside the sandbox. */
+  sandbox?: string | null;
+}
+
+/** `agent/background`: list a session's background commands; `stop` one (its id) or "all" first. */
+export interface BackgroundParams {
+  sessionId: string;
+  /** A command id to stop first, or "all". */
+  stop?: string | null;
+}
+
+export interface BackgroundResult {
+  /** Oldest first; ended ones too while the session's run lasts (or a cancel kept some running). */
+  commands: BackgroundCommand[];
+}
+
+export interface CancelParams {
+  runId: string;
+  /** Also stop the session's background commands (default: they go on, listed by agent/background). */
+  stopBackground?: boolean | null;
+}
+
 /** `$/cancelRequest`, both ways: the id of a request that is no longer wanted. */
 export interface CancelRequestParams {
   id: number | string;
@@ -404,6 +461,7 @@ export type KnownEvent =
   | CompactionEvent
   | PlanEvent
   | InstructionsEvent
+  | BackgroundEvent
   | RunEndEvent;
 
 export interface LoadedFile {
@@ -1203,7 +1261,7 @@ export interface Methods {
   };
   "agent/cancel": {
     direction: "client → daemon"; kind: "request";
-    params: RunIdParams; result: CancelResult;
+    params: CancelParams; result: CancelResult;
   };
   "agent/steer": {
     direction: "client → daemon"; kind: "request";
@@ -1212,6 +1270,10 @@ export interface Methods {
   "agent/followUp": {
     direction: "client → daemon"; kind: "request";
     params: RunTextParams; result: EmptyResult;
+  };
+  "agent/background": {
+    direction: "client → daemon"; kind: "request";
+    params: BackgroundParams; result: BackgroundResult;
   };
   "agent/clearQueue": {
     direction: "client → daemon"; kind: "request";
@@ -1317,6 +1379,7 @@ export const METHOD_NAMES: readonly MethodName[] = [
   "agent/cancel",
   "agent/steer",
   "agent/followUp",
+  "agent/background",
   "agent/clearQueue",
   "agent/sessions",
   "agent/session",

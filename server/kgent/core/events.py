@@ -292,6 +292,22 @@ class RunEnd:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class BackgroundEvent:
+    """A background command of the session (the bash tool's `background: true`) started or ended: its id, the
+    command, `state` running / exited / stopped / failed, the exit code once it has one, the call that started it."""
+
+    type: ClassVar[str] = "background"
+    id: str
+    command: str
+    state: Literal["running", "exited", "stopped", "failed"]
+    exit_code: int | None
+    tool_call_id: str
+    started_run_id: str
+    output_bytes: int
+    sandbox: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SubRunEvent:
     """An event of a sub-agent's run (`run_id`, started by the `task` tool of `parent_run_id`), carried in the stream
     of the run whose consumer the host is: hosts show it as an event of that sub-run (the daemon sends it as an
@@ -318,6 +334,7 @@ Event = (
     | CompactionEvent
     | PlanEvent
     | InstructionsEvent
+    | BackgroundEvent
     | SubRunEvent
     | RunEnd
 )
@@ -339,6 +356,7 @@ EVENT_TYPES: tuple[str, ...] = tuple(
         CompactionEvent,
         PlanEvent,
         InstructionsEvent,
+        BackgroundEvent,
         RunEnd,
     )
 )

@@ -19,6 +19,7 @@ class KernelConfig:
     max_subagents: int = 8
     system_prompt: str | None = None  # None: the built-in coding prompt (kernel/prompt.py)
     bash_timeout: float = 120.0
+    max_background: int = 8  # background commands (bash's `background: true`) one session may run at once
     approval_timeout: float | None = None  # seconds a permission prompt may stay open; None = no limit
     max_tokens: int | None = None
     # Context compaction (kgent.context.compaction): the window comes from a per-model table unless set here.

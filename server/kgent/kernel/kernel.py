@@ -17,7 +17,7 @@ from kgent.context.compaction import CompactionPolicy, Compactor
 from kgent.context.projection import project
 from kgent.core.diagnostics import DiagnosticSource
 from kgent.core.errors import ConfigError, RunStateError
-from kgent.core.events import RunResult
+from kgent.core.events import BackgroundEvent, RunResult
 from kgent.core.messages import ImagePart, Message
 from kgent.files.ops import FileOps, LocalFileOps
 from kgent.kernel.arguments import ArgumentChecks
@@ -39,6 +39,7 @@ from kgent.session.entries import SessionEntry, new_id
 from kgent.session.memory import InMemorySessionStore
 from kgent.session.store import SessionStore
 from kgent.tools import CODING_TOOLS
+from kgent.tools.background import BackgroundCommands, BackgroundInfo
 from kgent.tools.base import ChangeTracking, CommandRunner, Tool
 from kgent.tools.bash import LOCAL_RUNNER
 
@@ -82,6 +83,9 @@ class AgentKernel:
         self._live: dict[str, AgentRun] = {}
         # The language servers of each live session (kgent.lsp), stopped when its last run ends.
         self._servers: dict[str, LanguageServers] = {}
+        # The background commands of each session (the bash tool's `background: true`): stopped when a run of the
+        # session ends, unless it was cancelled without asking for it (kernel/loop.py), and when the kernel closes.
+        self._background: dict[str, BackgroundCommands] = {}
         self._stopping: set[asyncio.Task[None]] = set()
         normalize_mode(self.config.mode)  # fail at assembly, not mid-run
 
@@ -209,11 +213,60 @@ class AgentKernel:
             self.rules.release(run.session_id)
             servers = self._servers.pop(run.session_id, None)
             if servers is not None:
-                task = asyncio.ensure_future(servers.aclose())
-                self._stopping.add(task)
-                task.add_done_callback(self._stopping.discard)
+                self._supervise(servers.aclose())
+            commands = self._background.get(run.session_id)
+            if commands is not None and not commands.running():  # else a cancel left them running
+                del self._background[run.session_id]
+                self._supervise(commands.aclose())
         if release is not None:
             release(run.session_id)
+
+    def _supervise(self, work: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._stopping.add(task)
+        task.add_done_callback(self._stopping.discard)
+
+    def background(self, session_id: str) -> BackgroundCommands:
+        """The session's background commands (created on first use)."""
+        found = self._background.get(session_id)
+        if found is None:
+            found = self._background[session_id] = BackgroundCommands(
+                session_id,
+                limit=self.config.max_background,
+                on_change=functools.partial(self._background_changed, session_id),
+            )
+        return found
+
+    def background_of(self, session_id: str) -> BackgroundCommands | None:
+        """The session's background commands, if it has any (ended ones included until its runs end)."""
+        return self._background.get(session_id)
+
+    async def end_background(self, session_id: str, *, keep: bool) -> None:
+        """A run of the session is ending: stop its background commands, unless `keep` (a cancel that did not ask)."""
+        commands = self._background.get(session_id)
+        if commands is not None and not keep:
+            await commands.stop_all()
+
+    async def stop_background(self) -> None:
+        """Stop every session's background commands (Kgent is exiting)."""
+        for commands in list(self._background.values()):
+            await commands.stop_all()
+
+    def _background_changed(self, session_id: str, info: BackgroundInfo) -> None:
+        run = self.live_run(session_id)
+        if run is not None:
+            run.emit(
+                BackgroundEvent(
+                    id=info.id,
+                    command=info.command,
+                    state=info.state,
+                    exit_code=info.exit_code,
+                    tool_call_id=info.tool_call_id,
+                    started_run_id=info.run_id,
+                    output_bytes=info.output_bytes,
+                    sandbox=info.sandbox,
+                )
+            )
 
     def _cost_limit(self, explicit: float | None, provider: Provider) -> float | None:
         limit = explicit if explicit is not None else self.config.cost_limit
@@ -291,6 +344,9 @@ class AgentKernel:
             await run.result()
         for servers in list(self._servers.values()):
             await servers.aclose()
+        for commands in list(self._background.values()):
+            await commands.aclose()
+        self._background.clear()
         if self._stopping:
             await asyncio.gather(*self._stopping, return_exceptions=True)
         await self.provider.aclose()

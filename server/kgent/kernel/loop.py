@@ -210,6 +210,10 @@ class Loop:
             status, error = "failed", {"code": "kernel_error", "message": f"{type(exc).__name__}: {exc}"}
             self.state.stop_reason = "error"
         run.close_input()  # no await since the loop last looked at the queues: nothing queued is lost unseen
+        if origin is None:  # its background commands end with the run, unless a cancel asked to keep them
+            await self.kernel.end_background(
+                self.spec.session_id, keep=status == "cancelled" and not run.stop_background
+            )
         try:
             if self.tracking is not None:
                 await self.tracking

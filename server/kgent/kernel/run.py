@@ -32,6 +32,7 @@ class AgentRun:
         self._result: asyncio.Future[RunResult] = asyncio.get_running_loop().create_future()
         self._consumed = False
         self._cancel_requested = False
+        self.stop_background = False  # a cancel asked to stop the session's background commands too
         self._accepting = True  # steer/follow_up still reach the model
         self._task: asyncio.Task[None] | None = None
         self._started = False
@@ -162,12 +163,17 @@ class AgentRun:
         self._steering, self._follow_up = [], []
         self._emit_queue()
 
-    def cancel(self) -> None:
-        """Stop the run: the model stream is closed, running tools are killed, queued messages dropped.
+    def cancel(self, *, stop_background: bool = False) -> None:
+        """Stop the run: the model stream is closed, running tools are killed, queued messages dropped. The
+        session's background commands go on (the person may still want the server it started) unless
+        `stop_background`.
 
         Once the loop has finished (it is only computing the patch for run_end) there is nothing left to stop: the
         run ends with the status it already reached, its patch complete."""
-        if self.done or self._cancel_requested:
+        if self.done:
+            return
+        self.stop_background = self.stop_background or stop_background
+        if self._cancel_requested:
             return
         self._cancel_requested = True
         # a task cancelled before its first step runs none of its code (no run_end): _main cancels itself instead

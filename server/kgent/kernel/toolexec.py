@@ -203,6 +203,8 @@ class ToolBatch:
             subagents=self.loop.kernel.subagents(self.loop, self.run, self.tracker, call_id)
             if call_id
             else None,
+            background=self.loop.kernel.background(self.loop.spec.session_id),
+            run_id=self.run.run_id,
         )
 
     async def _prepare(self, call: ToolCall) -> _Ready | None:

@@ -175,6 +175,11 @@ def _classify_bash(
         if writing
         else "read"
     )
+    # A background command keeps running and serves later commands: it runs on the host's network (a sandbox's own
+    # network namespace would be unreachable from the next command's), so it is asked as a network command.
+    background = args.get("background") is True and operation != "network"
+    if background:
+        operation = "network"
     protected = [t.shown for t in targets if t.protected]
     outside = [t.shown for t in targets if not t.inside]
     # a command that may write (anything but a plain read) and names a configuration file, or a directory holding
@@ -189,6 +194,11 @@ def _classify_bash(
     elif outside:
         kind = "network command" if operation == "network" else "shell command"
         reason = f"runs a {kind} that reaches outside the workspace: {outside[0]}"
+    elif background:
+        reason = (
+            "runs a command in the background, on the host's network (it keeps running; later commands reach what "
+            f"it serves): {' '.join(command.split())[:80]}"
+        )
     else:
         reason = _bash_reason(operation, command, reading)
     return Intent(

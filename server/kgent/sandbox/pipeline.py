@@ -19,8 +19,9 @@ Spawn = Callable[[tuple[str, ...], int, int, int], Awaitable[asyncio.subprocess.
 class PlanRun:
     """One run of a Plan; `procs` are every program started (each the leader of its own process group)."""
 
-    def __init__(self, plan: Plan, spawn: Spawn, out_fd: int) -> None:
+    def __init__(self, plan: Plan, spawn: Spawn, out_fd: int, *, stdin: int | None = None) -> None:
         self.plan = plan
+        self.stdin = stdin  # what each pipeline's first program reads (as a shell's list shares its stdin); None: /dev/null
         self.spawn = spawn
         self.out_fd: int | None = out_fd
         self.procs: list[asyncio.subprocess.Process] = []
@@ -40,7 +41,7 @@ class PlanRun:
         opened: list[int] = [devnull]
         started: list[asyncio.subprocess.Process] = []
         try:
-            stdin = devnull
+            stdin = devnull if self.stdin is None else self.stdin
             for index, stage in enumerate(stages):
                 last = index == len(stages) - 1
                 read_end, write_end = (-1, -1) if last else os.pipe()
@@ -59,7 +60,10 @@ class PlanRun:
                     raise
                 started.append(proc)
                 self.procs.append(proc)
-                if stdin != devnull:  # the parent keeps no pipe end: a reader's exit is a writer's SIGPIPE
+                if stdin not in (
+                    devnull,
+                    self.stdin,
+                ):  # the parent keeps no pipe end: a reader's exit is a writer's SIGPIPE
                     os.close(stdin)
                     opened.remove(stdin)
                 if not last:

@@ -42,6 +42,7 @@ from kgent.service.review import pending_note
 from kgent.service.runs import FileScope, RunHandle, RunPort
 from kgent.service.store import open_store
 from kgent.session.paths import normalize_workspace
+from kgent.tools.background import BackgroundError, BackgroundInfo
 from kgent.tools.base import CommandRunner
 
 log = logging.getLogger("kgent.service")
@@ -326,13 +327,30 @@ class RunService:
             raise ServiceError(NOT_FOUND, f"no run {run_id!r}", "run_not_found")
         return handle
 
-    def cancel(self, run_id: str) -> bool:
+    def cancel(self, run_id: str, *, stop_background: bool = False) -> bool:
         for live in list(self.runs.values()):  # a sub-agent's run: cancel only it (its `task` call fails)
             cancelled = live.cancel_sub(run_id)
             if cancelled is not None:
                 return cancelled
         handle = self._handle(run_id)
-        return handle.cancel() if handle is not None else False
+        return handle.cancel(stop_background=stop_background) if handle is not None else False
+
+    async def background(self, session_id: str, stop: str | None = None) -> tuple[BackgroundInfo, ...]:
+        """The session's background commands (none when it has no live run and none kept running); `stop`: the id
+        of one to stop first, or "all"."""
+        commands = self._kernel.background_of(session_id) if self._kernel is not None else None
+        if commands is None:
+            if stop is not None and stop != "all":
+                raise ServiceError(NOT_FOUND, f"no background command {stop!r}", "background_not_found")
+            return ()
+        if stop == "all":
+            await commands.stop_all()
+        elif stop is not None:
+            try:
+                await commands.stop(stop)
+            except BackgroundError as exc:
+                raise ServiceError(NOT_FOUND, str(exc), "background_not_found") from None
+        return commands.list()
 
     def _live(self, run_id: str) -> RunHandle:
         handle = self._handle(run_id)
@@ -408,6 +426,8 @@ class RunService:
     async def close(self, grace: float = 3.0) -> None:
         self.shut_down = True
         await self.cancel_all(grace)
+        if self._kernel is not None:  # what cancelled runs left running ends with the service
+            await self._kernel.stop_background()
         await self._close_extensions()
         await self.providers.aclose()
         await self.flush()

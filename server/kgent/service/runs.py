@@ -293,12 +293,13 @@ class RunHandle:
             self.withdraw(rid)
 
     # -- control ------------------------------------------------------------------------------------------------
-    def cancel(self) -> bool:
-        """Cancel the run; its open prompts are withdrawn now. False if it had already ended."""
+    def cancel(self, *, stop_background: bool = False) -> bool:
+        """Cancel the run; its open prompts are withdrawn now. False if it had already ended. The session's
+        background commands go on unless `stop_background`."""
         if self.run.done:
             return False
         self.withdraw_all()
-        self.run.cancel()
+        self.run.cancel(stop_background=stop_background)
         return True
 
 

@@ -29,6 +29,9 @@ _EXPORTS = {
     "WebFetchTool": "web_fetch",
     "TodoWriteTool": "todo",
     "TaskTool": "task",
+    "BashOutputTool": "bgtools",
+    "BashInputTool": "bgtools",
+    "BashStopTool": "bgtools",
 }
 _CODING = (
     "ReadTool",
@@ -42,6 +45,9 @@ _CODING = (
     "WebFetchTool",
     "TodoWriteTool",
     "TaskTool",
+    "BashOutputTool",
+    "BashInputTool",
+    "BashStopTool",
 )
 _READ_ONLY = ("ReadTool", "GrepTool", "FindTool", "LsTool", "CalculatorTool")
 
@@ -60,7 +66,8 @@ def _make(names: tuple[str, ...]) -> tuple[Tool, ...]:
 
 
 def CODING_TOOLS() -> tuple[Tool, ...]:  # noqa: N802 - the kernel's established name
-    """Fresh instances of read, write, edit, bash, grep, find, ls, calculator, web_fetch, todo_write and task."""
+    """Fresh instances of read, write, edit, bash, grep, find, ls, calculator, web_fetch, todo_write, task and the
+    background commands' bash_output, bash_input and bash_stop."""
     return _make(_CODING)
 
 

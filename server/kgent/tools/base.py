@@ -10,11 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from kgent.core.events import Event, ToolKind
 from kgent.files.ops import FileOps
 from kgent.sandbox.bwrap import Grant, Sandbox
+
+if TYPE_CHECKING:  # the manager's module builds on this one (it runs commands as the bash tool does)
+    from kgent.tools.background import BackgroundCommands
 
 Effect = Literal["read", "write", "execute", "network", "think"]
 
@@ -176,6 +179,8 @@ class ToolContext:
     subagents: SubAgentRunner | None = (
         None  # the `task` tool's way to start a sub-agent; None: none can start
     )
+    background: BackgroundCommands | None = None  # the session's background commands; None: none can start
+    run_id: str = ""  # the run the call belongs to (a sub-agent's own)
 
 
 @runtime_checkable

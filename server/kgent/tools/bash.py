@@ -5,20 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
-import secrets
-import shutil
-import time
-from collections.abc import Callable
-from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from kgent.core.events import ToolKind
-from kgent.sandbox import spill, watchdog
 from kgent.sandbox.argv import Plan
 from kgent.sandbox.pipeline import PlanRun
 from kgent.sandbox.procgroup import become_subreaper, exited, kill_group, note_lingering, sweep_lingering
+from kgent.tools.background import BackgroundError
 from kgent.tools.base import (
     CallDescription,
     CommandResult,
@@ -28,199 +21,18 @@ from kgent.tools.base import (
     ToolOutput,
     error_output,
 )
-from kgent.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_tail
+from kgent.tools.process import (
+    PIPE_GRACE,
+    Output,
+    child_env,
+    pump,
+    spawn_command,
+    start_process,
+    unasked_plan,
+)
+from kgent.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
 
-PIPE_GRACE = 0.5  # after the shell exits, how long a background process may keep the output pipe open
-UPDATE_INTERVAL = 0.1
-_SECRET_ENV = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|AUTH", re.IGNORECASE)
-
-
-def child_env(base: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment for commands: the parent's minus anything that looks like a credential."""
-    env = dict(os.environ if base is None else base)
-    return {k: v for k, v in env.items() if not _SECRET_ENV.search(k)}
-
-
-def _shell() -> str:
-    return shutil.which("bash") or "/bin/sh"
-
-
-class _Output:
-    """Collects merged output: the whole of it in memory until it exceeds the limits, then spilled to a private
-    file that keeps the first spill.HEAD_BYTES and the last spill.TAIL_BYTES (what lies between is counted)."""
-
-    def __init__(self, out_dir: Path | None, on_update: Callable[[str], None] | None) -> None:
-        self.out_dir = out_dir
-        self.on_update = on_update
-        self.buf = bytearray()
-        self.total = 0
-        self.newlines = 0
-        self.cur_line = 0  # bytes since the last newline
-        self.prev_line = 0  # length of the line the last newline ended
-        self.fd: int | None = None
-        self.path: Path | None = None
-        self.written = 0  # bytes of the head in the file
-        self.tail = bytearray()  # past the head: the newest bytes, up to spill.TAIL_BYTES
-        self.dropped = 0
-        self._last_update = 0.0
-
-    def feed(self, chunk: bytes) -> None:
-        self.total += len(chunk)
-        n = chunk.count(b"\n")
-        if n:
-            self.newlines += n
-            last = chunk.rfind(b"\n")
-            prev = chunk.rfind(b"\n", 0, last)
-            self.prev_line = last - prev - 1 if prev >= 0 else self.cur_line + last
-            self.cur_line = len(chunk) - last - 1
-        else:
-            self.cur_line += len(chunk)
-        self.buf += chunk
-        if self.fd is None and (self.total > DEFAULT_MAX_BYTES or self.newlines >= DEFAULT_MAX_LINES):
-            directory = self.out_dir or spill.root()
-            self.path = directory / f"kgent-bash-{secrets.token_hex(8)}.log"
-            self.fd = spill.open_private(directory, self.path.name)
-            self._spill(bytes(self.buf))
-        elif self.fd is not None:
-            self._spill(chunk)
-        if len(self.buf) > 4 * DEFAULT_MAX_BYTES:
-            del self.buf[: len(self.buf) - 2 * DEFAULT_MAX_BYTES]
-        now = time.monotonic()
-        if self.on_update is not None and now - self._last_update >= UPDATE_INTERVAL:
-            self._last_update = now
-            try:
-                self.on_update(
-                    truncate_tail(self.buf[-DEFAULT_MAX_BYTES:].decode("utf-8", "replace")).content
-                )
-            except Exception:  # a failing observer must not break the command
-                self.on_update = None
-
-    def _spill(self, data: bytes) -> None:
-        assert self.fd is not None
-        room = spill.HEAD_BYTES - self.written
-        if room > 0:
-            head = data[:room]
-            _write_all(self.fd, head)
-            self.written += len(head)
-            data = data[len(head) :]
-        if data:
-            self.tail += data
-            if len(self.tail) > spill.TAIL_BYTES:
-                cut = len(self.tail) - spill.TAIL_BYTES
-                self.dropped += cut
-                del self.tail[:cut]
-
-    def close(self) -> None:
-        if self.fd is None:
-            return
-        fd, self.fd = self.fd, None
-        try:
-            if self.dropped:
-                _write_all(
-                    fd, f"\n[... {format_size(self.dropped)} ({self.dropped} bytes) dropped ...]\n".encode()
-                )
-            _write_all(fd, bytes(self.tail))
-            self.tail.clear()
-        finally:
-            os.close(fd)
-
-    def render(self) -> tuple[str, dict[str, Any]]:
-        """Tail-truncated text with Pi's notices, and details (truncation, full_output_path)."""
-        spilled = self.path is not None
-        self.close()
-        text = self.buf.decode("utf-8", "replace")
-        total, newlines, last_line = self.total, self.newlines, self.cur_line
-        if text.endswith("\n"):
-            text, total, newlines, last_line = text[:-1], total - 1, newlines - 1, self.prev_line
-        tr = truncate_tail(text)
-        if spilled:
-            tr = replace(tr, total_lines=newlines + 1, total_bytes=total)
-        details: dict[str, Any] = {}
-        out = tr.content or "(no output)"
-        if not tr.truncated:
-            if self.path is not None:
-                self.path.unlink(missing_ok=True)
-                self.path = None
-            return out, details
-        details["truncation"] = tr.as_dict()
-        details["fullOutputPath"] = str(self.path)
-        where = f"Full output: {self.path}"
-        if self.dropped:
-            details["outputDroppedBytes"] = self.dropped
-            where = (
-                f"Output saved to {self.path}: its first {format_size(spill.HEAD_BYTES)} and last "
-                f"{format_size(spill.TAIL_BYTES)}, {format_size(self.dropped)} between them dropped"
-            )
-        start, end = tr.total_lines - tr.output_lines + 1, tr.total_lines
-        if tr.last_line_partial:
-            out += (
-                f"\n\n[Showing last {format_size(tr.output_bytes)} of line {end} (line is {format_size(last_line)}). "
-                f"{where}]"
-            )
-        elif tr.truncated_by == "lines":
-            out += f"\n\n[Showing lines {start}-{end} of {tr.total_lines}. {where}]"
-        else:
-            out += f"\n\n[Showing lines {start}-{end} of {tr.total_lines} ({format_size(DEFAULT_MAX_BYTES)} limit). {where}]"
-        return out, details
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-async def _pump(stream: asyncio.StreamReader, sink: _Output) -> None:
-    while chunk := await stream.read(65536):
-        sink.feed(chunk)
-
-
-async def _spawn(command: str, ctx: ToolContext) -> asyncio.subprocess.Process:
-    """Start the shell (inside the sandbox when the context has one) in its own session."""
-    argv, env = [_shell(), "-c", command], child_env()
-    if ctx.sandbox is not None and ctx.grant is not None:
-        argv, env = await asyncio.to_thread(
-            ctx.sandbox.wrap, argv, workspace=ctx.workspace, grant=ctx.grant, env=env
-        )
-    return await _start(
-        argv,
-        env,
-        ctx.workspace,
-        asyncio.subprocess.DEVNULL,
-        asyncio.subprocess.PIPE,
-        asyncio.subprocess.STDOUT,
-    )
-
-
-async def _start(
-    argv: list[str], env: dict[str, str], cwd: Path, stdin: int, stdout: int, stderr: int
-) -> asyncio.subprocess.Process:
-    """Start a process in its own session; a cancel that lands mid-spawn still kills the whole group."""
-    spawn = asyncio.ensure_future(
-        asyncio.create_subprocess_exec(
-            *argv, cwd=cwd, env=env, stdin=stdin, stdout=stdout, stderr=stderr, start_new_session=True
-        )
-    )
-    try:
-        proc = await asyncio.shield(spawn)
-    except asyncio.CancelledError:
-        try:
-            proc = await spawn
-        except Exception:
-            raise asyncio.CancelledError from None
-        watchdog.watch(proc.pid)
-        await kill_group(proc)
-        raise
-    watchdog.watch(proc.pid)  # killed with its group if Kgent dies first, `kill -9` included
-    return proc
-
-
-def _unasked_plan(ctx: ToolContext) -> Plan | None:
-    """The classifier's argvs when this call runs unasked inside the sandbox (then no shell runs at all)."""
-    grant, sandbox = ctx.grant, ctx.sandbox
-    if grant is None or grant.approved or grant.plan is None or sandbox is None or not sandbox.contains:
-        return None
-    return grant.plan
+__all__ = ["LOCAL_RUNNER", "BashTool", "LocalCommandRunner", "child_env"]
 
 
 class BashTool:
@@ -237,7 +49,10 @@ class BashTool:
         "path is given. A non-zero exit code is reported as "
         "an error. Commands time out (default 120 seconds; set timeout in seconds to change it). Background "
         "processes that still hold the output open when the command ends are stopped; redirect their output "
-        "(cmd > log 2>&1 &) to keep them running. Prefer the read, grep, find and ls tools for inspecting files."
+        "(cmd > log 2>&1 &) to keep them running. Prefer the read, grep, find and ls tools for inspecting files. "
+        "Set background: true for a command that keeps running (a server, a watcher): it returns at once with an "
+        "id and the first output; read what it prints with bash_output, send it a line with bash_input, stop it "
+        "with bash_stop. Background commands are stopped when the run ends."
     )
     parameters: dict[str, Any] = {
         "type": "object",
@@ -247,6 +62,10 @@ class BashTool:
                 "type": "number",
                 "exclusiveMinimum": 0,
                 "description": "Timeout in seconds (default 120)",
+            },
+            "background": {
+                "type": "boolean",
+                "description": "Run in the background: return at once with an id (no timeout)",
             },
         },
         "required": ["command"],
@@ -258,6 +77,8 @@ class BashTool:
         command = str(args.get("command") or "")
         first = command.strip().splitlines()[0] if command.strip() else ""
         short = first if len(first) <= 80 and "\n" not in command.strip() else first[:77] + "..."
+        if args.get("background") is True:  # the card says it: approving it lets it go on after the call
+            return CallDescription(title=f"Run in the background (keeps running) `{short}`", command=command)
         return CallDescription(title=f"Run `{short}`", command=command)
 
     async def preview(self, args: dict[str, Any], ctx: ToolContext) -> FileChangePreview | None:
@@ -272,6 +93,8 @@ class BashTool:
         timeout = float(args.get("timeout") or ctx.bash_timeout)
         if not command.strip():
             return error_output("Command is empty")
+        if args.get("background") is True:
+            return await self._background(command, ctx)
         try:
             result = await (ctx.runner or LOCAL_RUNNER).run(command, ctx, timeout)
         except OSError as e:
@@ -289,6 +112,38 @@ class BashTool:
             return ToolOutput(content=f"{out}\n\nCommand {ending}", is_error=True, details=details)
         return ToolOutput(content=f"{out}\n\nExit code: 0", details=details)
 
+    async def _background(self, command: str, ctx: ToolContext) -> ToolOutput:
+        """Start the command in the background; its id and what it printed first."""
+        if ctx.background is None:
+            return error_output("Background commands are not available here")
+        if ctx.runner is not None and not isinstance(ctx.runner, LocalCommandRunner):
+            return error_output(
+                f"Background commands run on Kgent's machine; commands here run in {ctx.runner.where}"
+            )
+        become_subreaper()
+        try:
+            cmd = await ctx.background.start(command, ctx, ctx.run_id)
+        except BackgroundError as exc:
+            return error_output(str(exc))
+        except OSError as e:
+            return error_output(f"Failed to start command: {e}")
+        first = await ctx.background.first_output(cmd)
+        details: dict[str, Any] = {"backgroundId": cmd.id, "state": cmd.state}
+        if cmd.sandbox is not None:
+            details["sandbox"] = cmd.sandbox
+        if cmd.exit_code is not None:
+            details["exitCode"] = cmd.exit_code
+        head = (
+            f"Started {cmd.id} in the background"
+            if cmd.state == "running"
+            else f"Started {cmd.id}; it ended already ({cmd.status_line()})"
+        )
+        return ToolOutput(
+            content=f"{head}. Its output so far:\n{first or '(no output)'}",
+            is_error=cmd.state == "failed",
+            details=details,
+        )
+
 
 class LocalCommandRunner:
     """Runs `bash -c` here, in its own process group (inside the sandbox when the call has a grant) — or, for a call
@@ -301,13 +156,13 @@ class LocalCommandRunner:
     async def run(self, command: str, ctx: ToolContext, limit: float) -> CommandResult:
         become_subreaper()
         sweep_lingering()
-        sink = _Output(ctx.output_dir, ctx.on_update)
-        plan = _unasked_plan(ctx)
+        sink = Output(ctx.output_dir, ctx.on_update)
+        plan = unasked_plan(ctx)
         try:
             if plan is not None:
                 code, timed_out = await self._run_plan(plan, ctx, sink, limit)
             else:
-                proc = await _spawn(command, ctx)
+                proc = await spawn_command(command, ctx)
                 timed_out = await self._supervise(proc, sink, limit)
                 code = proc.returncode
         finally:
@@ -321,7 +176,7 @@ class LocalCommandRunner:
 
     @staticmethod
     async def _run_plan(
-        plan: Plan, ctx: ToolContext, sink: _Output, seconds: float
+        plan: Plan, ctx: ToolContext, sink: Output, seconds: float
     ) -> tuple[int | None, bool]:
         """Run the judged argvs, each program exec'd by bwrap directly, pipes and `&&`/`||`/`;` wired here; the
         merged output, timeout and cancellation behave as for `bash -c`."""
@@ -344,10 +199,10 @@ class LocalCommandRunner:
         async def spawn(
             argv: tuple[str, ...], stdin: int, stdout: int, stderr: int
         ) -> asyncio.subprocess.Process:
-            return await _start([*prefix, *argv], env, ctx.workspace, stdin, stdout, stderr)
+            return await start_process([*prefix, *argv], env, ctx.workspace, stdin, stdout, stderr)
 
         runner = PlanRun(plan, spawn, write_fd)
-        reader = asyncio.create_task(_pump(stream, sink))
+        reader = asyncio.create_task(pump(stream, sink))
         task = asyncio.create_task(runner.run())
         try:
             done, _ = await asyncio.wait({task}, timeout=seconds)
@@ -377,9 +232,9 @@ class LocalCommandRunner:
             transport.close()
 
     @staticmethod
-    async def _supervise(proc: asyncio.subprocess.Process, sink: _Output, seconds: float) -> bool:
+    async def _supervise(proc: asyncio.subprocess.Process, sink: Output, seconds: float) -> bool:
         assert proc.stdout is not None
-        reader = asyncio.create_task(_pump(proc.stdout, sink))
+        reader = asyncio.create_task(pump(proc.stdout, sink))
         waiter = asyncio.create_task(exited(proc))
         try:
             done, _ = await asyncio.wait({waiter}, timeout=seconds)

@@ -278,6 +278,28 @@ class InstructionsEvent(Payload):
     skipped: list[SkippedFile] = Field(default_factory=list)
 
 
+class BackgroundEvent(Payload):
+    """A background command of the session (bash with `background: true`) started or ended; `agent/background`
+    lists them and stops one."""
+
+    type: Literal["background"]
+    id: str = Field(
+        description="The command's id in its session (bg1, bg2 …): what the model and agent/background use."
+    )
+    command: str
+    state: Literal["running", "exited", "stopped", "failed"] = Field(
+        description="running; exited (its program ended, exitCode says how); stopped (bash_stop, agent/background, "
+        "the run's end); failed (killed by a signal)."
+    )
+    exit_code: int | None = None
+    tool_call_id: str = Field(description="The bash call that started it.")
+    started_run_id: str = Field(description="The run whose call started it.")
+    output_bytes: int = Field(description="Bytes of output so far.")
+    sandbox: str | None = Field(
+        default=None, description="What it runs with, when it runs inside the sandbox."
+    )
+
+
 class RunError(Payload):
     code: str
     message: str
@@ -315,6 +337,7 @@ EVENTS: tuple[type[Payload], ...] = (
     CompactionEvent,
     PlanEvent,
     InstructionsEvent,
+    BackgroundEvent,
     RunEndEvent,
 )
 
@@ -335,6 +358,7 @@ KnownEvent = TypeAliasType(
         | CompactionEvent
         | PlanEvent
         | InstructionsEvent
+        | BackgroundEvent
         | RunEndEvent,
         Field(discriminator="type"),
     ],

@@ -97,8 +97,28 @@ async def _run(svc: Service, p: Q.RunParams) -> Any:
     return await svc.start_run(p)
 
 
-async def _cancel(svc: Service, p: Q.RunIdParams) -> R.CancelResult:
-    return R.CancelResult(cancelled=svc.cancel(p.run_id))
+async def _cancel(svc: Service, p: Q.CancelParams) -> R.CancelResult:
+    return R.CancelResult(cancelled=svc.cancel(p.run_id, stop_background=bool(p.stop_background)))
+
+
+async def _background(svc: Service, p: Q.BackgroundParams) -> R.BackgroundResult:
+    found = await svc.background(p.session_id, p.stop)
+    return R.BackgroundResult(
+        commands=[
+            R.BackgroundCommand(
+                id=c.id,
+                command=c.command,
+                state=c.state,
+                exit_code=c.exit_code,
+                tool_call_id=c.tool_call_id,
+                started_run_id=c.run_id,
+                output_bytes=c.output_bytes,
+                sandbox=c.sandbox,
+                started=c.started,
+            )
+            for c in found
+        ]
+    )
 
 
 async def _steer(svc: Service, p: Q.RunTextParams) -> R.EmptyResult:
@@ -232,7 +252,7 @@ METHODS: tuple[Method, ...] = (
         name="agent/cancel",
         direction=_IN,
         kind="request",
-        params_ref=Q.RunIdParams,
+        params_ref=Q.CancelParams,
         result_ref=R.CancelResult,
         call=_cancel,
         http=(Http("POST", "/api/runs/{runId}/cancel"),),
@@ -257,6 +277,18 @@ METHODS: tuple[Method, ...] = (
         call=_follow_up,
         http=(Http("POST", "/api/runs/{runId}/followUp"),),
         acp=_NO_STEER,
+    ),
+    Method(
+        name="agent/background",
+        direction=_IN,
+        kind="request",
+        params_ref=Q.BackgroundParams,
+        result_ref=R.BackgroundResult,
+        call=_background,
+        http=(Http("POST", "/api/sessions/{sessionId}/background"),),
+        acp=Absent(
+            "ACP has no method for it: an ACP client sees the bash, bash_output and bash_stop calls as tool calls"
+        ),
     ),
     Method(
         name="agent/clearQueue",

@@ -314,6 +314,21 @@ class RunTextParams(Params):
     text: NonBlankStr
 
 
+class CancelParams(Params):
+    run_id: NonEmptyStr
+    stop_background: bool | None = Field(
+        default=None,
+        description="Also stop the session's background commands (default: they go on, listed by agent/background).",
+    )
+
+
+class BackgroundParams(Params):
+    """`agent/background`: list a session's background commands; `stop` one (its id) or "all" first."""
+
+    session_id: NonEmptyStr
+    stop: NonEmptyStr | None = Field(default=None, description='A command id to stop first, or "all".')
+
+
 class SessionsParams(Params):
     workspace: AbsolutePath
 

@@ -137,6 +137,26 @@ class EmptyResult(Payload):
     """`{}`."""
 
 
+class BackgroundCommand(Payload):
+    """One background command of a session, as the `background` event describes it."""
+
+    id: str
+    command: str
+    state: Literal["running", "exited", "stopped", "failed"]
+    exit_code: int | None = None
+    tool_call_id: str
+    started_run_id: str
+    output_bytes: int
+    sandbox: str | None = None
+    started: float = Field(description="When it started (epoch seconds).")
+
+
+class BackgroundResult(Payload):
+    commands: list[BackgroundCommand] = Field(
+        description="Oldest first; ended ones too while the session's run lasts (or a cancel kept some running)."
+    )
+
+
 # -- sessions --------------------------------------------------------------------------------------------------------
 
 
