@@ -506,6 +506,13 @@ const fakeVscode = {
     registerCodeLensProvider(_selector: unknown, _provider: unknown): Disposable {
       return { dispose: () => undefined }; // CodeLens (the review) is tested in the real VS Code (test-real/)
     },
+    // No language server here: nothing changes, every file has no diagnostics (test-real/ has a real one).
+    onDidChangeDiagnostics(_listener: (e: { uris: Uri[] }) => void): Disposable {
+      return { dispose: () => undefined };
+    },
+    getDiagnostics(_uri: Uri): unknown[] {
+      return [];
+    },
   },
   window: {
     createTreeView(id: string, options: { treeDataProvider: FakeTreeDataProvider }): FakeTreeView {

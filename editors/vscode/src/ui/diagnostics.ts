@@ -33,13 +33,14 @@ function settled(uri: vscode.Uri, quietMs: number, afterChangeMs: number, maxMs:
       sub.dispose();
       resolve();
     };
-    const bound = setTimeout(finish, maxMs);
-    quiet = setTimeout(finish, quietMs);
+    // Subscribed before the timers start: a timer's `finish` disposes `sub`.
     const sub = vscode.languages.onDidChangeDiagnostics((e) => {
       if (!e.uris.some((u) => u.toString() === key)) return;
       clearTimeout(quiet);
       quiet = setTimeout(finish, afterChangeMs);
     });
+    const bound = setTimeout(finish, maxMs);
+    quiet = setTimeout(finish, quietMs);
   });
 }
 
