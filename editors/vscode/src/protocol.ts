@@ -168,6 +168,7 @@ const EVENT_TYPES: Record<W.KnownEvent["type"], true> = {
   compaction: true,
   plan: true,
   instructions: true,
+  background: true,
   run_end: true,
 };
 
@@ -225,6 +226,8 @@ export const AgentAddRule = new RequestType<W.RuleParams, W.AddRuleResult, Error
 export const AgentRemoveRule = new RequestType<W.RuleParams, W.RemoveRuleResult, ErrorData>("agent/removeRule");
 export const AgentCommands = new RequestType<W.CommandsParams, W.CommandsResult, ErrorData>("agent/commands");
 export const AgentCommand = new RequestType<W.CommandParams, W.CommandResult, ErrorData>("agent/command");
+// Background commands (protocol.md § agent/background): listed and stopped; the panel does not show them yet.
+export const AgentBackground = new RequestType<W.BackgroundParams, W.BackgroundResult, ErrorData>("agent/background");
 export const AgentExportSession = new RequestType<W.ExportParams, W.ExportResult, ErrorData>("agent/exportSession");
 export const AgentEvent = new NotificationType<AgentEventParams>("agent/event");
 export const AgentPermission = new RequestType<W.PermissionParams, W.PermissionResult, ErrorData>("agent/permission");
