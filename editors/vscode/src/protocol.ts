@@ -131,6 +131,15 @@ export type {
   UsageEvent,
   UserMessage,
   UserMessageEvent,
+  BackgroundCommand,
+  BackgroundEvent,
+  BackgroundParams,
+  BackgroundResult,
+  CancelParams,
+  CommandParams,
+  CommandResult,
+  ExportParams,
+  ExportResult,
 } from "./wire.generated";
 
 export const PROTOCOL_VERSION = 1;
@@ -206,7 +215,7 @@ export const Initialize = new RequestType<W.InitializeParams, W.InitializeResult
 export const Shutdown = new RequestType0<null, ErrorData>("shutdown");
 export const Exit = new NotificationType0("exit");
 export const AgentRun = new RequestType<W.RunParams, W.RunResult, ErrorData>("agent/run");
-export const AgentCancel = new RequestType<W.RunIdParams, W.CancelResult, ErrorData>("agent/cancel");
+export const AgentCancel = new RequestType<W.CancelParams, W.CancelResult, ErrorData>("agent/cancel");
 export const AgentSteer = new RequestType<W.RunTextParams, W.EmptyResult, ErrorData>("agent/steer");
 export const AgentFollowUp = new RequestType<W.RunTextParams, W.EmptyResult, ErrorData>("agent/followUp");
 export const AgentClearQueue = new RequestType<W.RunIdParams, W.EmptyResult, ErrorData>("agent/clearQueue");
