@@ -637,7 +637,7 @@ def test_cost_limit_flag_stops_the_run(ws: Path) -> None:
             "--model",
             "claude-sonnet-4-5",
             "--cost-limit",
-            "0.010",
+            "0.012",
             "--mode",
             "full",
             "set value",
@@ -645,7 +645,7 @@ def test_cost_limit_flag_stops_the_run(ws: Path) -> None:
             state=ws.parent / "state",
         )
     assert out.returncode == 1, out.stdout
-    assert "failed (cost_limit)" in out.stdout and "limit of $0.0100" in out.stdout, out.stdout
+    assert "failed (cost_limit)" in out.stdout and "limit of $0.0120" in out.stdout, out.stdout
     assert 1 <= len(server.requests) < 4  # it stopped between model calls
     bad = kgent("run", "--provider", "scripted", "--cost-limit", "1", "x", cwd=ws, state=ws.parent / "state")
     assert bad.returncode == 2 and "needs the price of model 'hello'" in bad.stdout
