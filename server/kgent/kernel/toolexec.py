@@ -43,6 +43,7 @@ from kgent.permissions import (
     request_id,
     shell_grant,
 )
+from kgent.permissions.rules import runs_a_program
 from kgent.sandbox import spill
 from kgent.sandbox.bwrap import Grant
 from kgent.session.entries import SessionEntry
@@ -295,6 +296,9 @@ class ToolBatch:
         found = match(intent, self._rules())
         if found is not None and found.allow and intent.configures:
             found = None  # no rule allows writing configuration: a person sees each such write
+        runs = runs_a_program(intent) if found is not None and found.allow else None
+        if runs is not None:
+            found = None  # nor a command whose option runs another program (`rg --pre`, `git grep -O` …)
         remembered = None if found is None else found.allow
         runner = loop.runner
         verdict = decide(
@@ -305,6 +309,10 @@ class ToolBatch:
             if runner.sandboxed
             else f"shell commands run in {runner.where}, outside the sandbox",
         )
+        if runs is not None:
+            verdict = replace(
+                verdict, reason=f"{verdict.reason}; no rule covers {runs}, which runs a program"
+            )
         if verdict.action == "allow" and remembered is not False:
             return Authorization(approved=True)
         if found is not None and not found.allow:

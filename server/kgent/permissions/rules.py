@@ -11,6 +11,7 @@ from typing import Any, Final
 from kgent.core.errors import SessionError
 from kgent.core.events import PermissionOption, RuleText
 from kgent.core.redact import redact
+from kgent.permissions.codeexec import caveat, executing
 from kgent.permissions.intent import Intent
 from kgent.permissions.rulesyntax import (
     Rule,
@@ -18,6 +19,7 @@ from kgent.permissions.rulesyntax import (
     RuleScope,
     command_rule,
     command_segments,
+    loose_segments,
     parse_rule,
     segment_problem,
     shellwords_quote,
@@ -315,7 +317,7 @@ def card(intent: Intent, *, project_trusted: bool) -> tuple[tuple[PermissionOpti
             kind="allow_always" if allow else "reject_always",
             name=name,
             scope=scope,
-            rules=tuple(RuleText(rule=r.text, text=describe(r, scope)) for r in rules),
+            rules=tuple(RuleText(rule=r.text, text=describe(r, scope) + _caveat(r)) for r in rules),
         )
 
     mine = "" if project_trusted else " (kept in your settings)"
@@ -332,8 +334,28 @@ def card(intent: Intent, *, project_trusted: bool) -> tuple[tuple[PermissionOpti
     return tuple(options), None
 
 
+def _caveat(rule: Rule) -> str:
+    """For a prefix rule of a program with options that run programs: that the rule never covers them."""
+    command = rule.command if rule.tool == "bash" else None
+    if command is None or not command[1]:
+        return ""
+    found = caveat(command[0])
+    return f" (never its options that run a program: {found}; those are asked each time)" if found else ""
+
+
 def answer_scope(option_id: str) -> RuleScope:
     """How long an 'always' answer lasts, from the option's id."""
     return (
         "project" if option_id.endswith("_project") else "user" if option_id.endswith("_user") else "session"
     )
+
+
+def runs_a_program(intent: Intent) -> str | None:
+    """The option of a command (any of its simple commands) that runs another program: no allow rule covers it."""
+    if intent.subject != "command" or intent.command is None:
+        return None
+    for words in loose_segments(intent.command):
+        hit = executing(words)
+        if hit is not None:
+            return hit
+    return None
