@@ -21,10 +21,9 @@ from typing import Literal
 
 from kgent.core.redact import redact
 from kgent.sandbox import spill
-from kgent.sandbox.pipeline import PlanRun
 from kgent.sandbox.procgroup import exited, kill_group
 from kgent.tools.base import ToolContext
-from kgent.tools.process import PIPE_GRACE, Output, child_env, spawn_command, start_process, unasked_plan
+from kgent.tools.process import PIPE_GRACE, Output, open_plan_run, spawn_command, unasked_plan
 from kgent.tools.truncate import format_size, truncate_tail
 
 State = Literal["running", "exited", "stopped", "failed"]
@@ -326,22 +325,12 @@ async def _launch(
                 _finish(cmd, proc.returncode)
 
         return asyncio.ensure_future(supervise()), lambda: kill_group(proc)
-    assert ctx.sandbox is not None and ctx.grant is not None
-    prefix, env = await asyncio.to_thread(
-        ctx.sandbox.wrap, [], workspace=ctx.workspace, grant=ctx.grant, env=child_env()
-    )
-    loop = asyncio.get_running_loop()
-    read_fd, write_fd = os.pipe()
-    stream = asyncio.StreamReader(limit=2**20)
-    transport, _ = await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(stream), os.fdopen(read_fd, "rb", buffering=0)
-    )
     in_fd = os.dup(stdin)
-
-    async def spawn(argv: tuple[str, ...], sin: int, sout: int, serr: int) -> asyncio.subprocess.Process:
-        return await start_process([*prefix, *argv], env, ctx.workspace, sin, sout, serr)
-
-    runner = PlanRun(plan, spawn, write_fd, stdin=in_fd)
+    try:
+        runner, stream, transport = await open_plan_run(plan, ctx, stdin=in_fd)
+    except BaseException:
+        os.close(in_fd)
+        raise
 
     async def supervise_plan() -> None:
         reader = asyncio.ensure_future(_pump(stream, cmd.log))

@@ -4,12 +4,10 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from typing import Any
 
 from kgent.core.events import ToolKind
 from kgent.sandbox.argv import Plan
-from kgent.sandbox.pipeline import PlanRun
 from kgent.sandbox.procgroup import become_subreaper, exited, kill_group, note_lingering, sweep_lingering
 from kgent.tools.background import BackgroundError
 from kgent.tools.base import (
@@ -25,9 +23,9 @@ from kgent.tools.process import (
     PIPE_GRACE,
     Output,
     child_env,
+    open_plan_run,
     pump,
     spawn_command,
-    start_process,
     unasked_plan,
 )
 from kgent.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
@@ -180,28 +178,7 @@ class LocalCommandRunner:
     ) -> tuple[int | None, bool]:
         """Run the judged argvs, each program exec'd by bwrap directly, pipes and `&&`/`||`/`;` wired here; the
         merged output, timeout and cancellation behave as for `bash -c`."""
-        assert ctx.sandbox is not None and ctx.grant is not None
-        prefix, env = await asyncio.to_thread(
-            ctx.sandbox.wrap, [], workspace=ctx.workspace, grant=ctx.grant, env=child_env()
-        )
-        loop = asyncio.get_running_loop()
-        read_fd, write_fd = os.pipe()
-        stream = asyncio.StreamReader(limit=2**20)
-        try:
-            transport, _ = await loop.connect_read_pipe(
-                lambda: asyncio.StreamReaderProtocol(stream), os.fdopen(read_fd, "rb", buffering=0)
-            )
-        except BaseException:
-            os.close(read_fd)
-            os.close(write_fd)
-            raise
-
-        async def spawn(
-            argv: tuple[str, ...], stdin: int, stdout: int, stderr: int
-        ) -> asyncio.subprocess.Process:
-            return await start_process([*prefix, *argv], env, ctx.workspace, stdin, stdout, stderr)
-
-        runner = PlanRun(plan, spawn, write_fd)
+        runner, stream, transport = await open_plan_run(plan, ctx)
         reader = asyncio.create_task(pump(stream, sink))
         task = asyncio.create_task(runner.run())
         try:

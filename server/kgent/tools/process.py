@@ -17,6 +17,7 @@ from typing import Any
 
 from kgent.sandbox import spill, watchdog
 from kgent.sandbox.argv import Plan
+from kgent.sandbox.pipeline import PlanRun
 from kgent.sandbox.procgroup import kill_group
 from kgent.tools.base import ToolContext
 from kgent.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_tail
@@ -214,3 +215,30 @@ def unasked_plan(ctx: ToolContext) -> Plan | None:
     if grant is None or grant.approved or grant.plan is None or sandbox is None or not sandbox.contains:
         return None
     return grant.plan
+
+
+async def open_plan_run(
+    plan: Plan, ctx: ToolContext, *, stdin: int | None = None
+) -> tuple[PlanRun, asyncio.StreamReader, asyncio.ReadTransport]:
+    """The judged argvs ready to run, each program exec'd by bwrap directly (no shell reads them again), their merged
+    output on one pipe: the runner, the pipe's reader and its transport (the caller closes both)."""
+    assert ctx.sandbox is not None and ctx.grant is not None
+    prefix, env = await asyncio.to_thread(
+        ctx.sandbox.wrap, [], workspace=ctx.workspace, grant=ctx.grant, env=child_env()
+    )
+    loop = asyncio.get_running_loop()
+    read_fd, write_fd = os.pipe()
+    stream = asyncio.StreamReader(limit=2**20)
+    try:
+        transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(stream), os.fdopen(read_fd, "rb", buffering=0)
+        )
+    except BaseException:
+        os.close(read_fd)
+        os.close(write_fd)
+        raise
+
+    async def spawn(argv: tuple[str, ...], sin: int, sout: int, serr: int) -> asyncio.subprocess.Process:
+        return await start_process([*prefix, *argv], env, ctx.workspace, sin, sout, serr)
+
+    return PlanRun(plan, spawn, write_fd, stdin=stdin), stream, transport
