@@ -801,3 +801,26 @@ def test_kgent_rules_changes_a_sessions_rules(ws: Path) -> None:
             "text": "allow edits to `src/**` this session",
         }
     ]
+
+
+def test_a_full_mode_command_finds_no_key_in_kgent_runs_environ(ws: Path) -> None:
+    """Issue 36 point 4 for `kgent run`: the keys are wiped from its environ block at start and masked in every tool
+    result, so `cat /proc/$PPID/environ` in full mode shows the block without them (the run's events, its session
+    file and the second model request alike)."""
+    from kgent.testing.model_server import ModelServer
+
+    key, other = "sk-kg" + "Q7" * 20, "sk-ds" + "w3" * 20
+    look = "cat /proc/$PPID/environ | tr '\\0' '\\n'; env"
+    with ModelServer([[{"tool": "bash", "args": {"command": look}}], [{"text": "done"}]]) as server:
+        out = kgent(
+            "run", "--provider", "openai", "--model", "m", "--base-url", server.openai_base_url,
+            "--mode", "full", "--json", "look",
+            cwd=ws, state=ws.parent / "state", env={"KGENT_API_KEY": key, "DEEPSEEK_API_KEY": other},
+        )  # fmt: skip
+        bodies = [r.raw.decode() for r in server.requests]
+    assert out.returncode == 0, out.stderr
+    assert "KGENT_STATE_DIR=" in bodies[1]  # the command read the environ block, and the model got its output
+    stored = "".join(p.read_text() for p in (ws.parent / "state").rglob("*.jsonl"))
+    assert "KGENT_STATE_DIR=" in stored
+    for text in (out.stdout, out.stderr, *bodies, stored):
+        assert key[5:17] not in text and other[5:17] not in text

@@ -110,3 +110,18 @@ async def test_a_key_echoed_without_its_prefix_inside_a_streamed_error_is_redact
     events, message = await collect(provider.stream(request()))
     assert message.stop_reason == "error" and message.error and "is wrong" in (message.error or "")
     _clean(events, message, KEY, echoed, echoed[2:14])
+
+
+def test_tool_output_masks_only_the_configured_keys() -> None:
+    """kgent.core.redact.redact_keys (what the kernel applies to every tool result): a remembered key and any
+    12-character run of it go; everything else — secret-shaped or not — stays exactly, so a file read back still
+    matches its lines."""
+    from kgent.core.redact import redact_keys
+
+    key = "zq-tool-output-key-0123456789abcdef"
+    remember_secret(key)
+    text = f"KEY={key}\npart: {key[3:20]}\npassword = hunter2\nAuthorization: Bearer abcdefghijklmnop\n"
+    out = redact_keys(text)
+    assert key[3:15] not in out and out.count(MASK) == 2
+    assert "password = hunter2\nAuthorization: Bearer abcdefghijklmnop\n" in out
+    assert redact_keys("nothing to mask here") == "nothing to mask here"

@@ -108,6 +108,27 @@ def redact_url(url: str) -> str:
     return _USERINFO.sub(lambda m: f"{m.group(1)}{MASK}@", url)
 
 
+def _mask_keys(text: str, plan: tuple[tuple[str, str, int], ...], short: tuple[str, ...]) -> str:
+    spans = _fragment_spans(text, plan)
+    if spans:
+        text = _mask_spans(text, spans)
+    for secret in short:
+        if secret in text:
+            text = text.replace(secret, MASK)
+    return text
+
+
+def redact_keys(text: str) -> str:
+    """`text` with every remembered key — and any FRAGMENT-long run of one — masked, and nothing else: what a tool
+    returns (a file read, a command's output) keeps the rest of its text exactly, so the model can still edit a
+    file by its lines, while a key that a command printed (`/proc/$PPID/environ`, `env`) reaches no model request,
+    event or session file."""
+    plan, short = _plan, _short
+    if not text or not (plan or short):
+        return text
+    return _mask_keys(text, plan, short)
+
+
 def redact(text: str, *secrets: str | None) -> str:
     """`text` with every remembered secret, every secret given here and every secret-shaped part replaced."""
     if not text:
@@ -117,12 +138,7 @@ def redact(text: str, *secrets: str | None) -> str:
     if given:
         plan = plan + tuple(p for x in given for p in _pieces_of(x))
         short = tuple(sorted({*short, *(x for x in given if len(x) < FRAGMENT)}, key=len, reverse=True))
-    spans = _fragment_spans(text, plan)
-    if spans:
-        text = _mask_spans(text, spans)
-    for secret in short:
-        if secret in text:
-            text = text.replace(secret, MASK)
+    text = _mask_keys(text, plan, short)
     text = redact_url(text)
     text = _FIELD.sub(lambda m: f"{m.group(1)}{MASK}", text)
     text = _BEARER.sub(lambda m: f"{m.group(1)} {MASK}", text)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from kgent.daemon.framing import FrameError, FrameParser, FrameWriter
 from kgent.ext.config import configured
+from kgent.providers.keys import hide_keys
 from kgent.sandbox.bwrap import prefetch
 from kgent.service.handshake import ParamsError, Settings, initialize_result, parse_initialize
 
@@ -93,6 +94,8 @@ def main(
 ) -> int:
     """Serve one editor over stdin/stdout until `exit`, EOF or SIGTERM. Does not return normally: the process
     exits (status 0) once every run is cancelled and the sessions are flushed."""
+    if env is None:  # a daemon process of its own: the keys out of its environ block (kgent.providers.keys)
+        hide_keys()
     env = dict(os.environ if env is None else env)
     in_fd, out_fd = guard_stdio()
     loader = _Loader()

@@ -23,6 +23,7 @@ from kgent.core.events import (
 )
 from kgent.core.messages import ToolCall, ToolResultMessage
 from kgent.core.paths import trust_file
+from kgent.core.redact import redact_keys
 from kgent.files.gatedops import GatedFiles
 from kgent.files.ops import HostBuffers
 from kgent.kernel.diagnostics import edited_path, with_diagnostics
@@ -185,7 +186,7 @@ class ToolBatch:
         workspace = self.loop.spec.workspace
 
         def on_update(text: str) -> None:
-            emit(ToolUpdate(tool_call_id=call_id, status="in_progress", output=text))
+            emit(ToolUpdate(tool_call_id=call_id, status="in_progress", output=redact_keys(text)))
 
         return ToolContext(
             workspace=workspace,
@@ -532,14 +533,20 @@ class ToolBatch:
             edited is not None or command
         ):  # what it broke: for the model, the fronts
             out, checked = await with_diagnostics(diagnostics, edited, out)
-        result = ToolResultMessage(
-            tool_call_id=call.id,
-            name=call.name,
-            content=out.content,
-            is_error=out.is_error,
-            details=out.details,
+        result = await hooked_result(
+            self.loop.kernel.hooks,
+            self.loop.spec.hook_context,
+            call,
+            ToolResultMessage(
+                tool_call_id=call.id,
+                name=call.name,
+                content=out.content,
+                is_error=out.is_error,
+                details=out.details,
+            ),
         )
-        result = await hooked_result(self.loop.kernel.hooks, self.loop.spec.hook_context, call, result)
+        # what a command printed of a key reaches no model request, event or session line
+        result = _keys_redacted(result)
         self.results[call.id] = result
         emit(
             ToolUpdate(
@@ -571,6 +578,17 @@ def _with_notes(out: ToolOutput, notes: list[str], unsaved: list[str]) -> ToolOu
         return out
     text = "\n".join(f"[kgent: {n}]" for n in notes)
     return replace(out, content=f"{out.content}\n\n{text}" if out.content else text)
+
+
+def _keys_redacted(result: ToolResultMessage) -> ToolResultMessage:
+    """The result with every configured key masked in its text and its diff (kgent.core.redact.redact_keys)."""
+    content = redact_keys(result.content)
+    diff = result.details.get("diff")
+    clean_diff = redact_keys(diff) if isinstance(diff, str) else diff
+    if content == result.content and clean_diff == diff:
+        return result
+    details = result.details if clean_diff == diff else {**result.details, "diff": clean_diff}
+    return replace(result, content=content, details=details)
 
 
 def _error(call: ToolCall, text: str) -> ToolResultMessage:
