@@ -404,6 +404,9 @@ export class FakeUi {
 export interface FakeState {
   ui: FakeUi;
   config: Record<string, unknown>;
+  /** What the workspace's .vscode/settings.json says: `get` prefers it (as VS Code does for a setting a workspace
+   *  may set), `inspect` shows it apart. */
+  workspaceConfig: Record<string, unknown>;
   workspaceFolders: { uri: Uri; name: string; index: number }[] | undefined;
   activeTextEditor: FakeEditor | undefined;
   commands: Map<string, (...args: unknown[]) => unknown>;
@@ -417,6 +420,7 @@ export interface FakeState {
 export const state: FakeState = {
   ui: new FakeUi(),
   config: {},
+  workspaceConfig: {},
   workspaceFolders: undefined,
   activeTextEditor: undefined,
   commands: new Map(),
@@ -606,7 +610,17 @@ const fakeVscode = {
       return {
         get: <T>(key: string, dflt?: T): T | undefined => {
           const k = prefix + key;
+          if (k in state.workspaceConfig) return state.workspaceConfig[k] as T;
           return k in state.config ? (state.config[k] as T) : dflt;
+        },
+        inspect: <T>(key: string) => {
+          const k = prefix + key;
+          return {
+            key: k,
+            defaultValue: undefined,
+            globalValue: k in state.config ? (state.config[k] as T) : undefined,
+            workspaceValue: k in state.workspaceConfig ? (state.workspaceConfig[k] as T) : undefined,
+          };
         },
         has: (key: string) => prefix + key in state.config,
         update: async (key: string, value: unknown) => {
@@ -674,10 +688,12 @@ export function installFakeVscode(): FakeVscode {
 export function resetFake(options: {
   folders?: string[];
   config?: Record<string, unknown>;
+  workspaceConfig?: Record<string, unknown>;
   trusted?: boolean;
 }): FakeUi {
   state.ui = new FakeUi();
   state.config = { ...(options.config ?? {}) };
+  state.workspaceConfig = { ...(options.workspaceConfig ?? {}) };
   state.workspaceFolders = options.folders?.map((f, index) => ({ uri: Uri.file(f), name: path.basename(f), index }));
   state.activeTextEditor = undefined;
   state.commands.clear();

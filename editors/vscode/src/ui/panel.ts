@@ -20,7 +20,7 @@ import { rewindAt } from "./panelRewind";
 import { panelHtml } from "./panelHtml";
 import { PanelSessions } from "./panelSessions";
 import { openChangedFiles, type Runs } from "./runs";
-import { currentModel, permissionMode, setModelNow } from "./settings";
+import { currentModel, permissionMode, providerSetting, setModelNow } from "./settings";
 import { sandboxStatus } from "../usage";
 import { pickFolder } from "./tasks";
 
@@ -337,9 +337,8 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
     // While the daemon is down (it died; the next message restarts it) the pickers keep what it offered.
     const caps = client?.initializeResult.capabilities ?? this.lastCaps;
     this.lastCaps = caps;
-    const cfg = vscode.workspace.getConfiguration("kgent");
     const own = this.sessionModel;
-    const provider = own?.provider ?? (cfg.get<string>("provider")?.trim() || caps?.defaultProvider || "");
+    const provider = own?.provider ?? (providerSetting() || caps?.defaultProvider || "");
     this.model.choices = {
       modes: caps?.modes ?? ["plan", "ask", "auto", "full", "risk_based"],
       mode: permissionMode(),

@@ -14,14 +14,43 @@ function config(): vscode.WorkspaceConfiguration {
   return vscode.workspace.getConfiguration("kgent");
 }
 
+/**
+ * The settings that decide where requests go and with which key, the mode, the project's trust and the command
+ * Kgent starts: the user's alone. package.json scopes them `machine`, so VS Code itself ignores a workspace's value
+ * (a repository's .vscode/settings.json, or one write by an agent, must not point the stored key elsewhere, set full
+ * mode or trust itself); they are read here from the user's settings all the same, for a host that would not, and a
+ * workspace that tries is told once.
+ */
+export const USER_ONLY = ["serverCommand", "provider", "baseUrl", "permissionMode", "trustProjectExtensions"];
+const warned = new Set<string>();
+
+/** The user's value of a USER_ONLY setting (or its default); a workspace's value is ignored, with a warning. */
+export function userSetting<T>(cfg: vscode.WorkspaceConfiguration, key: string): T | undefined {
+  const seen = cfg.inspect<T>(key);
+  if (seen === undefined) return undefined;
+  if ((seen.workspaceValue !== undefined || seen.workspaceFolderValue !== undefined) && !warned.has(key)) {
+    warned.add(key);
+    void vscode.window.showWarningMessage(
+      `Kgent ignores kgent.${key} in this workspace's settings: it can only be set in your user settings (a ` +
+        "repository must not choose where Kgent sends your key, its mode or its own trust).",
+    );
+  }
+  return seen.globalValue ?? seen.defaultValue;
+}
+
 function str(cfg: vscode.WorkspaceConfiguration, key: string): string | undefined {
-  const v = cfg.get<string>(key);
+  const v = USER_ONLY.includes(key) ? userSetting<string>(cfg, key) : cfg.get<string>(key);
   return typeof v === "string" && v.trim() !== "" ? v.trim() : undefined;
 }
 
 export function permissionMode(): string {
   const m = str(config(), "permissionMode") ?? "ask";
   return MODES.includes(m) ? m : "ask";
+}
+
+/** The `kgent.provider` setting (the user's), or undefined. */
+export function providerSetting(): string | undefined {
+  return str(config(), "provider");
 }
 
 /** The daemon's command line, environment (with the stored key) and `initialize` settings. */
@@ -54,7 +83,7 @@ export async function daemonConfig(secrets: vscode.SecretStorage): Promise<Daemo
   // The project's own extensions, MCP servers and permission rules: only when the user says so (docs/extensions.md).
   // Always sent, so a change reaches a running daemon too: true / false decide; unset (null) leaves it to
   // `kgent extensions --trust`, the trust every front shares.
-  const trust = cfg.get<boolean | null>("trustProjectExtensions");
+  const trust = userSetting<boolean | null>(cfg, "trustProjectExtensions");
   settings.trustProjectExtensions = typeof trust === "boolean" ? trust : null;
   return { command: { command, args: words.slice(1), cwd: folder ?? os.homedir(), env }, settings };
 }

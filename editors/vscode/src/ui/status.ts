@@ -3,6 +3,7 @@
 
 import * as vscode from "vscode";
 import { sandboxStatus } from "../usage";
+import { permissionMode } from "./settings";
 
 export interface StatusState {
   /** VS Code trusts the folder (in Restricted Mode Kgent is off). */
@@ -90,7 +91,7 @@ export class ChoicesStatus implements vscode.Disposable {
 
   update(): void {
     const cfg = vscode.workspace.getConfiguration("kgent");
-    this.mode.text = `$(shield) ${cfg.get<string>("permissionMode") || "ask"}`;
+    this.mode.text = `$(shield) ${permissionMode()}`;
     this.mode.tooltip = "Kgent permission mode: click to change";
     const model = cfg.get<string>("model")?.trim();
     this.model.text = `$(sparkle) ${model || "default model"}`;
