@@ -41,7 +41,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     # the `kgent` process itself (not a caller's in-process use): the keys out of its environ block
     if argv is None:
-        from kgent.providers.keys import hide_keys
+        from kgent.core.keyenv import hide_keys
 
         hide_keys()
     args_list = list(sys.argv[1:] if argv is None else argv)

@@ -15,9 +15,9 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 
+from kgent.core.keyenv import hide_keys
 from kgent.daemon.framing import FrameError, FrameParser, FrameWriter
 from kgent.ext.config import configured
-from kgent.providers.keys import hide_keys
 from kgent.sandbox.bwrap import prefetch
 from kgent.service.handshake import ParamsError, Settings, initialize_result, parse_initialize
 
