@@ -11,6 +11,7 @@ import importlib
 import logging
 import os
 import sys
+import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
@@ -53,30 +54,38 @@ def main(env: Mapping[str, str], *, log_level: str | None = None) -> int:
             pump(stdin, screened, stdout, lambda message: answer(message, offer, env))
         )
         agent: Any = None
-        warming: asyncio.Future[None] | None = None
         try:
             loaded = await asyncio.to_thread(importlib.import_module, "kgent.acp.agent")
             from acp import run_agent
 
             agent = loaded.KgentAgent(env, offer)
-            # What the first prompt needs, while the client sends session/new and the person types
-            warming = asyncio.get_running_loop().run_in_executor(None, agent.svc.warm_up)
+            # What the first prompt needs, while the client sends session/new and the person types. A thread of its
+            # own, not the loop's executor: a client that closes stdin meanwhile is not kept waiting for it (the
+            # process exits below without joining it; the SDK's clients give an agent 2 s before they kill it).
+            threading.Thread(target=agent.svc.warm_up, name="kgent-warm-up", daemon=True).start()
             # The SDK finds handlers by name and answers -32601 for those an agent leaves out, so KgentAgent
             # implements only what it supports, not the whole Agent protocol. The unstable protocol routes
             # session/fork, session/resume and session/close to it (Zed and the SDKs' clients already send them).
             await run_agent(cast("Agent", agent), stdout, screened, use_unstable_protocol=True)
         finally:
             reader.cancel()
-            if warming is not None:
-                await asyncio.wait([warming])
             if agent is not None:
-                await agent.aclose()
+                await agent.aclose()  # every live prompt cancelled, the sessions flushed
 
+    code = 0
     try:
         asyncio.run(serve())
     except KeyboardInterrupt:
         pass
-    return 0
+    except BaseException:
+        logging.getLogger(__name__).exception("kgent acp failed")
+        code = 1
+    # Exit now, as the daemon does: a worker thread (the warm-up's imports, a tool's blocking read) must not hold the
+    # process once the client has gone; the sessions were flushed above.
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":  # pragma: no cover
