@@ -1,5 +1,5 @@
 // Issue 36 point 5: the settings that decide where requests go, the key, the mode, trust and the server command
-// are the user's alone — package.json scopes them `machine` (VS Code then ignores a workspace's value) and the
+// are the user's alone — package.json scopes them `application` (VS Code then ignores a workspace's value) and the
 // extension reads them from the user's settings, warning once when a workspace's .vscode/settings.json tries.
 
 import { strict as assert } from "node:assert";
@@ -22,10 +22,10 @@ const HOSTILE = {
 };
 
 describe("settings a workspace cannot set", () => {
-  test("package.json scopes each of them machine (VS Code ignores them in workspace settings)", () => {
+  test("package.json scopes each of them application (VS Code ignores them in workspace and remote settings)", () => {
     const pkg = JSON.parse(fs.readFileSync(path.join(extensionRoot(), "package.json"), "utf8"));
     const props = pkg.contributes.configuration.properties as Record<string, { scope?: string }>;
-    for (const key of settings.USER_ONLY) assert.equal(props[`kgent.${key}`].scope, "machine", key);
+    for (const key of settings.USER_ONLY) assert.equal(props[`kgent.${key}`].scope, "application", key);
     // The rest may differ per workspace: none of them redirects the key, widens the mode or trusts a project.
     const others = Object.keys(props).filter((k) => !settings.USER_ONLY.includes(k.slice("kgent.".length)));
     assert.deepEqual(others.sort(), [

@@ -16,10 +16,11 @@ function config(): vscode.WorkspaceConfiguration {
 
 /**
  * The settings that decide where requests go and with which key, the mode, the project's trust and the command
- * Kgent starts: the user's alone. package.json scopes them `machine`, so VS Code itself ignores a workspace's value
+ * Kgent starts: the user's alone. package.json scopes them `application`, so VS Code itself ignores a workspace's value
  * (a repository's .vscode/settings.json, or one write by an agent, must not point the stored key elsewhere, set full
  * mode or trust itself); they are read here from the user's settings all the same, for a host that would not, and a
- * workspace that tries is told once.
+ * workspace that tries is told once. (Not `machine`: in a remote window — code-server, SSH — VS Code reads a
+ * machine setting only from the remote's settings and ignores the user's.)
  */
 export const USER_ONLY = ["serverCommand", "provider", "baseUrl", "permissionMode", "trustProjectExtensions"];
 const warned = new Set<string>();
