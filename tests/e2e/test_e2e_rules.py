@@ -47,7 +47,8 @@ async def test_a_project_rule_file_decides_without_asking(
     assert end["status"] == "settled"
     assert host.permission_requests == []
     resolved = host.of(run_id, "permission_resolved")
-    assert [(r["source"], r["approved"]) for r in resolved] == [("session_rule", True)] * 2
+    assert [(r["source"], r["approved"]) for r in resolved] == [("project_rule", True)] * 2
+    assert resolved[0]["label"] == "allowed by the project rule `edit(sample.py)`"
     assert "project rule `edit(sample.py)`" in resolved[0]["reason"]
     assert "project rules `bash(grep *)`, `bash(python3 sample.py)`" in resolved[1]["reason"]
 

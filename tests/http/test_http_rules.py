@@ -48,8 +48,8 @@ def test_a_project_rule_file_decides_over_http(trusted: HttpServer) -> None:
     types = [p["event"]["type"] for p in events]
     assert "permission_request" not in types and events[-1]["event"]["status"] == "settled"
     resolved = [p["event"] for p in events if p["event"]["type"] == "permission_resolved"]
-    assert [r["source"] for r in resolved] == ["session_rule", "session_rule"]
-    assert all("project rule" in r["reason"] for r in resolved)
+    assert [r["source"] for r in resolved] == ["project_rule", "project_rule"]
+    assert all("project rule" in r["reason"] and r["label"] == r["reason"] for r in resolved)
 
 
 def test_the_rules_routes(trusted: HttpServer) -> None:

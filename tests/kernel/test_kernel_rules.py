@@ -49,6 +49,12 @@ async def test_always_on_a_compound_command_is_not_asked_again(workspace: Path) 
     assert always.name == "Allow `grep …` and `python3 sample.py` this session"
     assert [r.source for r in _resolved(events)] == ["host", "session_rule", "session_rule"]
     assert "session rules `bash(grep *)`, `bash(python3 sample.py)`" in _resolved(events)[1].reason
+    # what every front shows: the answer and how long it lasts, then the rule that decided
+    assert [r.label for r in _resolved(events)] == [
+        "always allowed this session",
+        "allowed by the session rules `bash(grep *)`, `bash(python3 sample.py)`",
+        "allowed by the session rules `bash(grep *)`, `bash(python3 sample.py)`",
+    ]
     outputs = [e.output for e in events if isinstance(e, ToolUpdate) and e.status == "completed"]
     assert len(outputs) == 3
 
@@ -97,8 +103,13 @@ async def test_an_untrusted_project_keeps_its_always_answers_in_the_users_own_fi
     events = await collect(kernel.create_run("check", workspace=workspace), lambda _: next(answers))
     first, second = _asked(events)
     assert "allow_always_project" in [o.option_id for o in first.options]
-    assert [r.source for r in _resolved(events)] == ["host", "session_rule", "host"]
+    assert [r.source for r in _resolved(events)] == ["host", "project_rule", "host"]
     assert "allowed by the project rule `bash(cp *)`" in _resolved(events)[1].reason
+    assert [r.label for r in _resolved(events)] == [
+        "always allowed in this project",
+        "allowed by the project rule `bash(cp *)`",
+        "always rejected in this project",
+    ]
     # nothing written into the repository: the rules are the user's, for this project
     assert not (workspace / ".kgent").exists()
     assert _personal_rules(workspace) == {"allow": ["bash(cp *)"], "deny": ["bash(python3 sample.py)"]}
@@ -130,7 +141,7 @@ async def test_a_rule_file_edited_by_hand_applies_to_the_next_call(workspace: Pa
 
     events = await collect(kernel.create_run("check", workspace=workspace), answer)
     assert len(_asked(events)) == 1
-    assert _resolved(events)[1].source == "session_rule" and "project rule" in _resolved(events)[1].reason
+    assert _resolved(events)[1].source == "project_rule" and "project rule" in _resolved(events)[1].reason
 
 
 async def test_an_edit_rule_says_which_file(workspace: Path) -> None:
@@ -163,3 +174,32 @@ async def test_a_rules_entry_left_by_a_rules_view_is_restored_on_resume(workspac
     events = await collect(again, "reject_once")
     assert _asked(events) == []
     assert all("session rule `bash(cp *)`" in r.reason for r in _resolved(events))
+
+
+async def test_each_decision_says_who_decided_and_for_how_long(workspace: Path) -> None:
+    """permission_resolved's source and label (issue 36 point 3, issue 40): a user rule is a user rule, not a
+    session's; the mode's refusal names the mode; every front shows the label as it is."""
+    from kgent.permissions.rulefiles import RuleFiles
+
+    user = RuleFiles().user_path()
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text('[permissions]\nallow = ["bash(cp *)"]\ndeny = ["bash(rm *)"]\n')
+    kernel = _kernel("cp sample.py a.py", "rm a.py", "python3 sample.py")
+    events = await collect(kernel.create_run("check", workspace=workspace), "reject_once")
+    resolved = _resolved(events)
+    assert [(r.source, r.approved) for r in resolved] == [
+        ("user_rule", True),
+        ("user_rule", False),
+        ("host", False),
+    ]
+    assert [r.label for r in resolved] == [
+        "allowed by the user rule `bash(cp *)`",
+        "denied by the user rule `bash(rm *)`",
+        "rejected",
+    ]
+    plan = AgentKernel(
+        ScriptedProvider([[{"tool": "bash", "args": {"command": "python3 sample.py"}}], [{"text": "ok"}]]),
+        config=KernelConfig(mode="plan"),
+    )
+    events = await collect(plan.create_run("check", workspace=workspace), "allow_once")
+    assert [(r.source, r.label) for r in _resolved(events)] == [("policy", "rejected by the plan mode")]

@@ -56,7 +56,7 @@ test('approve: tool-loop edits and runs, the open buffer is reloaded, the transc
   contains(tr, '**You:** Change value to 2', 'transcript')
   contains(tr, '> Look at the file first.', 'transcript thinking')
   contains(tr, '✓ Read sample.py · completed', 'transcript')
-  contains(tr, 'approved once', 'transcript')
+  contains(tr, 'allowed once', 'transcript')
   contains(tr, 'Updated sample.py: value is now 2, and running it prints 2.', 'transcript')
   contains(tr, '**Run settled** · end', 'transcript')
   contains(tr, '- ' .. ws .. '/sample.py', 'transcript changed file')
@@ -193,8 +193,8 @@ test('diff preview of a new file (write): empty current side', function()
   end, H.of_type('permission_resolved'))
   eq({ 'host', 'session_rule' }, sources, 'permission sources')
   eq('settled', e.status, 'status')
-  contains(H.transcript(), 'approved for the session', 'transcript')
-  contains(H.transcript(), 'approved by a session rule', 'transcript')
+  contains(H.transcript(), 'always allowed this session', 'transcript')
+  contains(H.transcript(), 'allowed by the session rule `write', 'transcript')
 end)
 
 test(
@@ -384,7 +384,7 @@ test('withdrawn prompt: approvalTimeout rejects, the prompts close, the run goes
   end
   eq(SAMPLE, H.read_file(ws .. '/sample.py'), 'file on disk')
   eq(0, vim.tbl_count(approval.pending), 'no pending prompt')
-  contains(H.transcript(), 'rejected (timeout)', 'transcript')
+  contains(H.transcript(), 'rejected: no answer in time', 'transcript')
 end)
 
 test('resume: :Kgent resume picks a session of agent/sessions, :Kgent run continues it', function()
@@ -857,7 +857,7 @@ test('inline approval: shown in the transcript, answered by keys while the trans
     end
   end
   eq('KgentTool', vim.api.nvim_get_hl(0, { name = 'KgentTool' }).link and 'KgentTool', 'groups defined')
-  contains(lines, '✓ Edit sample.py · completed · approved once', 'edit line')
+  contains(lines, '✓ Edit sample.py · completed · allowed once', 'edit line')
   contains(lines, 'sample.py` · failed · rejected', 'bash line')
   eq('kgent: idle', kgent.statusline(), 'statusline after the run')
 end)
@@ -948,7 +948,7 @@ test('inline approval timeout: the countdown ends in a reject, the block goes', 
   eq('settled', e.status, 'status')
   local lines = tr_mod.lines(sid)
   truthy(not H.has_line(lines, '**Approve?**'), 'blocks removed')
-  contains(lines, 'rejected (timeout)', 'tool line')
+  contains(lines, 'rejected: no answer in time', 'tool line')
 end)
 
 test('kill -9 of the daemon: announced at ERROR with the signal, tools marked lost, edited buffer reloaded', function()

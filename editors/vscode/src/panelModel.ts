@@ -243,7 +243,7 @@ export class PanelModel {
       case "permission_resolved": {
         const t = this.byId.get(`tool-${runId}-${e.toolCallId}`);
         if (t !== undefined && t.type === "tool" && e.source !== "host") {
-          t.decidedBy = `${e.approved ? "allowed" : "refused"} by ${e.source.replace("_", " ")}${e.reason ? `: ${e.reason}` : ""}`;
+          t.decidedBy = e.label; // the server's words: "allowed by the project rule `bash(grep *)`", "rejected by the plan mode"
           this.touch(t);
         }
         return;

@@ -35,20 +35,6 @@ function clip(text: string, maxLines: number): string {
   return [...lines.slice(0, maxLines), `… (${lines.length - maxLines} more lines)`].join("\n");
 }
 
-const DECISIONS: Record<string, string> = {
-  allow_once: "allowed once",
-  allow_always: "allowed for this session",
-  reject_once: "rejected",
-  reject_always: "rejected always",
-};
-
-const SOURCES: Record<string, string> = {
-  host: "by you",
-  policy: "by the permission mode",
-  session_rule: "by an earlier 'always' answer",
-  timeout: "the approval timed out",
-};
-
 /** The absolute file: URI of a changed path (clickable in an output channel). */
 export function changedFileUri(workspace: string, relPath: string): string {
   return pathToFileURL(path.resolve(workspace, relPath)).href;
@@ -160,12 +146,9 @@ export class TranscriptWriter {
       case "permission_request":
         this.line(runId, `    ? approval needed (${e.risk} risk): ${e.reason}`);
         return;
-      case "permission_resolved": {
-        const what = DECISIONS[e.decision] ?? e.decision;
-        const who = SOURCES[e.source] ?? e.source;
-        this.line(runId, `    ${e.approved ? "✔" : "✗"} ${what} (${who})`);
+      case "permission_resolved":
+        this.line(runId, `    ${e.approved ? "✔" : "✗"} ${e.label}`); // the server's words for the decision
         return;
-      }
       case "queue_update":
         if (e.steering.length + e.followUp.length > 0) {
           this.line(runId, `  … queued: ${e.steering.length} steering, ${e.followUp.length} follow-up`);

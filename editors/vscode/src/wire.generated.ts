@@ -587,8 +587,13 @@ export interface PermissionResolvedEvent {
   toolCallId: string;
   decision: PermissionOptionKind | (string & {});
   approved: boolean;
-  source: "host" | "policy" | "session_rule" | "timeout" | (string & {});
+  source: "host" | "policy" | "session_rule" | "project_rule" | "user_rule" | "timeout" | (string & {});
   reason: string;
+  /**
+   * The decision in a person's words, as every front shows it: 'allowed once', 'always allowed in this project',
+   * 'rejected by the plan mode', 'allowed by the project rule `bash(grep *)`', 'rejected: no answer in time'.
+   */
+  label: string;
   /**
    * true: the host approved the user's own version of the edit (answer's newText), which was written instead of the
    * proposal. Absent otherwise.

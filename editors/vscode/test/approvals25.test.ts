@@ -149,7 +149,7 @@ describe("issue 25: rules and approve with changes (extension side)", () => {
       assert.equal(end.type === "end" && end.status, "settled");
       const bash = items(w).filter((i) => i.type === "tool" && i.name === "bash");
       assert.equal(bash.length, 2);
-      assert.match(bash[1].type === "tool" ? (bash[1].decidedBy ?? "") : "", /allowed by session rule/);
+      assert.match(bash[1].type === "tool" ? (bash[1].decidedBy ?? "") : "", /allowed by the session rules? `/);
       assert.ok(!items(w).some((i) => i.type === "approval" && i.requestId !== card.requestId), "asked once");
 
       // The Permissions view lists the two session rules, under Session.

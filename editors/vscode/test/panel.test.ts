@@ -431,7 +431,7 @@ describe("the Kgent panel (extension side)", () => {
         (i) =>
           i.type === "tool" &&
           i.toolCallId === card.toolCallId &&
-          /refused by timeout: the approval timed out/.test(i.decidedBy ?? ""),
+          /rejected: no answer in time/.test(i.decidedBy ?? ""),
       ),
     );
     assert.equal(fs.readFileSync(path.join(w.sb.workspace, "sample.py"), "utf8"), "value = 1\nprint(value)\n");

@@ -177,8 +177,10 @@ class HumanRenderer:
                 if call.preview is not None and call.preview.diff:
                     c.print(_clip(call.preview.diff, 30), markup=False)
             case PermissionResolved():
-                verdict = "[green]allowed[/]" if event.approved else "[red]denied[/]"
-                c.print(f"  {verdict} ({event.decision}, {event.source}) {escape(event.reason)}")
+                colour = "green" if event.approved else "red"
+                said = escape(event.label or ("allowed" if event.approved else "denied"))
+                why = f" — {escape(event.reason)}" if event.reason and event.reason != event.label else ""
+                c.print(f"  [{colour}]{said}[/]{why}")
             case RetryEvent():
                 c.print(
                     f"[yellow]retry {event.attempt}/{event.max_attempts} in {event.delay_seconds:.1f}s:[/] "

@@ -18,7 +18,7 @@ PlanPriority = Literal["high", "medium", "low"]
 RunStatus = Literal["settled", "cancelled", "failed"]
 PermissionOptionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
 InputSource = Literal["prompt", "steer", "follow_up"]
-DecisionSource = Literal["host", "policy", "session_rule", "timeout"]
+DecisionSource = Literal["host", "policy", "session_rule", "project_rule", "user_rule", "timeout"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -166,6 +166,9 @@ class PermissionResolved:
     source: DecisionSource
     reason: str = ""
     edited: bool | None = None  # True: the host approved its own version of the edit (no text here)
+    label: str = (
+        ""  # the decision in a person's words, as every front shows it ("allowed by the project rule …")
+    )
 
 
 @dataclass(frozen=True, slots=True)

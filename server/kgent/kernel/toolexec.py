@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from kgent.core.events import (
     ChangePreview,
@@ -317,11 +317,11 @@ class ToolBatch:
         if verdict.action == "allow" and remembered is not False:
             return Authorization(approved=True)
         if found is not None and not found.allow:
-            decision = Decision("reject_once", "session_rule", found.reason)
+            decision = Decision("reject_once", found.source, found.reason)
         elif verdict.action == "deny":
             decision = Decision("reject_once", "policy", verdict.reason)
         elif found is not None:
-            decision = Decision("allow_always", "session_rule", found.reason)
+            decision = Decision("allow_always", found.source, found.reason)
         else:
             decision = await self._ask(call, tool, intent, desc, verdict)
             if decision.kind in ("allow_always", "reject_always"):
@@ -461,6 +461,7 @@ class ToolBatch:
                 source=decision.source,
                 reason=decision.reason,
                 edited=True if decision.new_text is not None else None,
+                label=_label(decision, self.loop.spec.mode),
             )
         )
         entry = self.loop.entry(
@@ -474,6 +475,7 @@ class ToolBatch:
             operation=intent.operation,
             scope=intent.scope,
             reason=decision.reason,
+            label=_label(decision, self.loop.spec.mode),
             rules=self.loop.kernel.rules_for(self.loop.spec.session_id).to_list(),
             **({"edited": True} if decision.new_text is not None else {}),  # the fact, never the text
         )
@@ -578,6 +580,27 @@ def _with_notes(out: ToolOutput, notes: list[str], unsaved: list[str]) -> ToolOu
         return out
     text = "\n".join(f"[kgent: {n}]" for n in notes)
     return replace(out, content=f"{out.content}\n\n{text}" if out.content else text)
+
+
+_LASTING: Final = {"session": "this session", "project": "in this project", "user": "in all your projects"}
+
+
+def _label(decision: Decision, mode: str) -> str:
+    """The decision in a person's words (permission_resolved's `label`): who decided and for how long."""
+    verb = "allowed" if decision.approved else "rejected"
+    match decision.source:
+        case "host" if decision.new_text is not None:
+            return "allowed with your changes"
+        case "host" if decision.kind in ("allow_always", "reject_always"):
+            return f"always {verb} {_LASTING[decision.scope]}"
+        case "host":
+            return f"{verb} once" if decision.approved else "rejected"
+        case "policy":
+            return f"{verb} by the {mode} mode"
+        case "timeout":
+            return "rejected: no answer in time"
+        case _:  # a rule: its reason names its scope and text
+            return decision.reason
 
 
 def _keys_redacted(result: ToolResultMessage) -> ToolResultMessage:

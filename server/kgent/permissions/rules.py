@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from kgent.core.errors import SessionError
-from kgent.core.events import PermissionOption, RuleText
+from kgent.core.events import DecisionSource, PermissionOption, RuleText
 from kgent.core.redact import redact
 from kgent.permissions.codeexec import caveat, executing
 from kgent.permissions.intent import Intent
@@ -26,6 +26,11 @@ from kgent.permissions.rulesyntax import (
 )
 
 _DECISIONS: Final = {"allow_always": True, "reject_always": False}
+_SOURCES: Final[dict[RuleScope, DecisionSource]] = {
+    "session": "session_rule",
+    "project": "project_rule",
+    "user": "user_rule",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +48,11 @@ class Match:
 
     allow: bool
     by: tuple[Scoped, ...]
+
+    @property
+    def source(self) -> DecisionSource:
+        """Where the deciding rule lives, as permission_resolved's `source` says it (the first rule's scope)."""
+        return _SOURCES[self.by[0].scope]
 
     @property
     def reason(self) -> str:

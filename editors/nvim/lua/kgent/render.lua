@@ -50,13 +50,6 @@ local function show_plan(run_id, entries)
   end
 end
 
-local DECISION = {
-  allow_once = 'approved once',
-  allow_always = 'approved for the session',
-  reject_once = 'rejected',
-  reject_always = 'rejected always',
-}
-
 --- "1200 in (900 cached) / 40 out tokens · ≈ $0.0012": input counts every input token (plain, read from and
 --- written to the prompt cache); the cost shows only when the daemon knows the model's price.
 local function fmt_tokens(u)
@@ -213,15 +206,8 @@ function M.on_event(run, ev)
     local key = tool_key(run.id, ev.toolCallId)
     local t = transcript.tool(key)
     if t then
-      local d = DECISION[ev.decision] or (ev.approved and 'approved' or 'rejected')
-      if ev.source == 'session_rule' then
-        d = (ev.approved and 'approved' or 'rejected') .. ' by a session rule'
-      elseif ev.source == 'policy' then
-        d = (ev.approved and 'approved' or 'rejected') .. ' by the mode'
-      elseif ev.source and ev.source ~= 'host' then
-        d = ('%s (%s)'):format(d, (ev.source:gsub('_', ' ')))
-      end
-      t.approval = d
+      -- the server's words for the decision ("always allowed in this project", "allowed by the project rule `…`")
+      t.approval = ev.label or (ev.approved and 'allowed' or 'rejected')
       transcript.update_tool(key)
     end
   elseif ty == 'queue_update' then

@@ -211,20 +211,13 @@ async function answer(box, optionId, newText) {
   }
 }
 
-const DECISIONS = {
-  allow_once: "allowed once",
-  allow_always: "allowed for this session",
-  reject_once: "rejected",
-  reject_always: "rejected always",
-};
 function resolved(ev) {
   const card = state.tools.get(ev.toolCallId);
   const box = ev.requestId ? document.querySelector(`.approval[data-request-id="${CSS.escape(ev.requestId)}"]`) : null;
-  const who =
-    { host: "", policy: " by the mode", session_rule: " by a session rule", timeout: " (no answer in time)" }[
-      ev.source
-    ] ?? "";
-  const text = ev.label || `${DECISIONS[ev.decision] || ev.decision}${who}`;
+  // The server's words for the decision (permission_resolved's label: "always allowed in this project", "allowed by
+  // the project rule `bash(grep *)`"); an approval closed by the page (withdrawn, answered elsewhere) or a decision of
+  // an older session has none.
+  const text = ev.label || (ev.approved === undefined ? ev.decision : ev.approved ? "allowed" : "rejected");
   if (box) settleCard(box, text, ev.approved, ev.decision === "withdrawn" ? "withdrawn" : "answered");
   else if (card)
     card.append(
@@ -485,7 +478,7 @@ function showEntries(entries, upTo) {
         });
       }
     } else if (e.type === "permission") {
-      resolved({ toolCallId: e.toolCallId, decision: e.decision, approved: e.approved, source: e.source });
+      resolved({ toolCallId: e.toolCallId, decision: e.decision, approved: e.approved, label: e.label });
     } else if (e.type === "instructions" && e.files?.length) {
       notice(instructionsLine(e.files));
     } else if (e.type === "compaction") {

@@ -197,8 +197,13 @@ class PermissionResolvedEvent(Payload):
     tool_call_id: str
     decision: PermissionOptionKind
     approved: bool
-    source: Literal["host", "policy", "session_rule", "timeout"]
+    source: Literal["host", "policy", "session_rule", "project_rule", "user_rule", "timeout"]
     reason: str
+    label: str = Field(
+        description="The decision in a person's words, as every front shows it: 'allowed once', 'always allowed "
+        "in this project', 'rejected by the plan mode', 'allowed by the project rule `bash(grep *)`', 'rejected: no "
+        "answer in time'."
+    )
     edited: bool | None = Field(
         default=None,
         description="true: the host approved the user's own version of the edit (answer's newText), which was "
