@@ -28,6 +28,10 @@ ARGS = [
     "--disable-sync",
 ]
 TIMEOUT = 60_000  # ms: generous, the machine may be loaded
+# expect()'s own default is 5 s, which a loaded CI machine overran (a sign-in's dialog still open after 5 s, a long
+# answer's run end not yet drawn): every browser suite imports this module, so its waits get the same bound as the
+# actions' (a wait that holds returns at once; only a failure waits the whole bound).
+expect.set_options(timeout=TIMEOUT)
 SHOTS = os.environ.get("KGENT_HTTP_SCREENSHOTS")
 
 
