@@ -274,10 +274,13 @@ def test_without_the_token_the_page_asks_for_it(context: BrowserContext, server:
     expect(page.locator("#token-dialog")).to_be_visible()
     page.fill("#token-input", "wrong")
     page.locator("#token-form button").click()
-    expect(page.locator("#token-dialog")).to_be_visible()  # 401: asked again
+    expect(page.locator("#token-error")).to_be_visible()  # 401: said so, and asked again
+    expect(page.locator("#token-dialog")).to_be_visible()
+    expect(page.locator("#token-input")).to_have_value("")
     page.fill("#token-input", server.token)
     page.locator("#token-form button").click()
     expect(page.locator("#token-dialog")).to_be_hidden()
+    expect(page.locator("#token-error")).to_be_hidden()
     expect(page.locator("#project")).to_have_text(f"Project: {server.workspace.name}")
     assert page.evaluate("document.cookie") == ""  # HttpOnly: the page's scripts never see the session
 

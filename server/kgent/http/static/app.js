@@ -16,7 +16,8 @@ import {
 import { button, el, markdownStream, renderDiff, renderMarkdownInto } from "./render.js";
 import { closeReview, openReview, setupReview } from "./review.js";
 import { decorateApproval, setupRules } from "./rules.js";
-import { rewindButton } from "./rewind.js";
+import { rewindButton, rewindPicker } from "./rewind.js";
+import { commandAnswer, isCommand, rememberMenu, setupExport, showExport } from "./commands.js";
 import { currentProject, runChoice, setupPickers, setupProject, whenProject } from "./setup.js";
 import { EventStream } from "./sse.js";
 import { giveBackImages, hasImages, imageChips, setupImages, takeImages } from "./images.js";
@@ -546,6 +547,7 @@ async function openSession(sessionId) {
   const s = await api("GET", `/api/sessions/${encodeURIComponent(sessionId)}`);
   resetLog(`${s.title || "Untitled"} · ${sessionId}`);
   state.sessionId = sessionId;
+  showExport(sessionId);
   history.replaceState(null, "", `#session=${sessionId}`); // no history entry: Back has nothing to undo here
   let upTo;
   if (s.liveRunId) {
@@ -730,14 +732,35 @@ async function send() {
   try {
     // Sent before the server said which projects it serves (a quick typist, a slow link): it goes once that is known.
     if (!state.sessionId && !currentProject()) await whenProject();
-    await startRun();
+    if (isCommand($("prompt").value, currentProject())) await command();
+    else await startRun();
   } finally {
     state.starting = false;
   }
 }
 
-async function startRun() {
+// A slash command that is no prompt (`/help`, `/clear`, `/rewind`…): the server says its action and answers it; the
+// page shows the answer, starts afresh or opens the rewind flow. The text goes back to the composer on an error.
+async function command() {
   const text = takeText();
+  const body = state.sessionId ? { text, sessionId: state.sessionId } : { text, workspace: currentProject() };
+  let answer;
+  try {
+    answer = await api("POST", "/api/command", body);
+  } catch (err) {
+    giveBack(text);
+    notice(`${text.trim().split(/\s/)[0]} failed: ${err.message}`);
+    return;
+  }
+  if (answer.action === "prompt") await startRun(text);
+  else if (answer.action === "newSession") {
+    newSession();
+    if (answer.text) notice(answer.text);
+  } else if (answer.action === "rewind") await rewindPicker(rewindContext);
+  else append(commandAnswer(text, answer));
+}
+
+async function startRun(text = takeText()) {
   const images = takeImages();
   const prompt = images.length
     ? [...(text.trim() ? [{ type: "text", text }] : []), ...images.map(({ size, ...b }) => b)]
@@ -751,6 +774,7 @@ async function startRun() {
     if (!state.ended.has(run.runId)) setRunning(run.runId);
     if (state.sessionId !== run.sessionId || !state.stream) {
       state.sessionId = run.sessionId;
+      showExport(run.sessionId);
       history.replaceState(null, "", `#session=${run.sessionId}`);
       $("session-title").textContent = `${text.split("\n")[0].slice(0, 80)} · ${run.sessionId}`;
       watch(run.sessionId, run.runId);
@@ -789,6 +813,7 @@ function newSession() {
   state.stream?.close();
   state.stream = null;
   state.sessionId = null;
+  showExport(null);
   history.replaceState(null, "", location.pathname);
   resetLog("New session");
   highlightSession();
@@ -858,19 +883,27 @@ $("sign-out").onclick = async () => {
 };
 $("token-form").onsubmit = async (e) => {
   e.preventDefault();
-  const ok = await signIn($("token-input").value.trim());
-  $("token-input").value = "";
+  const input = $("token-input");
+  const tried = input.value;
+  const ok = await signIn(tried.trim());
+  if (input.value === tried) input.value = ""; // not what was typed meanwhile
+  $("token-error").hidden = ok;
   if (ok) start().catch((err) => notice(err.message));
 };
 setupLayout();
 setupReview();
 setupRules();
 setupNotify();
-const slash = setupSlash($("prompt"), $("slash-menu"), () =>
-  api("GET", `/api/commands?workspace=${encodeURIComponent(currentProject())}`)
-    .then((r) => slash.show(r.menu))
-    .catch(() => slash.show([])),
-);
+const slash = setupSlash($("prompt"), $("slash-menu"), () => {
+  const ws = currentProject();
+  api("GET", `/api/commands?workspace=${encodeURIComponent(ws)}`)
+    .then((r) => {
+      rememberMenu(ws, r.menu);
+      slash.show(r.menu);
+    })
+    .catch(() => slash.show([]));
+});
+setupExport(() => state.sessionId, notice);
 log().addEventListener("scroll", () => {
   const box = log();
   stick = box.scrollHeight - box.scrollTop - box.clientHeight < 80;

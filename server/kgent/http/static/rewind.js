@@ -4,7 +4,7 @@
 // just before the message, whose text goes back into the composer.
 
 import { api } from "./api.js";
-import { button } from "./render.js";
+import { button, el } from "./render.js";
 
 const VERB = {
   restored: "restore",
@@ -30,6 +30,45 @@ export function rewindButton(node, entry, after, ctx) {
   const bt = button("Restore checkpoint", () => rewindTo(entry.id, ctx), "rewind");
   bt.title = "Bring back the files as they were before this message, and continue the conversation from there";
   after.after(bt);
+}
+
+// `/rewind`: the branch's prompts, latest first, each opening the flow its Restore checkpoint button opens.
+export async function rewindPicker(ctx) {
+  const sessionId = ctx.sessionId();
+  if (!sessionId) {
+    ctx.notice("Nothing to rewind: no session is open.");
+    return;
+  }
+  let session;
+  try {
+    session = await api("GET", `/api/sessions/${encodeURIComponent(sessionId)}`);
+  } catch (err) {
+    ctx.notice(`rewind failed: ${err.message}`);
+    return;
+  }
+  const onBranch = new Set(session.branch);
+  const prompts = session.entries
+    .filter((e) => onBranch.has(e.id) && e.parentId && e.type === "message" && e.message.role === "user")
+    .reverse();
+  if (!prompts.length) {
+    ctx.notice("Nothing to rewind: this session has no message yet.");
+    return;
+  }
+  const box = ctx.notice("Restore a checkpoint: the files and the conversation go back to before the message picked.");
+  box.classList.add("rewind-picker");
+  const list = el("div", "rewind-choices");
+  for (const e of prompts) {
+    const text = (e.typed || e.message.text).split("\n")[0].slice(0, 60) || "(image)";
+    const bt = button(text, () => {
+      box.remove();
+      rewindTo(e.id, ctx);
+    });
+    bt.title = `Restore the checkpoint before “${text}”`;
+    list.append(bt);
+  }
+  list.append(button("Cancel", () => box.remove(), "cancel"));
+  box.append(list);
+  list.querySelector("button").focus();
 }
 
 async function rewindTo(entryId, ctx) {
