@@ -454,6 +454,17 @@ export class KgentClient {
     return this.request(() => this.conn.sendRequest(P.AgentCommands, { workspace }));
   }
 
+  /** A slash command as typed: its action, and the daemon's answer to `/help`, `/cost`, `/mode`, `/model`
+   *  (`agent/command`). */
+  command(params: P.CommandParams): Promise<P.CommandResult> {
+    return this.request(() => this.conn.sendRequest(P.AgentCommand, params));
+  }
+
+  /** A session's active branch as Markdown, HTML or JSON, redacted (`agent/exportSession`). */
+  exportSession(params: P.ExportParams): Promise<P.ExportResult> {
+    return this.request(() => this.conn.sendRequest(P.AgentExportSession, params));
+  }
+
   /** `token` cancellation sends `$/cancelRequest` (the request then fails with -32800). */
   compact(params: P.CompactParams, token?: CancellationToken): Promise<P.CompactResult> {
     return this.request(() =>

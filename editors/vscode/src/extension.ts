@@ -16,6 +16,7 @@ import { PermissionsView } from "./ui/permissionsView";
 import { Runs } from "./ui/runs";
 import { Buffers } from "./ui/buffers";
 import { EditorDiagnostics } from "./ui/diagnostics";
+import { exportSession } from "./ui/exportSession";
 import { Instructions } from "./ui/instructions";
 import { Review } from "./ui/review";
 import { approvalUi, chooseMode, chooseModel, daemonConfig, setApiKey } from "./ui/settings";
@@ -111,6 +112,7 @@ class KgentExtension implements vscode.Disposable {
         runOnSelection: () => panel.runOnSelection(),
         chooseMode: () => chooseMode(),
         chooseModel: () => chooseModel(daemon.current?.initializeResult.capabilities),
+        exportSession: () => exportSession(daemon, panel.model.sessionId),
       }),
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (e.affectsConfiguration("kgent")) choices.update();

@@ -362,6 +362,8 @@ export interface FakeTextDocument {
   uri: Uri;
   isDirty: boolean;
   getText(range?: Selection): string;
+  /** Set for an untitled document opened with a language (`openTextDocument({content, language})`). */
+  languageId?: string;
 }
 
 export interface FakeEditor {
@@ -377,6 +379,8 @@ export class FakeUi {
   inputBoxes: InputBoxOptions[] = [];
   executed: { command: string; args: unknown[] }[] = [];
   shownDocuments: Uri[] = [];
+  /** The documents `showTextDocument` was given (not a bare Uri): their text and language. */
+  shownTextDocuments: FakeTextDocument[] = [];
   statusHistory: string[] = [];
   outputs = new Map<string, FakeOutputChannel>();
   tabs: FakeTab[] = [];
@@ -486,6 +490,8 @@ async function showQuickPick(items: unknown, options: unknown, token?: unknown):
   });
 }
 
+let untitled = 0;
+
 const fakeVscode = {
   Uri,
   Position,
@@ -576,6 +582,7 @@ const fakeVscode = {
     async showTextDocument(doc: FakeTextDocument | Uri): Promise<unknown> {
       const uri = doc instanceof Uri ? doc : doc.uri;
       state.ui.shownDocuments.push(uri);
+      if (!(doc instanceof Uri)) state.ui.shownTextDocuments.push(doc);
       state.ui.tabs.push({ input: new TabInputText(uri), label: path.basename(uri.path) });
       return {};
     },
@@ -636,7 +643,14 @@ const fakeVscode = {
       state.providers.set(scheme, provider);
       return { dispose: () => state.providers.delete(scheme) };
     },
-    async openTextDocument(uri: Uri): Promise<FakeTextDocument> {
+    async openTextDocument(what: Uri | { content?: string; language?: string }): Promise<FakeTextDocument> {
+      if (!(what instanceof Uri)) {
+        // A new untitled editor holding `content` (unsaved: the person saves it where they want).
+        const text = what.content ?? "";
+        const uri = Uri.from({ scheme: "untitled", path: `Untitled-${++untitled}` });
+        return { uri, isDirty: text !== "", getText: () => text, languageId: what.language ?? "plaintext" };
+      }
+      const uri = what;
       const provider = state.providers.get(uri.scheme);
       const fsp = state.fileSystems.get(uri.scheme) as { readFile(u: Uri): Uint8Array } | undefined;
       const text =

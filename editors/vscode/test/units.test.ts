@@ -15,6 +15,7 @@ import { splitAttachments } from "../src/panelHistory";
 import { PanelModel } from "../src/panelModel";
 import { hunkLine, withoutHunks } from "../src/reviewModel";
 import { TranscriptWriter } from "../src/transcript";
+import { slashName } from "../src/slashCommands";
 import { sandboxStatus } from "../src/usage";
 import { extensionRoot } from "./helpers";
 
@@ -237,6 +238,17 @@ describe("@file mentions", () => {
     ]);
     assert.equal(await promptWithMentions("no mentions", "/w", async () => undefined), "no mentions");
     assert.equal(mentionFor("src/a.py", 3, 9), "@src/a.py#L3-9");
+  });
+});
+
+describe("slash commands", () => {
+  test("slashName reads a message as the daemon does: `/name` at the very start, then whitespace or the end", () => {
+    assert.equal(slashName("/help"), "help");
+    assert.equal(slashName("/mode plan"), "mode");
+    assert.equal(slashName("/explain\nsrc/app.py"), "explain");
+    assert.equal(slashName("/my-cmd.v2 x"), "my-cmd.v2");
+    for (const text of ["//help", " /help", "/usr/bin/x is broken", "help", "/", "/-x", ""])
+      assert.equal(slashName(text), undefined, text);
   });
 });
 
@@ -674,6 +686,20 @@ describe("the manifest", () => {
     assert.deepEqual(pkg.activationEvents, ["onView:kgent.panel", "onView:kgent.permissions", "onStartupFinished"]);
     // Commands activate by themselves (VS Code ≥ 1.74 reads them from contributes.commands).
     assert.ok(pkg.contributes.commands.some((c) => c.command === "kgent.focusPanel"));
+  });
+
+  test("Export Session: in the palette and in the panel's … menu", () => {
+    const pkg = JSON.parse(fs.readFileSync(path.join(extensionRoot(), "package.json"), "utf8")) as {
+      contributes: {
+        commands: { command: string; title: string }[];
+        menus: { "view/title": { command: string; when: string }[] };
+      };
+    };
+    const c = pkg.contributes;
+    assert.equal(c.commands.find((x) => x.command === "kgent.exportSession")?.title, "Export Session");
+    assert.ok(
+      c.menus["view/title"].some((m) => m.command === "kgent.exportSession" && m.when === "view == kgent.panel"),
+    );
   });
 });
 

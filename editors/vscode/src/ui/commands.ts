@@ -16,6 +16,7 @@ export interface CommandHandlers {
   runOnSelection(): unknown;
   chooseMode(): unknown;
   chooseModel(): unknown;
+  exportSession(): unknown;
 }
 
 /** Commands that would let Kgent read, write or run in the folder: refused, with a word, in Restricted Mode. */
@@ -26,6 +27,7 @@ const NEEDS_TRUST = new Set([
   "kgent.resumeSession",
   "kgent.continueSession",
   "kgent.runOnSelection",
+  "kgent.exportSession",
 ]);
 
 function refuseUntrusted(): void {
@@ -54,6 +56,7 @@ export function registerCommands(h: CommandHandlers): vscode.Disposable[] {
     ["kgent.runOnSelection", () => h.runOnSelection()],
     ["kgent.chooseMode", () => h.chooseMode()],
     ["kgent.chooseModel", () => h.chooseModel()],
+    ["kgent.exportSession", () => h.exportSession()],
   ];
   return commands.map(([id, fn]) =>
     vscode.commands.registerCommand(id, (...args: unknown[]) => {

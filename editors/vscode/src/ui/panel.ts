@@ -8,7 +8,7 @@ import * as vscode from "vscode";
 import { errorOf, type RunOutcome } from "../client";
 import { type PastedImage, withImages } from "../images";
 import { mentionFor, promptWithMentions } from "../mentions";
-import { parseFromPage, type FromPage, type SlashCommand, type ToPage } from "../panelMessages";
+import { parseFromPage, type FromPage, type ToPage } from "../panelMessages";
 import { PanelModel } from "../panelModel";
 import type * as P from "../protocol";
 import { firstLine } from "../transcript";
@@ -16,6 +16,7 @@ import { approvalDiff, cardPrefix } from "./approvalDiff";
 import type { ApprovalEdits, SelectedWithText } from "./approvalEdit";
 import type { Approvals } from "./approvals";
 import type { DaemonControl } from "./daemonControl";
+import { PanelCommands } from "./panelCommands";
 import { rewindAt } from "./panelRewind";
 import { panelHtml } from "./panelHtml";
 import { PanelSessions } from "./panelSessions";
@@ -42,6 +43,7 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
   private readonly patches = new Map<string, string>();
   private readonly disposables: vscode.Disposable[] = [];
   private readonly sessions: PanelSessions;
+  private readonly commands: PanelCommands;
   /** The resumed session's own provider and model (what its runs used), until another model is picked. */
   private sessionModel: { sessionId: string; provider?: string; model?: string } | undefined;
   private lastCaps: P.ServerCapabilities | undefined;
@@ -63,6 +65,17 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
       (m) => this.post(m),
     );
     this.sessions.afterPick = () => this.useSessionModel();
+    this.commands = new PanelCommands(
+      daemon,
+      this.model,
+      () => this.refresh(),
+      (m) => this.post(m),
+      {
+        newConversation: () => this.newConversation(),
+        useMode: (mode) => this.setMode(mode),
+        useModel: (model) => this.setModel(model),
+      },
+    );
     this.disposables.push(
       vscode.window.registerWebviewViewProvider(VIEW_ID, this, { webviewOptions: { retainContextWhenHidden: true } }),
       vscode.workspace.onDidGrantWorkspaceTrust(() => {
@@ -261,22 +274,11 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
       case "showPatch":
         return this.runs.showPatch(m.runId, this.patches.get(m.runId) ?? "");
       case "setMode":
-        if (m.mode !== "")
-          await vscode.workspace
-            .getConfiguration("kgent")
-            .update("permissionMode", m.mode, vscode.ConfigurationTarget.Global);
-        return;
+        return this.setMode(m.mode);
       case "setModel":
-        // In effect at once, for a message sent before the setting is written (picked, then Enter).
-        this.sessionModel = undefined;
-        await setModelNow(m.model);
-        return;
+        return this.setModel(m.model);
       case "newConversation":
-        this.model.clear();
-        this.sessionModel = undefined;
-        void this.loadChoices(false);
-        this.refresh();
-        return;
+        return this.newConversation();
       case "history":
         return this.sessions.history();
       case "resume":
@@ -292,30 +294,30 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
       case "attachSelection":
         return this.attachSelection();
       case "listCommands":
-        return this.listCommands();
+        return this.commands.list();
     }
   }
 
-  /** The composer's slash commands (`/` typed at the start): the daemon's list for the workspace's folder. */
-  private async listCommands(): Promise<void> {
-    const folder = vscode.workspace.workspaceFolders?.[0];
-    const client = this.model.trusted && folder !== undefined ? await this.daemon.client() : undefined;
-    let commands: SlashCommand[] = [];
-    try {
-      if (client !== undefined && folder !== undefined) {
-        const listed = await client.commands(folder.uri.fsPath);
-        // The server's menu, as it is (its descriptions say where a template comes from).
-        commands = listed.menu.map((c) => ({
-          name: c.name,
-          description: c.description,
-          ...(c.argumentHint ? { argumentHint: c.argumentHint } : {}),
-        }));
-      }
-    } catch (e) {
-      this.model.note(`Could not list the slash commands: ${errorOf(e).message}`, "error");
-      this.refresh();
-    }
-    this.post({ type: "commands", commands });
+  /** The mode picker (and `/mode NAME`): the `kgent.permissionMode` setting, for the next runs. */
+  private async setMode(mode: string): Promise<void> {
+    if (mode !== "")
+      await vscode.workspace
+        .getConfiguration("kgent")
+        .update("permissionMode", mode, vscode.ConfigurationTarget.Global);
+  }
+
+  /** The model picker (and `/model ID`): in effect at once, for a message sent before the setting is written. */
+  private async setModel(model: string): Promise<void> {
+    this.sessionModel = undefined;
+    await setModelNow(model);
+  }
+
+  /** New (and `/clear`): the next message starts a new session; the old one stays in History. */
+  private newConversation(): void {
+    this.model.clear();
+    this.sessionModel = undefined;
+    void this.loadChoices(false);
+    this.refresh();
   }
 
   /** Restore checkpoint (ui/panelRewind.ts): the files back as before the message, the conversation forked there. */
@@ -367,6 +369,13 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
 
   private async send(text: string, as?: "steer" | "followUp", images: PastedImage[] = []): Promise<void> {
     if (!vscode.workspace.isTrusted) return;
+    // The folder is picked once, by whichever asks first: a command without a session, or the run.
+    let picked: Promise<vscode.WorkspaceFolder | undefined> | undefined;
+    const pick = (): Promise<vscode.WorkspaceFolder | undefined> => {
+      picked ??= pickFolder();
+      return picked;
+    };
+    if (await this.commands.handle(text, images, async () => (await pick())?.uri.fsPath)) return;
     const live = this.model.liveRuns;
     if (as !== undefined && live.length > 0) {
       const run = live[live.length - 1];
@@ -381,7 +390,7 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
       }
       return;
     }
-    const folder = await pickFolder();
+    const folder = await pick();
     if (folder === undefined) return;
     const workspace = folder.uri.fsPath;
     const prompt = withImages(await promptWithMentions(text, workspace, readAttachment), images);

@@ -1,13 +1,14 @@
 // The panel's "Restore checkpoint": ask the daemon what rewinding to a message would do (`agent/rewind` dryRun),
 // show it in a modal confirmation (files, conflicts, what cannot be restored), then rewind: the files come back
 // (open documents through the editor's buffers: the daemon writes them with agent/writeTextFile), the conversation
-// forks before the message, which goes back into the input.
+// forks before the message, which goes back into the input. `/rewind` first asks which message (`pickCheckpoint`).
 
 import * as vscode from "vscode";
 import { errorOf, type KgentClient } from "../client";
 import { splitAttachments } from "../panelHistory";
 import type { ToPage } from "../panelMessages";
 import type { PanelModel } from "../panelModel";
+import { relativeTime } from "../prompt";
 import { confirmation, outcomeNote } from "../rewind";
 import { firstLine } from "../transcript";
 
@@ -37,5 +38,42 @@ export async function rewindAt(
   } catch (e) {
     model.note(`Could not restore the checkpoint: ${errorOf(e).message}`, "error");
     return false;
+  }
+}
+
+/**
+ * `/rewind`: the person picks one of the session's prompts on its active branch (latest first) in VS Code's quick
+ * input; its entry id, or undefined (Escape, no prompt yet: a note says so, a failure too).
+ */
+export async function pickCheckpoint(
+  client: KgentClient,
+  model: PanelModel,
+  sessionId: string,
+): Promise<string | undefined> {
+  try {
+    const branch = await client.session(sessionId, true);
+    const items = [...branch.entries].reverse().flatMap((e) =>
+      e.message?.role === "user"
+        ? [
+            {
+              label: firstLine(splitAttachments(e.message.text).text, 80) || "(a message without text)",
+              description: relativeTime(e.timestamp),
+              entryId: e.id,
+            },
+          ]
+        : [],
+    );
+    if (items.length === 0) {
+      model.note("Nothing to rewind: this conversation has no message yet.");
+      return undefined;
+    }
+    const pick = await vscode.window.showQuickPick(items, {
+      title: "Kgent: rewind to before which message?",
+      placeHolder: "The files it and the later messages changed come back, and the conversation continues from there",
+    });
+    return pick?.entryId;
+  } catch (e) {
+    model.note(`Could not list the session's messages: ${errorOf(e).message}`, "error");
+    return undefined;
   }
 }

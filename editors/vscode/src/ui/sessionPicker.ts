@@ -18,12 +18,18 @@ const FORK: vscode.QuickInputButton = {
 const RENAME: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon("edit"), tooltip: "Rename" };
 const DELETE: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon("trash"), tooltip: "Delete" };
 
-function toItem(s: P.SessionInfo): Item {
+/** A picker for another purpose than History (Export Session): its own words, and no Fork button. */
+export interface PickPurpose {
+  title: string;
+  placeholder: string;
+}
+
+function toItem(s: P.SessionInfo, buttons: vscode.QuickInputButton[]): Item {
   return {
     label: s.title || "(untitled)",
     description: `${relativeTime(s.updated)}${s.liveRunId ? " · running" : ""}`,
     detail: `${s.entryCount} entries · started ${localTime(s.created)}`,
-    buttons: [FORK, RENAME, DELETE],
+    buttons,
     session: s,
   };
 }
@@ -33,10 +39,13 @@ export async function pickSession(
   client: KgentClient,
   workspace: string,
   onDeleted: (sessionId: string) => void,
+  purpose?: PickPurpose,
 ): Promise<SessionChoice | undefined> {
   const qp = vscode.window.createQuickPick<Item>();
-  qp.title = "Kgent: sessions in this folder";
-  qp.placeholder = "Type to search the titles · Enter resumes · the row's buttons fork, rename or delete";
+  qp.title = purpose?.title ?? "Kgent: sessions in this folder";
+  qp.placeholder =
+    purpose?.placeholder ?? "Type to search the titles · Enter resumes · the row's buttons fork, rename or delete";
+  const buttons = purpose === undefined ? [FORK, RENAME, DELETE] : [RENAME, DELETE];
   qp.matchOnDescription = true;
   qp.matchOnDetail = true;
   qp.ignoreFocusOut = true;
@@ -44,7 +53,7 @@ export async function pickSession(
     qp.busy = true;
     try {
       const { sessions } = await client.sessions(workspace);
-      qp.items = sessions.map(toItem);
+      qp.items = sessions.map((s) => toItem(s, buttons));
       if (sessions.length === 0) qp.placeholder = "No sessions in this folder yet: send a message to start one";
     } catch (e) {
       void vscode.window.showErrorMessage(`Kgent: could not list the sessions: ${errorOf(e).message}`);
