@@ -1220,6 +1220,7 @@ dofile(here .. '/test_daily.lua')(H)
 dofile(here .. '/test_rules.lua')(H)
 dofile(here .. '/test_images.lua')(H)
 dofile(here .. '/test_rewind.lua')(H)
+dofile(here .. '/test_slash.lua')(H)
 test("trust_project_extensions: the project's own extension runs (its tool answers)", function()
   local script = vim.fn.tempname() .. '.json'
   H.write_file(

@@ -356,7 +356,7 @@ local function live_run()
 end
 
 --- Send `text` (default: the chat buffer's lines). `kind`: "run", "steer" or "follow_up"; nil: a run when none is
---- live, else `chat.busy`. Returns what was done.
+--- live, else `chat.busy` (a slash command that is no prompt is done at once: kgent.runs). Returns what was done.
 ---@param text string?
 ---@param kind string?
 ---@return string?
@@ -379,6 +379,15 @@ function M.send(text, kind)
   end
   local runs = require('kgent.runs')
   local run = live_run()
+  if kind == nil and run then
+    -- /help, /cost, /mode… (as the last menu listed them) are done now, not sent to the live run's model.
+    local slash = require('kgent.slash')
+    local name = slash.parse(text)
+    local action = name and slash.action(name)
+    if action and action ~= 'prompt' then
+      kind = 'run'
+    end
+  end
   kind = kind or (run and config.options.chat.busy or 'run')
   if kind ~= 'run' and not run then
     kind = 'run'

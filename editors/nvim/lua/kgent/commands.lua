@@ -166,6 +166,13 @@ M.subcommands = {
       require('kgent.rewind').rewind()
     end,
   },
+  export = {
+    args = '[md|html|json]',
+    desc = 'the current session as Markdown (default), HTML or JSON in a new buffer (:w {path} saves it)',
+    run = function(args)
+      kgent().export(args)
+    end,
+  },
   restart = {
     desc = 'start the daemon again (after it died, or to apply new settings)',
     run = function()
@@ -247,6 +254,9 @@ function M.complete(arglead, cmdline, cursorpos)
   end
   if (words[1] == 'mode' or words[1] == 'model' or words[1] == 'provider') and #words == 2 then
     return require('kgent.choose').complete(words[1], arglead)
+  end
+  if words[1] == 'export' and #words == 2 then
+    return require('kgent.export').complete(arglead)
   end
   if words[1] == 'queue' and #words == 2 then
     return vim.startswith('clear', arglead) and { 'clear' } or {}

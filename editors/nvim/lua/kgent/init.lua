@@ -58,6 +58,11 @@ M.format_session = sessions.format_session
 M.resume_session = sessions.resume_session
 M.resume = sessions.resume
 
+--- Open the current session as Markdown (default), HTML or JSON in a new buffer (kgent.export).
+function M.export(format, cb)
+  require('kgent.export').export(format, cb)
+end
+
 --- Open the daemon's log (setup{log_file}), or Neovim's lsp.log where the daemon's stderr goes otherwise.
 function M.log()
   local path = config.options.log_file

@@ -1,5 +1,6 @@
--- Runs: start one (continuing the current session unless asked not to, a visual range sent as a resource block),
--- forget the session, cancel, steer and follow up the current run.
+-- Runs: start one (continuing the current session unless asked not to, a visual range sent as a resource block; a
+-- slash command that is no prompt done by its action, kgent.slash), forget the session, cancel, steer and follow up
+-- the current run.
 local config = require('kgent.config')
 local rpc = require('kgent.rpc')
 local ui = require('kgent.ui')
@@ -47,30 +48,38 @@ end
 ---@field provider string?
 ---@field model string?
 
---- Start a run. It continues the current session (the last run's, or the resumed one) unless `new_session`.
----@param prompt string|table[]
----@param opts kgent.RunOpts?
----@param cb fun(err: table?, result: {runId: string, sessionId: string}?)?
-function M.run(prompt, opts, cb)
-  opts = opts or {}
-  cb = cb or function() end
-  if prompt == nil or prompt == '' or (type(prompt) == 'table' and #prompt == 0) then
-    notify('give a prompt: :Kgent run {prompt}', vim.log.levels.WARN)
-    return cb({ message = 'empty prompt' })
+--- The session a run with `opts` continues in workspace `ws` (nil: a new one), and whether the current session was
+--- left because the workspace changed.
+---@param opts kgent.RunOpts
+---@param ws string
+---@return string?, boolean?
+local function session_for(opts, ws)
+  if opts.session_id then
+    return opts.session_id
   end
+  if opts.new_session or not state.session_id then
+    return nil
+  end
+  if state.session_workspace == nil or state.session_workspace == ws then
+    return state.session_id
+  end
+  return nil, true
+end
+
+--- Send the prompt as agent/run (M.run without the slash commands).
+---@param prompt string|table[]
+---@param opts kgent.RunOpts
+---@param cb fun(err: table?, result: {runId: string, sessionId: string}?)
+local function start(prompt, opts, cb)
   if type(prompt) == 'string' and opts.selection then
     prompt = M.selection_prompt(prompt, opts.selection)
   end
   return daemon.with_conn(function(conn)
     local ws = opts.workspace or config.workspace()
     local params = { prompt = prompt, workspace = ws }
-    local sid = opts.session_id
-    if not sid and not opts.new_session and state.session_id then
-      if state.session_workspace == nil or state.session_workspace == ws then
-        sid = state.session_id
-      else
-        notify(('the workspace changed to %s: starting a new session'):format(ws))
-      end
+    local sid, moved = session_for(opts, ws)
+    if moved then
+      notify(('the workspace changed to %s: starting a new session'):format(ws))
     end
     if sid then
       params.sessionId = sid
@@ -125,6 +134,36 @@ function M.run(prompt, opts, cb)
       cb(nil, res)
     end)
   end)
+end
+
+--- Start a run. It continues the current session (the last run's, or the resumed one) unless `new_session`. A
+--- prompt that starts with a slash command whose action is not `prompt` (/help, /cost, /mode, /model, /clear,
+--- /rewind) is done as that action says instead (kgent.slash): then cb gets agent/command's answer.
+---@param prompt string|table[]
+---@param opts kgent.RunOpts?
+---@param cb fun(err: table?, result: {runId: string, sessionId: string}?)?
+function M.run(prompt, opts, cb)
+  opts = opts or {}
+  cb = cb or function() end
+  if prompt == nil or prompt == '' or (type(prompt) == 'table' and #prompt == 0) then
+    notify('give a prompt: :Kgent run {prompt}', vim.log.levels.WARN)
+    return cb({ message = 'empty prompt' })
+  end
+  local text = prompt
+  if type(prompt) == 'table' then
+    text = type(prompt[1]) == 'table' and prompt[1].type == 'text' and prompt[1].text or ''
+  end
+  local slash = require('kgent.slash')
+  local name = slash.parse(text)
+  local ws = opts.workspace or config.workspace()
+  -- A name the last menu did not list may still be a template: agent/command says which.
+  if name and slash.action(name, ws) ~= 'prompt' then
+    local sid = session_for(opts, ws)
+    return slash.perform(text, { session_id = sid, workspace = ws, new_session = opts.new_session }, function()
+      start(prompt, opts, cb)
+    end, cb)
+  end
+  return start(prompt, opts, cb)
 end
 
 --- Forget the current session: the next run starts a new one.
