@@ -387,6 +387,29 @@ test('withdrawn prompt: approvalTimeout rejects, the prompts close, the run goes
   contains(H.transcript(), 'rejected: no answer in time', 'transcript')
 end)
 
+test(':Kgent continue resumes the most recent session at once and runs the prompt in it', function()
+  H.fresh({})
+  kgent.run('First session.')
+  local first = H.wait_run_end().sessionId
+  kgent.new_session()
+  H.events = {}
+  kgent.run('Second session.')
+  local second = H.wait_run_end().sessionId
+  -- A new Neovim session: nothing known of either; :Kgent continue asks nobody which one.
+  kgent.stop(H.WAIT_MS)
+  require('kgent.ui').reset()
+  kgent.state.session_id, kgent.state.runs = nil, {}
+  H.events = {}
+  H.stub_select(function()
+    error('continue must not ask which session')
+  end)
+  vim.cmd('Kgent continue And once more.')
+  local e = H.wait_run_end()
+  truthy(first ~= second, 'two sessions')
+  eq(second, e.sessionId, 'the latest session, continued')
+  contains(H.transcript(), '**You:** Second session.', 'its history shown')
+end)
+
 test('resume: :Kgent resume picks a session of agent/sessions, :Kgent run continues it', function()
   H.fresh({})
   kgent.run('Say hello.')

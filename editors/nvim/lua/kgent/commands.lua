@@ -57,6 +57,13 @@ M.subcommands = {
       kgent().follow_up(args)
     end,
   },
+  continue = {
+    args = '[prompt]',
+    desc = "continue the workspace's most recent session (the CLI's -c); run {prompt} in it if given",
+    run = function(args)
+      kgent().resume({ latest = true, prompt = args })
+    end,
+  },
   resume = {
     args = '[session-id]',
     desc = 'pick a session of the workspace (or give its id) and continue it',

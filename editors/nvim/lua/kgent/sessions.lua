@@ -65,8 +65,9 @@ function M.resume_session(session_id, cb)
   end)
 end
 
---- Pick a session of the workspace (vim.ui.select) and resume it; then run `prompt` in it if given.
----@param opts {session_id: string?, prompt: string?}?
+--- Pick a session of the workspace (vim.ui.select) and resume it — or, with `latest`, its most recent one (the CLI's
+--- `kgent run --continue`); then run `prompt` in it if given.
+---@param opts {session_id: string?, prompt: string?, latest: boolean?}?
 ---@param cb fun(err: table?, session: table?)?
 function M.resume(opts, cb)
   opts = opts or {}
@@ -90,6 +91,9 @@ function M.resume(opts, cb)
     if #sessions == 0 then
       notify('no sessions for ' .. config.workspace())
       return cb({ message = 'no sessions' })
+    end
+    if opts.latest then -- agent/sessions lists the most recent first
+      return go(sessions[1].sessionId)
     end
     vim.ui.select(sessions, {
       prompt = 'Resume a Kgent session',
