@@ -46,11 +46,12 @@ interface Instance {
   log: () => string;
 }
 
-/** A code-server with its own profile, the .vsix installed, and a workspace holding sample.py. */
+/** A code-server with its own profile, the .vsix installed (and `extra.extensions`' .vsix files), and a workspace
+ *  holding sample.py. */
 async function startCodeServer(
   vsix: string,
   trusted: boolean,
-  extra: { settings?: Record<string, unknown>; env?: NodeJS.ProcessEnv } = {},
+  extra: { settings?: Record<string, unknown>; env?: NodeJS.ProcessEnv; extensions?: string[] } = {},
 ): Promise<Instance> {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "kgent-real-"));
   const userData = path.join(root, "user-data");
@@ -96,7 +97,8 @@ async function startCodeServer(
     if (k.endsWith("_API_KEY") || k === "KGENT_PROVIDER" || k === "KGENT_MODEL") delete env[k];
   Object.assign(env, extra.env);
   const common = ["--user-data-dir", userData, "--extensions-dir", extensions];
-  execFileSync(process.execPath, [CODE_SERVER, ...common, "--install-extension", vsix], {
+  const installs = [vsix, ...(extra.extensions ?? [])].flatMap((x) => ["--install-extension", x]);
+  execFileSync(process.execPath, [CODE_SERVER, ...common, ...installs], {
     env,
     stdio: "pipe",
     timeout: STEP_MS,
@@ -279,6 +281,37 @@ function buildVsix(): string {
   return builtVsix;
 }
 
+/** The test-only language extension (ruff-client/: vscode-languageclient wrapping `ruff server`) as a .vsix, bundled
+ *  and packaged in a temporary directory, as buildVsix() does Kgent's. */
+function buildRuffClientVsix(): string {
+  const src = path.join(HERE, "ruff-client");
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kgent-ruff-client-"));
+  const bin = (name: string) => path.join(EXT, "node_modules", ".bin", name);
+  fs.copyFileSync(path.join(src, "package.json"), path.join(dir, "package.json"));
+  execFileSync(
+    bin("esbuild"),
+    [
+      path.join(src, "extension.ts"),
+      "--bundle",
+      "--platform=node",
+      "--format=cjs",
+      "--target=node20",
+      "--external:vscode",
+      "--log-level=warning",
+      `--outfile=${path.join(dir, "dist", "extension.js")}`,
+    ],
+    { stdio: "inherit" },
+  );
+  const vsix = path.join(os.tmpdir(), `${path.basename(dir)}.vsix`);
+  execFileSync(
+    bin("vsce"),
+    ["package", "--no-dependencies", "--allow-missing-repository", "--skip-license", "--out", vsix],
+    { cwd: dir, stdio: "pipe" },
+  );
+  fs.rmSync(dir, { recursive: true, force: true });
+  return vsix;
+}
+
 /** The parent pid of `pid` (from /proc), or undefined once it is gone. */
 function parentPid(pid: number): number | undefined {
   try {
@@ -345,7 +378,8 @@ after(async () => {
   await browser?.close();
 });
 
-// KGENT_REAL_SUITE=first-hour (or =main) runs one of the two suites (each starts its own code-server).
+// KGENT_REAL_SUITE=first-hour (or =main, approvals, slash, rewind, diagnostics) runs one of the suites (each starts
+// its own code-server).
 const SUITE = process.env.KGENT_REAL_SUITE;
 
 describe("Kgent in a real VS Code (code-server)", {
@@ -1831,5 +1865,114 @@ describe("Kgent in a real VS Code: Restore checkpoint (issue 26)", {
       assert.equal(await panel.locator(".msg.user").count(), 0, "forked before the only message");
       await waitForValue(panel, "Change them.");
     });
+  });
+});
+
+// KGENT_REAL_SUITE=diagnostics: diagnostics after edits (issue 42) from a language extension as people install them —
+// vscode-languageclient from npm wrapping the real `ruff server` (test-real/ruff-client) — beside Kgent's.
+describe("Kgent in a real VS Code: a language server's diagnostics on the edit's card (issue 42)", {
+  timeout: 30 * 60_000,
+  skip: SUITE !== undefined && SUITE !== "diagnostics",
+}, () => {
+  let ide: Instance | undefined;
+  let page: Page;
+  let panel: FrameLocator;
+  let ruffVsix = "";
+  let configDir = "";
+
+  before(async () => {
+    ruffVsix = buildRuffClientVsix();
+    // An empty user config: no language servers of Kgent's own ([language_servers]), so the findings can only come
+    // from the editor's.
+    configDir = fs.mkdtempSync(path.join(os.tmpdir(), "kgent-real-config-"));
+    ide = await startCodeServer(buildVsix(), true, {
+      extensions: [ruffVsix],
+      env: {
+        KGENT_CONFIG_DIR: configDir,
+        KGENT_TEST_RUFF: process.env.KGENT_TEST_RUFF ?? path.join(REPO, ".venv", "bin", "ruff"),
+      },
+    });
+    page = await openWorkbench(ide);
+  });
+
+  after(async () => {
+    await page?.close().catch(() => undefined);
+    await stopCodeServer(ide);
+    if (ruffVsix !== "") fs.rmSync(ruffVsix, { force: true });
+    if (configDir !== "") fs.rmSync(configDir, { recursive: true, force: true });
+  });
+
+  /** A tool card open, as a person reads it (a card stays open when it was open while running; else click it). */
+  async function openCard(card: Locator): Promise<void> {
+    if ((await card.getAttribute("open")) === null) await card.locator("summary").click();
+    await waitFor(async () => (await card.getAttribute("open")) !== null, "the tool card to open");
+  }
+
+  test("ruff server in VS Code: the breaking edit's card and result show F821, the fixing edit's say no new problems", async () => {
+    assert.ok(ide);
+    const script = path.join(ide.root, "break-then-fix.json");
+    const edit = (oldText: string, newText: string) => ({
+      tool: "edit",
+      args: { path: "sample.py", oldText, newText },
+    });
+    fs.writeFileSync(
+      script,
+      JSON.stringify([
+        [{ text: "Printing another name." }, edit("print(value)", "print(undefined_name)")],
+        [{ text: "That name is not defined; back to value." }, edit("print(undefined_name)", "print(value)")],
+        [{ text: "sample.py prints value again." }],
+      ]),
+    );
+    await step(page, "language-server", async () => {
+      // Opening a Python file activates the language extension; its client starts `ruff server` on the file.
+      await quickOpen(page, "sample.py");
+      await statusItem(page, "ruff server ready");
+    });
+    await step(page, "run", async () => {
+      await palette(page, "Kgent: Focus Panel");
+      panel = panelFrame(page);
+      await panel.locator("#input").waitFor({ timeout: STEP_MS });
+      // The script as the model: Kgent: Choose Model with a typed id, as a person would.
+      await palette(page, "Kgent: Choose Model");
+      const box = page.locator(".quick-input-widget .quick-input-box input");
+      await box.waitFor({ timeout: STEP_MS });
+      await box.fill(script);
+      await page
+        .locator(".quick-input-list .monaco-list-row", { hasText: "use this model id" })
+        .first()
+        .waitFor({ timeout: STEP_MS });
+      await page.keyboard.press("Enter");
+      await statusItem(page, "break-then-fix.json");
+      await panel.locator("#mode").selectOption("full");
+      await statusItem(page, "full");
+      await sendAndWait(panel, "Print another name in sample.py, then make it right.");
+      await panel.locator(".end.status-settled").first().waitFor({ timeout: STEP_MS });
+    });
+    const cards = panel.locator("details.tool", { hasText: "Edit sample.py" });
+    const finding = /sample\.py:2:7: error F821 Undefined name `undefined_name` \(Ruff\)/;
+    await step(page, "breaking-edit-card", async () => {
+      await waitForCount(cards, 2);
+      const breaking = cards.nth(0);
+      await openCard(breaking);
+      // One line per new finding, from the editor's language server (source Ruff)...
+      const line = breaking.locator("ul.diagnostics li.sev-error");
+      await line.waitFor({ timeout: STEP_MS });
+      assert.equal(await breaking.locator("ul.diagnostics li").count(), 1);
+      assert.match(await line.innerText(), finding);
+      // ...and the tool's result, what the model reads next, says it too.
+      assert.match(await breaking.locator("pre.output").innerText(), finding);
+      assert.equal(await breaking.locator(".diagnostics.none").count(), 0);
+    });
+    await shot(page, "diagnostics-breaking", ARTIFACTS);
+    await step(page, "fixing-edit-card", async () => {
+      const fixing = cards.nth(1);
+      await openCard(fixing);
+      await fixing
+        .locator(".diagnostics.none", { hasText: "No new problems after this change." })
+        .waitFor({ timeout: STEP_MS });
+      assert.equal(await fixing.locator("ul.diagnostics").count(), 0);
+      assert.doesNotMatch(await fixing.locator("pre.output").innerText(), /F821|Undefined name/);
+    });
+    await shot(page, "diagnostics-fixed", ARTIFACTS);
   });
 });
