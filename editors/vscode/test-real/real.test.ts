@@ -1804,6 +1804,82 @@ describe("Kgent in a real VS Code: slash commands (issue 26)", {
       assert.ok(!users.some((t) => t.includes("/explain")), "not the typed command");
     });
   });
+
+  test("/help, /cost and /mode answer in the panel without a run; Kgent: Export Session opens the session as Markdown", async () => {
+    const panel = panelFrame(page);
+    const input = panel.locator("#input");
+    const notes = panel.locator(".note");
+    const ends = panel.locator(".end");
+    const users = panel.locator(".msg.user");
+    // The status bar's mode item (its icon tells it from the others: "ask" is in other words too).
+    const modeItem = page.locator(".statusbar-item", { has: page.locator(".codicon-shield") });
+    const PROMPT = "Say hello for the export.";
+    /** Send `text` from the composer and wait for the note it adds; its text. */
+    const command = async (text: string): Promise<string> => {
+      const n = await notes.count();
+      await input.fill(text);
+      await input.press("Enter");
+      await notes.nth(n).waitFor({ timeout: STEP_MS });
+      return notes.nth(n).innerText();
+    };
+    const modeIs = (mode: string) =>
+      waitFor(async () => (await modeItem.innerText()).trim() === mode, `the status bar's mode to be ${mode}`);
+    let endsBefore = 0;
+    let usersBefore = 0;
+    await step(page, "slash-help", async () => {
+      await palette(page, "Kgent: Focus Panel");
+      await input.waitFor({ timeout: STEP_MS });
+      await modeIs("ask");
+      endsBefore = await ends.count();
+      usersBefore = await users.count();
+      const help = await command("/help");
+      assert.match(help, /\/cost/, `the note lists the commands: ${help}`);
+      assert.equal(await users.count(), usersBefore, "no message sent for /help");
+      assert.equal(await ends.count(), endsBefore, "no run for /help");
+      await waitForValue(panel, "");
+    });
+    await step(page, "slash-cost", async () => {
+      // A run after /help: its end is the panel's next (a run of /help's would have ended first), its message the
+      // only new one.
+      await sendAndWait(panel, PROMPT);
+      assert.equal(await ends.count(), endsBefore + 1, "one run: the prompt's");
+      const texts = await users.locator(".text").allInnerTexts();
+      assert.equal(texts.length, usersBefore + 1, `one message more: ${texts.join(" | ")}`);
+      assert.equal(texts[texts.length - 1], PROMPT);
+      const cost = await command("/cost");
+      assert.match(cost, /This session so far:/);
+    });
+    await step(page, "slash-mode", async () => {
+      assert.match(await command("/mode plan"), /plan/);
+      await modeIs("plan");
+      await waitFor(async () => (await panel.locator("#mode").inputValue()) === "plan", "the panel's mode picker");
+      assert.match(await command("/mode ask"), /ask/);
+      await modeIs("ask");
+      await waitFor(async () => (await panel.locator("#mode").inputValue()) === "ask", "the panel's mode picker");
+      assert.equal(await ends.count(), endsBefore + 1, "no run for /cost or /mode");
+    });
+    await step(page, "slash-export", async () => {
+      await palette(page, "Kgent: Export Session");
+      const widget = page.locator(".quick-input-widget");
+      const rows = widget.locator(".quick-input-list .monaco-list-row");
+      await widget.locator(".quick-input-title", { hasText: "export the session as" }).waitFor({ timeout: STEP_MS });
+      await waitForCount(rows, 3);
+      const labels = await rows.locator(".label-name").allInnerTexts();
+      assert.deepEqual(labels, ["Markdown", "HTML", "JSON"]);
+      await widget.locator(".quick-input-box input").fill("Markdown");
+      await waitForCount(rows, 1);
+      await page.keyboard.press("Enter");
+      await page.locator(".tab.active", { hasText: "Untitled" }).waitFor({ timeout: STEP_MS });
+      const lines = page.locator(".editor-group-container.active .monaco-editor .view-lines");
+      let text = "";
+      await waitFor(async () => {
+        text = (await lines.innerText()).replace(/\u00a0/g, " ");
+        return text.includes(PROMPT);
+      }, "the exported session in the new editor");
+      assert.match(text, /^# /m, `a Markdown title: ${text}`);
+      assert.match(text, /^## /m, `Markdown sections: ${text}`);
+    });
+  });
 });
 
 describe("Kgent in a real VS Code: Restore checkpoint (issue 26)", {
