@@ -404,8 +404,19 @@ function sectionFor(runId: string, info: Map<string, RunSection>): HTMLElement {
   return s.el;
 }
 
+// Whether the conversation follows its end: while the person is at (or near) the bottom. Scrolling up stops it and
+// scrolling back down resumes it; what is drawn after an update (an answer's Markdown renders a frame later) keeps
+// the end in view too, not only what render() itself adds.
+let following = true;
+log.addEventListener("scroll", () => {
+  following = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
+});
+new MutationObserver(() => {
+  if (following) log.scrollTop = log.scrollHeight;
+}).observe(log, { childList: true, subtree: true, characterData: true });
+
 function render(s: PanelState): void {
-  const stick = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
+  const stick = following;
   const seen = new Set<string>();
   const fresh: HTMLElement[] = [];
   const seenSections = new Set<string>();
