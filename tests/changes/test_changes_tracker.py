@@ -180,3 +180,20 @@ async def test_tool_only_changes_end_with_one_git_status(
     assert len(calls) == 1 and " status " in calls[0], calls
     assert "-b = 2\n+b = 3\n" in patch and "+++ b/new.txt\n@@ -0,0 +1 @@\n+n\n" in patch
     git_apply_check_reverse(ws, patch)
+
+
+async def test_a_write_in_flight_beside_the_run_is_no_change_of_its_own(repo: Path) -> None:
+    """Two runs at once in one work tree (the VS Code panel and Run Task): the other run's atomic write exists for an
+    instant as `.NAME.RANDOM.kgent-tmp` beside its target. A snapshot taken then must not count it — as a file this
+    run created when it is there at the end, or deleted when it was there at the start."""
+    (repo / "sub").mkdir()
+    tracker = ChangeTracker(repo)
+    early = repo / ".data.txt.a1b2c3.kgent-tmp"
+    early.write_text("in flight at the start\n")
+    await tracker.start()
+    early.unlink()  # renamed over its target by the other run: its change is that run's
+    (repo / "sub" / ".notes.txt.l_4gj7u3.kgent-tmp").write_text("in flight at the end\n")
+    (repo / "app.py").write_text("a = 1\nb = 3\n")  # this run's own change, by a command
+    paths, patch = await tracker.finish()
+    assert paths == ("app.py",)
+    assert "kgent-tmp" not in patch

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from kgent.changes.diffs import file_patch
 from kgent.files import gate
-from kgent.files.ops import FileOps
+from kgent.files.ops import TEMP_SUFFIX, FileOps
 from kgent.files.paths import classify_path
 
 _ANY_SIZE = 1 << 62  # the tracker reads a written file whole (large ones become a "large file" section)
@@ -104,6 +104,8 @@ class ChangeTracker:
             state, path = item[:2], item[3:]
             if state != "??" and state[1] == " ":
                 continue  # differs from HEAD only: the start snapshot has it as it is
+            if path.endswith(TEMP_SUFFIX):
+                continue  # a write in flight (another run's, a moment from its rename): left out of the snapshots
             if not path.startswith(self._prefix) or path[len(self._prefix) :] not in self._originals:
                 return False
         return True
@@ -186,7 +188,10 @@ class ChangeTracker:
 
     async def _add(self, skip: set[str]) -> None:
         """The run's index updated to the work tree (untracked files included, `skip` left as they are)."""
-        excludes = [f":(exclude,literal){rel}" for rel in sorted(skip)]
+        # Kgent's own writes in flight (`.NAME.RANDOM.kgent-tmp`, renamed over NAME a moment later — by a run beside
+        # this one) are in no snapshot: they would be a file this run created, or deleted.
+        excludes = [f":(exclude,glob)**/.*{TEMP_SUFFIX}"]
+        excludes += [f":(exclude,literal){rel}" for rel in sorted(skip)]
         await self._run_git(
             "add", "-A", "--ignore-errors", "--", ".", *excludes, env=self._index_env(), ok_codes=(0, 1)
         )

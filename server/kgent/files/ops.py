@@ -86,6 +86,11 @@ def _read(path: Path) -> bytes:
         return f.read()
 
 
+# The suffix of the file an atomic write fills before it renames it over its target (`.NAME.RANDOM.kgent-tmp`, beside
+# it): another run's change tracking must not take one that exists for an instant for a change of its own.
+TEMP_SUFFIX = ".kgent-tmp"
+
+
 def _write_atomic(path: Path, data: bytes) -> None:
     target = Path(os.path.realpath(path))  # write through symlinks instead of replacing them
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -93,7 +98,7 @@ def _write_atomic(path: Path, data: bytes) -> None:
         mode = stat_mod.S_IMODE(os.stat(target).st_mode)
     except FileNotFoundError:
         mode = 0o666 & ~_UMASK
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".kgent-tmp", dir=target.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
