@@ -35,6 +35,17 @@ def _gone(pgid: int) -> bool:
     return False
 
 
+async def _all_gone(pgids: set[int], within: float = 30.0) -> bool:
+    """Whether every group is gone within `within` s: a killed group's last process may be a zombie for a moment
+    until it is reaped, and kill(…, 0) still finds a zombie."""
+    deadline = asyncio.get_running_loop().time() + within
+    while not all(_gone(g) for g in pgids):
+        if asyncio.get_running_loop().time() > deadline:
+            return False
+        await asyncio.sleep(0.05)
+    return True
+
+
 async def test_start_read_until_and_end(bg) -> None:  # type: ignore[no-untyped-def]
     ctx, commands = bg
     out = await bash.run({"command": "echo ready; read go; echo later; exit 4", "background": True}, ctx)
@@ -50,6 +61,7 @@ async def test_start_read_until_and_end(bg) -> None:  # type: ignore[no-untyped-
 async def test_until_pattern_input_and_stop_kills_the_group(bg) -> None:  # type: ignore[no-untyped-def]
     ctx, commands = bg
     script = "while read line; do echo got:$line; done"
+    before = set(watchdog.watched())  # groups of this process's other tests, not this command's
     out = await bash.run({"command": script, "background": True}, ctx)
     assert out.details["state"] == "running"
     sent = await send.run({"id": "bg1", "text": "hello"}, ctx)
@@ -57,11 +69,11 @@ async def test_until_pattern_input_and_stop_kills_the_group(bg) -> None:  # type
     read = await output.run({"id": "bg1", "until": "got:hello"}, ctx)
     assert "got:hello" in read.content and "bg1 is running" in read.content
     cmd = commands.get("bg1")
-    pgids = {g for g in watchdog.watched()}
+    pgids = set(watchdog.watched()) - before
     assert pgids, "the command's group is not watched"
     stopped = await stop.run({"id": "bg1"}, ctx)
     assert "bg1 was stopped" in stopped.content and cmd.state == "stopped"
-    assert all(_gone(g) for g in pgids)
+    assert await _all_gone(pgids), f"groups left: {[g for g in pgids if not _gone(g)]}"
     late = await send.run({"id": "bg1", "text": "again"}, ctx)
     assert late.is_error and "stdin is closed" in late.content
 
