@@ -3,97 +3,16 @@
 
 import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
-import { createRequire } from "node:module";
 import * as path from "node:path";
-import { afterEach, describe, test } from "node:test";
-import type { KgentApi } from "../src/extension";
-import type { ToPage } from "../src/panelMessages";
-import type { ApprovalItem, PanelItem, PanelState } from "../src/panelItems";
-import {
-  fakeContext,
-  installFakeVscode,
-  openWebviewView,
-  resetFake,
-  state,
-  TabInputTextDiff,
-  type FakeContext,
-  type FakeTreeView,
-  type FakeWebviewView,
-  type Uri,
-} from "./fake-vscode";
-import {
-  AGAINST_DAEMON,
-  extensionRoot,
-  isAlive,
-  KEY_VARIABLES,
-  sandbox,
-  serverCommandLine,
-  waitFor,
-  type Sandbox,
-} from "./helpers";
+import { describe, test } from "node:test";
+import type { ApprovalItem } from "../src/panelItems";
+import { state, TabInputTextDiff, type FakeTreeView, type Uri } from "./fake-vscode";
+import { AGAINST_DAEMON, waitFor } from "./helpers";
+import { items, openPanel, type World } from "./panelWorld";
 
-installFakeVscode();
-const extension = createRequire(__filename)(path.join(extensionRoot(), "dist", "extension.js")) as {
-  activate(context: FakeContext): KgentApi;
-  deactivate(): Promise<void>;
-};
-for (const k of [...KEY_VARIABLES, "KGENT_PROVIDER", "KGENT_MODEL", "KGENT_PERMISSION_MODE", "KGENT_APPROVAL_TIMEOUT"])
-  delete process.env[k];
-
+// the user's rules: a file of each test's own
+const open = (config: Record<string, unknown> = {}): World => openPanel(config, { userRules: true });
 const COMMAND = "grep -n value sample.py && python3 sample.py";
-
-interface World {
-  sb: Sandbox;
-  api: KgentApi;
-  ctx: FakeContext;
-  view: FakeWebviewView;
-}
-let world: World | undefined;
-
-function open(config: Record<string, unknown> = {}): World {
-  const sb = sandbox();
-  process.env.KGENT_STATE_DIR = sb.stateDir;
-  process.env.KGENT_CONFIG_DIR = path.join(sb.stateDir, "config"); // the user's rules: a file of this test's own
-  resetFake({
-    folders: [sb.workspace],
-    config: {
-      "kgent.serverCommand": serverCommandLine(),
-      "kgent.provider": "scripted",
-      "kgent.model": "tool-loop",
-      "kgent.permissionMode": "ask",
-      ...config,
-    },
-  });
-  const ctx = fakeContext(extensionRoot());
-  const api = extension.activate(ctx);
-  const view = openWebviewView("kgent.panel");
-  view.send({ type: "ready" });
-  world = { sb, api, ctx, view };
-  return world;
-}
-
-afterEach(async () => {
-  const cur = world;
-  world = undefined;
-  if (cur === undefined) return;
-  const pid = cur.api.daemonPid();
-  await extension.deactivate();
-  for (const d of cur.ctx.subscriptions) d.dispose();
-  if (pid !== undefined) assert.equal(isAlive(pid), false);
-  cur.sb.cleanup();
-});
-
-function lastState(w: World): PanelState | undefined {
-  for (let i = w.view.posted.length - 1; i >= 0; i--) {
-    const m = w.view.posted[i] as ToPage;
-    if (m.type === "state") return m.state;
-  }
-  return undefined;
-}
-
-function items(w: World): PanelItem[] {
-  return lastState(w)?.items ?? [];
-}
 
 function pendingCards(w: World): ApprovalItem[] {
   return items(w).filter((i): i is ApprovalItem => i.type === "approval" && i.state === "pending");

@@ -4,89 +4,16 @@
 
 import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
-import { createRequire } from "node:module";
 import * as path from "node:path";
-import { afterEach, describe, test } from "node:test";
-import type { KgentApi } from "../src/extension";
-import type { EndItem, NoteItem, PanelItem, PanelState, UserItem } from "../src/panelItems";
+import { describe, test } from "node:test";
+import type { EndItem, NoteItem, UserItem } from "../src/panelItems";
 import type { ToPage } from "../src/panelMessages";
-import {
-  fakeContext,
-  installFakeVscode,
-  openWebviewView,
-  resetFake,
-  state,
-  type FakeContext,
-  type FakeQuickPick,
-  type FakeWebviewView,
-  type MessageRecord,
-} from "./fake-vscode";
-import { AGAINST_DAEMON, extensionRoot, isAlive, sandbox, serverCommandLine, waitFor, type Sandbox } from "./helpers";
+import { state, type FakeQuickPick, type MessageRecord } from "./fake-vscode";
+import { AGAINST_DAEMON, waitFor } from "./helpers";
+import { items, lastState, openPanel, type World } from "./panelWorld";
 
-installFakeVscode();
-const extension = createRequire(__filename)(path.join(extensionRoot(), "dist", "extension.js")) as {
-  activate(context: FakeContext): KgentApi;
-  deactivate(): Promise<void>;
-};
-for (const k of [
-  "KGENT_API_KEY",
-  "DEEPSEEK_API_KEY",
-  "OPENAI_API_KEY",
-  "ANTHROPIC_API_KEY",
-  "KGENT_PROVIDER",
-  "KGENT_MODEL",
-])
-  delete process.env[k];
+const open = (model = "hello"): World => openPanel({ "kgent.model": model });
 
-interface World {
-  sb: Sandbox;
-  api: KgentApi;
-  ctx: FakeContext;
-  view: FakeWebviewView;
-}
-let world: World | undefined;
-
-function open(model = "hello"): World {
-  const sb = sandbox();
-  process.env.KGENT_STATE_DIR = sb.stateDir;
-  resetFake({
-    folders: [sb.workspace],
-    trusted: true,
-    config: {
-      "kgent.serverCommand": serverCommandLine(),
-      "kgent.provider": "scripted",
-      "kgent.model": model,
-      "kgent.permissionMode": "ask",
-    },
-  });
-  const ctx = fakeContext(extensionRoot());
-  const api = extension.activate(ctx);
-  const view = openWebviewView("kgent.panel");
-  view.send({ type: "ready" });
-  world = { sb, api, ctx, view };
-  return world;
-}
-
-afterEach(async () => {
-  const cur = world;
-  world = undefined;
-  if (cur === undefined) return;
-  const pid = cur.api.daemonPid();
-  await extension.deactivate();
-  for (const d of cur.ctx.subscriptions) d.dispose();
-  if (pid !== undefined) assert.equal(isAlive(pid), false);
-  cur.sb.cleanup();
-});
-
-function lastState(w: World): PanelState | undefined {
-  for (let i = w.view.posted.length - 1; i >= 0; i--) {
-    const m = w.view.posted[i] as ToPage;
-    if (m.type === "state") return m.state;
-  }
-  return undefined;
-}
-
-const items = (w: World): PanelItem[] => lastState(w)?.items ?? [];
 const users = (w: World): UserItem[] => items(w).filter((i): i is UserItem => i.type === "user");
 const ends = (w: World): EndItem[] => items(w).filter((i): i is EndItem => i.type === "end");
 const note = (w: World, re: RegExp): NoteItem | undefined =>

@@ -4,101 +4,16 @@
 import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
 import * as os from "node:os";
-import { createRequire } from "node:module";
 import * as path from "node:path";
-import { afterEach, describe, test } from "node:test";
-import type { KgentApi, RunSummary } from "../src/extension";
+import { describe, test } from "node:test";
+import type { RunSummary } from "../src/extension";
 import type { ToPage } from "../src/panelMessages";
-import type { ApprovalItem, PanelItem, PanelState, UserItem } from "../src/panelItems";
-import {
-  fakeContext,
-  installFakeVscode,
-  openWebviewView,
-  resetFake,
-  state,
-  TabInputTextDiff,
-  type Uri,
-  type FakeContext,
-  type FakeWebviewView,
-} from "./fake-vscode";
-import {
-  AGAINST_DAEMON,
-  extensionRoot,
-  gateScript,
-  isAlive,
-  sandbox,
-  serverCommandLine,
-  waitFor,
-  type Sandbox,
-} from "./helpers";
+import type { ApprovalItem, UserItem } from "../src/panelItems";
+import { state, TabInputTextDiff, type Uri } from "./fake-vscode";
+import { AGAINST_DAEMON, gateScript, waitFor } from "./helpers";
+import { items, lastState, openPanel, type World } from "./panelWorld";
 
-installFakeVscode();
-const extension = createRequire(__filename)(path.join(extensionRoot(), "dist", "extension.js")) as {
-  activate(context: FakeContext): KgentApi;
-  deactivate(): Promise<void>;
-};
-for (const k of [
-  "KGENT_API_KEY",
-  "DEEPSEEK_API_KEY",
-  "OPENAI_API_KEY",
-  "ANTHROPIC_API_KEY",
-  "KGENT_PROVIDER",
-  "KGENT_MODEL",
-])
-  delete process.env[k];
-
-interface World {
-  sb: Sandbox;
-  api: KgentApi;
-  ctx: FakeContext;
-  view: FakeWebviewView;
-}
-let world: World | undefined;
-
-function open(config: Record<string, unknown> = {}, trusted = true): World {
-  const sb = sandbox();
-  process.env.KGENT_STATE_DIR = sb.stateDir;
-  resetFake({
-    folders: [sb.workspace],
-    trusted,
-    config: {
-      "kgent.serverCommand": serverCommandLine(),
-      "kgent.provider": "scripted",
-      "kgent.model": "tool-loop",
-      "kgent.permissionMode": "ask",
-      ...config,
-    },
-  });
-  const ctx = fakeContext(extensionRoot());
-  const api = extension.activate(ctx);
-  const view = openWebviewView("kgent.panel");
-  view.send({ type: "ready" });
-  world = { sb, api, ctx, view };
-  return world;
-}
-
-afterEach(async () => {
-  const cur = world;
-  world = undefined;
-  if (cur === undefined) return;
-  const pid = cur.api.daemonPid();
-  await extension.deactivate();
-  for (const d of cur.ctx.subscriptions) d.dispose();
-  if (pid !== undefined) assert.equal(isAlive(pid), false);
-  cur.sb.cleanup();
-});
-
-function lastState(w: World): PanelState | undefined {
-  for (let i = w.view.posted.length - 1; i >= 0; i--) {
-    const m = w.view.posted[i] as ToPage;
-    if (m.type === "state") return m.state;
-  }
-  return undefined;
-}
-
-function items(w: World): PanelItem[] {
-  return lastState(w)?.items ?? [];
-}
+const open = (config: Record<string, unknown> = {}, trusted = true): World => openPanel(config, { trusted });
 
 function pendingCards(w: World): ApprovalItem[] {
   return items(w).filter((i): i is ApprovalItem => i.type === "approval" && i.state === "pending");
