@@ -452,6 +452,7 @@ class ToolBatch:
         )
 
     def _record(self, call: ToolCall, intent: Intent, decision: Decision) -> None:
+        label = _label(decision, self.loop.spec.mode)
         self.run.emit(
             PermissionResolved(
                 request_id=decision.request_id,
@@ -461,7 +462,7 @@ class ToolBatch:
                 source=decision.source,
                 reason=decision.reason,
                 edited=True if decision.new_text is not None else None,
-                label=_label(decision, self.loop.spec.mode),
+                label=label,
             )
         )
         entry = self.loop.entry(
@@ -475,7 +476,7 @@ class ToolBatch:
             operation=intent.operation,
             scope=intent.scope,
             reason=decision.reason,
-            label=_label(decision, self.loop.spec.mode),
+            label=label,
             rules=self.loop.kernel.rules_for(self.loop.spec.session_id).to_list(),
             **({"edited": True} if decision.new_text is not None else {}),  # the fact, never the text
         )
