@@ -3,6 +3,9 @@
 core < files, session, providers < sandbox, changes < tools < permissions, lsp < context < kernel < ext, config < service
 < fronts (daemon, http, acp, swebench) < cli, testing. Packages of one layer do not import each other. Every import counts: module level, inside
 functions and under TYPE_CHECKING alike. There is no exception list: a new edge against the order fails here.
+
+The fronts a person uses (daemon, http, acp, cli) import nothing from kgent.kernel: they start runs and read sessions
+through kgent.service. The demo scenarios are the one named exception (they show the kernel embedded as a library).
 """
 
 from __future__ import annotations
@@ -92,6 +95,37 @@ def _violations(package: Path = PACKAGE) -> list[str]:
 
 def test_every_import_points_down_the_layers() -> None:
     assert _violations() == []
+
+
+FRONTS = ("daemon", "http", "acp", "cli")
+# `kgent demo`'s scenarios embed the kernel as a library does (docs/demos.md): the one named place outside the
+# service that builds a kernel. Every other front starts its runs with RunService.start_run.
+KERNEL_EMBEDDERS = ("cli/demo.py", "cli/demo_extension.py", "cli/demo_instructions.py", "cli/demo_rewind.py")
+
+
+def _front_kernel_imports(package: Path = PACKAGE) -> list[str]:
+    """Every import of kgent.kernel by a front (they reach the kernel only through the shared service)."""
+    bad: list[str] = []
+    for front in FRONTS:
+        for module in sorted((package / front).rglob("*.py")):
+            rel = module.relative_to(package).as_posix()
+            if rel in KERNEL_EMBEDDERS:
+                continue
+            for line, name in _imports(module, package):
+                if name == "kgent.kernel" or name.startswith("kgent.kernel."):
+                    bad.append(f"{rel}:{line} imports {name} (a front goes through kgent.service)")
+    return bad
+
+
+def test_fronts_import_nothing_from_the_kernel(tmp_path: Path) -> None:
+    assert _front_kernel_imports() == []
+    assert all((PACKAGE / name).is_file() for name in KERNEL_EMBEDDERS)  # the exceptions name real files
+    copy = tmp_path / "kgent"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.json", "static"))
+    (copy / "acp" / "_probe.py").write_text("def f():\n    from kgent.kernel.cost import session_usage\n")
+    assert _front_kernel_imports(copy) == [
+        "acp/_probe.py:2 imports kgent.kernel.cost (a front goes through kgent.service)"
+    ]
 
 
 def test_every_package_has_a_layer() -> None:

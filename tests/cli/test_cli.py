@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -535,7 +536,8 @@ async def test_resuming_another_providers_session_never_carries_kgent_api_key(
     ANTHROPIC_API_KEY or no key at all, never it."""
     import argparse
 
-    from kgent.cli.run import build_kernel, resume_defaults
+    from kgent.cli.run import resume_defaults, run_request, run_service
+    from kgent.cli.terminal import TerminalPort
     from kgent.core.errors import ConfigError
     from kgent.session.entries import new_entry
     from kgent.session.jsonl import JsonlSessionStore
@@ -561,19 +563,25 @@ async def test_resuming_another_providers_session_never_carries_kgent_api_key(
             mode=None,
             script=None,
             max_turns=None,
+            cost_limit=None,
         )
+
+    def provider(a: argparse.Namespace) -> Any:
+        """The provider settings the shared service gives the resumed session's run."""
+        request = run_request(a, "go on")
+        service = run_service(a, TerminalPort(None, interactive=False))
+        return service.provider_config(request.provider, request.model)
 
     first = args()
     await resume_defaults(first)
     with pytest.raises(ConfigError) as missing:
-        build_kernel(first)
+        provider(first)
     assert "ANTHROPIC_API_KEY" in missing.value.message
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-own-key-0002")
     second = args()
     await resume_defaults(second)
-    kernel = build_kernel(second)
-    assert kernel.provider.config.api_key == "sk-ant-own-key-0002"
-    await kernel.aclose()
+    config = provider(second)
+    assert (config.provider, config.model, config.api_key) == ("anthropic", "claude-x", "sk-ant-own-key-0002")
 
 
 def test_the_end_of_a_run_shows_tokens_and_cost(ws: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kgent.cli.run import prompt_lines
+from kgent.cli.terminal import prompt_lines
 from kgent.core.events import PermissionRequest, PermissionToolCall
 from kgent.permissions import card, classify
 

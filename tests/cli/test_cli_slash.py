@@ -1,5 +1,5 @@
 """`kgent run "/name args"`: a prompt template expanded as for every front (the run_start shows the expansion, the
-session keeps what was typed); an unknown command is a clear error and no run; `/compact` compacts `--session`."""
+session keeps what was typed); an unknown command is a clear error and no run; `/compact` is a compaction run of `--session`."""
 
 from __future__ import annotations
 
@@ -35,8 +35,12 @@ def test_a_template_runs_from_the_command_line(tmp_path: Path) -> None:
     )
     assert "run_start" not in unknown.stdout
 
+    # /compact is the kernel's compaction run, started by the shared service as on every front
     compacted = kgent("run", *SCRIPTED, "--session", sid, "/compact", cwd=ws, state=state)
     assert compacted.returncode == 0, compacted.stderr
-    assert (
-        json.loads(compacted.stdout.splitlines()[-1])["compact"]["compacted"] is False
-    )  # too little history
+    events = [json.loads(line) for line in compacted.stdout.splitlines()]
+    kinds = [e.get("type") for e in events]
+    assert kinds[0] == "run_start" and events[0]["prompt"] == "/compact"
+    assert [e["status"] for e in events if e.get("type") == "compaction"] == ["started", "completed"]
+    assert kinds[-2] == "run_end" and events[-1]["result"]["status"] == "settled"
+    assert "Nothing to compact yet." in compacted.stdout  # too little history

@@ -18,7 +18,6 @@ from acp import schema as S
 
 from kgent.acp.mcp import session_servers
 from kgent.config import DEFAULTS, permission_mode, provider_config
-from kgent.context.compaction import CompactionSettings
 from kgent.core.errors import KgentError
 from kgent.core.events import (
     MessageDelta,
@@ -29,10 +28,8 @@ from kgent.core.events import (
     ToolUpdate,
     UsageEvent,
 )
-from kgent.core.messages import AssistantMessage, Message
+from kgent.core.messages import Message
 from kgent.files.ops import FileOps, LocalFileOps
-from kgent.kernel.cost import context_use, session_usage
-from kgent.kernel.images import with_image_data
 from kgent.permissions.modes import MODE_DESCRIPTIONS, MODE_NAMES
 from kgent.permissions.modes import MODES as MODE_IDS
 from kgent.service import wire as W
@@ -41,6 +38,7 @@ from kgent.service.errors import classify
 from kgent.service.handshake import Settings
 from kgent.service.review import gated
 from kgent.service.service import Service
+from kgent.service.usage import context_at_rest, stored_usage, with_stored_images
 from kgent.session.entries import SessionTree
 from kgent.session.paths import normalize_workspace
 from kgent.tools.base import CommandRunner
@@ -236,7 +234,7 @@ class KgentAgent:
         tree, session = await self._reopen(session_id, mcp_servers)
         tools = {tool.name: tool for tool in CODING_TOOLS()}
         messages = project(tree.branch())
-        filled = await with_image_data(messages, lambda sha: self._blob(session_id, sha))
+        filled = await with_stored_images(self.store, session_id, messages)
         for update in U.replay(filled or messages, tools, tree.info.workspace):
             await self._update(session_id, update)
         await self._usage_at_rest(session_id, tree, messages)
@@ -327,17 +325,13 @@ class KgentAgent:
     async def _usage_at_rest(self, session_id: str, tree: SessionTree, messages: list[Message]) -> None:
         """A `usage_update` for the branch's last model call that reported usage (as its `usage` event said): how
         full the context was when the session was left. Nothing for a session without one."""
-        for message in reversed(messages):
-            if isinstance(message, AssistantMessage) and message.usage is not None:
-                config = self.svc.kernel_config()
-                window = CompactionSettings.resolve(config, message.provider, message.model).context_window
-                context = context_use(message.usage, window)
-                await self._update(session_id, U.usage_update(context, self._session_cost(tree)))
-                return
+        context = context_at_rest(messages, self.svc.kernel_config())
+        if context is not None:
+            await self._update(session_id, U.usage_update(context, self._session_cost(tree)))
 
     def _session_cost(self, tree: SessionTree) -> float | None:
         """What the session's stored turns cost (every branch); None when one of them has no price."""
-        return U.wire_cost(session_usage(tree.entries.values(), self.svc.prices()))
+        return U.wire_cost(stored_usage(tree, self.svc.prices()))
 
     def _announce_commands(self, session_id: str, workspace: str) -> None:
         """Send the workspace's slash commands once this request has answered (the client then knows the session),
@@ -445,13 +439,6 @@ class KgentAgent:
             return await self.store.load(session_id)
         except KgentError as exc:
             raise request_error(exc) from None
-
-    async def _blob(self, session_id: str, sha256: str) -> bytes:
-        """A stored image's bytes; empty when they are gone (the replay then says so instead of failing the load)."""
-        try:
-            return await self.store.get_blob(session_id, sha256)
-        except KgentError:
-            return b""
 
     async def _session(self, session_id: str) -> _Session:
         session = self.sessions.get(session_id)

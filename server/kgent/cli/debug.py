@@ -48,44 +48,43 @@ def _keyless(args: argparse.Namespace) -> bool:
     return False
 
 
-def _show_config(renderer: Any, kernel: Any) -> None:
-    p = kernel.provider
-    renderer.note({"=== Configuration ===": f"provider={p.name} model={p.model} mode={kernel.config.mode}"})
+def _show_config(renderer: Any, service: Any) -> None:
+    from kgent.service.handshake import default_mode
 
-
-async def _one(kernel: Any, renderer: Any, text: str, workspace: Any, session_id: str | None) -> Any:
-    from kgent.cli.run import drive
-
-    run = kernel.create_run(text, workspace=workspace, session_id=session_id)
-    result = await drive(run, renderer, interactive=sys.stdin.isatty())
-    renderer.note({"=== FINAL ANSWER ===": result.text or "(none)"})
-    return result
+    p = service.providers.get(service.provider_config(None, None))  # the provider the runs will use
+    mode = default_mode(service.settings, service.env)
+    renderer.note({"=== Configuration ===": f"provider={p.name} model={p.model} mode={mode}"})
 
 
 async def _main(args: argparse.Namespace) -> int:
     from kgent.cli.render import HumanRenderer
-    from kgent.cli.run import build_kernel, workspace_of
+    from kgent.cli.run import run_service
+    from kgent.cli.terminal import TerminalPort
     from kgent.context.projection import project
     from kgent.core.errors import KgentError
     from kgent.core.messages import message_to_dict
+    from kgent.service.errors import ServiceError
 
     renderer = HumanRenderer()
     if _keyless(args):
         args.provider, args.model, args.script = "scripted", None, args.script or "calculate"
         renderer.note({"[no API key]": KEYLESS})
+    args.session, args.fork = None, None
+    service = run_service(args, TerminalPort(renderer, interactive=sys.stdin.isatty()))
     try:
-        kernel = build_kernel(args, args.mode)
-    except KgentError as exc:
-        renderer.note({"[config-error]": exc.message})
-        return 2
-    workspace = workspace_of(args)
-    _show_config(renderer, kernel)
-    once = args.once or (" ".join(args.message) if args.message else None)
-    session_id: str | None = None
-    try:
-        if once:
-            result = await _one(kernel, renderer, once, workspace, None)
-            return 0 if result.status == "settled" else 1
+        try:
+            _show_config(renderer, service)
+        except KgentError as exc:
+            renderer.note({"[config-error]": exc.message})
+            return 2
+        once = args.once or (" ".join(args.message) if args.message else None)
+        try:
+            if once:
+                result = await _run_one(service, renderer, args, once)
+                return 0 if result.status == "settled" else 1
+        except (KgentError, ServiceError) as exc:
+            renderer.note({"[config-error]": exc.message})
+            return 2
         renderer.note({"kgent debug": HELP})
         loop = asyncio.get_running_loop()
         while True:
@@ -100,23 +99,36 @@ async def _main(args: argparse.Namespace) -> int:
             if line == "/help":
                 renderer.note({"help": HELP})
             elif line == "/reset":
-                session_id = None
+                args.session = None
                 renderer.note({"session": "new session on the next message"})
             elif line == "/session":
-                renderer.note({"session": session_id or "(none yet)"})
+                renderer.note({"session": args.session or "(none yet)"})
             elif line == "/history":
-                if session_id is None:
+                if args.session is None:
                     renderer.note({"history": "(empty)"})
                     continue
-                tree = await kernel.store.load(session_id)
+                tree = await service.store.load(args.session)
                 for message in project(tree.branch()):
                     d = message_to_dict(message)
                     text = d.get("text") or d.get("content") or ""
                     renderer.note({d["role"]: str(text)[:200]})
             else:
-                session_id = (await _one(kernel, renderer, line, workspace, session_id)).session_id
+                try:
+                    args.session = (await _run_one(service, renderer, args, line)).session_id
+                except (KgentError, ServiceError) as exc:
+                    renderer.note({"[error]": exc.message})
     finally:
-        await kernel.aclose()
+        await service.close()
+
+
+async def _run_one(service: Any, renderer: Any, args: argparse.Namespace, text: str) -> Any:
+    """One line as a run in the REPL's session (the shared service starts it, as for every front)."""
+    from kgent.cli.run import run_request, until_ended
+
+    handle = await service.start_run(run_request(args, text))
+    result = await until_ended(handle)
+    renderer.note({"=== FINAL ANSWER ===": result.text or "(none)"})
+    return result
 
 
 def run(args: argparse.Namespace) -> int:

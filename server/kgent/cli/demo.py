@@ -11,6 +11,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from kgent.core.events import prompt_of
+
 SAMPLE = "value = 1\nprint(value)\n"
 # The demo cases: a built-in script each, and the prompt its run starts with.
 PROMPTS = {
@@ -76,7 +78,6 @@ def listing() -> str:
 async def _main(args: argparse.Namespace) -> int:
     from kgent.cli.demo_instructions import instructions_kernel
     from kgent.cli.render import HumanRenderer, JsonRenderer
-    from kgent.cli.run import drive
     from kgent.core.events import PermissionRequest
     from kgent.kernel import AgentKernel, KernelConfig
     from kgent.providers.scripted import ScriptedProvider
@@ -121,7 +122,7 @@ async def _main(args: argparse.Namespace) -> int:
             kernel = AgentKernel(provider, config=KernelConfig(mode=MODES.get(args.case, "ask")))
         run = kernel.create_run(prompt, workspace=workspace)
         runs.append(run)
-        result = await drive(run, renderer, interactive=False, answer=approve)
+        result = await drive(run, renderer, approve)
         await kernel.aclose()
     if args.case in FAILURES:
         renderer.note({"demo": f"the run ended {result.status}, as this scenario should ({expected})"})
@@ -155,3 +156,16 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(listing())
         return 0
     return asyncio.run(_main(args))
+
+
+async def drive(run: Any, renderer: Any, answer: Any) -> Any:
+    """Consume the run's events, answering approvals with `answer` (the scenario's approver); return the result.
+
+    The demos embed the kernel as a library does (docs/demos.md), with no front between: the only code outside
+    the kernel that starts a run without the shared service (tests/test_import_layers.py names them)."""
+    async for event in run:
+        renderer.event(event)
+        asked = prompt_of(event)
+        if asked is not None:
+            run.resolve_permission(asked.request_id, answer(asked))
+    return await run.result()

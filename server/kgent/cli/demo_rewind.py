@@ -20,8 +20,8 @@ FILES = {
 
 async def rewind_demo(workspace: Path, renderer: Any) -> int:
     """Play the scenario in `workspace` (an empty directory); 0 when every step came out as it should."""
+    from kgent.cli.demo import drive
     from kgent.cli.rewind import describe
-    from kgent.cli.run import drive
     from kgent.files.ops import LocalFileOps
     from kgent.kernel import AgentKernel, KernelConfig
     from kgent.providers.scripted import ScriptedProvider
@@ -39,7 +39,7 @@ async def rewind_demo(workspace: Path, renderer: Any) -> int:
     renderer.note({"demo": f"a git work tree with {', '.join(FILES)}"})
     kernel = AgentKernel(ScriptedProvider("rewind-edits"), config=KernelConfig(mode="full"))
     run = kernel.create_run(PROMPT, workspace=workspace)
-    result = await drive(run, renderer, interactive=False, answer=lambda request: "allow_once")
+    result = await drive(run, renderer, lambda request: "allow_once")
     try:
         edited = (workspace / "b.txt").read_text(encoding="utf-8") + "a line the person added\n"
         (workspace / "b.txt").write_text(edited, encoding="utf-8")

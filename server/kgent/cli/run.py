@@ -5,16 +5,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import shlex
 import signal
-import subprocess
 import sys
-import tempfile
-import threading
 from pathlib import Path
 from typing import Any
 
-from kgent.core.events import PermissionAnswer, PermissionRequest, RunEnd, prompt_of
 from kgent.permissions.modes import MODE_DESCRIPTIONS
 
 
@@ -103,40 +98,6 @@ def read_images(paths: list[str]) -> tuple[Any, ...]:
     return tuple(parts)
 
 
-def build_kernel(args: argparse.Namespace, mode: str | None = None, extensions: Any = None) -> Any:
-    """Assemble an AgentKernel from flags + environment (and `extensions`: kgent.ext.Extensions, whose providers,
-    tools and hooks it gets); raises ConfigError with what to fix."""
-    from kgent.config import provider_config, require_key
-    from kgent.providers import create_provider
-    from kgent.service.assembly import build_kernel, kernel_config
-
-    env: dict[str, str] | None = None
-    if getattr(args, "switched_provider", False):
-        # A resumed session of another provider than the configured one: that provider's own defaults and vendor
-        # key; KGENT_API_KEY (and KGENT_BASE_URL) belong to the configured provider and never travel with the switch.
-        env = {
-            k: v
-            for k, v in os.environ.items()
-            if k not in ("KGENT_PROVIDER", "KGENT_MODEL", "KGENT_BASE_URL")
-        }
-    config = provider_config(
-        env,
-        provider=args.provider,
-        model=args.model,
-        base_url=args.base_url,
-        script=getattr(args, "script", None),
-        kgent_key=env is None,
-    )
-    require_key(config)
-    settings = kernel_config(
-        os.environ, mode=mode, turns=args.max_turns, limit=getattr(args, "cost_limit", None)
-    )
-    if extensions is None:
-        return build_kernel(create_provider(config), settings, store=open_store())
-    provider = extensions.create_provider(config)
-    return build_kernel(provider, settings, store=open_store(), hooks=extensions.hooks)
-
-
 def open_store() -> Any:
     """The durable JSONL store under the state dir."""
     from kgent.session.jsonl import JsonlSessionStore
@@ -197,139 +158,69 @@ def workspace_of(args: argparse.Namespace) -> Path:
     return Path(args.workspace or os.getcwd()).expanduser().resolve()
 
 
-# The key for each option the daemon may offer (any other option gets its number).
-_KEYS = {
-    "allow_once": "y",
-    "allow_always": "a",
-    "allow_always_project": "p",
-    "reject_once": "n",
-    "reject_always": "r",
-    "reject_always_project": "x",
-}
+def run_service(args: argparse.Namespace, port: Any, extensions: Any = None) -> Any:
+    """The shared service (kgent.service.base.RunService) with this command's flags as its settings: `--provider`,
+    `--model`, `--base-url`, `--script`, `--mode`, `--max-turns`, `--trust-project` (the environment fills the rest,
+    as for every front). A resumed session of another provider than the configured one (`resume_defaults`) is named
+    per run (`run_request`), so the configured provider's own key never travels with it."""
+    from kgent.service.base import RunService
+    from kgent.service.handshake import Settings
+
+    switched = getattr(args, "switched_provider", False)
+    settings = Settings(
+        provider=None if switched else args.provider,
+        model=None if switched else args.model,
+        base_url=args.base_url,
+        mode=args.mode,
+        max_turns=args.max_turns,
+        script=getattr(args, "script", None),
+        trust_project_extensions=True if getattr(args, "trust_project", False) else None,
+    )
+    return RunService(os.environ, settings, port, extensions=extensions)
 
 
-def prompt_lines(request: PermissionRequest) -> tuple[list[str], dict[str, str]]:
-    """The approval prompt: one line per option offered (its name says the rule and how long it lasts), the
-    reason no 'always' is offered (`noRule`), and the keys that choose them."""
-    lines: list[str] = []
-    keys: dict[str, str] = {}
-    for number, option in enumerate(request.options, 1):
-        key = _KEYS.get(option.option_id, str(number))
-        keys[key] = option.option_id
-        lines.append(f"  [{key}] {option.name}")
-    if request.no_rule:
-        lines.append(f"  (no 'always': {request.no_rule})")
-    return lines, keys
+def run_request(args: argparse.Namespace, text: str, images: tuple[Any, ...] = ()) -> Any:
+    """The run `args` ask for (kgent.service.request.NewRun)."""
+    from kgent.service.request import NewRun
+
+    switched = getattr(args, "switched_provider", False)
+    return NewRun(
+        text=text,
+        images=images,
+        workspace=str(workspace_of(args)),
+        session_id=args.session,
+        parent_entry_id=args.fork,
+        provider=args.provider if switched else None,
+        model=args.model if switched else None,
+        cost_limit=getattr(args, "cost_limit", None),
+    )
 
 
-def ask_on_tty(request: PermissionRequest) -> str | PermissionAnswer:
-    """Prompt on the terminal; EOF or anything unexpected is a reject. An edit or write may be changed in $VISUAL /
-    $EDITOR first, and then approved as the user's version."""
-    lines, keys = prompt_lines(request)
-    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
-    can_edit = bool(editor) and request.tool_call.preview is not None
-    print("\n".join(lines))
-    extra = " or [e]dit it first" if can_edit else ""
-    try:
-        answer = input(f"  allow? [{'/'.join(keys)}]{extra}: ").strip().lower()
-    except EOFError:
-        return "reject_once"
-    if answer[:1] == "e" and can_edit and editor:
-        return edited_in_editor(request, editor)
-    return keys.get(answer, keys.get(answer[:1], "reject_once"))
-
-
-def edited_in_editor(request: PermissionRequest, editor: str) -> str | PermissionAnswer:
-    """Open the proposed text in `editor`; what it saves is approved once as the user's version (approve with
-    changes). An editor that fails (or cannot start) is a reject."""
-    preview = request.tool_call.preview
-    assert preview is not None
-    suffix = Path(request.tool_call.path or "").suffix or ".txt"
-    fd, name = tempfile.mkstemp(prefix="kgent-approve-", suffix=suffix)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(preview.new_text)
-        try:
-            code = subprocess.run([*shlex.split(editor), name], check=False).returncode
-        except OSError as exc:
-            print(f"  could not start the editor ({exc.strerror or exc}): rejected", file=sys.stderr)
-            return "reject_once"
-        if code != 0:
-            print(f"  the editor exited with status {code}: rejected", file=sys.stderr)
-            return "reject_once"
-        with open(name, encoding="utf-8", newline="") as f:
-            return PermissionAnswer("allow_once", f.read())
-    finally:
-        os.unlink(name)
-
-
-async def ask_unless_ended(run: Any, request: PermissionRequest) -> str | PermissionAnswer | None:
-    """Ask on the terminal until answered or until the run ends (Ctrl-C cancels it): None when it ended first.
-
-    The prompt blocks in a daemon thread, not the loop's executor: a prompt the run made moot must not keep the
-    process alive waiting for Enter.
-    """
+async def until_ended(handle: Any) -> Any:
+    """Take the run's events (the port shows them) until its run_end; its RunResult."""
     loop = asyncio.get_running_loop()
-    answered: asyncio.Future[str | PermissionAnswer] = loop.create_future()
-
-    def settle(decision: str | PermissionAnswer) -> None:
-        if not answered.done():
-            answered.set_result(decision)
-
-    def prompt() -> None:
-        decision: str | PermissionAnswer
-        try:
-            decision = ask_on_tty(request)
-        except BaseException:  # noqa: BLE001 - anything but an answer is a reject
-            decision = "reject_once"
-        try:
-            loop.call_soon_threadsafe(settle, decision)
-        except RuntimeError:  # the loop is gone: nobody is waiting any more
-            pass
-
-    threading.Thread(target=prompt, name="kgent-approval", daemon=True).start()
-    ended = asyncio.ensure_future(run.result())
+    # Ctrl-C, a kill, or the terminal closing (SIGHUP) cancel the run cleanly: tools killed, session kept.
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        loop.add_signal_handler(sig, handle.cancel)
     try:
-        await asyncio.wait({answered, ended}, return_when=asyncio.FIRST_COMPLETED)
+        handle.start()
+        await handle.ended.wait()
     finally:
-        ended.cancel()
-    if answered.done():
-        return answered.result()
-    print(file=sys.stderr)  # leave the abandoned prompt's line
-    return None
-
-
-async def drive(run: Any, renderer: Any, *, interactive: bool, answer: Any = None) -> Any:
-    """Consume the run's events, answering approvals; return the result."""
-    async for event in run:
-        renderer.event(event)
-        asked = prompt_of(event)
-        if asked is not None:
-            decision: str | PermissionAnswer | None
-            if answer is not None:
-                decision = answer(asked)
-            elif interactive:
-                decision = await ask_unless_ended(run, asked)
-            else:
-                decision = "reject_once"
-            if isinstance(decision, PermissionAnswer):  # approved with changes, in $EDITOR
-                run.resolve_permission(asked.request_id, decision.option_id, decision.new_text)
-            elif decision is not None:
-                run.resolve_permission(asked.request_id, decision)
-        elif isinstance(event, RunEnd):
-            pass
-    return await run.result()
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            loop.remove_signal_handler(sig)
+    return handle.result
 
 
 async def _main(args: argparse.Namespace) -> int:
     from kgent.cli.extensions import for_run
     from kgent.cli.render import HumanRenderer, JsonRenderer
-    from kgent.cli.slash import compact, expand_prompt
+    from kgent.cli.terminal import TerminalPort
     from kgent.core.errors import KgentError
+    from kgent.service.errors import ServiceError
 
     renderer = JsonRenderer() if args.json else HumanRenderer()
     interactive = sys.stdin.isatty() and not args.json
-    extensions = None
+    service = None
     try:
         if getattr(args, "continue_latest", False):
             if args.session:
@@ -343,38 +234,22 @@ async def _main(args: argparse.Namespace) -> int:
         if args.session:
             await resume_defaults(args)
         extensions = for_run(workspace_of(args), trust_flag=args.trust_project, interactive=interactive)
-        kernel = build_kernel(args, args.mode, extensions)
-        expansion = await expand_prompt(kernel, " ".join(args.prompt), workspace_of(args), args.session)
-        if expansion.builtin == "compact":
-            renderer.note({"compact": await compact(kernel, args.session, expansion.args)})
-            await kernel.aclose()
-            await extensions.aclose()
-            return 0
-        run = kernel.create_run(
-            expansion.text,
-            images=images,
-            workspace=workspace_of(args),
-            session_id=args.session,
-            parent_entry_id=args.fork,
-            typed=expansion.typed if expansion.command is not None else None,
-        )
-    except KgentError as exc:
-        renderer.note({"error": exc.message, "code": exc.code})
-        if extensions is not None:
+        service = run_service(args, TerminalPort(renderer, interactive=interactive), extensions)
+        handle = await service.start_run(run_request(args, " ".join(args.prompt), images))
+    except (KgentError, ServiceError) as exc:
+        code = exc.code if isinstance(exc, KgentError) else exc.name
+        renderer.note({"error": exc.message, "code": code})
+        if service is not None:
+            await service.close()
+        elif "extensions" in locals():
             await extensions.aclose()
         return 2
-    sandbox = sandbox_note(kernel)
     if not args.json:
-        renderer.note({"sandbox": sandbox})
-    loop = asyncio.get_running_loop()
-    # Ctrl-C, a kill, or the terminal closing (SIGHUP) cancel the run cleanly: tools killed, session kept.
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        loop.add_signal_handler(sig, run.cancel)
+        renderer.note({"sandbox": sandbox_note(service)})
     try:
-        result = await drive(run, renderer, interactive=interactive)
+        result = await until_ended(handle)
     finally:
-        await kernel.aclose()
-        await extensions.aclose()  # stops the MCP servers
+        await service.close()  # stops the background commands, the MCP servers, the providers
     if args.json:
         renderer.note(
             {
@@ -382,7 +257,7 @@ async def _main(args: argparse.Namespace) -> int:
                     "status": result.status,
                     "sessionId": result.session_id,
                     "runId": result.run_id,
-                    "sandbox": kernel.sandbox.name,
+                    "sandbox": service.sandbox.name,
                 }
             }
         )
@@ -393,12 +268,13 @@ async def _main(args: argparse.Namespace) -> int:
     return 0 if result.status == "settled" else 1
 
 
-def sandbox_note(kernel: Any) -> str:
+def sandbox_note(service: Any) -> str:
     """What shell commands run in, for the line printed at start."""
     from kgent.permissions import normalize_mode
+    from kgent.service.handshake import default_mode
 
-    sandbox = kernel.sandbox
-    if normalize_mode(kernel.config.mode) == "full":
+    sandbox = service.sandbox
+    if normalize_mode(default_mode(service.settings, service.env)) == "full":
         return f"{sandbox.name} — but full mode runs shell commands unconfined"
     if sandbox.contains:
         return f"{sandbox.name} — reads run unasked inside it; other shell commands ask"

@@ -174,11 +174,11 @@ async def _list(store: Any, args: argparse.Namespace) -> int:
 async def _show(store: Any, args: argparse.Namespace) -> int:
     from kgent.cli.render import usage_line
     from kgent.config import prices
-    from kgent.kernel.cost import session_usage
+    from kgent.service.usage import stored_usage
     from kgent.session.entries import tree_to_dict
 
     tree = await store.load(args.session_id)
-    usage = session_usage(tree.entries.values(), prices())
+    usage = stored_usage(tree, prices())
     if args.json:
         print(json.dumps({**tree_to_dict(tree), "usage": usage}, ensure_ascii=False, indent=2))
         return 0

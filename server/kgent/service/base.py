@@ -24,6 +24,7 @@ from kgent.kernel import AgentKernel, KernelConfig
 from kgent.permissions import RuleBook, RuleFiles
 from kgent.providers.base import Provider, ProviderConfig
 from kgent.providers.pricing import PriceTable
+from kgent.sandbox.bwrap import Sandbox
 from kgent.service.assembly import build_kernel, kernel_config
 from kgent.service.commands import Command, Expansion, commands, expand
 from kgent.service.errors import CONFIG, CONFLICT, INVALID_PARAMS, NOT_FOUND, ServiceError
@@ -68,12 +69,21 @@ def warm_async_backend() -> None:
 class RunService:
     """Runs for a front: `start_run` is the only way one begins (kgent.service.request says what it reads)."""
 
-    def __init__(self, env: Mapping[str, str], settings: Settings, port: RunPort) -> None:
+    def __init__(
+        self,
+        env: Mapping[str, str],
+        settings: Settings,
+        port: RunPort,
+        *,
+        extensions: Extensions | None = None,
+    ) -> None:
+        """`extensions`: ones the front loaded itself (`kgent run` asks about an untrusted project first); by
+        default they load on first use."""
         self.env = env
         self.settings = settings
         self.port = port
         self.store, self.persistent = open_store()
-        self._extensions: Extensions | None = None
+        self._extensions: Extensions | None = extensions
         self._extensions_lock = threading.Lock()  # the provider pool may ask for them from its worker thread
         self.providers = ProviderPool(lambda config: self.extensions().create_provider(config))
         self.runs: dict[str, RunHandle] = {}
@@ -122,6 +132,7 @@ class RunService:
                 model=model or settings.model,
                 base_url=settings.base_url,
                 api_key=settings.api_key,
+                script=settings.script,
             )
         require_key(config)
         return config
@@ -149,6 +160,11 @@ class RunService:
                 provider, self.kernel_config(), store=self.store, hooks=hooks, rules=self.rules
             )
         return self._kernel
+
+    @property
+    def sandbox(self) -> Sandbox | None:
+        """Where shell commands run (kgent.sandbox.bwrap), once a run has built the kernel; None before."""
+        return self._kernel.sandbox if self._kernel is not None else None
 
     def _trusted(self, project: Path) -> bool:
         setting = self.settings.trust_project_extensions  # the front's own trust setting, else the trust file

@@ -78,6 +78,7 @@ class Settings:
     fs_timeout: float | None = None
     diagnostics: bool = False  # `capabilities.diagnostics`: the client answers agent/diagnostics
     trust_project_extensions: bool | None = None  # None: the user's trust file decides (kgent.ext.trust)
+    script: str | None = None  # the scripted provider's script (`kgent run --script`); no wire setting
 
     def merged(self, params: Mapping[str, Any]) -> Settings:
         """These settings updated by an `initialize.settings` object (validated here)."""

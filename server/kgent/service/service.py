@@ -14,7 +14,6 @@ from typing import Any
 from kgent.core.errors import RunStateError
 from kgent.ext.config import configured
 from kgent.files.ops import LocalFileOps
-from kgent.kernel.cost import session_usage
 from kgent.kernel.resources import loaded_resources
 from kgent.service import rules
 from kgent.service import wire as W
@@ -36,6 +35,7 @@ from kgent.service.review import apply_review, current_starts, review_files
 from kgent.service.review import told as mark_told
 from kgent.service.rewind import RewindError, result_dict, rewind_session
 from kgent.service.runs import FileScope
+from kgent.service.usage import stored_usage
 from kgent.session.entries import SessionEntry, title_entry, tree_to_dict
 from kgent.session.paths import normalize_workspace
 
@@ -206,7 +206,7 @@ class Service(RunService):
             data["entries"] = [e.to_dict() for e in branch]
         data["branch"] = [e.id for e in branch]
         data["liveRunId"] = self.live_run_id(session_id)
-        data["usage"] = session_usage(tree.entries.values(), self.prices())
+        data["usage"] = stored_usage(tree, self.prices())
         data.update(loaded_resources(branch))
         return W.SessionResult.model_validate(data)
 
@@ -351,7 +351,7 @@ class Service(RunService):
             if tree is None:
                 text = "No session yet: nothing spent."
             else:
-                usage = session_usage(tree.entries.values(), self.prices())
+                usage = stored_usage(tree, self.prices())
                 text = f"This session so far: {usage['text']}"
                 if "cost" not in usage:
                     text += " (no price known for some model: cost not estimated)"
