@@ -70,21 +70,13 @@ local function fmt_tokens(u)
   return text
 end
 
---- "context 2.1k of 33k tokens (6%)": how full the model's context was after a call (the usage event's `context`).
+--- "context 2.1k of 33k tokens (6%)": how full the model's context was after a call — the usage event's
+--- `context.text`, shown as the server words it (protocol.md: a host computes neither the share nor the text).
 function M.fmt_context(c)
-  if type(c) ~= 'table' or type(c.tokens) ~= 'number' or type(c.window) ~= 'number' then
+  if type(c) ~= 'table' or type(c.text) ~= 'string' or c.text == '' then
     return nil
   end
-  local function k(n)
-    if n >= 10000 then
-      return ('%dk'):format(math.floor(n / 1000 + 0.5))
-    elseif n >= 1000 then
-      return ('%.1fk'):format(n / 1000)
-    end
-    return tostring(n)
-  end
-  local share = c.window > 0 and math.floor(100 * c.tokens / c.window + 0.5) or 0
-  return ('context %s of %s tokens (%d%%)'):format(k(c.tokens), k(c.window), share)
+  return c.text
 end
 
 ---@param run {id: string, session_id: string, workspace: string?}
