@@ -1100,13 +1100,18 @@ test('the chat: <CR> runs with #buffer, while live <CR> steers, <C-f> queues a f
   -- While the run is live: <C-f> in Insert mode queues a follow-up (shown, clearable), <C-s> steers.
   vim.api.nvim_buf_set_lines(cbuf, 0, -1, false, { 'Then add a test.' })
   H.press(cw, 'A<C-f><Esc>')
-  eq(1, #require('kgent.chat').state.queue, 'queued follow-up')
-  contains(H.notes, 'follow-up queued (1 waiting)', 'acknowledged')
+  H.wait_for(function()
+    return #require('kgent.chat').state.followups == 1
+  end, 'the follow-up held by the daemon')
+  contains(H.notes, 'follow-up queued for run', 'acknowledged')
   local virt = vim.api.nvim_buf_get_extmarks(cbuf, -1, 0, -1, { details = true })
   local shown = vim.inspect(virt)
-  truthy(shown:find('follow-up 1, starts when the run ends: Then add a test.', 1, true), 'queue shown: ' .. shown)
+  truthy(shown:find('follow-up 1, when the run would end: Then add a test.', 1, true), 'queue shown: ' .. shown)
   vim.cmd('Kgent queue clear')
-  eq(0, #require('kgent.chat').state.queue, 'queue cleared')
+  H.wait_for(function()
+    return #require('kgent.chat').state.followups == 0
+  end, 'the daemon dropped it')
+  contains(H.notes, 'dropped 1 queued message the run had not read', 'acknowledged')
   -- A steering message the daemon holds is dropped by :Kgent queue clear too (agent/clearQueue).
   vim.api.nvim_buf_set_lines(cbuf, 0, -1, false, { 'Forget this.' })
   H.press(cw, 'A<C-s><Esc>')
@@ -1117,7 +1122,11 @@ test('the chat: <CR> runs with #buffer, while live <CR> steers, <C-f> queues a f
   H.wait_for(function()
     return #require('kgent.chat').state.steering == 0
   end, 'the daemon dropped it')
-  contains(H.notes, 'dropped the steering messages the run had not read', 'acknowledged')
+  local dropped = 0
+  for _, n in ipairs(H.notes) do
+    dropped = dropped + (n:find('dropped 1 queued message the run had not read', 1, true) and 1 or 0)
+  end
+  eq(2, dropped, 'each clear acknowledged')
   vim.api.nvim_buf_set_lines(cbuf, 0, -1, false, { 'Then say bye.' })
   H.press(cw, '<C-f>')
   vim.api.nvim_buf_set_lines(cbuf, 0, -1, false, { 'Use three.' })
@@ -1126,16 +1135,19 @@ test('the chat: <CR> runs with #buffer, while live <CR> steers, <C-f> queues a f
     return H.has_line(H.notes, 'steering message queued')
   end, 'the steer acknowledged')
   held()
-  -- The run ends; the queued follow-up starts the next run of the same session.
+  -- The follow-up is the daemon's: delivered when the run would settle, and the same run goes on with it.
   H.wait_for(function()
-    return #H.of_type('run_start') == 2
-  end, 'the follow-up run')
-  local second = H.of_type('run_start')[2]
-  eq('Then say bye.', second.prompt, 'follow-up prompt')
-  eq(start.sessionId, second.sessionId, 'same session')
-  H.wait_for(function()
-    return #H.of_type('run_end') == 2
-  end, 'both ends')
+    return #H.of_type('run_end') == 1
+  end, 'the run_end')
+  eq(1, #H.of_type('run_start'), 'one run: no second run started by the chat')
+  local followed = {}
+  for _, u in ipairs(H.of_type('user_message')) do
+    if u.source == 'follow_up' then
+      followed[#followed + 1] = u.text
+    end
+  end
+  eq({ 'Then say bye.' }, followed, 'the follow-up was delivered in the run')
+  eq(0, #require('kgent.chat').state.followups, 'nothing left queued')
   local steered = {}
   for _, u in ipairs(H.of_type('user_message')) do
     if u.source == 'steer' then
@@ -1229,8 +1241,16 @@ test('run summary: all input tokens, the cached share and the cost when the mode
   local shown = used >= 10000 and ('%dk'):format(math.floor(used / 1000 + 0.5))
     or used >= 1000 and ('%.1fk'):format(used / 1000)
     or tostring(used)
-  contains(H.transcript(), line .. (' · context %s of 33k tokens (%d%%)'):format(shown, share), 'the context after the run')
-  eq('context 9.8k of 128k tokens (8%)', require('kgent.render').fmt_context({ text = 'context 9.8k of 128k tokens (8%)' }), 'as sent')
+  contains(
+    H.transcript(),
+    line .. (' · context %s of 33k tokens (%d%%)'):format(shown, share),
+    'the context after the run'
+  )
+  eq(
+    'context 9.8k of 128k tokens (8%)',
+    require('kgent.render').fmt_context({ text = 'context 9.8k of 128k tokens (8%)' }),
+    'as sent'
+  )
   eq(nil, require('kgent.render').fmt_context({ tokens = 2100, window = 32768 }), 'no text: nothing computed')
 end)
 

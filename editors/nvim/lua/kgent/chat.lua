@@ -1,14 +1,15 @@
 -- The chat: a prompt buffer (kgent://chat, markdown, multi-line) under the transcript. <CR> in Normal mode and
 -- <C-s> in Insert mode send what it holds: a new run of the current session when none is live, else — per
 -- setup{ chat = { busy } } — a steering message (the model sees it after its current tool calls) or a follow-up;
--- <C-f> sends the other kind. Follow-ups wait here, listed at the top of the chat (<C-x> or :Kgent queue clear
--- drops them), and each starts the session's next run when the live one ends. Steering goes to the daemon at
--- once; what it still holds is listed too (from its queue_update events) and dropped with the follow-ups. Mentions: `#buffer` (the buffer the chat
+-- <C-f> sends the other kind. Both go to the daemon at once (agent/steer, agent/followUp: the queue is the
+-- server's, as in every front); what it still holds is listed at the top of the chat from its queue_update events,
+-- and <C-x> or :Kgent queue clear drops it (agent/clearQueue). A follow-up is delivered when the run would otherwise
+-- settle, and the run goes on. Mentions: `#buffer` (the buffer the chat
 -- was opened from), `#file:path` (a file, its loaded buffer if any) and the Visual selection the chat was opened
 -- with are sent as resource blocks (in a steering message or follow-up: as text), and so are `#diagnostics` (the
 -- origin buffer's diagnostics), `#viewport` (the lines its window shows) and `#symbol` (the LSP document symbol, or
 -- else the tree-sitter node, around its cursor). Typing `#` offers them in a completion menu (also <C-x><C-o>).
--- Cancelling a run with follow-ups queued starts none of them: they go back into the chat, unsent.
+-- A run that ends (cancelled, failed) with follow-ups it never read puts them back into the chat, unsent.
 local config = require('kgent.config')
 local S = require('kgent.state')
 
@@ -24,9 +25,9 @@ local NAME = 'kgent://chat'
 ---@field origin integer?  the buffer #buffer means
 ---@field origin_win integer?  the window it was in (#viewport, #symbol)
 ---@field selection {buf: integer, line1: integer, line2: integer}?  sent with the next message
----@field queue {text: string, blocks: table[]}[]  follow-ups waiting for the live run to end
+---@field followups string[]  follow-ups the daemon still holds (its last queue_update)
 ---@field steering string[]  steering messages the daemon still holds (its last queue_update)
-M.state = { buf = nil, origin = nil, origin_win = nil, selection = nil, queue = {}, steering = {} }
+M.state = { buf = nil, origin = nil, origin_win = nil, selection = nil, followups = {}, steering = {} }
 local C = M.state
 
 local function first_line(s)
@@ -56,11 +57,11 @@ function M.refresh()
   for _, s in ipairs(C.steering) do
     virt[#virt + 1] = { { 'steering, waiting for the model: ' .. first_line(s), 'KgentQueue' } }
   end
-  for i, q in ipairs(C.queue) do
-    virt[#virt + 1] = { { ('follow-up %d, starts when the run ends: %s'):format(i, first_line(q.text)), 'KgentQueue' } }
+  for i, f in ipairs(C.followups) do
+    virt[#virt + 1] = { { ('follow-up %d, when the run would end: %s'):format(i, first_line(f)), 'KgentQueue' } }
   end
-  if #C.queue > 0 then
-    virt[#virt + 1] = { { '<C-x> or :Kgent queue clear drops the follow-ups', 'KgentNote' } }
+  if #C.followups + #C.steering > 0 then
+    virt[#virt + 1] = { { '<C-x> or :Kgent queue clear drops what is queued', 'KgentNote' } }
   end
   if #virt > 0 then
     vim.api.nvim_buf_set_extmark(C.buf, ns, 0, 0, { virt_lines = virt, virt_lines_above = true })
@@ -397,13 +398,7 @@ function M.send(text, kind)
   elseif kind == 'steer' then
     runs.steer(as_text(blocks))
   else
-    C.queue[#C.queue + 1] = { text = text, blocks = blocks }
-    notify(
-      ('follow-up queued (%d waiting): it starts the next run when run %s ends; :Kgent queue clear drops it'):format(
-        #C.queue,
-        run.id
-      )
-    )
+    runs.follow_up(as_text(blocks))
   end
   C.selection = nil
   if buf and vim.api.nvim_buf_is_valid(buf) then
@@ -414,41 +409,39 @@ function M.send(text, kind)
   return kind
 end
 
---- Drop the queued follow-ups, and what the live run's daemon still holds (agent/clearQueue).
+--- Drop what the live run's daemon still holds: its steering messages and follow-ups (agent/clearQueue).
 function M.clear_queue()
-  local n = #C.queue
-  C.queue = {}
-  M.refresh()
+  local n = #C.followups + #C.steering
   local run = live_run()
-  if run and #C.steering > 0 then
-    require('kgent.daemon').with_conn(function(conn)
-      conn:request('agent/clearQueue', { runId = run.id }, function(err)
-        notify(
-          err and require('kgent.rpc').format_error(err) or 'dropped the steering messages the run had not read',
-          err and vim.log.levels.ERROR or nil
-        )
-      end)
-    end)
-    if n == 0 then
-      return
-    end
+  if n == 0 or not run then
+    notify('no follow-up is queued')
+    return
   end
-  notify(n == 0 and 'no follow-up is queued' or ('dropped %d queued follow-up%s'):format(n, n == 1 and '' or 's'))
+  require('kgent.daemon').with_conn(function(conn)
+    conn:request('agent/clearQueue', { runId = run.id }, function(err)
+      notify(
+        err and require('kgent.rpc').format_error(err)
+          or ('dropped %d queued message%s the run had not read'):format(n, n == 1 and '' or 's'),
+        err and vim.log.levels.ERROR or nil
+      )
+    end)
+  end)
 end
 
---- Put the queued follow-ups back into the chat (unsent, after what it holds) and empty the queue.
-function M.unqueue()
-  local n = #C.queue
+--- The run ended with follow-ups it never read (cancelled, failed): put them back into the chat, unsent (after what
+--- it holds). Returns how many.
+function M.unqueue(data)
+  local texts, n = {}, #C.followups
+  C.followups, C.steering = {}, {}
+  M.refresh()
   if n == 0 then
     return 0
   end
-  local texts = {}
-  for _, q in ipairs(C.queue) do
-    vim.list_extend(texts, vim.split(q.text, '\n', { plain = true }))
+  for _, f in ipairs(data and data.followups or {}) do
+    vim.list_extend(texts, vim.split(f, '\n', { plain = true }))
     texts[#texts + 1] = ''
   end
   texts[#texts] = nil
-  C.queue = {}
   if C.buf and vim.api.nvim_buf_is_valid(C.buf) then
     local cur = vim.api.nvim_buf_get_lines(C.buf, 0, -1, false)
     if #cur == 1 and cur[1] == '' then
@@ -457,33 +450,24 @@ function M.unqueue()
       vim.api.nvim_buf_set_lines(C.buf, -1, -1, false, vim.list_extend({ '' }, texts))
     end
   end
-  M.refresh()
-  notify(('the run was cancelled: %d queued follow-up%s back in the chat, not sent'):format(n, n == 1 and '' or 's'))
+  local why = data and data.status or 'ended'
+  notify(('the run was %s: %d queued follow-up%s back in the chat, not sent'):format(why, n, n == 1 and '' or 's'))
   return n
 end
 
---- The live run ended: start the next queued follow-up (in the same session) — unless it was cancelled: a cancel
---- stops the work, so the follow-ups go back into the chat.
+--- The live run ended: what the daemon still held for it goes with it; follow-ups it never read come back.
 function M.on_run_end(data)
-  if #C.queue == 0 or live_run() then
-    return
-  end
   if data and data.sessionId and state.session_id and data.sessionId ~= state.session_id then
     return
   end
-  if data and type(data.event) == 'table' and data.event.status == 'cancelled' then
-    M.unqueue()
-    return
-  end
-  local q = table.remove(C.queue, 1)
-  M.refresh()
-  notify('starting the queued follow-up: ' .. first_line(q.text))
-  require('kgent.runs').run(#q.blocks == 1 and q.text or q.blocks)
+  local status = data and type(data.event) == 'table' and data.event.status or nil
+  M.unqueue({ followups = C.followups, status = status })
 end
 
 --- The daemon's queue changed (queue_update of the live run).
 function M.on_queue(ev)
   C.steering = ev.steering or {}
+  C.followups = ev.followUp or {}
   M.refresh()
 end
 
@@ -507,7 +491,7 @@ local function setup_buffer(buf)
   map({ 'n', 'i' }, '<C-f>', function()
     M.send(nil, other)
   end, 'send as ' .. other:gsub('_', '-'))
-  map('n', '<C-x>', M.clear_queue, 'drop the queued follow-ups')
+  map('n', '<C-x>', M.clear_queue, 'drop the queued steering and follow-ups')
   map('n', 'q', '<cmd>close<cr>', 'close')
   vim.bo[buf].omnifunc = "v:lua.require'kgent.chat'.omnifunc"
   -- `#` at the start of a word opens the menu of context variables.
@@ -581,11 +565,15 @@ vim.api.nvim_create_autocmd('User', {
   pattern = { 'KgentRunEnd', 'KgentEvent' },
   callback = function(a)
     if a.match == 'KgentRunEnd' then
-      C.steering = {}
       vim.schedule(function()
         M.on_run_end(a.data)
       end)
-    elseif type(a.data) == 'table' and type(a.data.event) == 'table' and a.data.event.type == 'queue_update' then
+    elseif
+      type(a.data) == 'table'
+      and a.data.parentRunId == nil -- a sub-agent's queue is its own
+      and type(a.data.event) == 'table'
+      and a.data.event.type == 'queue_update'
+    then
       M.on_queue(a.data.event)
     end
   end,

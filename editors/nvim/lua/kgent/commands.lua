@@ -122,20 +122,23 @@ M.subcommands = {
   },
   queue = {
     args = '[clear]',
-    desc = "show the chat's queued follow-ups, or drop them (clear)",
+    desc = 'show what the live run has queued (steering, follow-ups), or drop it (clear)',
     run = function(args)
       if args == 'clear' then
         return kgent().clear_queue()
       elseif args ~= '' then
         return vim.notify(('kgent: :Kgent queue takes nothing or "clear", not %q'):format(args), vim.log.levels.ERROR)
       end
-      local q = require('kgent.chat').state.queue
-      if #q == 0 then
+      local chat = require('kgent.chat').state
+      if #chat.followups + #chat.steering == 0 then
         return vim.notify('kgent: no follow-up is queued')
       end
-      local lines = { 'kgent: queued follow-ups (:Kgent queue clear drops them):' }
-      for i, m in ipairs(q) do
-        lines[#lines + 1] = ('  %d. %s'):format(i, m.text:match('^[^\n]*'))
+      local lines = { 'kgent: queued in the run (:Kgent queue clear drops them):' }
+      for _, m in ipairs(chat.steering) do
+        lines[#lines + 1] = '  steering: ' .. m:match('^[^\n]*')
+      end
+      for i, m in ipairs(chat.followups) do
+        lines[#lines + 1] = ('  %d. %s'):format(i, m:match('^[^\n]*'))
       end
       vim.notify(table.concat(lines, '\n'))
     end,
