@@ -1,9 +1,11 @@
-"""Shared test helpers: collect a run's events while answering approvals; wait for something to become true."""
+"""Shared test helpers: collect a run's events while answering approvals; wait for something to become true; scripts."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from hypothesis import strategies as st
@@ -92,3 +94,24 @@ def processes_with(marker: str) -> list[int]:
         if marker.encode() in cmdline:
             found.append(int(entry.name))
     return found
+
+
+SUB_AGENTS = ("Alpha", "Beta", "Gamma")
+
+
+def three_asking_sub_agents(path: Path, answer: str = "All three are done.") -> str:
+    """A script file (at `path`): one model turn of three `task` calls (ids t0…t2, named SUB_AGENTS), each sub-agent
+    running one command (asked in `ask` mode) and then answering "<name> is done."; then `answer`."""
+    calls = [
+        {"tool": "task", "id": f"t{i}", "args": {"description": n, "prompt": f"job {n}", "tools": ["bash"]}}
+        for i, n in enumerate(SUB_AGENTS)
+    ]
+    prompts = {
+        f"job {n}": [
+            [{"tool": "bash", "args": {"command": f"python3 -c 'print(\"{n}\")'"}}],
+            [{"text": f"{n} is done."}],
+        ]
+        for n in SUB_AGENTS
+    }
+    path.write_text(json.dumps({"turns": [calls, [{"text": answer}]], "prompts": prompts}))
+    return str(path)

@@ -135,7 +135,9 @@ async def test_limits_depth_count_and_tools_are_clear_errors(workspace: Path, tm
     kernel = AgentKernel(
         ScriptedProvider(script),
         tools=[t for t in __import__("kgent.tools").tools.CODING_TOOLS() if t.name != "write"],
-        config=KernelConfig(mode="ask", max_subagents=2),
+        config=KernelConfig(
+            mode="ask", max_subagents=2, max_parallel_subagents=1
+        ),  # one by one: results in order
     )
     run = kernel.create_run("go", workspace=workspace)
     events = await collect(run)
@@ -208,3 +210,48 @@ async def test_cancelling_the_parent_cancels_the_sub_run_mid_command(workspace: 
         next(e for e in events if isinstance(e, SubRunEvent) and isinstance(e.event, RunEnd))
     ) < (events.index(task_final[-1]))
     assert isinstance(events[-1], RunEnd) and run.pending_permissions == ()
+
+
+async def test_a_long_sub_agent_compacts_its_own_context(workspace: Path, tmp_path: Path) -> None:
+    """Sub-runs get compaction like any run: the checkpoint sits on the sub-agent's branch and covers only its own
+    entries (from its `subrun` marker on), never the parent's conversation."""
+    from kgent.core.events import CompactionEvent
+
+    (workspace / "big.txt").write_text("lorem ipsum dolor sit amet\n" * 120)
+    reads = [[{"text": f"step {i}"}, {"tool": "read", "args": {"path": "big.txt"}}] for i in range(10)]
+    script = _script(
+        [
+            [
+                {"text": "the parent's own words " * 40},
+                {"tool": "task", "args": {"description": "Read", "prompt": "r"}},
+            ],
+            [{"text": "done"}],
+        ],
+        {"r": [*reads, [{"text": "read it ten times"}]]},
+        tmp_path,
+    )
+    kernel = AgentKernel(
+        ScriptedProvider(script),
+        config=KernelConfig(mode="full", context_window=3000, reserve_tokens=500, keep_recent_tokens=800),
+    )
+    run = kernel.create_run("go", workspace=workspace)
+    events = await collect(run)
+    result = await run.result()
+    assert result.status == "settled" and result.text == "done"
+    sub = inner(events)
+    compactions = [e for e in sub if isinstance(e, CompactionEvent) and e.status == "completed"]
+    assert compactions and all(c.trigger == "automatic" for c in compactions)
+    assert sub[-1].result.status == "settled" and sub[-1].result.text == "read it ten times"
+    assert not [
+        e for e in events if isinstance(e, CompactionEvent)
+    ]  # the parent's own stream compacted nothing
+    tree = await kernel.store.load(result.session_id)
+    [marker] = [e for e in tree.entries.values() if e.type == "subrun"]
+    checkpoints = [e for e in tree.entries.values() if e.type == "compaction"]
+    assert len(checkpoints) == len(compactions)
+    for checkpoint in checkpoints:  # on the sub-agent's branch, after its marker
+        branch_ids = [e.id for e in tree.branch(checkpoint.id)]
+        assert marker.id in branch_ids and branch_ids.index(marker.id) < branch_ids.index(checkpoint.id)
+        assert "the parent's own words" not in str(
+            checkpoint.data
+        )  # its summary is of the sub-agent's work only

@@ -13,7 +13,7 @@ from typing import Any, Literal, Protocol
 
 from kgent.context.cut import CompactionPlan, plan_compaction
 from kgent.context.instructions import ENTRY_TYPE as INSTRUCTIONS
-from kgent.context.projection import latest_checkpoint, project
+from kgent.context.projection import latest_checkpoint, own_context, project
 from kgent.context.skills import ENTRY_TYPE as SKILLS
 from kgent.context.summarizing import SummarizingProvider
 from kgent.context.summary import SUMMARY_SYSTEM_PROMPT, serialize, summary_prompt, validate_summary
@@ -387,7 +387,7 @@ class RunCompactor:
         started = False
         try:
             tree = await run.store.load(run.session_id)
-            branch = tree.branch(leaf_id)
+            branch = own_context(tree.branch(leaf_id))  # a sub-agent's run: only its own part of the branch
             plan = plan_compaction(branch, keep)
             if plan is None:  # nothing to cut yet: not worth an event, nor a try every turn
                 self.retry_above = tokens + keep // 2

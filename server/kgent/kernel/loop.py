@@ -81,12 +81,15 @@ class RunSpec:
     tools: tuple[Tool, ...] | None = None  # None: the kernel's tools
     typed: str | None = None  # what the user typed, when `prompt` is its expansion (a slash command)
     diagnostics: DiagnosticSource | None = None  # the host's; None: the language servers Kgent runs (if any)
+    instructions: str = (
+        ""  # a defined sub-agent's own instructions, after the system prompt (kgent.context.agents)
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SubRunOrigin:
     """Where a sub-agent's run comes from: it starts afresh (its history is its prompt) on a branch of its own off
-    `parent_entry_id`, records changes in its parent's tracker, and runs without compaction."""
+    `parent_entry_id`, records changes in its parent's tracker, and compacts only its own part of the branch."""
 
     parent_run_id: str
     parent_tool_call_id: str
@@ -164,8 +167,10 @@ class Loop:
         self.system_prompt = kernel.config.system_prompt or system_prompt(
             str(spec.workspace), self.schemas, day=day, skills=self.resources.prompt_skills
         )
+        if spec.instructions:
+            self.system_prompt = f"{self.system_prompt}\n\n{spec.instructions}"
         self.overhead = estimate_overhead(self.system_prompt, self.schemas)
-        if kernel.compactor is not None and spec.origin is None:
+        if kernel.compactor is not None:  # a sub-agent's run too: it compacts its own part of the branch
             self.compaction = kernel.compactor.for_run(
                 RunContext(
                     store=kernel.store,
@@ -190,6 +195,7 @@ class Loop:
         )
         status: RunStatus = "failed"
         error: dict[str, str] | None = None
+        run.cost = self.cost  # its parent's cost limit sees what a sub-run spends while it runs
         try:
             await self._open_session(run)  # first: a cancel from here on still leaves the host a session
             if (
@@ -394,6 +400,8 @@ class Loop:
             if self.compaction is not None:  # first: a compacted context costs less
                 history, leaf = self.state.history, self.state.leaf_id
                 await self._apply(run, await self.compaction.before_request(history, leaf, run.emit))
+            if self.spec.origin is not None:  # what is left for it now: its siblings of the turn spend too
+                self.cost.limit = shared_limit(run)
             over_budget = self.cost.check(self.state.history, self.overhead)
             if over_budget is not None:
                 self.state.stop_reason = "cost_limit"
@@ -498,3 +506,14 @@ class Loop:
 
     def tool_result_entries(self, results: list[ToolResultMessage]) -> list[SessionEntry]:
         return [self.entry("message", message=message_to_dict(r)) for r in results]
+
+
+def shared_limit(run: AgentRun) -> float | None:
+    """A sub-agent's cost limit now: its parent's (a sub-run's own, in turn, shared) less what the parent and its other
+    live sub-runs have spent, so the sub-agents of one turn, running side by side, together stay within the limit
+    their parent had; a top-level run's own limit."""
+    parent = run.parent
+    if parent is None:
+        return run.cost.limit if run.cost is not None else None
+    limit = shared_limit(parent)
+    return None if limit is None else limit - (parent.spending() - run.spending())

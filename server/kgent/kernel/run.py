@@ -13,7 +13,7 @@ from typing import Any
 from kgent.core.errors import RunStateError
 from kgent.core.events import Event, PermissionAnswer, QueueUpdate, RunResult
 from kgent.core.messages import Usage
-from kgent.kernel.cost import usage_to_wire
+from kgent.kernel.cost import RunCost, usage_to_wire
 
 _DONE: Any = object()
 
@@ -37,6 +37,8 @@ class AgentRun:
         self._task: asyncio.Task[None] | None = None
         self._started = False
         self._children: dict[str, AgentRun] = {}  # live sub-agent runs (the `task` tool), by run id
+        self.parent: AgentRun | None = None  # a sub-agent's run: the run whose `task` call started it
+        self.cost: RunCost | None = None  # what the run has spent (its loop's ledger, once the loop runs)
 
     # -- driven by the loop ------------------------------------------------------------------------------------
     def _start(self, body: Callable[[AgentRun], Awaitable[RunResult]]) -> None:
@@ -105,8 +107,16 @@ class AgentRun:
         return self._cancel_requested
 
     def adopt(self, child: AgentRun) -> None:
-        """`child` is a sub-agent's run of this one until `disown`: its prompts are answered through this run."""
+        """`child` is a sub-agent's run of this one until `disown`: its prompts are answered through this run, and
+        what it spends counts in `spending` (the sub-runs of one turn share what is left of the cost limit)."""
+        child.parent = self
         self._children[child.run_id] = child
+
+    def spending(self) -> float:
+        """US dollars this run and its live sub-agents' runs have spent so far (an ended sub-run's spending is in
+        this run's own from the moment it is disowned)."""
+        own = self.cost.spent if self.cost is not None else 0.0
+        return own + sum(c.spending() for c in self._children.values())
 
     def disown(self, child: AgentRun) -> None:
         self._children.pop(child.run_id, None)

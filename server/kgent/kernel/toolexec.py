@@ -1,14 +1,18 @@
 """One batch of tool calls: validate, authorize (policy, session rules, the host), execute, report in call order.
 
-A batch of read-only calls runs in parallel after all are authorized; any other batch runs call by call, so each
-approval prompt shows the workspace as it will be when that call runs.
+A batch of read-only calls runs in parallel after all are authorized. In any other batch, consecutive `task` calls
+run side by side once all of them are authorized (at most `KernelConfig.max_parallel_subagents` sub-agents at once,
+each asking its own approvals), and every other call runs on its own, in order, so each approval prompt shows the
+workspace as it will be when that call runs.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
+from collections.abc import Coroutine, Iterable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from kgent.core.events import (
     ChangePreview,
@@ -57,6 +61,7 @@ from kgent.tools.base import (
     ToolContext,
     ToolOutput,
 )
+from kgent.tools.task import TaskTool
 from kgent.tools.userversion import write_user_version
 
 if TYPE_CHECKING:
@@ -146,12 +151,19 @@ class ToolBatch:
             parallel = all((t := self.loop.tools.get(c.name)) is not None and t.read_only for c in calls)
             if parallel:
                 ready = [r for r in [await self._prepare(c) for c in calls] if r is not None]
-                await asyncio.gather(*(self._run(r) for r in ready))
+                await _together(self._run(r) for r in ready)
             else:
-                for call in calls:
-                    r = await self._prepare(call)
-                    if r is not None:
-                        await self._run(r)
+                # one turn's sub-agents: side by side, this many at a time (the others wait for a free slot)
+                slots = asyncio.Semaphore(self.loop.kernel.config.max_parallel_subagents)
+                for tasks, group in itertools.groupby(calls, key=self._starts_subagent):
+                    if tasks:  # consecutive `task` calls: all announced and authorized, then run together
+                        ready = [r for r in [await self._prepare(c) for c in group] if r is not None]
+                        await _together(self._in_slot(slots, r) for r in ready)
+                        continue
+                    for call in group:
+                        r = await self._prepare(call)
+                        if r is not None:
+                            await self._run(r)
         except asyncio.CancelledError:
             for call in calls:  # never leave a call without a result, in the session or in the event stream
                 if call.id not in self.results:
@@ -166,6 +178,15 @@ class ToolBatch:
             raise
         await self._persist(calls)
         return [self.results[c.id] for c in calls]
+
+    def _starts_subagent(self, call: ToolCall) -> bool:
+        """Whether the call is one of the `task` tool's (a sub-agent's run): those of one turn run side by side."""
+        return isinstance(self.loop.tools.get(call.name), TaskTool)
+
+    async def _in_slot(self, slots: asyncio.Semaphore, ready: _Ready) -> None:
+        """Run the call once one of the turn's sub-agent slots is free (its `in_progress` update says it started)."""
+        async with slots:
+            await self._run(ready)
 
     async def _persist(self, calls: tuple[ToolCall, ...]) -> None:
         """One durable batch: the batch's permission decisions, then its results in call order."""
@@ -567,6 +588,27 @@ class ToolBatch:
         result = _error(call, text)
         self.results[call.id] = result
         self.run.emit(ToolUpdate(tool_call_id=call.id, status="failed", output=text, is_error=True))
+
+
+async def _together(work: Iterable[Coroutine[Any, Any, None]]) -> None:
+    """Run `work` concurrently until all of it has ended. A cancel, or a failure (a bug), cancels the rest; either way
+    nothing is left running when this returns or raises: each cancelled call has reported its end (a sub-agent's
+    run its run_end) first."""
+    tasks = [asyncio.ensure_future(w) for w in work]
+    if not tasks:
+        return
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+    finally:
+        for task in tasks:
+            task.cancel()  # nothing for those that have ended
+        await asyncio.wait(tasks)
+    failures = [t.exception() for t in tasks if not t.cancelled()]
+    failure = next((f for f in failures if f is not None), None)
+    if failure is not None:
+        raise failure
+    if any(t.cancelled() for t in tasks):  # as gather: a call cancelled on its own cancels the batch
+        raise asyncio.CancelledError
 
 
 def _with_notes(out: ToolOutput, notes: list[str], unsaved: list[str]) -> ToolOutput:

@@ -114,15 +114,24 @@ class ScriptedProvider:
                 return int(message.vendor.get("scriptTurn", 0)) + 1
         return 0
 
+    def _script_key(self, request: ProviderRequest) -> str | None:
+        """Which of the file's `prompts` plays: the one the conversation's replies say they played (stamped, so a
+        compaction that replaces the first user message keeps it), else the first user message's text."""
+        for message in reversed(request.messages):
+            if isinstance(message, AssistantMessage) and "scriptFor" in message.vendor:
+                played = message.vendor["scriptFor"]
+                return played if isinstance(played, str) else None
+        return next((m.text for m in request.messages if isinstance(m, UserMessage)), None)
+
     async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
         self.requests.append(request)
         turn = self._turn(request)
-        vendor = {"scriptTurn": turn}
+        key = self._script_key(request)
+        vendor: dict[str, Any] = {"scriptTurn": turn, "scriptFor": key}
         text, thinking = "", ""
         calls: list[ToolCall] = []
         usage = Usage(input_tokens=sum(len(str(m)) for m in request.messages) // 4, output_tokens=0)
-        first = next((m.text for m in request.messages if isinstance(m, UserMessage)), None)
-        script = self.prompts.get(first, self.script) if first is not None else self.script
+        script = self.prompts.get(key, self.script) if key is not None else self.script
         for step in script[min(turn, len(script) - 1)]:
             await asyncio.sleep(0)
             if "sleep" in step:

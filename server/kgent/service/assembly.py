@@ -8,6 +8,7 @@ from typing import Any
 
 from kgent.config import context_overrides, cost_limit, max_turns, permission_mode, prices
 from kgent.kernel import AgentKernel, KernelConfig
+from kgent.kernel.config import parallel_subagents
 from kgent.kernel.hooks import KernelHooks
 from kgent.permissions import RuleBook
 from kgent.providers.base import Provider
@@ -34,6 +35,7 @@ def kernel_config(
         max_turns=max_turns(env, explicit=turns),
         prices=price_table if price_table is not None else prices(env),
         cost_limit=cost_limit(env, explicit=limit),
+        max_parallel_subagents=parallel_subagents(env),
     )
     values.update(fields)
     return KernelConfig(**values)

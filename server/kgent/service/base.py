@@ -377,6 +377,9 @@ class RunService:
         return handle
 
     def queue(self, run_id: str, text: str, *, steer: bool) -> None:
+        """Steer or follow up a live run; the id of a live sub-agent's run reaches that sub-agent only."""
+        if any(h.sub_run_queue(run_id, text, steer=steer) for h in list(self.runs.values())):
+            return
         handle = self._live(run_id)
         if steer:
             handle.run.steer(text)
@@ -385,6 +388,8 @@ class RunService:
 
     def clear_queue(self, run_id: str) -> None:
         """Drop the run's queued steering and follow-up messages (`agent/clearQueue`)."""
+        if any(h.sub_run_clear_queue(run_id) for h in list(self.runs.values())):
+            return  # a sub-agent's run: only its queue
         self._live(run_id).run.clear_queue()
 
     def warm_up(self) -> None:

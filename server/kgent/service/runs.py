@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from kgent.core.errors import RunStateError
 from kgent.core.events import (
     Event,
     MessageDelta,
@@ -142,6 +143,7 @@ class RunHandle:
         self.result: RunResult | None = None
         self.prompts: dict[str, asyncio.Task[None]] = {}
         self.subs: dict[str, _SubRun] = {}  # live sub-agent runs (the `task` tool) of this run, by run id
+        self.ended_subs: set[str] = set()  # sub-agent runs of this run that have sent their run_end
         self.task: asyncio.Task[None] | None = None
         # Set once the run has opened its session (run_start: a new session is on disk) or has ended.
         self.opened = asyncio.Event()
@@ -232,6 +234,7 @@ class RunHandle:
         if isinstance(event, RunEnd):
             await self._withdrawn(sub.prompts)  # before its run_end, as for any run
             del self.subs[wrapped.run_id]
+            self.ended_subs.add(wrapped.run_id)
         elif isinstance(event, PermissionResolved) and event.request_id in self.prompts:
             await self._withdrawn([event.request_id])  # timed out
         seq = sub.seq
@@ -242,8 +245,10 @@ class RunHandle:
             self._ask(sub.ref, event)
 
     def cancel_sub(self, run_id: str) -> bool | None:
-        """Cancel one live sub-agent run of this run (its parent goes on: the `task` call fails); None if there is no
-        such sub-run here."""
+        """Cancel one live sub-agent run of this run (its parent goes on: the `task` call fails); False if it has
+        ended, None if there is no such sub-run here."""
+        if run_id in self.ended_subs:
+            return False
         if run_id not in self.subs:
             return None
         child = self.run.sub_run(run_id)
@@ -253,6 +258,42 @@ class RunHandle:
             self.withdraw(rid)
         child.cancel()
         return True
+
+    def sub_run_queue(self, run_id: str, text: str, *, steer: bool) -> bool:
+        """`agent/steer` / `agent/followUp` with the runId of a sub-agent's run of this run: queue `text` for that
+        sub-agent only (steer: its model sees it after its current tool batch; follow-up: when it would otherwise
+        settle, and it goes on). False if there is no such sub-run here; RunStateError `run_not_live` if it has
+        ended."""
+        child = self._sub_run(run_id)
+        if child is None:
+            return False
+        if steer:
+            child.steer(text)
+        else:
+            child.follow_up(text)
+        return True
+
+    def sub_run_clear_queue(self, run_id: str) -> bool:
+        """`agent/clearQueue` with the runId of a sub-agent's run of this run; False if there is no such sub-run
+        here; RunStateError `run_not_live` if it has ended."""
+        child = self._sub_run(run_id)
+        if child is None:
+            return False
+        child.clear_queue()
+        return True
+
+    def _sub_run(self, run_id: str) -> AgentRun | None:
+        """The live sub-agent run `run_id` of this run (at any depth) the host has seen start; None if it is none of
+        this run's; RunStateError `run_not_live` if it has ended."""
+        if run_id not in self.subs and run_id not in self.ended_subs:
+            return None
+        child = self.run.sub_run(run_id) if run_id in self.subs else None
+        if child is None or child.done:
+            raise RunStateError(
+                f"sub-agent run {run_id} has ended; steer or follow up its parent instead",
+                code="run_not_live",
+            )
+        return child
 
     # -- permissions --------------------------------------------------------------------------------------------
     def _ask(self, ref: RunRef, request: PermissionRequest) -> None:

@@ -94,12 +94,14 @@ class ChangeTracking(Protocol):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SubTask:
-    """What the `task` tool asks of a sub-agent: its prompt (its whole context), a name for people to see it by, and
-    the tools it gets (None: the runner's read-only default)."""
+    """What the `task` tool asks of a sub-agent: its prompt (its whole context), a name for people to see it by, the
+    tools it gets (None: the runner's read-only default, or its definition's) and the name of the sub-agent definition
+    it follows (None: none; kgent.context.agents)."""
 
     prompt: str
     agent: str
     tools: tuple[str, ...] | None = None
+    definition: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

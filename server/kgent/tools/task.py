@@ -1,7 +1,9 @@
 # Concept: the sub-agent tool — hand a self-contained task to a fresh agent with fewer tools; its answer is the result.
 """`TaskTool` (`task`): runs a sub-agent through the `SubAgentRunner` the kernel puts in the call's context. The
 sub-agent starts from the task prompt alone (none of this conversation), with read-only tools unless the call names
-others from the allowlist; its tool calls are classified and approved like the parent's, by the same host."""
+others from the allowlist; its tool calls are classified and approved like the parent's, by the same host. `agent`
+names a sub-agent people defined (`.kgent/agents/NAME.md`, kgent.context.agents): its instructions, its tools and
+its mode ceiling, which the call's `tools` can narrow but never widen (the kernel resolves and checks it)."""
 
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ class TaskTool:
 
     name = "task"
     kind: ToolKind = "think"  # as ACP agents show sub-agents
-    read_only = False  # one sub-agent at a time: each may ask the person, and they may share files
+    read_only = False  # not run with reads: task calls of a turn run side by side among themselves (kernel/toolexec.py)
     intent = ToolIntent(effect="think", verb="starts a sub-agent")
     description = (
         "Hand a self-contained task to a sub-agent and get its final answer back. The sub-agent sees ONLY the prompt "
@@ -56,14 +58,22 @@ class TaskTool:
                 "items": {"type": "string"},
                 "description": "Tool names the sub-agent may use (default: read, grep, find, ls).",
             },
+            "agent": {
+                "type": "string",
+                "description": "A defined sub-agent to start (one the system prompt lists)",
+            },
         },
         "required": ["description", "prompt"],
         "additionalProperties": False,
     }
 
     def describe(self, args: dict[str, Any], ctx: ToolContext) -> CallDescription:
-        """'Sub-agent: <description>'."""
-        return CallDescription(title=f"Sub-agent: {agent_name(args)}")
+        """'Sub-agent: <description>', or 'Sub-agent <definition>: <description>' for a defined one."""
+        defined = args.get("agent")
+        which = (
+            f" {' '.join(defined.split())[:MAX_NAME]}" if isinstance(defined, str) and defined.strip() else ""
+        )
+        return CallDescription(title=f"Sub-agent{which}: {agent_name(args)}")
 
     async def preview(self, args: dict[str, Any], ctx: ToolContext) -> FileChangePreview | None:
         """Starting a sub-agent changes nothing itself (its own calls are previewed and asked one by one)."""
@@ -77,10 +87,16 @@ class TaskTool:
         tools = args.get("tools")
         if tools is not None and not (isinstance(tools, list) and all(isinstance(t, str) for t in tools)):
             return error_output("'tools' must be an array of tool names")
+        defined = args.get("agent")
+        if defined is not None and not (isinstance(defined, str) and defined.strip()):
+            return error_output("'agent' must be the name of a defined sub-agent")
         if ctx.subagents is None:
             return error_output("sub-agents are not available here")
         task = SubTask(
-            prompt=prompt, agent=agent_name(args), tools=tuple(tools) if tools is not None else None
+            prompt=prompt,
+            agent=agent_name(args),
+            tools=tuple(tools) if tools is not None else None,
+            definition=defined.strip() if defined is not None else None,
         )
         try:
             result = await ctx.subagents.run(task)
