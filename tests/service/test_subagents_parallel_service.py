@@ -68,12 +68,17 @@ async def test_concurrent_sub_agents_ask_at_once_each_naming_itself(workspace: P
     # the second sub-agent's approval says it comes from the second
     assert beta.ref.run_id == by_agent["Beta"]
     assert beta.request.tool_call.command == "python3 -c 'print(\"Beta\")'"
-    # the sub-runs' events interleave on the port, each run with its own gap-free seq from 0
-    order = [rid for rid, _ in port.order]
-    assert order.index(by_agent["Beta"]) < len(order) - 1 - order[::-1].index(by_agent["Alpha"])
-    for rid in list(port.asked):  # answered last to first
+    # the sub-runs' events interleave on the port: Gamma, answered first, runs to its end while Alpha still waits
+    # (Alpha's events fall on both sides of Gamma's run_end), each run with its own gap-free seq from 0
+    [gamma_prompt] = [rid for rid, a in port.asked.items() if a.ref.run_id == by_agent["Gamma"]]
+    port.answer_now(gamma_prompt, Decision("allow_once"))
+    await port.until(lambda: port.ended(by_agent["Gamma"]))
+    for rid in list(port.asked):
         port.answer_now(rid, Decision("allow_once"))
     await port.until(lambda: port.ended(handle.run_id))
+    gamma_end = port.order.index((by_agent["Gamma"], "event:run_end"))
+    alpha_at = [i for i, (rid, _) in enumerate(port.order) if rid == by_agent["Alpha"]]
+    assert alpha_at[0] < gamma_end < alpha_at[-1]
     for rid in [*subs, handle.run_id]:
         events = port.events[rid]
         assert [seq for seq, _ in events] == list(range(len(events)))

@@ -40,6 +40,11 @@ def _clip(text: str, lines: int = 8) -> str:
     return "\n".join(parts[:lines]) + f"\n… ({len(parts) - lines} more lines)"
 
 
+def _one_line(text: str) -> str:
+    """Text for a line of its own: its line breaks (and the whitespace around them) folded into one space."""
+    return " ".join(text.split()) if "\n" in text or "\r" in text else text
+
+
 def usage_line(usage: dict[str, Any]) -> str:
     """A run's tokens and estimated cost on one line (the `usage` wire form in)."""
     read, write = usage.get("cacheReadTokens", 0), usage.get("cacheWriteTokens", 0)
@@ -90,32 +95,44 @@ class HumanRenderer:
             self.console.print(f"[dim]{escape(str(key))}:[/] {escape(str(value))}")
 
     def _sub(self, event: SubRunEvent) -> None:
-        """A sub-agent's activity, indented under its task: its start and end, tool calls and approvals."""
-        c, inner = self.console, event.event
+        """A sub-agent's activity, indented under its task: its start and end, tool calls, approvals and their
+        answers. Sub-agents side by side interleave here, so each event is one line that names its sub-agent: never
+        wrapped by the console (the terminal may fold it), a title's own line breaks folded into spaces."""
+        inner = event.event
         if isinstance(inner, RunStart):
             self._agents[event.run_id] = inner.agent or "sub-agent"
-        name = escape(self._agents.get(event.run_id, "sub-agent"))
+        name = escape(_one_line(self._agents.get(event.run_id, "sub-agent")))
+        line: str | None = None
         match inner:
             case RunStart():
-                self._end_stream()
-                c.print(f"  [bold blue]↳ {name}[/] [dim]started ({event.run_id})[/]")
+                line = f"  [bold blue]↳ {name}[/] [dim]started ({event.run_id})[/]"
             case ToolCallEvent() | PermissionRequest() | ToolUpdate(status="completed" | "failed"):
                 key = f"{event.run_id}:{getattr(inner, 'tool_call_id', '')}"
                 if isinstance(inner, ToolCallEvent):
                     self._titles[key] = inner.title
-                    c.print(f"  [blue]{name}[/] [yellow]▶ {escape(inner.title)}[/]")
+                    line = f"  [blue]{name}[/] [yellow]▶ {escape(_one_line(inner.title))}[/]"
                 elif isinstance(inner, PermissionRequest):
-                    self._end_stream()
-                    c.print(
-                        f"  [bold magenta]? {name} asks[/] ({inner.risk} risk): {escape(inner.tool_call.title)}"
-                    )
+                    title = escape(_one_line(inner.tool_call.title))
+                    line = f"  [bold magenta]? {name} asks[/] ({inner.risk} risk): {title}"
                 else:
                     mark = "[green]✓[/]" if inner.status == "completed" else "[red]✗[/]"
-                    c.print(f"  [blue]{name}[/]   {mark} {escape(self._titles.get(key, inner.tool_call_id))}")
+                    title = escape(_one_line(self._titles.get(key, inner.tool_call_id)))
+                    line = f"  [blue]{name}[/]   {mark} {title}"
+            case PermissionResolved():
+                colour = "green" if inner.approved else "red"
+                said = escape(_one_line(inner.label or ("allowed" if inner.approved else "denied")))
+                why = ""
+                if inner.reason and inner.reason != inner.label:
+                    why = f" — {escape(_one_line(inner.reason))}"
+                line = f"  [blue]{name}[/]   [{colour}]{said}[/]{why}"
             case RunEnd(result=end):
-                c.print(f"  [bold blue]↳ {name}[/] [dim]{end.status} after {end.turns} turn(s)[/]")
+                line = f"  [bold blue]↳ {name}[/] [dim]{end.status} after {end.turns} turn(s)[/]"
+                self._agents.pop(event.run_id, None)
             case _:
                 pass
+        if line is not None:
+            self._end_stream()
+            self.console.print(line, soft_wrap=True)
 
     def event(self, event: Event) -> None:
         c = self.console

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -39,11 +40,16 @@ class TerminalPort:
         self._one_at_a_time = (
             asyncio.Lock()
         )  # sub-agents side by side may ask together: one prompt on the TTY
+        self._tty = Tty()
 
     def send(self, ref: RunRef, seq: int, event: Event) -> None:
         if ref.parent_run_id is not None:  # a sub-agent's event: the renderer shows it under its task
             event = SubRunEvent(run_id=ref.run_id, parent_run_id=ref.parent_run_id, event=event)
-        self.renderer.event(event)
+        console = getattr(self.renderer, "console", None)
+        if console is None or not self.interactive:
+            self.renderer.event(event)
+        else:  # a question may be open on the terminal meanwhile (sub-agents side by side)
+            self._tty.show(lambda: self.renderer.event(event), console)
 
     async def ask(self, ref: RunRef, request: PermissionRequest) -> Decision:
         if self.answer is not None:
@@ -51,11 +57,89 @@ class TerminalPort:
         if not self.interactive:
             return Decision("reject_once")
         async with self._one_at_a_time:
-            return _decision(await _ask_in_thread(request))
+            return _decision(await _ask_in_thread(request, self._tty))
 
     def text_files(self, scope: FileScope) -> None:
         """The terminal has no buffers: files are read and written on disk."""
         return None
+
+
+class Tty:
+    """The terminal that a run's lines (printed by the loop) and its approval questions (asked in a thread) share.
+    While a question waits for its answer, what the run prints — sub-agents side by side go on meanwhile — takes the
+    question's line and the question is shown again after it, so the last line is always the question being asked;
+    while $EDITOR has the terminal, it is held back and shown once the editor exits."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.question: str | None = None  # the question waiting for its answer
+        # whose question it is (an abandoned question's thread must not clear another's)
+        self.asker: object | None = None
+        self.line_open = False  # the terminal's last line is a question, not ended
+        self.held: list[str] | None = None  # what was printed while an editor has the terminal
+
+    def show(self, render: Callable[[], None], console: Any) -> None:
+        """Render (the loop's side): as it is when no question is open, else captured and placed around it."""
+        with self.lock:
+            if self.question is None and not self.line_open and self.held is None:
+                render()
+                return
+            with console.capture() as captured:
+                render()
+            text = captured.get()
+            if not text:
+                return
+            if self.held is not None:
+                self.held.append(text)
+                return
+            if self.question is not None and not text.endswith("\n"):
+                text += "\n"  # the question on a line of its own
+            self._write(self._clear_question() + text + (self.question or ""))
+            self.line_open = self.question is not None
+
+    def _clear_question(self) -> str:
+        """What takes the open question off its line, so what follows starts there: blanked over when it fits on one
+        line of the terminal, else just ended."""
+        if not self.line_open:
+            return ""
+        width = shutil.get_terminal_size().columns
+        if self.question is None or len(self.question) >= width:
+            return "\n"
+        return "\r" + " " * len(self.question) + "\r"
+
+    def ask(self, question: str, lines: list[str]) -> str:
+        """Show `lines` and ask `question` (at once: nothing the run prints comes between them), then read the answer
+        (the thread's side); EOFError as input() raises it."""
+        asker = object()
+        with self.lock:
+            self.question, self.asker, self.line_open = question, asker, True
+            self._write("".join(f"{line}\n" for line in lines) + question)
+        try:
+            return input()
+        finally:
+            self.done(asker)
+
+    def done(self, asker: object | None = None) -> None:
+        """The question is answered (its Enter ended the line) or abandoned (then by anyone: `asker` None)."""
+        with self.lock:
+            if asker is None or self.asker is asker:
+                self.question = self.asker = None
+                self.line_open = False
+
+    def editing(self) -> None:
+        with self.lock:
+            self.held = []
+
+    def edited(self) -> None:
+        with self.lock:
+            held, self.held = self.held or [], None
+            if held:
+                self._write("".join(held))
+
+    @staticmethod
+    def _write(text: str) -> None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
 
 
 def _decision(answer: Answer) -> Decision:
@@ -64,7 +148,7 @@ def _decision(answer: Answer) -> Decision:
     return Decision(answer)
 
 
-async def _ask_in_thread(request: PermissionRequest) -> Answer:
+async def _ask_in_thread(request: PermissionRequest, tty: Tty | None = None) -> Answer:
     """Ask on the terminal; cancelled when the prompt became moot (the run ended, was cancelled, or timed out).
 
     The prompt blocks in a daemon thread, not the loop's executor: a prompt the run made moot must not keep the
@@ -80,7 +164,7 @@ async def _ask_in_thread(request: PermissionRequest) -> Answer:
     def prompt() -> None:
         decision: Answer
         try:
-            decision = ask_on_tty(request)
+            decision = ask_on_tty(request, tty)
         except BaseException:  # noqa: BLE001 - anything but an answer is a reject
             decision = "reject_once"
         try:
@@ -93,6 +177,8 @@ async def _ask_in_thread(request: PermissionRequest) -> Answer:
         return await answered
     except asyncio.CancelledError:
         print(file=sys.stderr)  # leave the abandoned prompt's line
+        if tty is not None:
+            tty.done()
         raise
 
 
@@ -121,20 +207,32 @@ def prompt_lines(request: PermissionRequest) -> tuple[list[str], dict[str, str]]
     return lines, keys
 
 
-def ask_on_tty(request: PermissionRequest) -> str | PermissionAnswer:
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def ask_on_tty(request: PermissionRequest, tty: Tty | None = None) -> str | PermissionAnswer:
     """Prompt on the terminal; EOF or anything unexpected is a reject. An edit or write may be changed in $VISUAL /
-    $EDITOR first, and then approved as the user's version."""
+    $EDITOR first, and then approved as the user's version. A sub-agent's prompt names it, on the call it asks about
+    and on the question itself (sub-agents side by side may print their own lines while it waits)."""
+    tty = tty or Tty()
     lines, keys = prompt_lines(request)
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
     can_edit = bool(editor) and request.tool_call.preview is not None
-    print("\n".join(lines))
+    who = f"{_one_line(request.agent)}: " if request.agent else ""
+    if request.agent:
+        lines.insert(0, f"  {who}{_one_line(request.tool_call.title)}")
     extra = " or [e]dit it first" if can_edit else ""
     try:
-        answer = input(f"  allow? [{'/'.join(keys)}]{extra}: ").strip().lower()
+        answer = tty.ask(f"  {who}allow? [{'/'.join(keys)}]{extra}: ", lines).strip().lower()
     except EOFError:
         return "reject_once"
     if answer[:1] == "e" and can_edit and editor:
-        return edited_in_editor(request, editor)
+        tty.editing()  # the editor has the terminal: what the run prints meanwhile waits
+        try:
+            return edited_in_editor(request, editor)
+        finally:
+            tty.edited()
     return keys.get(answer, keys.get(answer[:1], "reject_once"))
 
 
