@@ -255,3 +255,22 @@ async def test_a_long_sub_agent_compacts_its_own_context(workspace: Path, tmp_pa
         assert "the parent's own words" not in str(
             checkpoint.data
         )  # its summary is of the sub-agent's work only
+
+
+async def test_the_parent_names_the_sub_run_before_its_first_event(make_kernel, workspace: Path) -> None:
+    """A host reading the parent's own events only (the web client's session stream) learns the sub-run's id from an
+    `in_progress` update of the task call, sent before any of the sub-run's events."""
+    kernel: AgentKernel = make_kernel("task", mode="ask")
+    run = kernel.create_run("what does sample.py print?", workspace=workspace)
+    events = await collect(run, "allow_once")
+    [task_call] = [e for e in events if isinstance(e, ToolCallEvent)]
+    first_sub = next(i for i, e in enumerate(events) if isinstance(e, SubRunEvent))
+    named = [
+        (i, e)
+        for i, e in enumerate(events)
+        if isinstance(e, ToolUpdate) and e.tool_call_id == task_call.tool_call_id and "runId" in e.details
+    ]
+    (at, announce), done = named[0], named[-1]
+    assert at < first_sub and announce.status == "in_progress"
+    assert announce.details == {"runId": events[first_sub].run_id, "agent": "Check sample.py"}
+    assert done[1].status == "completed" and done[1].details["runId"] == events[first_sub].run_id

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import uuid
+import os
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING
 
 from kgent.context.agents import AgentDefinition, defined, instructions_section, narrower, resolve_tools
-from kgent.core.events import SubRunEvent
+from kgent.core.events import SubRunEvent, ToolUpdate
 from kgent.kernel.loop import Loop, RunSpec, SubRunOrigin
 from kgent.kernel.run import AgentRun
 from kgent.permissions import Mode
@@ -150,7 +150,7 @@ class SubAgents:
         provider = self._provider(definition)
         loop, parent = self.loop, self.parent
         loop.subagents_started += 1
-        child = AgentRun(run_id="run-" + uuid.uuid4().hex[:12], session_id=parent.session_id)
+        child = AgentRun(run_id="run-" + os.urandom(6).hex(), session_id=parent.session_id)
         spec = RunSpec(
             prompt=task.prompt,
             workspace=loop.spec.workspace,
@@ -176,6 +176,15 @@ class SubAgents:
             instructions=instructions_section(definition) if definition else "",
         )
         parent.adopt(child)
+        # The sub-run's id on the parent's own stream, before any of its events: a front that reads the parent's
+        # stream only (the web client's session stream) follows the sub-run's from here (protocol.md § Sub-agents).
+        parent.emit(
+            ToolUpdate(
+                tool_call_id=self.call_id,
+                status="in_progress",
+                details={"runId": child.run_id, "agent": task.agent},
+            )
+        )
         child._start(Loop(self.kernel, spec))
         # The relay is a task of its own so that a cancel of this call does not cut it: the sub-run, cancelled in
         # turn, still reports its end (its run_end) to the host before the call's own final update.
