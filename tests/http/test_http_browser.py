@@ -288,13 +288,18 @@ def test_without_the_token_the_page_asks_for_it(context: BrowserContext, server:
 def test_a_sub_agents_approval_is_asked_on_the_page(context: BrowserContext, server: HttpServer) -> None:
     page = open_page(context, server)
     start_run(page, "scripted/task", "What does sample.py print? Ask a sub-agent.")
-    card = page.locator(".approval.sub-agent")  # its events are on its own stream; its prompt comes here
+    # its own stream is followed inside the task call's card: its calls, live, and its prompt, asked in its name
+    task = page.locator(".card.tool").filter(has=page.locator(".sub-run"))
+    expect(task.locator(".sub-run .sub-name")).to_have_text('sub-agent "Check sample.py"')
+    card = task.locator(".sub-run .approval.sub-agent")
     expect(card).to_be_visible()
     expect(card.locator(".command")).to_have_text("python3 sample.py")
-    expect(page.locator(".card.tool .title").filter(has_text='sub-agent "Check sample.py"')).to_have_count(1)
+    expect(card.locator(".who")).to_have_text("Sub-agent “Check sample.py” wants to:")
     card.locator("button[data-option-id=allow_once]").click()
     expect(page.locator(".run-end")).to_contain_text("Run settled")
-    expect(card.locator(".decision")).to_have_text("answered")
+    expect(card.locator(".decision")).not_to_be_empty()
+    expect(task.locator(".sub-run")).to_have_attribute("data-status", "settled")
+    expect(task.locator(".sub-run .sub-call[data-status=completed]")).to_have_count(2)  # its read, then the command
     expect(page.locator(".msg.assistant").last).to_contain_text("it prints 1")
 
 

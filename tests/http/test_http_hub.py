@@ -97,3 +97,21 @@ async def test_an_approval_takes_one_answer() -> None:
     withdrawn.cancel()
     await asyncio.wait([withdrawn])
     assert hub.answer("p2", {"outcome": "cancelled"}) is False and hub.closed["p2"] == "withdrawn"
+
+
+async def test_a_sub_runs_stream_exists_once_its_task_call_names_it() -> None:
+    """The parent's task call names its sub-run before the sub-run's first event: a page that follows it at once
+    finds its stream (waiting for events) instead of no such run; its events then land there."""
+    from kgent.core.events import ToolUpdate
+
+    hub = H.Hub()
+    hub.open("run-parent", "s1")
+    named = ToolUpdate(
+        tool_call_id="call_1", status="in_progress", details={"runId": "run-sub", "agent": "A"}
+    )
+    assert hub.logs.get("run-sub") is None
+    hub.send(RunRef("run-parent", "s1"), 0, named)
+    log = hub.logs["run-sub"]
+    assert log.session_id == "s1" and log.events == []
+    hub.send(RunRef("run-sub", "s1", "run-parent"), 0, USAGE)
+    assert hub.logs["run-sub"] is log and len(log.events) == 1

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kgent.core.events import Event, PermissionRequest, RunEnd, event_to_dict
+from kgent.core.events import Event, PermissionRequest, RunEnd, ToolUpdate, event_to_dict
 from kgent.service.runs import Decision, FileScope, RunRef
 from kgent.service.wire import chosen_answer
 
@@ -225,6 +225,13 @@ class Hub:
             log = self.logs[run_id] = RunLog(run_id, ref.session_id)
             self._subs.add(run_id)
         log.append(seq, _encode(params))
+        if type(event) is ToolUpdate and "runId" in event.details and event.status == "in_progress":
+            # a task call names its sub-run before the sub-run's first event: its stream exists from here, so a
+            # page that follows it at once waits for its events instead of finding no such run
+            sub = event.details["runId"]
+            if isinstance(sub, str) and sub not in self.logs:
+                self.logs[sub] = RunLog(sub, ref.session_id)
+                self._subs.add(sub)
         if run_id in self._subs and type(event) is RunEnd:
             self._subs.discard(run_id)
             self.closed_run(run_id)

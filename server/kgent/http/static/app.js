@@ -20,6 +20,7 @@ import { rewindButton, rewindPicker } from "./rewind.js";
 import { commandAnswer, isCommand, rememberMenu, setupExport, showExport } from "./commands.js";
 import { currentProject, runChoice, setupPickers, setupProject, whenProject } from "./setup.js";
 import { EventStream } from "./sse.js";
+import { followSubRun, stopSubRuns } from "./subruns.js";
 import { giveBackImages, hasImages, imageChips, setupImages, takeImages } from "./images.js";
 import { sessionPicked, setupLayout, showFirstUse } from "./layout.js";
 
@@ -166,12 +167,16 @@ function toolUpdate(ev) {
     card.append(d);
   }
 }
+  // A task call's sub-agent started: its own events go live into this card (subruns.js).
+  if (ev.status === "in_progress" && ev.details?.runId)
+    followSubRun(card, ev.details.runId, ev.details.agent, { ask: approvalCard, settle: resolved });
 
 // The approval card (page.js, shared with the VS Code panel): Allow once (Enter), Reject (Escape), the lasting
-// answers in a menu with their rules; it takes the focus when it appears.
-function approvalCard(ev) {
+// answers in a menu with their rules; it takes the focus when it appears. `into`: where a sub-agent's goes (its row
+// in the sub-run's box under its task card, subruns.js).
+function approvalCard(ev, into) {
   const call = ev.toolCall || {};
-  const card = state.tools.get(call.toolCallId) || toolCard(call);
+  const card = into || state.tools.get(call.toolCallId) || toolCard(call);
   const outside = ev.scope === "outside" ? " (outside the workspace)" : "";
   const title = call.command ? `Run a command${outside}` : `${call.title || call.name || "a tool"}${outside}`;
   let box = null;
@@ -225,35 +230,6 @@ function resolved(ev) {
       el("div", `decision ${ev.approved === undefined ? "" : ev.approved ? "approved" : "rejected"}`, text, true),
     );
   refreshAttention();
-}
-
-// A sub-agent's (the `task` tool's) events go to its own run's stream; its approvals are asked here, on the card of
-// the task call that started it: while a task call runs, the pending approvals naming this run as parent are polled.
-let subAgentTimer = null;
-function watchSubAgents() {
-  if (subAgentTimer) return;
-  const parent = state.runId;
-  subAgentTimer = setInterval(async () => {
-    const live = parent && state.runId === parent;
-    if (!live) {
-      clearInterval(subAgentTimer);
-      subAgentTimer = null;
-    }
-    const { permissions } = live
-      ? await api("GET", "/api/permissions").catch(() => ({ permissions: [] }))
-      : { permissions: [] };
-    const open = new Set();
-    for (const p of permissions) {
-      if (p.parentRunId !== parent) continue;
-      open.add(p.requestId);
-      if (document.querySelector(`.approval[data-request-id="${CSS.escape(p.requestId)}"]`)) continue;
-      const call = { ...(p.toolCall || {}), title: `sub-agent "${p.agent || "task"}": ${p.toolCall?.title || ""}` };
-      approvalCard({ ...p, toolCall: call });
-    }
-    for (const box of document.querySelectorAll(".approval.sub-agent:not(.closed)")) {
-      if (!open.has(box.dataset.requestId)) resolved({ requestId: box.dataset.requestId, decision: "answered" });
-    }
-  }, 500);
 }
 
 // What changed in a run, each file a link into the review, and the whole patch.
@@ -339,7 +315,6 @@ function onEvent(params) {
     }
     case "tool_call":
       toolCard(ev);
-      if (ev.name === "task") watchSubAgents();
       break;
     case "tool_update":
       toolUpdate(ev);
@@ -422,6 +397,7 @@ function watch(sessionId, runId) {
   const q = runId ? `?runId=${encodeURIComponent(runId)}` : "";
   state.stream = new EventStream(`/api/sessions/${encodeURIComponent(sessionId)}/events${q}`, {
     onEvent,
+  stopSubRuns();
     onState: setConn,
   });
 }
@@ -434,10 +410,8 @@ function showContext(ctx) {
     box.hidden = true;
     return;
   }
-  const k = (n) => (n >= 10000 ? `${Math.round(n / 1000)}k` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : `${n}`);
-  const share = ctx.window > 0 ? Math.round((100 * ctx.tokens) / ctx.window) : 0;
-  box.textContent = `context ${k(ctx.tokens)} of ${k(ctx.window)} tokens (${share}%)`;
-  box.classList.toggle("near-full", share >= 80); // compaction comes soon
+  box.textContent = ctx.text; // the server's words and share (protocol.md: a host computes neither)
+  box.classList.toggle("near-full", ctx.percent >= 80); // compaction comes soon
   box.hidden = false;
 }
 
@@ -814,6 +788,7 @@ function newSession() {
   state.stream = null;
   state.sessionId = null;
   showExport(null);
+  stopSubRuns();
   history.replaceState(null, "", location.pathname);
   resetLog("New session");
   highlightSession();
