@@ -1261,6 +1261,8 @@ dofile(here .. '/test_rules.lua')(H)
 dofile(here .. '/test_images.lua')(H)
 dofile(here .. '/test_rewind.lua')(H)
 dofile(here .. '/test_slash.lua')(H)
+dofile(here .. '/test_faithful.lua')(H)
+dofile(here .. '/test_stream.lua')(H)
 test("trust_project_extensions: the project's own extension runs (its tool answers)", function()
   local script = vim.fn.tempname() .. '.json'
   H.write_file(
@@ -1391,6 +1393,124 @@ test(
     eq('cancelled', e2.status, 'cancelled')
     contains(H.transcript(), '↳ **Sub-agent: Wait** cancelled · 1 turn', 'the sub-agent ended cancelled')
     eq(nil, kgent.state.run_id, 'no current run')
+  end
+)
+
+test(
+  'task side by side: three sub-agents ask at once, each inline approval names its sub-agent, each answer settles its own',
+  function()
+    H.fresh({ setup = { approval = 'inline' } })
+    -- one model turn of three task calls (t0, t1, t2), each sub-agent running one asked command, then answering
+    local names = { 'Alpha', 'Beta', 'Gamma' }
+    local function command(n)
+      return ('python3 -c \'print("%s")\''):format(n)
+    end
+    local calls, prompts = {}, {}
+    for i, n in ipairs(names) do
+      calls[i] =
+        { tool = 'task', id = 't' .. (i - 1), args = { description = n, prompt = 'job ' .. n, tools = { 'bash' } } }
+      prompts['job ' .. n] = { { { tool = 'bash', args = { command = command(n) } } }, { { text = n .. ' is done.' } } }
+    end
+    local script = vim.fn.tempname() .. '-three.json'
+    H.write_file(
+      script,
+      vim.json.encode({ turns = { calls, { { text = 'All three are done.' } } }, prompts = prompts })
+    )
+    kgent.run('three jobs', { model = script })
+    -- three prompts pending together: only sub-agents running side by side can ask at once (none is answered yet)
+    H.wait_for(function()
+      return #approval.list() == 3
+    end, 'three approvals pending at once')
+    eq('kgent: waiting for you (3)', kgent.statusline(), 'statusline')
+    local sub_of = {} -- task call id -> its sub-run's run_start params
+    local top
+    for _, p in ipairs(H.events) do
+      if p.event.type == 'run_start' and p.parentRunId then
+        sub_of[p.event.parentToolCallId] = p
+      elseif p.event.type == 'run_start' then
+        top = p.runId
+      end
+    end
+    local by_agent = {}
+    for _, pr in ipairs(approval.list()) do
+      eq(top, pr.params.parentRunId, 'each prompt names the run its sub-agent belongs to')
+      by_agent[pr.params.agent] = pr
+    end
+    local agents = vim.tbl_keys(by_agent)
+    table.sort(agents)
+    eq(names, agents, 'one prompt per sub-agent')
+    for _, n in ipairs(names) do -- and each notification says whose call it is
+      contains(
+        H.notes,
+        ('kgent: approval needed: sub-agent "%s": Run `%s` (a allows'):format(n, command(n)),
+        n .. "'s notification"
+      )
+    end
+    -- the second task call's sub-agent asks as Beta, from its own run
+    local beta = by_agent.Beta
+    eq('Beta', sub_of.t1.event.agent, "t1's sub-agent")
+    eq(sub_of.t1.runId, beta.params.runId, "Beta's prompt comes from t1's sub-run")
+    eq(command('Beta'), beta.params.toolCall.command, 'its command')
+    -- each block in the transcript names its sub-agent, after that sub-agent's own call (other sub-agents' lines
+    -- may come between: they go on meanwhile)
+    local sid = beta.params.sessionId
+    local lines = tr_mod.lines(sid)
+    for _, n in ipairs(names) do
+      local first = tr_mod.block_rows(by_agent[n].inline.block)
+      local header = ('**Approve?** (sub-agent "%s") Run `%s`  [high · shell · workspace]'):format(n, command(n))
+      eq(header, lines[first + 1], n .. "'s block")
+      local call_row
+      for i, l in ipairs(lines) do
+        if l:find(('↳ %s: Run `%s` · pending · awaiting approval'):format(n, command(n)), 1, true) then
+          call_row = i
+        end
+      end
+      truthy(call_row and call_row < first + 1, n .. "'s call before its block:\n" .. table.concat(lines, '\n'))
+    end
+    -- the keys with the cursor in Beta's block answer Beta's call only
+    local win = require('kgent.ui').open(false, sid)
+    local first = tr_mod.block_rows(beta.inline.block)
+    vim.api.nvim_win_set_cursor(win, { first + 2, 0 })
+    H.press(win, 'a')
+    H.wait_for(function()
+      return not approval.pending[beta.id]
+    end, "Beta's answer")
+    truthy(approval.pending[by_agent.Alpha.id] and approval.pending[by_agent.Gamma.id], 'the other two still pending')
+    H.wait_for(function()
+      return H.has_line(tr_mod.lines(sid), ('✓ ↳ Beta: Run `%s` · completed'):format(command('Beta')))
+    end, "Beta's command to run while the others wait")
+    -- Beta's sub-run ends while Alpha's and Gamma's wait for their answers: their events interleave with Beta's
+    local function index_of(run, ty, from)
+      for i = from or 1, #H.events do
+        if H.events[i].runId == run and (ty == nil or H.events[i].event.type == ty) then
+          return i
+        end
+      end
+    end
+    H.wait_for(function()
+      return index_of(beta.params.runId, 'run_end') ~= nil
+    end, "Beta's sub-run to end")
+    local beta_end = index_of(beta.params.runId, 'run_end')
+    truthy(approval.pending[by_agent.Alpha.id] and approval.pending[by_agent.Gamma.id], 'still waiting')
+    truthy(index_of(by_agent.Alpha.params.runId) < beta_end, "Alpha's events before Beta's end")
+    -- then the others (the oldest first: the Lua API's target)
+    kgent.approve('allow_once')
+    kgent.approve('allow_once')
+    local e = wait_top_end()
+    eq('settled', e.status, 'status')
+    eq('All three are done.', e.text, 'the answer')
+    truthy(index_of(by_agent.Alpha.params.runId, 'run_end', beta_end), "and Alpha's after it: interleaved")
+    eq(0, #approval.list(), 'nothing pending')
+    lines = tr_mod.lines(sid)
+    truthy(not H.has_line(lines, '**Approve?**'), 'every block gone')
+    for _, n in ipairs(names) do
+      contains(
+        lines,
+        ('✓ ↳ %s: Run `%s` · completed · allowed once'):format(n, command(n)),
+        n .. "'s command ran"
+      )
+      contains(lines, ('↳ **Sub-agent: %s** settled · 2 turns'):format(n), n .. ' settled')
+    end
   end
 )
 

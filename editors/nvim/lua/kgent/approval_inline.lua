@@ -240,8 +240,11 @@ function M.render(prompt)
     ui.show(key)
   end
   local tc = prompt.params.toolCall or {}
+  -- sub-agents side by side may ask together: each notification says whose call it is
+  local who = prompt.params.agent and ('sub-agent "%s": '):format(prompt.params.agent) or ''
   vim.notify(
-    ('kgent: approval needed: %s (%s allows, %s rejects in the transcript)'):format(
+    ('kgent: approval needed: %s%s (%s allows, %s rejects in the transcript)'):format(
+      who,
       tc.title or tc.name or 'tool call',
       keys().allow_once or '?',
       keys().reject_once or '?'

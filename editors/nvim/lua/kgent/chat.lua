@@ -494,11 +494,21 @@ local function setup_buffer(buf)
   map('n', '<C-x>', M.clear_queue, 'drop the queued steering and follow-ups')
   map('n', 'q', '<cmd>close<cr>', 'close')
   vim.bo[buf].omnifunc = "v:lua.require'kgent.chat'.omnifunc"
+  -- The menus `#` and `/` open as one types must never insert an entry unasked (with the default 'completeopt'
+  -- `#diagnostics` became `#bufferdiagnostics`): a buffer-local 'completeopt' (global-local since Neovim 0.11)
+  -- that selects nothing until <C-n>/<C-p> do. On 0.10 ('completeopt' is global only) they open on <C-x><C-o>.
+  local auto_menu = vim.fn.has('nvim-0.11') == 1
+  if auto_menu then
+    local keep = vim.tbl_filter(function(o) -- the rest of the user's ('popup', 'fuzzy'…)
+      return not vim.tbl_contains({ 'menu', 'menuone', 'longest', 'noinsert', 'noselect' }, o)
+    end, vim.split(vim.go.completeopt, ',', { trimempty = true }))
+    vim.bo[buf].completeopt = table.concat(vim.list_extend({ 'menuone', 'noselect' }, keep), ',')
+  end
   -- `#` at the start of a word opens the menu of context variables.
   vim.keymap.set('i', '#', function()
     local col = vim.api.nvim_win_get_cursor(0)[2]
     local before = vim.api.nvim_get_current_line():sub(col, col)
-    if col == 0 or before:match('%s') then
+    if auto_menu and (col == 0 or before:match('%s')) then
       return '#<C-x><C-o>'
     end
     return '#'
@@ -506,7 +516,7 @@ local function setup_buffer(buf)
   -- `/` at the very start of the prompt opens the menu of slash commands (kgent.slash).
   vim.keymap.set('i', '/', function()
     local row, col = unpack(vim.api.nvim_win_get_cursor(0))
-    return (row == 1 and col == 0) and '/<C-x><C-o>' or '/'
+    return (auto_menu and row == 1 and col == 0) and '/<C-x><C-o>' or '/'
   end, { buffer = buf, expr = true, desc = 'Kgent chat: / and the slash commands' })
   vim.api.nvim_create_autocmd('BufWinEnter', {
     buffer = buf,

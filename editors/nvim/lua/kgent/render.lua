@@ -79,6 +79,23 @@ function M.fmt_context(c)
   return c.text
 end
 
+--- "🖼 shot.png · image/png · 70 B": one line per image a message carried (user_message's and a stored user
+--- message's `images`: the session keeps their bytes, the transcript names them as the web client and VS Code do).
+---@param images table[]?
+---@return string[]
+function M.image_lines(images)
+  local out = {}
+  for _, im in ipairs(type(images) == 'table' and images or {}) do
+    local size = tonumber(im.size)
+    local text = size == nil and '?'
+      or size < 1024 and ('%d B'):format(size)
+      or size < 1024 * 1024 and ('%d KiB'):format(math.ceil(size / 1024))
+      or ('%.1f MiB'):format(size / (1024 * 1024))
+    out[#out + 1] = ('🖼 %s · %s · %s'):format(im.name or 'image', im.mimeType or '?', text)
+  end
+  return out
+end
+
 ---@param run {id: string, session_id: string, workspace: string?}
 ---@param ev table
 --- A sub-agent's run (the `task` tool; its events carry parentRunId): one line when it starts and ends, its tool
@@ -140,6 +157,7 @@ function M.on_event(run, ev)
     if #text > max then
       lines[#lines + 1] = ('… (%d more lines)'):format(#text - max)
     end
+    vim.list_extend(lines, M.image_lines(ev.images))
     transcript.append_lines(lines, 'user')
   elseif ty == 'message_delta' then
     if ev.kind == 'thinking' then
@@ -185,6 +203,8 @@ function M.on_event(run, ev)
       local shown = t.name == 'todo_write' and ev.status == 'completed'
       if (ev.status == 'completed' or ev.status == 'failed') and not cut_short and not shown then
         transcript.tool_output(key, ev.output)
+      elseif ev.status == 'in_progress' and ev.output then
+        transcript.live_output(key, ev.output) -- a running command's output so far
       end
     end
   elseif ty == 'permission_request' then
@@ -394,11 +414,17 @@ function M.render_session(s)
   end
   local lines = {}
   lines[#lines + 1] = ('## Resumed session %s · %s'):format(s.sessionId or '?', first_line(s.title or ''))
-  lines[#lines + 1] = ('_%s · %d entries_'):format(s.workspace or '', #branch_entries)
+  -- As many entries as :Kgent sessions says (agent/sessions' entryCount counts every branch's).
+  local count = ('%d entries'):format(#entries)
+  if #branch_entries < #entries then
+    count = count .. (', %d on this branch'):format(#branch_entries)
+  end
+  lines[#lines + 1] = ('_%s · %s_'):format(s.workspace or '', count)
   for _, w in ipairs(s.warnings or {}) do
     lines[#lines + 1] = '_warning: ' .. tostring(w) .. '_'
   end
   local calls = {} -- toolCallId -> {name, arguments} of the assistant messages so far
+  local decisions = {} -- toolCallId -> its permission entry, until its result
   for _, e in ipairs(branch_entries) do
     local n = e.parentId and children[e.parentId] or 0
     if n > 1 then
@@ -412,6 +438,7 @@ function M.render_session(s)
       local text = vim.split(m.text or '', '\n', { plain = true })
       lines[#lines + 1] = '**You:** ' .. (text[1] or '')
       vim.list_extend(lines, text, 2)
+      vim.list_extend(lines, M.image_lines(m.images))
     elseif m and m.role == 'assistant' then
       for _, c in ipairs(m.toolCalls or {}) do
         calls[c.id] = c
@@ -423,15 +450,28 @@ function M.render_session(s)
     elseif m and m.role == 'tool' then
       local c = calls[m.toolCallId] or {}
       local title = M.call_title(m.name or c.name or 'tool', c.arguments)
-      lines[#lines + 1] = ('- %s %s · %s'):format(
-        m.isError and icon.failed or icon.completed,
-        title,
-        m.isError and 'failed' or 'completed'
-      )
+      -- Its outcome, not only "failed": a refused call is rejected, one a cancel cut short cancelled (their results
+      -- say so: "permission_denied: …", "cancelled: …"), with the decision's words when one was asked for.
+      local d = decisions[m.toolCallId]
+      decisions[m.toolCallId] = nil
+      local content = type(m.content) == 'string' and m.content or ''
+      local status = m.isError and 'failed' or 'completed'
+      if m.isError and vim.startswith(content, 'cancelled:') then
+        status = 'cancelled'
+      elseif m.isError and (vim.startswith(content, 'permission_denied:') or (d and d.approved == false)) then
+        status = 'rejected'
+      end
+      local line = ('- %s %s · %s'):format(icon[status] or icon.failed, title, status)
+      if d and type(d.label) == 'string' and d.label ~= '' and d.label ~= status then
+        line = line .. ' · ' .. d.label
+      end
+      lines[#lines + 1] = line
     elseif m and m.role == 'summary' then
       lines[#lines + 1] = '_summary: ' .. first_line(m.text) .. '_'
     elseif e.type == 'compaction' then
       lines[#lines + 1] = '_compacted: the model sees a summary of what came before_'
+    elseif e.type == 'permission' and e.toolCallId then
+      decisions[e.toolCallId] = e -- stored before the call's result
     end
   end
   transcript.append_lines(lines, 'history')

@@ -1,5 +1,6 @@
 -- The tool lines of a transcript (kgent.transcript): one line per tool call, kept by an extmark and rewritten as its
--- status and approval change, with the first lines of its output under it.
+-- status and approval change, with the first lines of its output under it — and while it runs, the last lines of
+-- its output so far, rewritten in place (at most every LIVE_MS) until the result replaces them.
 local config = require('kgent.config')
 local transcript = require('kgent.transcript')
 
@@ -55,12 +56,82 @@ function M.update_tool(key)
   end)
 end
 
---- Insert the first `transcript.tool_output_lines` lines of a tool's output under its line.
+local LIVE_MS = 200
+
+-- Replace the live lines under tool `t`'s line (0 of them at first) by `lines`.
+local function set_live(t, lines)
+  local buf = transcript.buf()
+  local pos = vim.api.nvim_buf_get_extmark_by_id(buf, ns_tools, t.mark, {})
+  if not pos or not pos[1] then
+    return
+  end
+  I.edit(function(b)
+    vim.api.nvim_buf_set_lines(b, pos[1] + 1, pos[1] + 1 + (t.live or 0), false, lines)
+  end)
+  t.live = #lines
+end
+
+-- Draw the newest snapshot of tool `key` of transcript `tr`: its last `tool_output_lines` lines.
+local function draw_live(tr, key)
+  local t = tr.tools[key]
+  if not (t and t.status == 'in_progress' and t.live_text and tr.buf and vim.api.nvim_buf_is_valid(tr.buf)) then
+    return
+  end
+  t.live_at = vim.uv.now()
+  local n = config.options.transcript.tool_output_lines
+  local lines = vim.split(t.live_text, '\n', { plain = true })
+  while #lines > 0 and lines[#lines] == '' do
+    table.remove(lines)
+  end
+  local out = {}
+  if #lines > n then
+    out[1] = '    …'
+  end
+  for i = math.max(1, #lines - n + 1), #lines do
+    -- a progress bar redraws its line with \r: show what it shows now
+    out[#out + 1] = '    ' .. (lines[i]:gsub('\r$', ''):match('[^\r]*$'))
+  end
+  local prev = I.current()
+  I.set_current(tr)
+  set_live(t, out)
+  I.set_current(prev)
+end
+
+--- A running call's output so far (tool_update `in_progress`: a snapshot, not a delta): its last lines under its
+--- line, replacing the previous snapshot's, redrawn at most every LIVE_MS (the newest snapshot wins).
+---@param key string
+---@param output string
+function M.live_output(key, output)
+  local tr = I.current()
+  local t = tr.tools[key]
+  if not t or config.options.transcript.tool_output_lines <= 0 or type(output) ~= 'string' then
+    return
+  end
+  t.live_text = output
+  if t.live_due then
+    return -- a redraw is due: it takes this snapshot
+  end
+  local wait = t.live_at and (t.live_at + LIVE_MS - vim.uv.now()) or 0
+  if wait <= 0 then
+    return draw_live(tr, key)
+  end
+  t.live_due = true
+  vim.defer_fn(function()
+    t.live_due = nil
+    draw_live(tr, key)
+  end, wait)
+end
+
+--- Insert the first `transcript.tool_output_lines` lines of a tool's output under its line (in place of the live
+--- lines, if it had any).
 function M.tool_output(key, output)
   local t = I.current().tools[key]
   local n = config.options.transcript.tool_output_lines
   if not t or n <= 0 or output == nil or output == '' then
     return
+  end
+  if t.live then
+    set_live(t, {})
   end
   local lines = vim.split(output, '\n', { plain = true })
   while #lines > 0 and lines[#lines] == '' do

@@ -19,6 +19,7 @@ local ns_hl = vim.api.nvim_create_namespace('kgent.transcript.hl')
 ---@field run string  the run id
 ---@field path string?  the file it touches
 ---@field name string?  the tool
+---@field live integer?  lines of its live output under its line (kgent.tools)
 
 ---@class kgent.Transcript
 ---@field key string  the session id, or "new-<n>" until it is known
@@ -320,7 +321,7 @@ function M.note(text)
 end
 
 -- Tool lines (kgent.tools): one line per tool call, rewritten as its status changes.
-for _, name in ipairs({ 'add_tool', 'tool', 'tools', 'update_tool', 'tool_output' }) do
+for _, name in ipairs({ 'add_tool', 'tool', 'tools', 'update_tool', 'tool_output', 'live_output' }) do
   M[name] = function(...)
     return require('kgent.tools')[name](...)
   end
