@@ -299,7 +299,9 @@ def test_a_sub_agents_approval_is_asked_on_the_page(context: BrowserContext, ser
     expect(page.locator(".run-end")).to_contain_text("Run settled")
     expect(card.locator(".decision")).not_to_be_empty()
     expect(task.locator(".sub-run")).to_have_attribute("data-status", "settled")
-    expect(task.locator(".sub-run .sub-call[data-status=completed]")).to_have_count(2)  # its read, then the command
+    expect(task.locator(".sub-run .sub-call[data-status=completed]")).to_have_count(
+        2
+    )  # its read, then the command
     expect(page.locator(".msg.assistant").last).to_contain_text("it prints 1")
 
 
