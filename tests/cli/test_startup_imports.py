@@ -91,6 +91,46 @@ def test_kgent_run_loads_no_mcp_schema_or_server_libraries(
     assert loaded(names, unwanted) == []
 
 
+# A run whose tool calls all fit their schemas checks them without jsonschema (kgent.kernel.arguments); ids are random
+# bytes, not uuid (which loads platform); the generated methods come from the code cache (kgent.core.codecache).
+NOT_FOR_A_TOOL_RUN = (*NOT_FOR_RUN, "jsonschema", "referencing", "rpds", "attr", "attrs", "uuid", "platform")
+TOOL_SCRIPT = [
+    [{"tool": "read", "args": {"path": "sample.py"}}],
+    [{"tool": "read", "args": {"path": "sample.py", "offset": 1, "limit": 5}}],
+    [{"tool": "edit", "args": {"path": "sample.py", "oldText": "value = 1", "newText": "value = 2"}}],
+    [{"tool": "bash", "args": {"command": "grep -c 'value = 2' sample.py", "timeout": 30}}],
+    [{"text": "done", "chunks": 2}],
+]
+
+
+def test_a_run_with_tool_calls_loads_no_schema_validator_or_uuid(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "sample.py").write_text("value = 1\n")
+    subprocess.run(["git", "init", "-q"], cwd=ws, check=True)
+    out = tmp_path / "modules.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KGENT_") and "API_KEY" not in k}
+    env.update(KGENT_STATE_DIR=str(tmp_path / "state"), KGENT_CONFIG_DIR=os.environ["KGENT_CONFIG_DIR"])
+    with ModelServer(TOOL_SCRIPT) as server:
+        args = ["run", "--json", "--mode", "full", "--base-url", server.base_url("openai"), "--model", "test"]
+        done = subprocess.run(
+            [sys.executable, "-c", RUN_AND_LIST, str(out), *args, "go"],
+            cwd=ws,
+            env={**env, "KGENT_API_KEY": "sk-test", "KGENT_PROVIDER": "openai"},
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert len(server.requests) == len(TOOL_SCRIPT)
+    assert (ws / "sample.py").read_text() == "value = 2\n"  # every call ran: none was refused by its check
+    assert '"isError":true' not in done.stdout.replace(" ", "")
+    names = json.loads(out.read_text())
+    assert "kgent.tools.edit" in names and "kgent.core.codecache" in names
+    assert loaded(names, NOT_FOR_A_TOOL_RUN) == []
+
+
 def test_daemon_server_loads_no_mcp_schema_or_terminal_libraries() -> None:
     code = "import json, sys, kgent.daemon.server, kgent.providers.openai\nprint(json.dumps(sorted(sys.modules)))"
     done = subprocess.run(

@@ -135,3 +135,40 @@ def test_deny_in_an_untrusted_project_still_wins_over_a_user_allow(workspace: Pa
     assert found is not None and not found.allow
     found = match(classify("bash", {"command": "git status"}, workspace), files.scoped(workspace))
     assert found is not None and found.allow and found.by[0].scope == "user"
+
+
+def test_the_config_dir_follows_the_environment_it_is_read_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """platformdirs' answer is kept per value of what it reads (kgent.core.paths): a changed XDG_CONFIG_HOME or HOME
+    is a new answer, as it was when each call asked platformdirs."""
+    import platformdirs
+
+    from kgent.core.paths import user_config_dir
+
+    monkeypatch.delenv("KGENT_CONFIG_DIR", raising=False)
+    for xdg in (tmp_path / "a", tmp_path / "b", tmp_path / "a"):
+        monkeypatch.setenv("XDG_CONFIG_HOME", str(xdg))
+        assert user_config_dir() == Path(platformdirs.user_config_dir("kgent")) == xdg / "kgent"
+    monkeypatch.delenv("XDG_CONFIG_HOME")
+    for home in (tmp_path / "h1", tmp_path / "h2"):
+        monkeypatch.setenv("HOME", str(home))
+        assert user_config_dir() == Path(platformdirs.user_config_dir("kgent"))
+    monkeypatch.setenv("KGENT_CONFIG_DIR", str(tmp_path / "own"))
+    assert user_config_dir() == tmp_path / "own"
+
+
+def test_the_personal_rule_file_is_named_by_the_resolved_workspace(tmp_path: Path) -> None:
+    real = tmp_path / "real project"
+    real.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    files = RuleFiles()
+    path = files.personal_path(link)
+    assert path == files.personal_path(real) and path.name.startswith("real_project-")
+    assert files.personal(link).path == path
+    link.unlink()
+    other = tmp_path / "other"
+    other.mkdir()
+    link.symlink_to(other)  # the link moved: the next call names the other project's file
+    assert files.personal_path(link).name.startswith("other-") and files.personal(link).path != path

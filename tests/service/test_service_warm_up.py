@@ -1,5 +1,6 @@
 """Warm while the person types (issue 37): after Service.warm_up, which every front runs once its handshake is
-answered, the first run — a read, an edit, a shell command and an answer over real HTTP — imports no module.
+answered, the first run — a read, an edit, a shell command and an answer over real HTTP — imports no module; and
+jsonschema is loaded by neither (the calls fit their schemas).
 
 A real process, so the modules the test runner already holds cannot hide one: the run's imports are the set
 difference of sys.modules before and after it, written out as JSON.
@@ -41,7 +42,7 @@ async def main():
     imported = sorted(set(sys.modules) - before)
     status = port.events[handle.run_id][-1][1].result.status
     await svc.close()
-    open(out, "w").write(json.dumps({"status": status, "imported": imported}))
+    open(out, "w").write(json.dumps({"status": status, "imported": imported, "all": sorted(sys.modules)}))
 
 asyncio.run(main())
 """
@@ -75,3 +76,5 @@ def test_the_first_run_after_the_warm_up_imports_nothing(tmp_path: Path) -> None
     assert result["status"] == "settled"
     assert (ws / "sample.py").read_text() == "value = 2\n"
     assert result["imported"] == []
+    # valid calls are checked without jsonschema, so neither the warm-up nor the run loads it (kgent.kernel.arguments)
+    assert not any(m == "jsonschema" or m.startswith("jsonschema.") for m in result["all"])

@@ -8,6 +8,8 @@ import os
 import sys
 from collections.abc import Sequence
 
+from kgent.core.loading import loading, start_process
+
 # subcommand → module exposing add_parser(subparsers) and run(args) -> int
 SUBCOMMANDS = {
     "run": "kgent.cli.run",
@@ -39,19 +41,22 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    # the `kgent` process itself (not a caller's in-process use): the keys out of its environ block
+    # the `kgent` process itself (not a caller's in-process use): its start (kgent.core.loading: before the
+    # subcommand's modules define their classes), the keys out of its environ block
     if argv is None:
         from kgent.core.keyenv import hide_keys
 
+        start_process()
         hide_keys()
     args_list = list(sys.argv[1:] if argv is None else argv)
     first = next((a for a in args_list if not a.startswith("-")), None)
-    parser = build_parser(first if first in SUBCOMMANDS else None)
-    args = parser.parse_args(args_list)
-    if args.command is None:
-        # A usage error goes to stderr (exit status 2), so an editor that spawned `kgent` for JSON-RPC can show it.
-        parser.error("choose a subcommand (the editor daemon is `kgent serve --stdio`)")
-    module = importlib.import_module(SUBCOMMANDS[args.command])
+    with loading():  # the subcommand's modules (kgent.core.loading)
+        parser = build_parser(first if first in SUBCOMMANDS else None)
+        args = parser.parse_args(args_list)
+        if args.command is None:
+            # A usage error goes to stderr (exit status 2), so an editor that spawned `kgent` for JSON-RPC can show it.
+            parser.error("choose a subcommand (the editor daemon is `kgent serve --stdio`)")
+        module = importlib.import_module(SUBCOMMANDS[args.command])
     try:
         return int(module.run(args))
     except KeyboardInterrupt:

@@ -216,6 +216,7 @@ async def _main(args: argparse.Namespace) -> int:
     from kgent.cli.render import HumanRenderer, JsonRenderer
     from kgent.cli.terminal import TerminalPort
     from kgent.core.errors import KgentError
+    from kgent.core.loading import loading
     from kgent.service.errors import ServiceError
 
     renderer = JsonRenderer() if args.json else HumanRenderer()
@@ -233,9 +234,10 @@ async def _main(args: argparse.Namespace) -> int:
         images = read_images(args.images)
         if args.session:
             await resume_defaults(args)
-        extensions = for_run(workspace_of(args), trust_flag=args.trust_project, interactive=interactive)
-        service = run_service(args, TerminalPort(renderer, interactive=interactive), extensions)
-        handle = await service.start_run(run_request(args, " ".join(args.prompt), images))
+        with loading():  # the service, the kernel and the provider load (kgent.core.loading)
+            extensions = for_run(workspace_of(args), trust_flag=args.trust_project, interactive=interactive)
+            service = run_service(args, TerminalPort(renderer, interactive=interactive), extensions)
+            handle = await service.start_run(run_request(args, " ".join(args.prompt), images))
     except (KgentError, ServiceError) as exc:
         code = exc.code if isinstance(exc, KgentError) else exc.name
         renderer.note({"error": exc.message, "code": code})

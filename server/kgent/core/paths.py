@@ -5,8 +5,10 @@ Below every layer that reads them: the permissions' rule files, the extensions' 
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -19,9 +21,21 @@ def user_config_dir(env: Mapping[str, str] | None = None) -> Path:
     override = env.get("KGENT_CONFIG_DIR")
     if override:
         return Path(override).expanduser()
+    if sys.platform == "win32":
+        return _platform_config_dir(None, None, None)
+    # Asked several times a tool call (the rule files, the trust list): platformdirs takes ~10 µs each, so its
+    # answer is kept per value of what it reads on Linux and macOS (XDG_CONFIG_HOME, HOME, else the user's entry).
+    environ = os.environ
+    return _cached_config_dir(environ.get("XDG_CONFIG_HOME"), environ.get("HOME"), os.getuid())
+
+
+def _platform_config_dir(xdg: str | None, home: str | None, uid: int | None) -> Path:
     import platformdirs  # only when needed: it is the slow part of this module
 
     return Path(platformdirs.user_config_dir("kgent"))
+
+
+_cached_config_dir = functools.lru_cache(maxsize=8)(_platform_config_dir)
 
 
 def trust_file(env: Mapping[str, str] | None = None) -> Path:

@@ -2,7 +2,11 @@
 
 import sys
 
-from kgent.daemon.boot import main
+from kgent.core.loading import start_process
+
+start_process()  # before the boot path's modules define their classes (kgent.core.loading)
+
+from kgent.daemon.boot import main  # noqa: E402
 
 if __name__ == "__main__":
     if any(a not in ("--stdio",) for a in sys.argv[1:]):

@@ -15,6 +15,7 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 
+from kgent.core import codecache, loading
 from kgent.core.keyenv import hide_keys
 from kgent.daemon.framing import FrameError, FrameParser, FrameWriter
 from kgent.ext.config import configured
@@ -29,6 +30,9 @@ class _Loader(threading.Thread):
 
     def run(self) -> None:
         try:
+            # a `kgent` process: pygls' and lsprotocol's attrs classes compile through the cache too
+            if loading.active():
+                codecache.install(attrs=True)
             import kgent.daemon.server  # noqa: F401
         except BaseException as exc:  # re-raised on the main thread, with its traceback, to stderr
             self.error = exc
@@ -116,6 +120,8 @@ def main(
     sys.setswitchinterval(switch)
     if loader.error is not None:
         raise loader.error
+    # what the loader compiled is kept now (the daemon ends with os._exit, which skips atexit), and the cache let go of
+    codecache.release()
     from kgent.daemon.server import serve
 
     return serve(

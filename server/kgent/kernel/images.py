@@ -33,6 +33,14 @@ def no_vision_error(provider: Provider, table: PriceTable) -> ConfigError:
     )
 
 
+def has_images(history: Sequence[Message]) -> bool:
+    """Whether any message of the history carries an image (one plain scan: asked before every request)."""
+    for m in history:
+        if isinstance(m, UserMessage) and m.images:
+            return True
+    return False
+
+
 async def with_image_data(
     history: Sequence[Message], fetch: Callable[[str], Awaitable[bytes]]
 ) -> list[Message] | None:

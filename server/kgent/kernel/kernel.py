@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import uuid
+import os
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 
@@ -132,7 +132,7 @@ class AgentKernel:
             raise ConfigError(f"max turns must be a positive integer, got {max_turns!r}")
         sid = session_id or new_id()
         self._check_idle(sid)
-        run_id = "run-" + uuid.uuid4().hex[:12]
+        run_id = "run-" + os.urandom(6).hex()
         ctx = HookContext(run_id=run_id, session_id=sid, workspace=ws.resolve(), mode=run_mode)
         run = AgentRun(run_id=run_id, session_id=sid, observer=observer(self.hooks, ctx))
         spec = RunSpec(
@@ -171,7 +171,7 @@ class AgentKernel:
         `focus` tells the summary what to keep; `prompt` is what the user typed (its `run_start` says it)."""
         self._check_idle(session_id)
         run_mode = normalize_mode(mode or self.config.mode)
-        run_id = "run-" + uuid.uuid4().hex[:12]
+        run_id = "run-" + os.urandom(6).hex()
         ctx = HookContext(run_id=run_id, session_id=session_id, workspace=Path(workspace), mode=run_mode)
         run = AgentRun(run_id=run_id, session_id=session_id, observer=observer(self.hooks, ctx))
         spec = CompactionSpec(

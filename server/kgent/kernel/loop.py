@@ -36,7 +36,7 @@ from kgent.kernel.arguments import ArgumentChecks
 from kgent.kernel.cost import RunCost
 from kgent.kernel.diagnostics import RunDiagnostics
 from kgent.kernel.hooks import HookContext, extension_skill_dirs, hooked_request, run_end_entries
-from kgent.kernel.images import sees_images, with_image_data, without_images
+from kgent.kernel.images import has_images, sees_images, with_image_data, without_images
 from kgent.kernel.prompt import system_prompt
 from kgent.kernel.resources import Found, RunResources
 from kgent.kernel.review import RunReview
@@ -468,6 +468,8 @@ class Loop:
     async def _messages(self) -> tuple[Message, ...]:
         """The history a request carries: images of a resumed or compacted history read back from the session's
         blobs; for a model that sees none, a note in their place."""
+        if not has_images(self.state.history):  # the common case: nothing to fill in or leave out
+            return tuple(self.state.history)
         sid, store = self.spec.session_id, self.kernel.store
         filled = await with_image_data(self.state.history, lambda sha: store.get_blob(sid, sha))
         if filled is not None:

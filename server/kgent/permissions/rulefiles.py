@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -219,6 +220,15 @@ def _render(table: Mapping[str, Any], path: Path) -> str:
     return "".join(out)
 
 
+@functools.lru_cache(maxsize=256)
+def _personal_name(where: str) -> str:
+    """The file name of the user's own rules for the project at the resolved path `where`: its folder's name and a
+    hash of the path (kept: it is asked for every tool call)."""
+    digest = hashlib.sha256(where.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", Path(where).name)[:40] or "root"
+    return f"{name}-{digest}.toml"
+
+
 class RuleFiles:
     """The user's and the projects' rule files. A project's allows count only when the project is trusted
     (`trusted`, by default the trust file of `kgent extensions --trust`); its denies always do."""
@@ -240,10 +250,7 @@ class RuleFiles:
     def personal_path(self, workspace: Path) -> Path:
         """The user's own rules for this project: in their config dir, named by the project's folder and a hash of
         its path."""
-        where = workspace.resolve()
-        digest = hashlib.sha256(str(where).encode("utf-8", "surrogateescape")).hexdigest()[:16]
-        name = re.sub(r"[^A-Za-z0-9._-]", "_", where.name)[:40] or "root"
-        return user_config_dir(self.env) / "projects" / f"{name}-{digest}.toml"
+        return user_config_dir(self.env) / "projects" / _personal_name(str(workspace.resolve()))
 
     def path(self, scope: RuleScope, workspace: Path) -> Path:
         return self.user_path() if scope == "user" else self.project_path(workspace)
@@ -254,10 +261,15 @@ class RuleFiles:
         return self._file(self.project_path(workspace), root=workspace)
 
     def personal(self, workspace: Path) -> RuleFile:
+        where = str(workspace.resolve())  # once: it is asked for twice every tool call
+        config = user_config_dir(self.env)
+        path = config / "projects" / _personal_name(where)
+        found = self._files.get(path)
+        if found is not None:
+            return found
         # The path as a JSON string: a folder name with a newline must not end the comment and add TOML of its own.
-        where = json.dumps(str(workspace.resolve()), ensure_ascii=True)
-        preamble = f"# Kgent: your own permission rules for {where} (not in the project)\n"
-        return self._file(self.personal_path(workspace), preamble, root=user_config_dir(self.env), own=True)
+        preamble = f"# Kgent: your own permission rules for {json.dumps(where, ensure_ascii=True)} (not in the project)\n"
+        return self._file(path, preamble, root=config, own=True)
 
     def writable(self, scope: RuleScope, workspace: Path) -> RuleFile:
         """Where a rule of `scope` is written: a project rule goes to the project's file while the project is

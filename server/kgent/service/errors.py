@@ -8,7 +8,7 @@ exception is a bug: it is logged with its traceback under an incident id, and th
 from __future__ import annotations
 
 import logging
-import uuid
+import os
 from typing import Any
 
 from kgent.core.errors import ConfigError, KgentError, RunStateError, SessionError, SessionNotFound
@@ -66,7 +66,7 @@ def classify(exc: BaseException) -> ServiceError:
         if isinstance(exc, SessionError):
             return ServiceError(STORE, exc.message, name)
         return ServiceError(FAILED, exc.message, name)
-    incident = uuid.uuid4().hex[:12]
+    incident = os.urandom(6).hex()
     log.error("internal error (incident %s)", incident, exc_info=exc)
     return ServiceError(
         INTERNAL_ERROR, f"internal error (incident {incident})", "internal_error", incident=incident
