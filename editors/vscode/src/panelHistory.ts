@@ -2,7 +2,7 @@
 // from the session's entries. Editor-agnostic (no `vscode`).
 
 import type { Attachment, NoteItem, PanelItem, ToolItem, UserItem } from "./panelItems";
-import { oneLine } from "./panelItems";
+import { cancelledResult, oneLine } from "./panelItems";
 import type * as P from "./protocol";
 
 const RESOURCE = /\n\n<resource uri="([^"]*)">\n([\s\S]*?)\n<\/resource>/g;
@@ -76,9 +76,13 @@ export function storedItems(session: P.SessionResult, nextId: (prefix: string) =
     const m = entry.message;
     if (entry.type !== "message" || m === undefined || m === null) continue;
     switch (m.role) {
-      case "user":
-        out.push(userItem(nextId("user"), "", m.text, "prompt", session.sessionId, entry.id, m.images));
+      case "user": {
+        const item = userItem(nextId("user"), "", m.text, "prompt", session.sessionId, entry.id, m.images);
+        // A slash command's prompt: the entry keeps what was typed (`/review`) beside its expansion.
+        if (typeof entry.typed === "string" && entry.typed !== "") item.text = entry.typed;
+        out.push(item);
         break;
+      }
       case "assistant":
         if (m.thinking) out.push({ type: "thinking", id: nextId("thinking"), rev: 0, runId: "", text: m.thinking });
         if (m.text) out.push({ type: "assistant", id: nextId("assistant"), rev: 0, runId: "", text: m.text });
@@ -95,6 +99,7 @@ export function storedItems(session: P.SessionResult, nextId: (prefix: string) =
         t.status = m.isError ? "failed" : "completed";
         t.isError = m.isError;
         t.output = m.content;
+        if (m.isError && cancelledResult(m.content)) t.cancelled = true;
         const diff = m.details?.diff;
         if (typeof diff === "string" && diff !== "") t.diff = diff;
         break;

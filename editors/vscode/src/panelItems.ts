@@ -54,6 +54,8 @@ export interface ToolItem extends Base {
   diagnostics?: P.Diagnostic[];
   /** A sub-agent's call: the sub-agent's name (its card sits under the `task` card that started it). */
   agent?: string;
+  /** A cancel cut the call short (its result is the daemon's `cancelled: the run was cancelled`): not a failure. */
+  cancelled?: boolean;
 }
 export interface ApprovalItem extends Base {
   type: "approval";
@@ -155,6 +157,14 @@ export interface PanelState {
   /** The daemon's shell sandbox in words ("bubblewrap", "none: every command asks"), once known. */
   sandbox?: { text: string; tooltip: string; warn: boolean };
   trusted: boolean;
+}
+
+/** The result the daemon gives a call that a cancel cut short (protocol.md, `tool_update`). */
+export const CANCELLED_RESULT = "cancelled: the run was cancelled";
+
+/** Whether a failed call's result says a cancel cut it short (not that the call itself failed). */
+export function cancelledResult(output: string | null | undefined): boolean {
+  return typeof output === "string" && output.trim() === CANCELLED_RESULT;
 }
 
 export function oneLine(text: string, max: number): string {

@@ -8,8 +8,8 @@ export type ToPage =
   | { type: "state"; state: PanelState }
   | { type: "focusInput" }
   | { type: "insert"; text: string }
-  | { type: "setInput"; text: string; images?: PastedImage[] }
-  | { type: "sessions"; sessions: SessionRow[] }
+  /** `append`: after what the input holds (a blank line between), not in its place. */
+  | { type: "setInput"; text: string; images?: PastedImage[]; append?: boolean }
   | { type: "commands"; commands: SlashCommand[] };
 
 /** A slash command the composer offers: an entry of `agent/commands`' menu, shown as it is. */
@@ -17,13 +17,6 @@ export interface SlashCommand {
   name: string;
   description: string;
   argumentHint?: string;
-}
-
-export interface SessionRow {
-  sessionId: string;
-  title: string;
-  when: string;
-  lastEntryId?: string;
 }
 
 /** Page → extension. */

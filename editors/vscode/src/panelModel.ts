@@ -16,7 +16,7 @@ import type {
   TextItem,
   ToolItem,
 } from "./panelItems";
-import { oneLine } from "./panelItems";
+import { cancelledResult, oneLine } from "./panelItems";
 import { knownEvent } from "./protocol";
 import { noRuleOf } from "./rules";
 import type * as P from "./protocol";
@@ -43,6 +43,10 @@ export class PanelModel {
   /** Sub-agent run → the run it belongs to (its items sit in that run's section). */
   private readonly parents = new Map<string, string>();
   private readonly sectionList = new Map<string, RunSection>();
+  /** What the person typed for a run the panel started, when the daemon expanded it (a slash command: `/review`). */
+  private readonly typed = new Map<string, string>();
+  /** Queued messages a run ended without reading (cancelled, failed, lost), not yet put back into the input. */
+  private unread: string[] = [];
   private seq = 0;
   sessionResumed = false;
   sessionUsage: P.Usage | undefined;
@@ -128,15 +132,26 @@ export class PanelModel {
   /**
    * A run started: by the panel (`origin` "panel": the conversation continues its session) or by a command such as
    * Run Task (`origin` "task": its own section, the panel's conversation stays where it is). Also called from its
-   * `run_start` event (`origin` undefined: whichever call comes second keeps what the first set).
+   * `run_start` event (`origin` undefined: its label, the expanded prompt, gives way to the starter's). `typed`: the
+   * text as the person typed it, when the daemon expands it (a slash command): their message shows that.
    */
-  runStarted(runId: string, sessionId: string, label: string, workspace: string, origin?: "panel" | "task"): void {
-    if (!this.ended.has(runId) && !this.live.has(runId))
+  runStarted(
+    runId: string,
+    sessionId: string,
+    label: string,
+    workspace: string,
+    origin?: "panel" | "task",
+    typed?: string,
+  ): void {
+    const run = this.live.get(runId);
+    if (!this.ended.has(runId) && run === undefined)
       this.live.set(runId, { runId, sessionId, label, steering: [], followUp: [] });
+    else if (run !== undefined && origin !== undefined) run.label = label;
     const sec = this.sectionList.get(runId) ?? { runId, label, origin: "task" as const, live: !this.ended.has(runId) };
-    if (sec.label === "") sec.label = label;
+    if (sec.label === "" || origin !== undefined) sec.label = label;
     if (origin !== undefined) sec.origin = origin;
     this.sectionList.set(runId, sec);
+    if (typed !== undefined && isExpanded(typed)) this.showTyped(runId, typed);
     if (this.ended.has(runId) && origin === undefined) return;
     this.workspaces.set(runId, workspace);
     if (origin !== "panel") return;
@@ -149,9 +164,39 @@ export class PanelModel {
     this.sessionId = sessionId;
   }
 
+  /** The run's prompt as typed (`/review`), not its expansion: its message (if shown already) and the next one. */
+  private showTyped(runId: string, typed: string): void {
+    this.typed.set(runId, typed);
+    const shown = this.items.find((i) => i.type === "user" && i.runId === runId && i.source === "prompt");
+    if (shown !== undefined && shown.type === "user" && shown.text !== typed) {
+      shown.text = typed;
+      this.touch(shown);
+    }
+  }
+
+  /**
+   * The queued messages runs ended without reading (their last `queue_update`: a cancel, a failure or a lost daemon
+   * drops them), once: the panel puts them back into the input. Empty when there are none.
+   */
+  takeUnread(): string[] {
+    const out = this.unread;
+    this.unread = [];
+    return out;
+  }
+
+  /** A run ended with messages still queued: they go back to the person (takeUnread), and a note says so. */
+  private returnQueued(run: LiveRun, why: string): void {
+    const queued = [...run.steering, ...run.followUp];
+    if (queued.length === 0) return;
+    this.unread.push(...queued);
+    const what = queued.length === 1 ? "the queued message is" : `the ${queued.length} queued messages are`;
+    this.note(`${why}: ${what} back in the box, not sent (the model never read them).`, "info", run.runId);
+  }
+
   /** A run ended without a `run_end` (the daemon exited): its calls still pending or running end, as lost. */
   runLost(runId: string, reason: string): void {
-    if (!this.live.delete(runId)) return;
+    const run = this.live.get(runId);
+    if (run === undefined || !this.live.delete(runId)) return;
     this.open.delete(runId);
     const sec = this.sectionList.get(runId);
     if (sec !== undefined) sec.live = false;
@@ -169,6 +214,8 @@ export class PanelModel {
       }
     }
     this.note(`The run was lost: ${reason}`, "error", runId);
+    this.returnQueued(run, "The run was lost");
+    this.typed.delete(runId);
   }
 
   event(params: P.AgentEventParams): void {
@@ -183,12 +230,22 @@ export class PanelModel {
       case "run_start":
         this.runStarted(runId, params.sessionId, oneLine(e.prompt, 60), e.workspace);
         return;
-      case "user_message":
+      case "user_message": {
         this.open.delete(runId);
-        this.push(
-          userItem(this.nextId("user"), runId, e.text, e.source, params.sessionId, e.entryId ?? undefined, e.images),
+        const item = userItem(
+          this.nextId("user"),
+          runId,
+          e.text,
+          e.source,
+          params.sessionId,
+          e.entryId ?? undefined,
+          e.images,
         );
+        const typed = this.typed.get(runId);
+        if (typed !== undefined && e.source === "prompt") item.text = typed;
+        this.push(item);
         return;
+      }
       case "message_delta": {
         const kind = e.kind === "thinking" ? "thinking" : "assistant";
         let cur = this.open.get(runId);
@@ -237,6 +294,7 @@ export class PanelModel {
         if (typeof e.diff === "string" && e.diff !== "") t.diff = e.diff;
         if (Array.isArray(e.diagnostics)) t.diagnostics = e.diagnostics;
         t.isError = e.isError === true;
+        t.cancelled = e.status === "failed" && cancelledResult(e.output) ? true : undefined;
         this.touch(t);
         return;
       }
@@ -289,7 +347,9 @@ export class PanelModel {
       case "run_end": {
         this.ended.add(runId);
         this.open.delete(runId);
+        const run = this.live.get(runId);
         this.live.delete(runId);
+        this.typed.delete(runId);
         const sec = this.sectionList.get(runId);
         if (sec !== undefined) sec.live = false;
         // The panel's conversation follows its own runs only (a Run Task run is in a session of its own).
@@ -310,6 +370,9 @@ export class PanelModel {
           turns: e.turns,
         });
         this.workspaces.delete(runId);
+        // What its last queue_update still listed never reached the model: the person gets it back.
+        const why = e.status === "cancelled" ? "Stopped" : e.status === "failed" ? "The run failed" : "The run ended";
+        if (run !== undefined) this.returnQueued(run, why);
         return;
       }
       default:
@@ -422,4 +485,9 @@ export class PanelModel {
   pendingApprovals(): ApprovalItem[] {
     return this.items.filter((i): i is ApprovalItem => i.type === "approval" && i.state === "pending");
   }
+}
+
+/** Whether the daemon expands what was typed before the model sees it: a slash command (`//text` is sent as `/text`). */
+function isExpanded(typed: string): boolean {
+  return /^\/[\w.-]/.test(typed);
 }

@@ -52,6 +52,8 @@ export class TranscriptWriter {
   private readonly tools = new Map<string, { title: string; name: string }>();
   private readonly workspaces = new Map<string, string>();
   private readonly tagged = new Set<string>();
+  /** Live sub-agent runs → their names: sub-agents run side by side, so each of their lines says whose it is. */
+  private readonly agents = new Map<string, string>();
 
   constructor(private readonly sink: TextSink) {}
 
@@ -74,7 +76,9 @@ export class TranscriptWriter {
   }
 
   private tag(runId: string): string {
-    return this.tagged.has(runId) ? `[${shortId(runId)}] ` : "";
+    const agent = this.agents.get(runId);
+    if (this.tagged.has(runId)) return `[${shortId(runId)}${agent !== undefined ? ` ${agent}` : ""}] `;
+    return agent !== undefined ? `[${agent}] ` : "";
   }
 
   private switchTo(runId: string): void {
@@ -101,6 +105,15 @@ export class TranscriptWriter {
     switch (e.type) {
       case "run_start":
         this.workspaces.set(runId, e.workspace);
+        if (params.parentRunId) {
+          const agent = firstLine(e.agent ?? "sub-agent", 60);
+          this.agents.set(runId, agent);
+          this.line(
+            runId,
+            `▶ Sub-agent “${agent}” · run ${shortId(runId)} of run ${shortId(params.parentRunId)} · ${e.mode} · ${e.provider}/${e.model}`,
+          );
+          return;
+        }
         this.line(
           runId,
           `▶ Run ${shortId(runId)} · session ${shortId(params.sessionId)} · ${e.mode} · ${e.provider}/${e.model} · ${e.workspace}`,
@@ -208,6 +221,7 @@ export class TranscriptWriter {
     this.lineRun = undefined;
     this.tagged.delete(runId);
     this.workspaces.delete(runId);
+    this.agents.delete(runId);
   }
 
   /** An earlier conversation (a resumed session's active branch), briefly. */

@@ -1787,6 +1787,14 @@ describe("Kgent in a real VS Code: slash commands (issue 26)", {
       const ends = await (panel as FrameLocator).locator(".end").count();
       await input.press("Enter");
       await (panel as FrameLocator).locator(".end").nth(ends).waitFor({ timeout: STEP_MS });
+      // The message reads as it was typed, not as the template it expands to (issue 40).
+      const p = panel as FrameLocator;
+      assert.equal((await p.locator(".msg.user .text").last().innerText()).trim(), "/explain app.py");
+      // The session lines: two at most in the side bar, whatever they hold (issue 40: they wrapped to four).
+      assert.match(await p.locator("#session .session-label").innerText(), /Conversation: \/explain app\.py/);
+      const line = await p.locator("#session .session-label").boundingBox();
+      const lines = await p.locator("#session").boundingBox();
+      assert.ok(line !== null && lines !== null && lines.height < 2.6 * line.height, `${lines?.height} px high`);
     });
     await step(page, "slash-model-request", async () => {
       const recorded = (await (await fetch(`${modelUrl}/_kgent/requests`)).json()) as { requests: { body: string }[] };

@@ -47,6 +47,8 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
   /** The resumed session's own provider and model (what its runs used), until another model is picked. */
   private sessionModel: { sessionId: string; provider?: string; model?: string } | undefined;
   private lastCaps: P.ServerCapabilities | undefined;
+  /** Queued messages runs ended without reading, on their way back into the input. */
+  private readonly unread: string[] = [];
 
   /** `changed`: the number of waiting approvals (shown in the status bar) changed. */
   constructor(
@@ -99,8 +101,8 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
         }),
       );
     }
-    runs.onRunStart = (runId, sessionId, label, workspace, origin) => {
-      this.model.runStarted(runId, sessionId, label, workspace, origin);
+    runs.onRunStart = (runId, sessionId, label, workspace, origin, typed) => {
+      this.model.runStarted(runId, sessionId, label, workspace, origin, typed);
       this.refresh();
     };
     runs.onRunEnd = (runId, outcome) => this.runEnded(runId, outcome);
@@ -148,6 +150,7 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
 
   onEvent(params: P.AgentEventParams): void {
     this.model.event(params);
+    this.giveBackUnread();
     this.refresh();
   }
 
@@ -157,7 +160,19 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
       this.patches.set(runId, outcome.end.patch);
       if (outcome.end.sessionId === this.model.sessionId) void this.readSessionUsage(outcome.end.sessionId);
     }
+    this.giveBackUnread();
     this.refresh();
+  }
+
+  /**
+   * A run ended (Stop, Kgent: Cancel Run, a failure, a lost daemon) with steering or follow-ups it never read: their
+   * text goes back into the input, after what it holds (the model's note says so).
+   */
+  private giveBackUnread(): void {
+    this.unread.push(...this.model.takeUnread());
+    // Kept until the page is there to take them (a panel closed meanwhile gets them when it opens).
+    if (this.unread.length === 0 || this.view === undefined || !this.ready) return;
+    this.post({ type: "setInput", text: this.unread.splice(0).join("\n\n"), append: true });
   }
 
   /** The conversation's total so far, as the daemon counts and words it (`agent/session`'s `usage`). */
@@ -232,25 +247,15 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
       case "ready":
         this.ready = true;
         this.post({ type: "state", state: this.model.snapshot() });
+        this.giveBackUnread();
         await this.loadChoices(true);
         return;
       case "send":
         return this.send(m.text, m.as, m.images);
       case "stop": {
+        // What was queued for those runs and never read comes back into the box when each ends (giveBackUnread).
         const ids = m.runId !== undefined ? [m.runId] : this.model.liveRuns.map((r) => r.runId);
-        // What was queued for those runs never reaches them: it goes back into the box, not lost.
-        const queued = ids.flatMap((id) => {
-          const r = this.model.liveRun(id);
-          return r === undefined ? [] : [...r.steering, ...r.followUp];
-        });
         for (const id of ids) await this.runs.cancel(id);
-        if (queued.length > 0) {
-          this.post({ type: "setInput", text: queued.join("\n\n") });
-          this.model.note(
-            `Stopped: the ${queued.length === 1 ? "queued message is" : `${queued.length} queued messages are`} back in the box.`,
-          );
-          this.refresh();
-        }
         return;
       }
       case "answer":
@@ -400,7 +405,7 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
       if (this.sessionModel.provider !== undefined) base.provider = this.sessionModel.provider;
       if (this.sessionModel.model !== undefined) base.model = this.sessionModel.model;
     }
-    const summary = await this.runs.start(base, firstLine(text, 60), workspace, true);
+    const summary = await this.runs.start(base, firstLine(text, 60), workspace, true, text);
     if (summary === undefined) {
       // The run did not start (no daemon, no key, a bad setting): the message goes back into the input, not lost.
       this.post(images.length > 0 ? { type: "setInput", text, images } : { type: "setInput", text });

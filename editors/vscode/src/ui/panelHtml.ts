@@ -35,7 +35,6 @@ export function panelHtml(webview: vscode.Webview, extensionUri: vscode.Uri, tru
 </div>
 <div id="trust" class="note error" hidden>This folder is in Restricted Mode, so Kgent is off: it would read, edit and run
 commands here. Trust the folder (Manage Workspace Trust) to use Kgent.</div>
-<div id="history" hidden></div>
 <div id="session" class="session"></div>
 <div id="log" role="log" aria-live="polite"><div id="empty" class="empty">${empty}</div></div>
 <div id="live" hidden></div>

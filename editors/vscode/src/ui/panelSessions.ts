@@ -126,7 +126,9 @@ export class PanelSessions {
     return this.attempt("fork the session", async (client) => {
       const whole = await client.session(sessionId);
       const entry = whole.entries.find((e) => e.id === entryId);
-      const text = entry?.message?.role === "user" ? entry.message.text : undefined;
+      // A slash command's message goes back as it was typed (`/review`), so sending it expands it afresh.
+      const typed = typeof entry?.typed === "string" && entry.typed !== "" ? entry.typed : undefined;
+      const text = entry?.message?.role === "user" ? (typed ?? entry.message.text) : undefined;
       if (entry === undefined || text === undefined || entry.parentId === null) {
         this.model.note("That message cannot be branched from: use New instead.", "error");
         return;

@@ -27,9 +27,16 @@ export class Runs {
   private readonly runs = new Map<string, RunState>();
   /** Told of every run that ends (the panel marks lost runs). */
   onRunEnd: ((runId: string, outcome: RunOutcome) => void) | undefined;
-  /** Told of every run that starts (the panel follows it). */
+  /** Told of every run that starts (the panel follows it); `typed`: the prompt as the person typed it, if given. */
   onRunStart:
-    | ((runId: string, sessionId: string, label: string, workspace: string, origin: "panel" | "task") => void)
+    | ((
+        runId: string,
+        sessionId: string,
+        label: string,
+        workspace: string,
+        origin: "panel" | "task",
+        typed?: string,
+      ) => void)
     | undefined;
 
   /** `changed`: the number of live runs (shown in the status bar) changed. */
@@ -50,9 +57,16 @@ export class Runs {
 
   /**
    * Start a run (settings applied to `base`) and follow it to its end; `undefined` if it could not start. `quiet`:
-   * no progress notification and no end-of-run message (the panel shows both).
+   * no progress notification and no end-of-run message (the panel shows both). `typed`: the prompt as the person
+   * typed it (the daemon expands a slash command; the panel shows what was typed).
    */
-  async start(base: P.RunParams, label: string, workspace: string, quiet = false): Promise<RunSummary | undefined> {
+  async start(
+    base: P.RunParams,
+    label: string,
+    workspace: string,
+    quiet = false,
+    typed?: string,
+  ): Promise<RunSummary | undefined> {
     const client = await this.daemon.client();
     if (client === undefined) return undefined;
     let handle: RunHandle;
@@ -64,7 +78,7 @@ export class Runs {
     }
     const state: RunState = { handle, label: firstLine(label, 60), workspace };
     this.runs.set(handle.runId, state);
-    this.onRunStart?.(handle.runId, handle.sessionId, state.label, workspace, quiet ? "panel" : "task");
+    this.onRunStart?.(handle.runId, handle.sessionId, state.label, workspace, quiet ? "panel" : "task", typed);
     this.changed();
     const outcome = quiet
       ? await handle.done

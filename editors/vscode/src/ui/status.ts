@@ -52,8 +52,12 @@ export class StatusBar implements vscode.Disposable {
         "Kgent is off in Restricted Mode: it would read, edit and run commands in this folder. Click to manage Workspace Trust.";
       status.backgroundColor = undefined;
     } else if (waitingApprovals > 0) {
-      status.text = "$(bell) Kgent: waiting for approval";
-      status.tooltip = "Kgent is waiting for you to approve or reject a tool call";
+      // sub-agents side by side (or several runs) may ask together: say how many wait
+      status.text = `$(bell) Kgent: waiting for approval${waitingApprovals > 1 ? ` (${waitingApprovals})` : ""}`;
+      status.tooltip =
+        waitingApprovals > 1
+          ? `Kgent is waiting for you to approve or reject ${waitingApprovals} tool calls`
+          : "Kgent is waiting for you to approve or reject a tool call";
       status.backgroundColor = new vscode.ThemeColor("statusBarItem.warningBackground");
     } else if (runs > 0) {
       status.text = `$(sync~spin) Kgent: running${runs > 1 ? ` (${runs})` : ""}`;

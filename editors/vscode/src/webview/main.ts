@@ -7,7 +7,7 @@ import { setupSlash } from "../../../web/src/slash";
 import { MarkdownStream } from "../../../web/src/stream";
 import { appendCodeSpans } from "../../../web/src/text";
 import { escapeHtml, panelMarkdown } from "../markdown";
-import type { FromPage, SessionRow, ToPage } from "../panelMessages";
+import type { FromPage, ToPage } from "../panelMessages";
 import type {
   ApprovalItem,
   EndItem,
@@ -38,7 +38,6 @@ const modeSel = $<HTMLSelectElement>("mode");
 const modelSel = $<HTMLSelectElement>("model");
 const trustNote = $<HTMLDivElement>("trust");
 const sessionBar = $<HTMLDivElement>("session");
-const historyBox = $<HTMLDivElement>("history");
 
 const rendered = new Map<string, { rev: number; el: HTMLElement }>();
 /** One section per run: its heading (which run, from where, running or not), then its items. */
@@ -85,12 +84,14 @@ function diffHtml(diff: string): string {
 }
 
 function renderTool(t: ToolItem, wasOpen: boolean | undefined): HTMLElement {
+  // A call a cancel cut short did not fail: its badge says "cancelled", not in the failure's colour.
+  const shown = t.cancelled === true ? "cancelled" : t.status;
   const d = el(
     "details",
-    `tool status-${t.status}${t.isError ? " error" : ""}${t.agent !== undefined ? " sub" : ""}`,
+    `tool status-${shown}${t.isError && t.cancelled !== true ? " error" : ""}${t.agent !== undefined ? " sub" : ""}`,
   ) as HTMLDetailsElement;
   d.open = wasOpen ?? (t.status === "in_progress" || t.status === "pending");
-  const status = STATUS_TEXT[t.status] ?? t.status;
+  const status = STATUS_TEXT[shown] ?? shown;
   const agent = t.agent !== undefined ? `<span class="agent">↳ ${escapeHtml(t.agent)}</span> ` : "";
   const summary = el("summary", "", `${agent}<span class="badge">${escapeHtml(status)}</span> `);
   // Titles and decisions mark code with backticks: shown as code, not as backticks.
@@ -155,7 +156,9 @@ function renderApproval(a: ApprovalItem): HTMLElement {
   if (a.state !== "pending") {
     const card = el("div", `card approval ${a.state} risk-${a.risk}`);
     card.dataset.requestId = a.requestId;
-    card.appendChild(el("div", "card-title", `<strong>${escapeHtml(a.title)}</strong>`));
+    const title = el("div", "card-title");
+    title.appendChild(appendCodeSpans(el("strong"), a.title)); // a call's title marks code with backticks
+    card.appendChild(title);
     const what =
       a.state === "answered"
         ? `Answered: ${a.answer ?? ""}`
@@ -278,7 +281,8 @@ function renderUser(u: UserItem): HTMLElement {
   return div;
 }
 
-/** Each answer's stream: a new state with more text renders only its open Markdown block (linear, issue 37). */
+/** Each answer's stream: a new state with more text renders only its open Markdown block, once a frame (linear,
+ * issue 37); 250 ms after the text stopped growing, the answer shows as a one-shot render would (code highlighted). */
 const streams = new Map<string, MarkdownStream>();
 
 function assistantNode(id: string, text: string, old: HTMLElement | undefined, agent?: string): HTMLElement {
@@ -306,6 +310,12 @@ function renderItem(item: PanelItem, old: HTMLElement | undefined): HTMLElement 
     case "assistant":
       return assistantNode(item.id, item.text, old, item.agent);
     case "thinking": {
+      // more of the same thinking: only the new text is added (the panel posts all of it every update)
+      const shown = old instanceof HTMLDetailsElement ? old.querySelector(".text")?.firstChild : undefined;
+      if (shown instanceof Text && item.text.length > shown.data.length && item.text.startsWith(shown.data)) {
+        shown.appendData(item.text.slice(shown.data.length));
+        return old as HTMLElement;
+      }
       const d = el(
         "details",
         "thinking",
@@ -495,7 +505,11 @@ function render(s: PanelState): void {
   if (stick) log.scrollTop = log.scrollHeight;
 }
 
-/** The line above the conversation: which session the next message goes to, its total so far, the sandbox. */
+/**
+ * The lines above the conversation, two at most whatever the side bar's width: which session the next message goes
+ * to and the sandbox, then how full the context is and the session's total so far (each cut with an ellipsis when
+ * narrow; the whole text in its tooltip).
+ */
 function renderSessionBar(s: PanelState): void {
   sessionBar.innerHTML = "";
   const what =
@@ -504,57 +518,37 @@ function renderSessionBar(s: PanelState): void {
       : s.sessionResumed
         ? `Continuing: ${s.sessionLabel ?? s.sessionId}`
         : `Conversation: ${s.sessionLabel ?? s.sessionId}`;
-  sessionBar.appendChild(el("span", "session-label", escapeHtml(what)));
-  if (s.sessionId !== undefined && s.sessionUsage !== undefined) {
-    const total = el("span", "session-usage", escapeHtml(` · session total: ${s.sessionUsage.text}`));
-    total.title = "Tokens (and cost, when the model's price is known) of every model call of this session so far";
-    sessionBar.appendChild(total);
-  }
-  if (s.sessionId !== undefined && s.sessionContext !== undefined) {
-    const ctx = el("span", "session-context", escapeHtml(` · ${s.sessionContext.text}`));
-    ctx.title =
-      "What the model's context held after the last call (its whole prompt and answer), of its context window; Kgent compacts the conversation as it nears the window";
-    sessionBar.appendChild(ctx);
-  }
+  const head = el("div", "session-head");
+  const label = el("span", "session-label", escapeHtml(what));
+  label.title = what;
+  head.appendChild(label);
   if (s.sandbox !== undefined) {
     const sb = el("span", `sandbox${s.sandbox.warn ? " warn" : ""}`, escapeHtml(s.sandbox.text));
     sb.title = s.sandbox.tooltip;
-    sessionBar.appendChild(sb);
+    head.appendChild(sb);
   }
-}
-
-function renderHistory(rows: SessionRow[]): void {
-  historyBox.innerHTML = "";
-  historyBox.hidden = false;
-  const head = el("div", "history-head", "<strong>Sessions in this folder</strong>");
-  head.appendChild(button("Close", "secondary", () => (historyBox.hidden = true)));
-  historyBox.appendChild(head);
-  if (rows.length === 0) historyBox.appendChild(el("div", "note", "No sessions yet."));
-  for (const r of rows) {
-    const row = el(
-      "div",
-      "history-row",
-      `<span class="h-title">${escapeHtml(r.title)}</span> <span class="h-when">${escapeHtml(r.when)}</span>`,
-    );
-    row.appendChild(
-      button("Resume", "secondary", () => {
-        historyBox.hidden = true;
-        post({ type: "resume", sessionId: r.sessionId, title: r.title });
-      }),
-    );
-    row.appendChild(
-      button(
-        "Fork",
-        "secondary",
-        () => {
-          historyBox.hidden = true;
-          post({ type: "fork", sessionId: r.sessionId, title: r.title });
-        },
-        "Continue from before its last message, on a new branch (the old branch is kept)",
-      ),
-    );
-    historyBox.appendChild(row);
+  sessionBar.appendChild(head);
+  if (s.sessionId === undefined) return;
+  const figures: HTMLElement[] = [];
+  if (s.sessionContext !== undefined) {
+    const ctx = el("span", "session-context", escapeHtml(s.sessionContext.text));
+    ctx.title =
+      "What the model's context held after the last call (its whole prompt and answer), of its context window; Kgent compacts the conversation as it nears the window";
+    figures.push(ctx);
   }
+  if (s.sessionUsage !== undefined) {
+    const total = el("span", "session-usage", escapeHtml(`session total: ${s.sessionUsage.text}`));
+    total.title = "Tokens (and cost, when the model's price is known) of every model call of this session so far";
+    figures.push(total);
+  }
+  if (figures.length === 0) return;
+  const row = el("div", "session-figures");
+  figures.forEach((f, i) => {
+    if (i > 0) row.append(" · ");
+    row.appendChild(f);
+  });
+  row.title = row.textContent ?? "";
+  sessionBar.appendChild(row);
 }
 
 function send(as?: "steer" | "followUp"): void {
@@ -608,10 +602,9 @@ window.addEventListener("message", (ev: MessageEvent<ToPage>) => {
     input.value = `${input.value.slice(0, at)}${m.text}${input.value.slice(at)}`;
     input.focus();
   } else if (m.type === "setInput") {
-    input.value = m.text;
+    input.value = m.append === true && input.value.trim() !== "" ? `${input.value.trimEnd()}\n\n${m.text}` : m.text;
     if (m.images) restoreImages(m.images);
     input.focus();
-  } else if (m.type === "sessions") renderHistory(m.sessions);
-  else if (m.type === "commands") slash.show(m.commands);
+  } else if (m.type === "commands") slash.show(m.commands);
 });
 post({ type: "ready" });
