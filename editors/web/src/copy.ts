@@ -50,12 +50,12 @@ export function copyButton(text: () => string, title = "Copy to the clipboard"):
 export function addCopyButtons(root: ParentNode): void {
   for (const pre of root.querySelectorAll<HTMLPreElement>("pre")) {
     if (pre.parentElement?.classList.contains("code-block")) continue;
-    const code = pre.querySelector("code");
     const box = document.createElement("div");
     box.className = "code-block";
     pre.replaceWith(box);
+    // the <pre>'s text: its <code>'s, and while a streamed block is open, the lines after it (stream.ts)
     box.append(
-      copyButton(() => (code ?? pre).textContent ?? "", "Copy this code"),
+      copyButton(() => pre.textContent ?? "", "Copy this code"),
       pre,
     );
   }

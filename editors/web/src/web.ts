@@ -6,5 +6,5 @@ export type { ApprovalOption, ApprovalView } from "./approval";
 export { addCopyButtons, copied, copyButton, copyText } from "./copy";
 export { Markdown } from "./markdown";
 export { setupSlash } from "./slash";
-export { MarkdownStream, streamTotals } from "./stream";
+export { MarkdownStream, streamedHtml, streamTotals } from "./stream";
 export { appendCodeSpans, button, el, escapeHtml } from "./text";

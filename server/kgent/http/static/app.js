@@ -13,7 +13,7 @@ import {
   settleCard,
   streamTotals,
 } from "./page.js";
-import { button, el, markdownStream, renderDiff, renderMarkdownInto } from "./render.js";
+import { button, el, markdownStream, renderDiff, renderedHtml, renderMarkdownInto, streamedHtml } from "./render.js";
 import { closeReview, openReview, setupReview } from "./review.js";
 import { decorateApproval, setupRules } from "./rules.js";
 import { rewindButton, rewindPicker } from "./rewind.js";
@@ -121,7 +121,8 @@ function assistantMessage(text) {
   return append(node);
 }
 
-// A streamed answer: each delta renders only the Markdown block still open (render.js, markdownStream).
+// A streamed answer: deltas are drawn once a frame, rendering only the Markdown block still open (render.js,
+// markdownStream).
 function streamedMessage() {
   const node = assistantMessage("");
   return { node, stream: markdownStream(node.querySelector(".body")) };
@@ -166,10 +167,10 @@ function toolUpdate(ev) {
     d.classList.add("tool-diff");
     card.append(d);
   }
-}
   // A task call's sub-agent started: its own events go live into this card (subruns.js).
   if (ev.status === "in_progress" && ev.details?.runId)
     followSubRun(card, ev.details.runId, ev.details.agent, { ask: approvalCard, settle: resolved });
+}
 
 // The approval card (page.js, shared with the VS Code panel): Allow once (Enter), Reject (Escape), the lasting
 // answers in a menu with their rules; it takes the focus when it appears. `into`: where a sub-agent's goes (its row
@@ -292,7 +293,10 @@ function onEvent(params) {
     case "message_delta":
       if (ev.kind === "thinking") {
         if (!state.thinking) state.thinking = thinkingBlock("");
-        state.thinking.lastChild.textContent += ev.delta;
+        const text = state.thinking.lastChild;
+        // appended to its text node: `textContent +=` copies all the thinking so far on every delta
+        if (text.firstChild) text.firstChild.appendData(ev.delta);
+        else text.textContent = ev.delta;
       } else {
         if (!state.bubble) state.bubble = streamedMessage();
         state.bubble.stream.append(ev.delta);
@@ -303,8 +307,7 @@ function onEvent(params) {
       const text = ev.message?.text || "";
       if (state.bubble) {
         state.bubble.node.dataset.raw = text;
-        state.bubble.stream.set(text);
-        state.bubble.stream.flush();
+        state.bubble.stream.end(text); // as renderMarkdownInto(text) draws it: code highlighted, every block closed
         if (!text) state.bubble.node.remove();
         keepAtBottom();
       } else if (text) assistantMessage(text);
@@ -394,10 +397,10 @@ function setConn(s) {
 
 function watch(sessionId, runId) {
   state.stream?.close();
+  stopSubRuns();
   const q = runId ? `?runId=${encodeURIComponent(runId)}` : "";
   state.stream = new EventStream(`/api/sessions/${encodeURIComponent(sessionId)}/events${q}`, {
     onEvent,
-  stopSubRuns();
     onState: setConn,
   });
 }
@@ -785,10 +788,10 @@ async function stop() {
 
 function newSession() {
   state.stream?.close();
+  stopSubRuns();
   state.stream = null;
   state.sessionId = null;
   showExport(null);
-  stopSubRuns();
   history.replaceState(null, "", location.pathname);
   resetLog("New session");
   highlightSession();
@@ -891,5 +894,16 @@ if (sessionStorage.getItem("kgent.desktop")) {
 }
 
 // For tests and debugging: cut the event stream as a network blip would.
-window.kgent = { state, queued, notifications, streamTotals, copied, dropStream: () => state.stream?.drop() };
+window.kgent = {
+  state,
+  queued,
+  notifications,
+  streamTotals,
+  copied,
+  dropStream: () => state.stream?.drop(),
+  // the streamed render against a one-shot one (tests, bench/render.py)
+  markdownStream,
+  renderedHtml,
+  streamedHtml,
+};
 start().catch((err) => notice(`could not start: ${err.message}`));

@@ -2,7 +2,7 @@
 // set up once for the web client and the VS Code webview) and diffs as text rows. Nothing here builds markup from
 // strings of its own.
 
-import { addCopyButtons, button, el, Markdown, MarkdownStream } from "./page.js";
+import { addCopyButtons, button, el, Markdown, MarkdownStream, streamedHtml } from "./page.js";
 
 export { button, el };
 
@@ -14,10 +14,19 @@ export function renderMarkdownInto(node, text) {
   addCopyButtons(node);
 }
 
-// A streamed answer into `node`: `append(delta)` renders only the open block (linear in the answer's length).
-export function markdownStream(node) {
-  return new MarkdownStream(node, md);
+// A streamed answer into `node`: `append(delta)` queues, a frame renders only the open block (linear in the
+// answer's length); `end(text)` makes it what renderMarkdownInto would have drawn. `options` (tests): {schedule, openMs}.
+export function markdownStream(node, options) {
+  return new MarkdownStream(node, md, options);
 }
+
+// For tests and the benchmark: the HTML a one-shot render of `text` gives, and what a stream's node shows.
+export function renderedHtml(text) {
+  const node = document.createElement("div");
+  renderMarkdownInto(node, text);
+  return node.innerHTML;
+}
+export { streamedHtml };
 
 // A unified diff as lines classed add / del / hunk / file (text only: nothing in it becomes markup).
 export function renderDiff(diff) {

@@ -59,18 +59,22 @@ export class EventStream {
     }
   }
 
-  // true when the stream ended after its last event (endsWith), false when it broke off
+  // true when the stream ended after its last event (endsWith), false when it broke off. A backlog (a fast run, a
+  // reconnect's replay) is handled in slices of SLICE_MS, the page drawing between them: a read whose data is already
+  // there resolves at once, so without a pause the whole backlog would be one task and no frame drawn until its end.
   async read(body) {
     const reader = body.pipeThrough(new TextDecoderStream()).getReader();
     let buf = "";
     let ended = false;
+    let slice = performance.now();
     for (;;) {
       const { value, done } = await reader.read();
       if (done) return ended;
       buf += value.replace(/\r\n?/g, "\n");
-      for (let cut = buf.indexOf("\n\n"); cut >= 0; cut = buf.indexOf("\n\n")) {
-        const block = buf.slice(0, cut);
-        buf = buf.slice(cut + 2);
+      let at = 0;
+      for (let cut = buf.indexOf("\n\n"); cut >= 0; cut = buf.indexOf("\n\n", at)) {
+        const block = buf.slice(at, cut);
+        at = cut + 2;
         let id = null;
         const data = [];
         for (const line of block.split("\n")) {
@@ -82,7 +86,25 @@ export class EventStream {
         if (id !== null) this.lastId = id;
         this.onEvent(params);
         if (this.endsWith(params)) ended = true;
+        if (performance.now() - slice > SLICE_MS) {
+          await pause();
+          if (this.stopped) return false; // closed meanwhile (another session opened): nothing more from this one
+          slice = performance.now();
+        }
       }
+      buf = buf.slice(at);
     }
   }
+}
+
+const SLICE_MS = 8;
+
+// Back to the event loop (input, timers and a frame may run), then on: scheduler.yield where there is one.
+function pause() {
+  if (globalThis.scheduler?.yield) return globalThis.scheduler.yield();
+  return new Promise((resolve) => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => resolve();
+    channel.port2.postMessage(null);
+  });
 }
