@@ -609,7 +609,11 @@ describe("Kgent extension in a fake VS Code", () => {
       await waitFor("the third run's request", () => transcript().match(/\? approval needed/g)?.length === 3);
       assert.equal(api.liveRunIds().length, 3);
       assert.equal(ui.quickPicks.length, 1, "the other prompts wait for the first");
-      assert.equal(ui.statusHistory.at(-1), "$(bell) Kgent: waiting for approval (3)");
+      // the status bar follows the third request a moment later (its count is updated on the next state change)
+      await waitFor(
+        "the status bar to count three",
+        () => ui.statusHistory.at(-1) === "$(bell) Kgent: waiting for approval (3)",
+      );
       // Cancel the second run from its notification: the daemon withdraws its queued prompt.
       ui.progress[1].cancel();
       assert.equal(ended(await second).status, "cancelled");
