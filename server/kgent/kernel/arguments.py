@@ -130,19 +130,13 @@ def _fits(schema: Any, value: Any) -> bool:
                 bound = schema[key]
                 if not (type(bound) in (int, float) and holds(value, bound)):
                     return False
-    elif kind is str:
-        for key, holds in _LENGTHS:
+    elif kind is str or kind is list:  # a string's length, a list's size
+        for key, holds in _LENGTHS if kind is str else _SIZES:
             if key in schema:
                 bound = schema[key]
                 if not (type(bound) is int and holds(len(value), bound)):
                     return False
-    elif kind is list:
-        for key, holds in _SIZES:
-            if key in schema:
-                bound = schema[key]
-                if not (type(bound) is int and holds(len(value), bound)):
-                    return False
-        if "items" in schema and not all(_fits(schema["items"], item) for item in value):
+        if kind is list and "items" in schema and not all(_fits(schema["items"], item) for item in value):
             return False
     elif kind is dict:
         return _fits_object(schema, value)
