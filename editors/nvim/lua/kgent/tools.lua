@@ -27,6 +27,12 @@ function M.add_tool(key, t)
   I.current().tools[key] = t
 end
 
+--- The transcript row of tool `t`'s line (nil once it is gone).
+local function row_of(t)
+  local pos = vim.api.nvim_buf_get_extmark_by_id(transcript.buf(), ns_tools, t.mark, {})
+  return pos and pos[1]
+end
+
 --- The tool line known as `key` (change its fields, then `update_tool(key)`).
 ---@return kgent.ToolLine?
 function M.tool(key)
@@ -45,14 +51,13 @@ function M.update_tool(key)
   if not t then
     return
   end
-  local buf = transcript.buf()
-  local pos = vim.api.nvim_buf_get_extmark_by_id(buf, ns_tools, t.mark, {})
-  if not pos or not pos[1] then
+  local row = row_of(t)
+  if not row then
     return
   end
   I.edit(function(b)
-    vim.api.nvim_buf_set_lines(b, pos[1], pos[1] + 1, false, { tool_line(t) })
-    vim.api.nvim_buf_set_extmark(b, ns_tools, pos[1], 0, { id = t.mark })
+    vim.api.nvim_buf_set_lines(b, row, row + 1, false, { tool_line(t) })
+    vim.api.nvim_buf_set_extmark(b, ns_tools, row, 0, { id = t.mark })
   end)
 end
 
@@ -60,13 +65,12 @@ local LIVE_MS = 200
 
 -- Replace the live lines under tool `t`'s line (0 of them at first) by `lines`.
 local function set_live(t, lines)
-  local buf = transcript.buf()
-  local pos = vim.api.nvim_buf_get_extmark_by_id(buf, ns_tools, t.mark, {})
-  if not pos or not pos[1] then
+  local row = row_of(t)
+  if not row then
     return
   end
   I.edit(function(b)
-    vim.api.nvim_buf_set_lines(b, pos[1] + 1, pos[1] + 1 + (t.live or 0), false, lines)
+    vim.api.nvim_buf_set_lines(b, row + 1, row + 1 + (t.live or 0), false, lines)
   end)
   t.live = #lines
 end
@@ -144,13 +148,12 @@ function M.tool_output(key, output)
   if #lines > n then
     out[#out + 1] = ('    … (%d more lines)'):format(#lines - n)
   end
-  local buf = transcript.buf()
-  local pos = vim.api.nvim_buf_get_extmark_by_id(buf, ns_tools, t.mark, {})
-  if not pos or not pos[1] then
+  local row = row_of(t)
+  if not row then
     return
   end
   I.edit(function(b)
-    vim.api.nvim_buf_set_lines(b, pos[1] + 1, pos[1] + 1, false, out)
+    vim.api.nvim_buf_set_lines(b, row + 1, row + 1, false, out)
   end)
 end
 
