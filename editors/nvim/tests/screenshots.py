@@ -3,11 +3,13 @@
 SVG by rich (a dependency already). Not a test: run it after a UI change and look at the pictures.
 
     .venv/bin/python editors/nvim/tests/screenshots.py        (writes editors/nvim/media/*.svg)
+    .venv/bin/python editors/nvim/tests/screenshots.py live-output        (only the shots named)
 """
 
 from __future__ import annotations
 
 import io
+import json
 import os
 import shutil
 import subprocess
@@ -110,9 +112,45 @@ def session(model: str, files: dict[str, str], open_file: str) -> Path:
     return root
 
 
-def main() -> None:
-    if shutil.which("tmux") is None:
-        raise SystemExit("needs tmux (apt-get install tmux)")
+# A command that prints a line every 0.3 s, then waits for the file `go` (the picture is taken meanwhile).
+LIVE = """import os, time
+for i in range(1, 15):
+    print(f"test_{i:02d} ... ok", flush=True)
+    time.sleep(0.3)
+while not os.path.exists("go"):
+    time.sleep(0.05)
+print("14 passed", flush=True)
+"""
+
+
+def live_output() -> None:
+    """A running command's output in the transcript: its last lines, replaced in place while it runs."""
+    script = [
+        [{"text": "Running the tests."}, {"tool": "bash", "args": {"command": "python3 tests.py"}}],
+        [{"text": "All 14 tests pass."}],
+    ]
+    path = Path(tempfile.gettempdir()) / "live.json"  # its path is the model's name in the picture: short
+    path.write_text(json.dumps(script))
+    root = session(str(path), {"tests.py": LIVE}, "tests.py")
+    try:
+        wait_for(lambda s: "import os" in s, "Neovim")
+        keys(":Kgent run Run the tests", "Enter")
+        wait_for(lambda s: "python3 tests.py" in s and "allow" in s.lower(), "the command's approval")
+        keys("C-w", "l")  # the transcript, where the approval's keys are
+        keys("a")
+        wait_for(lambda s: "test_10 ... ok" in s, "the live output")
+        keys(":echo", "Enter")  # the approval's notification is answered: off the command line
+        wait_for(lambda s: "approval needed" not in s, "the command line cleared")
+        shoot("live-output", "Neovim — a running command's output, live in the transcript")
+        (root / "project" / "go").write_text("")
+        wait_for(lambda s: "All 14 tests pass" in s, "the run's end")
+    finally:
+        subprocess.run(["tmux", "-L", SOCKET, "kill-server"], check=False)
+        shutil.rmtree(root, ignore_errors=True)
+        path.unlink(missing_ok=True)
+
+
+def approval_and_run_end() -> None:
     root = session("tool-loop", {"sample.py": "value = 1\nprint(value)\n"}, "sample.py")
     try:
         wait_for(lambda s: "value = 1" in s, "Neovim")
@@ -129,6 +167,19 @@ def main() -> None:
     finally:
         subprocess.run(["tmux", "-L", SOCKET, "kill-server"], check=False)
         shutil.rmtree(root, ignore_errors=True)
+
+
+SHOTS: dict[str, Callable[[], None]] = {"approval": approval_and_run_end, "live-output": live_output}
+
+
+def main() -> None:
+    if shutil.which("tmux") is None:
+        raise SystemExit("needs tmux (apt-get install tmux)")
+    names = sys.argv[1:] or list(SHOTS)
+    for name in names:
+        if name not in SHOTS:
+            raise SystemExit(f"no shot {name!r}: {', '.join(SHOTS)}")
+        SHOTS[name]()
 
 
 if __name__ == "__main__":

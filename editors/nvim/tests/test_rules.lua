@@ -1,12 +1,14 @@
 -- Issue 25 in real headless Neovim against the real daemon (loaded by test_kgent.lua): the approval shows the rule
 -- each "always" answer creates (a compound command: one rule per simple command) and the next identical call is not
 -- asked; :Kgent rules lists, adds and removes rules by scope; "approve with changes" from the diff tab's proposed
--- buffer (:w / ga) lands the user's version and tells the model what changed.
+-- buffer (:w / ga) lands the user's version and tells the model what changed. A rule is shown as inline code, so
+-- that markdown conceal leaves its `*` on screen.
 return function(H)
   local kgent = require('kgent')
   local approval = require('kgent.approval')
   local rules = require('kgent.rules')
   local tr_mod = require('kgent.transcript')
+  local md = require('kgent.md')
   local test, eq, truthy, contains = H.test, H.eq, H.truthy, H.contains
 
   local SAMPLE = 'value = 1\nprint(value)\n'
@@ -24,6 +26,40 @@ return function(H)
 
   local function resolved()
     return H.of_type('permission_resolved')
+  end
+
+  --- What Neovim draws of each line with `needle` in window `win` (its screen rows, runs of blanks as one), as a
+  --- person sees a line they are not on: Vim's markdown syntax (filetype markdown), the window's conceal on the
+  --- cursor line too.
+  ---@return string[]
+  local function drawn(win, needle)
+    local buf = vim.api.nvim_win_get_buf(win)
+    vim.api.nvim_buf_call(buf, function()
+      if vim.b.current_syntax ~= 'markdown' then
+        vim.cmd('runtime syntax/markdown.vim')
+      end
+    end)
+    local cursor, cc = vim.api.nvim_win_get_cursor(win), vim.wo[win].concealcursor
+    vim.wo[win].concealcursor = 'n'
+    local info = vim.fn.getwininfo(win)[1]
+    local out = {}
+    for lnum, line in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
+      if line:find(needle, 1, true) then
+        vim.api.nvim_win_set_cursor(win, { lnum, 0 })
+        vim.cmd('redraw!')
+        local cells = {}
+        for row = vim.fn.screenpos(win, lnum, 1).row, vim.fn.screenpos(win, lnum, #line).row do
+          for c = info.wincol, info.wincol + info.width - 1 do
+            cells[#cells + 1] = vim.fn.screenstring(row, c)
+          end
+        end
+        out[#out + 1] = (table.concat(cells):gsub('%s+', ' '))
+      end
+    end
+    vim.wo[win].concealcursor = cc
+    vim.api.nvim_win_set_cursor(win, cursor)
+    H.truthy(#out > 0, 'a line with ' .. needle)
+    return out
   end
 
   test(
@@ -49,7 +85,19 @@ return function(H)
       local sid = p.params.sessionId
       local lines = tr_mod.lines(sid)
       for _, r in ipairs(always.rules) do
-        contains(lines, ('rule %s: %s'):format(r.rule, r.text), 'the rule in words on the card')
+        contains(lines, ('rule %s: %s'):format(md.code(r.rule), r.text), 'the rule in words on the card')
+      end
+      -- on screen, with the transcript's conceal: every character of the rule (`bash(touch *)` keeps its `*`)
+      local starred = vim.tbl_filter(function(r)
+        return r.rule:find('*', 1, true) ~= nil
+      end, always.rules)
+      truthy(#starred > 0, 'a rule with a * to show: ' .. vim.inspect(always.rules))
+      local twin = vim.fn.bufwinid(tr_mod.buf(sid))
+      eq(2, vim.wo[twin].conceallevel, 'the transcript conceals markdown')
+      for _, r in ipairs(starred) do
+        for _, shown in ipairs(drawn(twin, 'rule ' .. md.code(r.rule))) do
+          truthy(shown:find(r.rule, 1, true), ('the rule as drawn: %q'):format(shown))
+        end
       end
       contains(lines, '[A] ' .. always.name, 'the always answer with its key')
       if approval.option(p, 'allow_always_project') then
@@ -86,6 +134,12 @@ return function(H)
       eq(want, mine, 'the session rules')
     end
   )
+
+  test('rules: md.code keeps a rule one code span, a backtick inside included', function()
+    eq('`bash(grep *)`', md.code('bash(grep *)'), 'plain')
+    eq('`` bash(echo `date`) ``', md.code('bash(echo `date`)'), 'a backtick: a longer fence, padded')
+    eq('``` a``b ```', md.code('a``b'), 'two backticks: three')
+  end)
 
   test('rules: a command no rule can cover says why on the card and offers no always answer', function()
     local script = H.script({
@@ -133,6 +187,10 @@ return function(H)
       eq('settled', H.wait_run_end().status, 'first run')
       local cfg = H.read_file(ws .. '/.kgent/config.toml')
       truthy(cfg:find(project.rules[1].rule, 1, true), 'the rule in the project file:\n' .. cfg)
+      -- The call's settled line says the server's words for the answer (permission_resolved.label).
+      local first = resolved()[1]
+      eq('always allowed in this project', first.label, "the server's label")
+      contains(tr_mod.lines(p.params.sessionId), '· completed · always allowed in this project', 'the settled line')
       -- A new session: the project rule decides, nobody is asked.
       vim.fn.delete(ws .. '/made.txt')
       H.events, H.timeline = {}, {}
@@ -140,6 +198,14 @@ return function(H)
       eq('settled', H.wait_run_end().status, 'second run')
       eq(0, #permissions(), 'not asked in the new session')
       truthy(vim.uv.fs_stat(ws .. '/made.txt'), 'the command ran')
+      -- Its line says which rule allowed it, in the server's words, the rule's `*` on screen.
+      local by_rule = resolved()[1]
+      eq(('allowed by the project rule %s'):format(md.code(project.rules[1].rule)), by_rule.label, 'the label')
+      local tr = H.transcript()
+      contains(tr, '· completed · ' .. by_rule.label, 'the settled line')
+      for _, shown in ipairs(drawn(vim.fn.bufwinid(require('kgent.ui').buf()), by_rule.label)) do
+        truthy(shown:find(project.rules[1].rule, 1, true), ('the rule as drawn: %q'):format(shown))
+      end
     end
   )
 
@@ -182,11 +248,11 @@ return function(H)
     end, 'the rules listed')
     local project_row, deny_row, allow_row
     for i, l in ipairs(shown) do
-      if l:find('## Project rules', 1, true) then
+      if l == '## Project rules (this project only)' then
         project_row = i
-      elseif l:find('deny   bash(git push *)', 1, true) then
+      elseif l:find('deny   `bash(git push *)`', 1, true) then
         deny_row = i
-      elseif l:find('allow  bash(npm test *)', 1, true) then
+      elseif l:find('allow  `bash(npm test *)`', 1, true) then
         allow_row = i
       end
     end
@@ -194,13 +260,18 @@ return function(H)
       project_row and deny_row and allow_row and deny_row > project_row and allow_row > project_row,
       'both under the project scope:\n' .. table.concat(shown, '\n')
     )
+    -- Drawn whole where markdown is concealed (a rule is inline code): the `*` stays.
+    local rwin = vim.api.nvim_get_current_win()
+    vim.wo[rwin].conceallevel = 2
+    local drawn_rule = drawn(rwin, '`bash(git push *)`')[1]
+    truthy(drawn_rule:find('bash(git push *)', 1, true), ('the rule as drawn: %q'):format(drawn_rule))
     -- dd on the deny line removes it (from the file too).
     vim.api.nvim_win_set_cursor(0, { deny_row, 0 })
     H.press(vim.api.nvim_get_current_win(), 'dd')
     H.wait_for(function()
       return not H.has_line(vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'bash(git push *)')
     end, 'the rule gone from the list')
-    contains(vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'allow  bash(npm test *)', 'the other one stays')
+    contains(vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'allow  `bash(npm test *)`', 'the other one stays')
     truthy(not H.read_file(ws .. '/.kgent/config.toml'):find('git push', 1, true), 'gone from the file')
     -- :Kgent rules remove from the command line.
     vim.cmd('Kgent rules remove bash(npm test *)')

@@ -49,7 +49,7 @@ from .files import client_file_ops
 from .guard import DELETE_EXTENSION
 from .handshake import API_KEY_AUTH, AUTH_REQUIRED, ClientOffer, auth_problem, initialize_result
 from .live import LiveOutput
-from .options import LASTING, Lasting
+from .options import LASTING, Lasting, client_kind
 from .port import AcpPort, Turn
 from .terminal import ClientTerminalRunner
 
@@ -121,7 +121,12 @@ class KgentAgent:
         self.offer = offer or ClientOffer()
         self.client: Client | None = None
         self.sessions: dict[str, _Session] = {}
-        self.port = AcpPort(lambda: self.client, lambda sid: self.sessions[sid].workspace, self._lasting)
+        self.port = AcpPort(
+            lambda: self.client,
+            lambda sid: self.sessions[sid].workspace,
+            self._lasting,
+            lambda: client_kind(self.offer.name, self.env),
+        )
         # No approval timeout: the client owns its permission prompts (and cancels the turn to give up).
         self.svc = Service(env, Settings(approval_timeout=None, approval_timeout_set=True), self.port)
         self.store = self.svc.store
@@ -138,6 +143,7 @@ class KgentAgent:
         """An `initialize` the stdlib handshake left to the SDK (kgent.acp.handshake answers the usual ones)."""
         if isinstance(client_capabilities, S.ClientCapabilities):
             self.offer.take(client_capabilities.model_dump(by_alias=True))
+        self.offer.named(client_info.model_dump() if isinstance(client_info, S.Implementation) else None)
         return S.InitializeResponse.model_validate(initialize_result(protocol_version))
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> S.AuthenticateResponse | None:

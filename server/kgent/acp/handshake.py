@@ -23,11 +23,18 @@ API_KEY_AUTH: dict[str, Any] = {
 
 @dataclass(slots=True)
 class ClientOffer:
-    """What the client offered in `initialize` (the last one wins): its `fs/*` methods and `terminal/*`."""
+    """What the client offered in `initialize` (the last one wins): its `fs/*` methods and `terminal/*`, and the name
+    it gave (`clientInfo.name`: the permission options are named for what that client does, kgent.acp.options)."""
 
     fs_read: bool = False
     fs_write: bool = False
     terminal: bool = False
+    name: str | None = None
+
+    def named(self, info: Any) -> None:
+        """Note `clientInfo` (anything else than an object with a string name: no name)."""
+        name = info.get("name") if isinstance(info, dict) else None
+        self.name = name if isinstance(name, str) else None
 
     def take(self, capabilities: dict[str, Any]) -> None:
         fs = capabilities.get("fs")
@@ -85,6 +92,7 @@ def answer(message: dict[str, Any], offer: ClientOffer, env: Mapping[str, str]) 
     if not isinstance(capabilities, dict) or not _plain(capabilities):
         return None
     offer.take(capabilities)
+    offer.named(params.get("clientInfo"))
     return {"jsonrpc": "2.0", "id": mid, "result": initialize_result(version)}
 
 

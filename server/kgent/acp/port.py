@@ -29,7 +29,7 @@ from kgent.service.runs import REJECT, Decision, FileScope, RunRef
 
 from . import updates as U
 from .files import ClientTextFiles
-from .options import Lasting, offer
+from .options import ClientKind, Lasting, offer
 
 log = logging.getLogger("kgent.acp")
 
@@ -74,11 +74,15 @@ class AcpPort:
         client: Callable[[], Client | None],
         workspace: Callable[[str], str],
         lasting: Callable[[str], Lasting] = lambda _sid: "session",
+        client_kind: Callable[[], ClientKind] = lambda: "other",
     ) -> None:
         self._client = client
         self._workspace = workspace  # session id → its workspace
         self._lasting = (
             lasting  # session id → how long its 'always' answers last (its `lasting` config option)
+        )
+        self._client_kind = (
+            client_kind  # the client whose choices the options are named for (kgent.acp.options)
         )
         self.turns: dict[str, Turn] = {}  # session id → the turn now streaming
 
@@ -118,7 +122,7 @@ class AcpPort:
                 )
                 assert isinstance(relabelled, PermissionRequest)
                 request = relabelled
-        offered = offer(request.options, self._lasting(ref.session_id))
+        offered = offer(request.options, self._lasting(ref.session_id), self._client_kind())
         response = await client.request_permission(
             session_id=ref.session_id,
             tool_call=U.permission_tool_call(request, self._workspace(ref.session_id)),

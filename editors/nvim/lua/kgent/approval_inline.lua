@@ -7,6 +7,7 @@
 local config = require('kgent.config')
 local transcript = require('kgent.transcript')
 local preview = require('kgent.preview')
+local md = require('kgent.md')
 
 local M = {}
 
@@ -62,7 +63,7 @@ local function option_lines(prompt)
       lines[#lines + 1] = ('  [%s] %s'):format(ok[o.optionId] or '-', o.name or LABEL[o.optionId] or o.optionId)
       if type(o.rules) == 'table' then
         for _, r in ipairs(o.rules) do
-          lines[#lines + 1] = ('        rule %s: %s'):format(r.rule or '?', r.text or '')
+          lines[#lines + 1] = ('        rule %s: %s'):format(md.code(r.rule or '?'), r.text or '')
         end
       end
     end
@@ -111,7 +112,7 @@ function M.block_lines(prompt)
   end
   if tc.command then
     for i, l in ipairs(preview.split_text(tc.command)) do
-      lines[#lines + 1] = (i == 1 and '  $ ' or '    ') .. l
+      lines[#lines + 1] = (i == 1 and '  $ ' or '    ') .. md.code(l) -- as typed: no `*` taken for markdown
     end
   elseif tc.path and not (tc.title or ''):find(tc.path, 1, true) then
     lines[#lines + 1] = '  path: ' .. tc.path

@@ -178,7 +178,7 @@ function M.on_event(run, ev)
   elseif ty == 'tool_call' then
     local title = ev.title or ev.name or 'tool'
     if ev.command and not title:find(ev.command, 1, true) then
-      title = title .. ': `' .. first_line(ev.command) .. '`'
+      title = title .. ': ' .. require('kgent.md').code(first_line(ev.command))
     end
     if run.parent then
       title = ('↳ %s: %s'):format(run.agent or 'sub-agent', title)
@@ -378,7 +378,7 @@ end
 function M.call_title(name, args)
   args = type(args) == 'table' and args or {}
   if type(args.command) == 'string' then
-    return ('%s: `%s`'):format(name, first_line(args.command))
+    return ('%s: %s'):format(name, require('kgent.md').code(first_line(args.command)))
   end
   for _, k in ipairs({ 'path', 'pattern', 'url', 'description', 'expression' }) do
     if type(args[k]) == 'string' and args[k] ~= '' then

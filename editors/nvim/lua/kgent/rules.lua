@@ -1,18 +1,20 @@
--- :Kgent rules — the permission rules in effect for the workspace (agent/rules): the user's file, the project's
--- .kgent/config.toml and the session rules of its sessions, by scope, in a scratch buffer where `dd` removes the
+-- :Kgent rules — the permission rules in effect for the workspace (agent/rules): the user's file, the project's rules
+-- (its .kgent/config.toml, and your own file for it, where new ones go while the project is not trusted) and the
+-- session rules of its sessions, by scope, in a scratch buffer where `dd` removes the
 -- rule under the cursor (agent/removeRule), `a` adds one and `R` reloads; `:Kgent rules add [--deny]
 -- [--session|--project|--user] RULE` and `:Kgent rules remove …` do the same from the command line (agent/addRule).
 local config = require('kgent.config')
 local daemon = require('kgent.daemon')
 local rpc = require('kgent.rpc')
 local S = require('kgent.state')
+local md = require('kgent.md')
 
 local M = {}
 
 local SCOPES = { 'session', 'project', 'user' }
 local SCOPE_TITLE = {
   session = 'Session rules (until the session ends)',
-  project = 'Project rules (.kgent/config.toml)',
+  project = 'Project rules (this project only)',
   user = 'User rules (every project)',
 }
 
@@ -61,7 +63,7 @@ function M.format(res, workspace)
     for _, r in ipairs(res.rules or {}) do
       if r.scope == scope then
         n = n + 1
-        local line = ('  %-5s  %s'):format(r.decision or '?', r.rule or '?')
+        local line = ('  %-5s  %s'):format(r.decision or '?', md.code(r.rule or '?'))
         if r.text and r.text ~= '' then
           line = line .. '   — ' .. r.text
         end
