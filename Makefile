@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo demo-http format test test-fast test-python test-editors test-vscode test-vscode-real test-nvim test-acp-ts bench lint setup clean system-tools
+.PHONY: demo demo-http format test test-lane-python test-lane-vscode test-fast test-python test-editors test-vscode test-vscode-real test-nvim test-acp-ts bench lint setup clean system-tools
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,21 +41,30 @@ demo: $(STAMP)
 demo-http: $(STAMP)
 	$(PY) -m kgent.testing.http_demo
 
-# The Python suite and the editors' suites side by side: both mostly wait (on daemons, browsers, sandboxes, a headless
-# Neovim), so on 2 cores the two together take little longer than the longer one. The editors' suites run one after
-# another (two of them share editors/vscode/node_modules), each even when one before it failed. Output is interleaved
-# by line.
+# Two lanes side by side, about equally long on 2 cores; both mostly wait (on daemons, browsers, sandboxes, a headless
+# Neovim, a real VS Code), so together they take little longer than the longer one. The Python lane is the Python
+# suite, then headless Neovim and the ACP TS client; the VS Code lane is the shim's Node suite, then the packaged
+# extension in a real VS Code (whose code-server set-up builds native modules). In each lane every part runs even when
+# one before it failed. Output is interleaved by line.
 test: $(STAMP) system-tools
-	$(MAKE) --no-print-directory -j2 --output-sync=line test-python test-editors
+	$(MAKE) --no-print-directory -j2 --output-sync=line --keep-going test-lane-python test-lane-vscode
 
+test-lane-python: $(STAMP) system-tools
+	$(MAKE) --no-print-directory -j1 --keep-going test-python test-nvim test-acp-ts
+
+test-lane-vscode: $(STAMP)
+	$(MAKE) --no-print-directory -j1 --keep-going test-vscode test-vscode-real
+
+# Every editor's suite, one after another.
 test-editors: $(STAMP)
 	$(MAKE) --no-print-directory -j1 --keep-going test-vscode test-vscode-real test-nvim test-acp-ts
 
 # Two workers, a test file each at a time: the suite spends much of its time waiting on subprocesses (daemons,
 # browsers, sandboxes), so on 2 cores two workers nearly halve its wall time. `pytest PATH` alone runs serially.
 PYTEST_WORKERS ?= 2
+# The 30 slowest tests are listed at the end: where the suite's time goes, in every CI log.
 test-python: $(STAMP) system-tools
-	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=30
 
 # Unit tests only: no daemon subprocess suites (tests/e2e) and no editors; well under a minute.
 test-fast: $(STAMP) system-tools

@@ -37,7 +37,9 @@ vsc=node_modules/code-server/lib/vscode
 (cd "$vsc/extensions" && npm install --omit=dev --ignore-scripts --no-audit --no-fund)
 mkdir -p "$vsc/node_modules/@vscode/ripgrep/bin"
 ln -sf "$(command -v rg)" "$vsc/node_modules/@vscode/ripgrep/bin/rg"
-# Native modules, built for this Node (their install scripts were skipped above).
+# Native modules, built for this Node (their install scripts were skipped above); node-gyp compiles each module's
+# sources on every core (JOBS), the longest step of the set-up.
+export JOBS=max
 (cd "$vsc" && npm rebuild --no-audit --no-fund @parcel/watcher @vscode/spdlog kerberos native-watchdog node-pty @vscode/deviceid)
 ln -sfn node_modules "$vsc/node_modules.asar"
 (cd node_modules/code-server/lib/vscode/bin/remote-cli && ln -sf code-linux.sh code-server)
