@@ -64,6 +64,55 @@ function H.has_line(lines, needle)
   return false
 end
 
+--- What Neovim draws of each line of window `win` holding `needle`, as a person sees a line they are not on (the
+--- window's conceal on the cursor line too): its screen rows' text, runs of blanks as one, and the highlights
+--- (screen attributes) its non-blank cells are drawn with (one: nothing in it taken for markup).
+--- `engine`: "syntax" (Vim's markdown syntax, what a plain Neovim shows) or "treesitter" (Neovim's markdown parser,
+--- what most configurations show).
+---@return string[] texts, integer[][] highlights
+function H.drawn(win, needle, engine)
+  local buf = vim.api.nvim_win_get_buf(win)
+  vim.api.nvim_buf_call(buf, function()
+    vim.cmd('syntax clear')
+    vim.b.current_syntax = nil
+    if engine == 'treesitter' then
+      vim.treesitter.start(buf, 'markdown')
+    else
+      vim.cmd('runtime syntax/markdown.vim')
+    end
+  end)
+  local cursor, cc = vim.api.nvim_win_get_cursor(win), vim.wo[win].concealcursor
+  vim.wo[win].concealcursor = 'n'
+  local info = vim.fn.getwininfo(win)[1]
+  local texts, highlights = {}, {}
+  for lnum, line in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
+    if line:find(needle, 1, true) then
+      vim.api.nvim_win_set_cursor(win, { lnum, 0 })
+      vim.cmd('redraw!')
+      local cells, attrs = {}, {}
+      for row = vim.fn.screenpos(win, lnum, 1).row, vim.fn.screenpos(win, lnum, #line).row do
+        for c = info.wincol, info.wincol + info.width - 1 do
+          local cell = vim.fn.screenstring(row, c)
+          cells[#cells + 1] = cell
+          local a = vim.fn.screenattr(row, c)
+          if cell:find('%S') and not vim.tbl_contains(attrs, a) then
+            attrs[#attrs + 1] = a
+          end
+        end
+      end
+      texts[#texts + 1] = (table.concat(cells):gsub('%s+', ' '))
+      highlights[#highlights + 1] = attrs
+    end
+  end
+  if engine == 'treesitter' then
+    vim.treesitter.stop(buf)
+  end
+  vim.wo[win].concealcursor = cc
+  vim.api.nvim_win_set_cursor(win, cursor)
+  H.truthy(#texts > 0, 'a line with ' .. needle)
+  return texts, highlights
+end
+
 function H.contains(lines, needle, what)
   if not H.has_line(lines, needle) then
     error(('%s: no line contains %q in:\n%s'):format(what or 'lines', needle, table.concat(lines, '\n')), 2)

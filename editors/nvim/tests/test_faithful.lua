@@ -17,6 +17,9 @@ return function(H)
     return n
   end
 
+  -- The indentation of a tool's output under its line: a block of code in its list item (kgent.md.code_block).
+  local OUT = '      '
+
   --- Resume `sid` as a new Neovim session would (no transcript, no current session); its transcript's lines.
   local function resumed(sid)
     require('kgent.ui').reset()
@@ -160,33 +163,111 @@ return function(H)
       truthy(not finished(), line .. ': shown before the command ended')
       return H.transcript()
     end
-    local tr = shows('    line 1')
+    local tr = shows(OUT .. 'line 1')
     contains(tr, '◐ Run `python3 live.py` · in progress', 'the call runs')
-    eq(0, count(tr, '    …', true), 'nothing above the first line')
+    eq(0, count(tr, OUT .. '…', true), 'nothing above the first line')
     -- Then the last 6 lines (transcript.tool_output_lines) of each snapshot, one copy of each: replaced in place,
     -- not appended.
     for _, case in ipairs({ { 'go1', 12 }, { 'go2', 13 } }) do
       H.write_file(ws .. '/' .. case[1], '')
       local last = case[2]
-      tr = shows('    line ' .. last)
+      tr = shows(OUT .. 'line ' .. last)
       for i = last - 5, last do
-        eq(1, count(tr, '    line ' .. i, true), 'line ' .. i .. ' shown once in:\n' .. table.concat(tr, '\n'))
+        eq(1, count(tr, OUT .. 'line ' .. i, true), 'line ' .. i .. ' shown once in:\n' .. table.concat(tr, '\n'))
       end
       for i = 1, last - 6 do
-        eq(0, count(tr, '    line ' .. i, true), 'bounded to the last lines: not line ' .. i)
+        eq(0, count(tr, OUT .. 'line ' .. i, true), 'bounded to the last lines: not line ' .. i)
       end
-      eq(1, count(tr, '    …', true), 'more above')
+      eq(1, count(tr, OUT .. '…', true), 'more above')
     end
     H.write_file(ws .. '/go3', '')
     eq('settled', H.wait_run_end().status, 'status')
     tr = H.transcript()
     -- The result replaces the live lines: its first lines, as for every call.
     contains(tr, '✓ Run `python3 live.py` · completed', 'completed')
-    eq(1, count(tr, '    line 1', true), 'the result from its first line')
-    eq(0, count(tr, '    line 13', true), 'the live lines went')
-    eq(0, count(tr, '    …', true), 'and their mark')
+    eq(1, count(tr, OUT .. 'line 1', true), 'the result from its first line')
+    eq(0, count(tr, OUT .. 'line 13', true), 'the live lines went')
+    eq(0, count(tr, OUT .. '…', true), 'and their mark')
     contains(tr, 'more lines)', 'the rest counted')
     contains(tr, 'It ran.', 'the answer after it')
+  end)
+
+  -- Output and diffs that read as markdown: an underscore inside a word (Vim's markdownError), emphasis, a heading,
+  -- a list item.
+  local MARKDOWNISH = { 'test_05 **bold** *x*', '# heading', '- item' }
+
+  --- Each of `lines` in transcript window `win` is drawn as it is, all of them in one highlight (a block of code),
+  --- by Vim's markdown syntax and by the markdown parser.
+  local function drawn_literally(win, lines, what)
+    for _, engine in ipairs({ 'syntax', 'treesitter' }) do
+      local seen = {}
+      for _, line in ipairs(lines) do
+        local texts, highlights = H.drawn(win, line, engine)
+        for i, text in ipairs(texts) do
+          local where = ('%s, %s: %q drawn as %q'):format(what, engine, line, text)
+          truthy(text:find(line, 1, true), where)
+          eq(1, #highlights[i], where .. ': highlights')
+          seen[highlights[i][1]] = true
+        end
+      end
+      eq(1, vim.tbl_count(seen), ('%s, %s: one highlight for all of them'):format(what, engine))
+    end
+  end
+
+  test("faithful: a command's output and a proposed diff are drawn literally, not as markdown", function()
+    local script = table.concat({
+      'import os, time',
+      'print("\\n".join(["out.py says"] + ' .. vim.json.encode(MARKDOWNISH) .. '), flush=True)',
+      'deadline = time.monotonic() + 120  # for the test, not for ever',
+      'while not os.path.exists("go") and time.monotonic() < deadline:',
+      '    time.sleep(0.02)',
+      'print("done", flush=True)',
+    }, '\n') .. '\n'
+    local diffed = 'name = snake_case_value # **bold** *x*'
+    local ws = H.fresh({
+      files = { ['out.py'] = script },
+      setup = {
+        approval = 'inline',
+        model = H.script({
+          { { tool = 'bash', args = { command = 'python3 out.py' } } },
+          { { tool = 'write', args = { path = 'names.py', content = diffed .. '\n' } } },
+          { { text = 'Done.' } },
+        }),
+      },
+    })
+    kgent.run('Run out.py, then write names.py.')
+    H.wait_for(function()
+      return #require('kgent.approval').list() == 1
+    end, 'the command waiting for its approval')
+    local twin = vim.fn.bufwinid(require('kgent.ui').buf())
+    eq(2, vim.wo[twin].conceallevel, 'the transcript conceals markdown')
+    H.press(twin, 'a')
+    -- While it runs (the live lines), then its result.
+    H.wait_for(function()
+      return count(H.transcript(), '- item') > 0
+    end, 'the live output')
+    drawn_literally(twin, vim.list_extend({ 'out.py says' }, MARKDOWNISH), 'live output')
+    H.write_file(ws .. '/go', '')
+    H.wait_for(function()
+      return #require('kgent.approval').list() == 1
+    end, 'the write waiting for its approval')
+    contains(H.transcript(), '✓ Run `python3 out.py` · completed', 'the result')
+    drawn_literally(twin, vim.list_extend({ 'out.py says' }, MARKDOWNISH), 'output')
+    -- The proposed diff on the approval card.
+    contains(H.transcript(), '+' .. diffed, 'the diff on the card')
+    drawn_literally(twin, { '+' .. diffed, '+++ b/names.py' }, 'diff')
+    H.press(twin, 'r')
+    eq('settled', H.wait_run_end().status, 'status')
+  end)
+
+  test("faithful: md.code_block indents past its list item's content; md.fenced's fence outlasts the text's", function()
+    local md = require('kgent.md')
+    eq({ '', '      # x', '      ' }, md.code_block({ '# x', '' }, 2), 'under a tool line, after a blank line')
+    eq({ '', '    +a_b' }, md.code_block({ '+a_b' }), 'at the top')
+    eq({}, md.code_block({}, 2), 'nothing: no blank line either')
+    eq({ '```diff', '+x', '```' }, md.fenced({ '+x' }, 'diff'), 'three backticks')
+    -- a patch of a markdown file: its context line " ```" would close a fence of three
+    eq({ '````diff', ' ```', '````' }, md.fenced({ ' ```' }, 'diff'), 'one longer than the longest run')
   end)
 
   test('faithful: :Kgent queue lists what :Kgent followup and :Kgent steer queued in the run', function()

@@ -28,40 +28,6 @@ return function(H)
     return H.of_type('permission_resolved')
   end
 
-  --- What Neovim draws of each line with `needle` in window `win` (its screen rows, runs of blanks as one), as a
-  --- person sees a line they are not on: Vim's markdown syntax (filetype markdown), the window's conceal on the
-  --- cursor line too.
-  ---@return string[]
-  local function drawn(win, needle)
-    local buf = vim.api.nvim_win_get_buf(win)
-    vim.api.nvim_buf_call(buf, function()
-      if vim.b.current_syntax ~= 'markdown' then
-        vim.cmd('runtime syntax/markdown.vim')
-      end
-    end)
-    local cursor, cc = vim.api.nvim_win_get_cursor(win), vim.wo[win].concealcursor
-    vim.wo[win].concealcursor = 'n'
-    local info = vim.fn.getwininfo(win)[1]
-    local out = {}
-    for lnum, line in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
-      if line:find(needle, 1, true) then
-        vim.api.nvim_win_set_cursor(win, { lnum, 0 })
-        vim.cmd('redraw!')
-        local cells = {}
-        for row = vim.fn.screenpos(win, lnum, 1).row, vim.fn.screenpos(win, lnum, #line).row do
-          for c = info.wincol, info.wincol + info.width - 1 do
-            cells[#cells + 1] = vim.fn.screenstring(row, c)
-          end
-        end
-        out[#out + 1] = (table.concat(cells):gsub('%s+', ' '))
-      end
-    end
-    vim.wo[win].concealcursor = cc
-    vim.api.nvim_win_set_cursor(win, cursor)
-    H.truthy(#out > 0, 'a line with ' .. needle)
-    return out
-  end
-
   test(
     'rules: an always answer on a compound command shows its rules; the identical call is not asked again',
     function()
@@ -95,7 +61,7 @@ return function(H)
       local twin = vim.fn.bufwinid(tr_mod.buf(sid))
       eq(2, vim.wo[twin].conceallevel, 'the transcript conceals markdown')
       for _, r in ipairs(starred) do
-        for _, shown in ipairs(drawn(twin, 'rule ' .. md.code(r.rule))) do
+        for _, shown in ipairs(H.drawn(twin, 'rule ' .. md.code(r.rule))) do
           truthy(shown:find(r.rule, 1, true), ('the rule as drawn: %q'):format(shown))
         end
       end
@@ -203,7 +169,7 @@ return function(H)
       eq(('allowed by the project rule %s'):format(md.code(project.rules[1].rule)), by_rule.label, 'the label')
       local tr = H.transcript()
       contains(tr, '· completed · ' .. by_rule.label, 'the settled line')
-      for _, shown in ipairs(drawn(vim.fn.bufwinid(require('kgent.ui').buf()), by_rule.label)) do
+      for _, shown in ipairs(H.drawn(vim.fn.bufwinid(require('kgent.ui').buf()), by_rule.label)) do
         truthy(shown:find(project.rules[1].rule, 1, true), ('the rule as drawn: %q'):format(shown))
       end
     end
@@ -263,7 +229,7 @@ return function(H)
     -- Drawn whole where markdown is concealed (a rule is inline code): the `*` stays.
     local rwin = vim.api.nvim_get_current_win()
     vim.wo[rwin].conceallevel = 2
-    local drawn_rule = drawn(rwin, '`bash(git push *)`')[1]
+    local drawn_rule = H.drawn(rwin, '`bash(git push *)`')[1]
     truthy(drawn_rule:find('bash(git push *)', 1, true), ('the rule as drawn: %q'):format(drawn_rule))
     -- dd on the deny line removes it (from the file too).
     vim.api.nvim_win_set_cursor(0, { deny_row, 0 })

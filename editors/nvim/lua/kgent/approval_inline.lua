@@ -123,11 +123,9 @@ function M.block_lines(prompt)
   local n = config.options.approval_diff_lines
   if tc.diff and tc.diff ~= '' and n > 0 then
     local d = preview.split_text(tc.diff)
-    for i = 1, math.min(n, #d) do
-      lines[#lines + 1] = '    ' .. d[i]
-    end
+    vim.list_extend(lines, md.code_block(vim.list_slice(d, 1, n))) -- as it is: no `*` or `_` taken for markdown
     if #d > n then
-      lines[#lines + 1] = ('    … %d more lines: [%s] opens the whole diff'):format(#d - n, keys().preview or 'd')
+      lines[#lines + 1] = ('  … %d more lines: [%s] opens the whole diff'):format(#d - n, keys().preview or 'd')
     end
   elseif tc.kind == 'edit' and not preview.has_diff(p) then
     lines[#lines + 1] = '  (no diff: the daemon sent no proposed content)'

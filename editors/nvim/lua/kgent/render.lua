@@ -331,9 +331,7 @@ function M.run_end(run, ev)
   end
   if ev.patch and ev.patch ~= '' then
     lines[#lines + 1] = ''
-    lines[#lines + 1] = '```diff'
-    vim.list_extend(lines, require('kgent.approval').split_text(ev.patch))
-    lines[#lines + 1] = '```'
+    vim.list_extend(lines, require('kgent.md').fenced(require('kgent.approval').split_text(ev.patch), 'diff'))
   end
   local row = transcript.append_lines(lines, 'summary')
   if first_file_row then

@@ -1,8 +1,10 @@
 -- The tool lines of a transcript (kgent.transcript): one line per tool call, kept by an extmark and rewritten as its
 -- status and approval change, with the first lines of its output under it — and while it runs, the last lines of
--- its output so far, rewritten in place (at most every LIVE_MS) until the result replaces them.
+-- its output so far, rewritten in place (at most every LIVE_MS) until the result replaces them. Output is a block of
+-- code (kgent.md): shown as it is, not read as markdown.
 local config = require('kgent.config')
 local transcript = require('kgent.transcript')
+local md = require('kgent.md')
 
 local M = {}
 
@@ -89,15 +91,15 @@ local function draw_live(tr, key)
   end
   local out = {}
   if #lines > n then
-    out[1] = '    …'
+    out[1] = '…'
   end
   for i = math.max(1, #lines - n + 1), #lines do
     -- a progress bar redraws its line with \r: show what it shows now
-    out[#out + 1] = '    ' .. (lines[i]:gsub('\r$', ''):match('[^\r]*$'))
+    out[#out + 1] = (lines[i]:gsub('\r$', ''):match('[^\r]*$'))
   end
   local prev = I.current()
   I.set_current(tr)
-  set_live(t, out)
+  set_live(t, md.code_block(out, 2))
   I.set_current(prev)
 end
 
@@ -141,19 +143,16 @@ function M.tool_output(key, output)
   while #lines > 0 and lines[#lines] == '' do
     table.remove(lines)
   end
-  local out = {}
-  for i = 1, math.min(n, #lines) do
-    out[#out + 1] = '    ' .. lines[i]
-  end
+  local out = vim.list_slice(lines, 1, n)
   if #lines > n then
-    out[#out + 1] = ('    … (%d more lines)'):format(#lines - n)
+    out[#out + 1] = ('… (%d more lines)'):format(#lines - n)
   end
   local row = row_of(t)
   if not row then
     return
   end
   I.edit(function(b)
-    vim.api.nvim_buf_set_lines(b, row + 1, row + 1, false, out)
+    vim.api.nvim_buf_set_lines(b, row + 1, row + 1, false, md.code_block(out, 2))
   end)
 end
 
