@@ -65,7 +65,7 @@ def test_sessions_rewind_prints_the_plan_asks_and_restores_all_but_the_conflict(
 
     refused = kgent("sessions", "rewind", sid, entry, cwd=ws, state=state, stdin="n\n")
     assert refused.returncode == 1 and "nothing changed" in refused.stdout
-    assert "conflict        b.txt" in refused.stdout and "restore         c.txt" in refused.stdout
+    assert "left as it is   b.txt" in refused.stdout and "restore         c.txt" in refused.stdout
     assert "[y/N]" in refused.stdout and (ws / "a.txt").read_text() == A.replace("beta", "BETA")
 
     done = kgent("sessions", "rewind", sid, entry, cwd=ws, state=state, stdin="y\n")
@@ -115,6 +115,6 @@ def test_demo_rewind_restores_the_files_and_reports_the_conflict(tmp_path: Path)
     out = kgent("demo", "rewind", cwd=tmp_path, state=tmp_path / "state")
     assert out.returncode == 0, out.stdout + out.stderr
     text = out.stdout
-    order = ["a git work tree", "sed -i", "the person edits b.txt", "dry run", "conflict", "b.txt kept"]
+    order = ["a git work tree", "sed -i", "the person edits b.txt", "dry run", "left as it is", "b.txt kept"]
     positions = [text.index(marker) for marker in order]
     assert positions == sorted(positions), text

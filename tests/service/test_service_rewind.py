@@ -86,7 +86,8 @@ async def test_the_users_edit_far_from_the_agents_lines_is_still_a_conflict(tmp_
     first = s.prompt("one")
     s.run("r1", _file("r1", "a.txt", V0, V1))
     outcome, reason = (await _plan(s, first))["a.txt"]
-    assert outcome == "conflict" and reason is not None and "changed since" in reason
+    # In a person's words: which prompt's change it was, never the run id; the fronts say "left as it is" themselves.
+    assert (outcome, reason) == ("conflict", "changed since the agent wrote it for “one”")
     assert await _rewind(s, first, tmp_path) == {"a.txt": "conflict"}
     assert (tmp_path / "a.txt").read_text() == V1 + "the user's line\n"
 
@@ -136,7 +137,19 @@ async def test_a_created_file_the_user_changed_or_a_deleted_one_back_again_is_a_
     s = Session(tmp_path)
     first = s.prompt("one")
     s.run("r1", _file("r1", "new.txt", None, "made\n"), _file("r1", "gone.txt", "old\n", None))
-    assert await _rewind(s, first, tmp_path) == {"gone.txt": "conflict", "new.txt": "conflict"}
+    s.prompt("two")
+    s.run("r2", _file("r2", "other.txt", None, "x\n"))
+    (tmp_path / "other.txt").write_text("x\nand mine\n")
+    assert await _plan(s, first) == {
+        "gone.txt": ("conflict", "created again since the agent deleted it for “one”"),
+        "new.txt": ("conflict", "changed since the agent wrote it for “one”"),
+        "other.txt": ("conflict", "changed since the agent wrote it for “two”"),
+    }
+    assert await _rewind(s, first, tmp_path) == {
+        "gone.txt": "conflict",
+        "new.txt": "conflict",
+        "other.txt": "conflict",
+    }
     assert (tmp_path / "new.txt").read_text() == "made\nand the user's\n"
     assert (tmp_path / "gone.txt").read_text() == "the user's own\n"
 
@@ -177,7 +190,7 @@ async def test_a_file_changed_between_the_plan_and_the_write_is_a_conflict(tmp_p
     (tmp_path / "a.txt").write_text(V1 + "meanwhile\n")
     done = await apply_plan(plan, LocalFileOps(), tmp_path)
     assert [(f.outcome, f.reason) for f in done] == [
-        ("conflict", "the file changed while the rewind was worked out: left as it is")
+        ("conflict", "the file changed while the rewind was worked out")
     ]
     assert (tmp_path / "a.txt").read_text() == V1 + "meanwhile\n"
 

@@ -378,22 +378,28 @@ after(async () => {
   await browser?.close();
 });
 
-// KGENT_REAL_SUITE=first-hour (or =main, approvals, slash, rewind, diagnostics) runs one of the suites (each starts
-// its own code-server).
-const SUITE = process.env.KGENT_REAL_SUITE;
+// KGENT_REAL_SUITE=first-hour (or =main, approvals, slash, rewind, diagnostics, or several: =main,rewind) runs those
+// suites only (each starts its own code-server).
+const SUITES = process.env.KGENT_REAL_SUITE?.split(",").map((s) => s.trim());
+/** Whether the run leaves out the suite `name`. */
+const skipped = (name: string): boolean => SUITES !== undefined && !SUITES.includes(name);
 
 describe("Kgent in a real VS Code (code-server)", {
   timeout: 30 * 60_000,
-  skip: SUITE !== undefined && SUITE !== "main",
+  skip: skipped("main"),
 }, () => {
   let vsix = "";
   let ide: Instance | undefined;
   let page: Page;
   let panel: FrameLocator;
 
+  // A price for the scripted model (KGENT_PRICES, read by the daemon): the session line shows the session's cost.
+  const prices = path.join(os.tmpdir(), `kgent-real-prices-${process.pid}.json`);
+
   before(async () => {
     vsix = buildVsix();
-    ide = await startCodeServer(vsix, true);
+    fs.writeFileSync(prices, JSON.stringify({ models: { "tool-loop": { input: 3, output: 15 } } }));
+    ide = await startCodeServer(vsix, true, { env: { KGENT_PRICES: prices } });
     // A hostile repository's own settings (issue 36): another server, another provider at a collector URL, full mode,
     // trusted. Every test of this suite runs under them and holds only if VS Code ignores them (the settings are
     // application-scoped): approvals are asked (not full), the scripted daemon answers (not ./evil, not openai).
@@ -416,6 +422,7 @@ describe("Kgent in a real VS Code (code-server)", {
   after(async () => {
     await page?.close().catch(() => undefined);
     await stopCodeServer(ide);
+    fs.rmSync(prices, { force: true });
   });
 
   test("palette → panel run → approval card → diff → allow → transcript → changed files", async () => {
@@ -453,6 +460,9 @@ describe("Kgent in a real VS Code (code-server)", {
       assert.doesNotMatch(await always.innerText(), /`/);
       assert.equal(await always.locator("code", { hasText: "sample.py" }).count(), 1);
       assert.match(await card.locator(".rule-line").first().innerText(), /sample\.py/);
+      // Closed again: the card as it first shows (the screenshots), one primary action and the menu folded.
+      await card.locator("details.more > summary").click();
+      await card.locator("button.opt.allow_always").first().waitFor({ state: "hidden", timeout: STEP_MS });
     });
     await step(page, "countdown", async () => {
       // kgent.approvalTimeout is set: the card counts down to the automatic reject, second by second.
@@ -520,6 +530,26 @@ describe("Kgent in a real VS Code (code-server)", {
       await panel.locator("details.tool", { hasText: "grep" }).first().waitFor({ timeout: STEP_MS });
     });
 
+    await step(page, "context-gauge", async () => {
+      // How full the context is: a small bar filled to the daemon's share, beside the daemon's words.
+      const gauge = panel.locator("#session .session-context");
+      const words = await gauge.innerText();
+      const percent = /^context [\d.]+k? of 33k tokens \((\d+)%\)$/.exec(words.trim())?.[1];
+      assert.ok(percent !== undefined, `the daemon's words: ${words}`);
+      const bar = gauge.locator(".gauge[role='meter']");
+      assert.equal(await bar.getAttribute("aria-valuenow"), percent);
+      assert.equal(
+        await bar.locator(".gauge-fill").evaluate((e) => (e as { style: { width: string } }).style.width),
+        `${percent}%`,
+      );
+      const box = await bar.boundingBox();
+      assert.ok(box !== null && box.width > 10 && box.height > 2, "the bar is drawn");
+      // The session's cost: the model has a price here, and the daemon's total says it ("≈ $…").
+      await panel
+        .locator("#session .session-usage", { hasText: /^session total: \d+ in .* out tokens · ≈ \$\d+\.\d{4}$/ })
+        .waitFor({ timeout: STEP_MS });
+    });
+
     await step(page, "changed-files", async () => {
       await panel.locator("button.changed-file", { hasText: "sample.py" }).first().click();
       await page
@@ -555,7 +585,7 @@ describe("Kgent in a real VS Code (code-server)", {
     });
   });
 
-  test("cancel mid-command: Stop ends the run and keeps the command's output so far", async () => {
+  test("cancel mid-command: Escape ends the run, keeps the command's output, badges it cancelled, gives the queue back", async () => {
     await step(page, "cancel", async () => {
       await panel.locator("#new").click();
       await panel.locator("#model").selectOption("long-bash"); // the model picker (initialize's models)
@@ -564,7 +594,11 @@ describe("Kgent in a real VS Code (code-server)", {
       await panel.locator("#input").press("Enter");
       const card = panel.locator(".card.approval.pending").first();
       await card.waitFor({ timeout: STEP_MS });
-      await card.locator("button.opt", { hasText: "Allow once" }).first().click();
+      // A lasting answer (this session's rule: a new conversation follows), from the card's "Always…" menu.
+      await card.locator("details.more > summary").click();
+      const always = card.locator("button.opt[data-option-id='allow_always']");
+      assert.equal(await always.getAttribute("data-scope"), "session");
+      await always.click();
       // Live output: the command's first line appears while it still runs.
       await panel
         .locator("details.tool.status-in_progress pre.output", { hasText: "started" })
@@ -579,18 +613,42 @@ describe("Kgent in a real VS Code (code-server)", {
       await shot(page, "panel-streaming");
       await panel.locator("#live .queue button.clear-queue").click();
       await panel.locator("#live .queue").waitFor({ state: "detached", timeout: STEP_MS });
-      await panel.locator("#live button.stop").first().click();
+      // Two more queued (a follow-up, then a steer: Ctrl+Enter), then Escape in the input stops the run: the model
+      // never read them, so both come back into the box, with a note saying so.
+      await panel.locator("#input").fill("then list the files");
+      await panel.locator("#input").press("Enter");
+      await panel.locator("#input").fill("look at b.txt too");
+      await panel.locator("#input").press("Control+Enter");
+      await waitForCount(panel.locator("#live .queue .chip"), 2);
+      await waitForValue(panel, "");
+      await panel.locator("#input").press("Escape");
       await panel.locator(".end.status-cancelled").first().waitFor({ timeout: STEP_MS });
+      await waitForValue(panel, "look at b.txt too\n\nthen list the files");
+      await panel
+        .locator(".note", { hasText: /^Stopped: the 2 queued messages are back in the box/ })
+        .waitFor({ timeout: STEP_MS });
       const tool = panel.locator("details.tool", { hasText: "sleep 60" }).first();
       const output = await tool.locator("pre.output").innerText();
       assert.match(output, /^started$/m);
       assert.doesNotMatch(output, /^finished$/m);
       assert.match(output, /cancelled/);
+      // Cut short by the run's cancel: badged cancelled, not failed (nor in the failure's colour).
+      assert.match((await tool.getAttribute("class")) ?? "", /\bstatus-cancelled\b/);
+      assert.doesNotMatch((await tool.getAttribute("class")) ?? "", /\berror\b/);
+      assert.equal((await tool.locator("summary .badge").innerText()).trim(), "cancelled");
+      // Its title and the lasting answer mark the command as code: shown as code, never as literal backticks.
+      const summary = await tool.locator("summary").innerText();
+      assert.match(summary, /Answered: Allow .*sleep.* this session/);
+      assert.doesNotMatch(summary, /`/);
+      assert.ok((await tool.locator("summary .decided code").count()) > 0, "the answer's command as code");
+      for (const line of await panel.locator("details.tool summary, .card.approval .answer").allInnerTexts())
+        assert.doesNotMatch(line, /`/, `no literal backticks: ${line}`);
       assert.equal(
-        await panel.locator(".msg.user.source-follow_up").count(),
+        await panel.locator(".msg.user.source-follow_up, .msg.user.source-steer").count(),
         0,
-        "the cleared follow-up never reached the run",
+        "no queued message reached the run",
       );
+      await panel.locator("#input").fill(""); // the next test starts from an empty box
     });
   });
 
@@ -900,7 +958,7 @@ describe("Kgent in a real VS Code (code-server)", {
 
 describe("Kgent in a real VS Code: the first hour (issue 29)", {
   timeout: 30 * 60_000,
-  skip: SUITE !== undefined && SUITE !== "first-hour",
+  skip: skipped("first-hour"),
 }, () => {
   let ide: Instance | undefined;
   let page: Page;
@@ -1357,7 +1415,7 @@ describe("Kgent in a real VS Code: the first hour (issue 29)", {
 // command, the Permissions view, "Accept my version").
 describe("Kgent in a real VS Code: approvals people can live with (issue 25)", {
   timeout: 30 * 60_000,
-  skip: SUITE !== undefined && SUITE !== "approvals",
+  skip: skipped("approvals"),
 }, () => {
   let ide: Instance | undefined;
   let page: Page;
@@ -1714,7 +1772,7 @@ describe("Kgent in a real VS Code: approvals people can live with (issue 25)", {
 
 describe("Kgent in a real VS Code: slash commands (issue 26)", {
   timeout: 20 * 60_000,
-  skip: SUITE !== undefined && SUITE !== "slash",
+  skip: skipped("slash"),
 }, () => {
   let ide: Instance | undefined;
   let page: Page;
@@ -1813,7 +1871,7 @@ describe("Kgent in a real VS Code: slash commands (issue 26)", {
     });
   });
 
-  test("/help, /cost and /mode answer in the panel without a run; Kgent: Export Session opens the session as Markdown", async () => {
+  test("/help, /cost and /mode answer in the panel without a run; Export Session opens Markdown; /compact + Enter compacts", async () => {
     const panel = panelFrame(page);
     const input = panel.locator("#input");
     const notes = panel.locator(".note");
@@ -1887,12 +1945,33 @@ describe("Kgent in a real VS Code: slash commands (issue 26)", {
       assert.match(text, /^# /m, `a Markdown title: ${text}`);
       assert.match(text, /^## /m, `Markdown sections: ${text}`);
     });
+    await step(page, "slash-compact", async () => {
+      // `/compact` typed in full, its menu open: Enter sends it (the compaction runs), it does not only complete it.
+      await palette(page, "Kgent: Focus Panel");
+      await input.waitFor({ timeout: STEP_MS });
+      const items = panel.locator("#slash-menu .slash-item");
+      const before = await ends.count();
+      await input.click();
+      await input.pressSequentially("/compact");
+      await waitForCount(items, 1);
+      assert.equal(await items.first().getAttribute("data-name"), "compact");
+      await input.press("Enter");
+      await ends.nth(before).waitFor({ timeout: STEP_MS });
+      await waitForValue(panel, "");
+      assert.equal(await panel.locator("#slash-menu").isHidden(), true, "the menu closed");
+      // The compaction's own words (a run of its own: no model turn of the agent).
+      await panel
+        .locator(".msg.assistant", { hasText: /^(Compacted the context|Nothing to compact yet)/ })
+        .last()
+        .waitFor({ timeout: STEP_MS });
+      assert.equal(await ends.count(), before + 1, "one run: the compaction");
+    });
   });
 });
 
 describe("Kgent in a real VS Code: Restore checkpoint (issue 26)", {
   timeout: 30 * 60_000,
-  skip: SUITE !== undefined && SUITE !== "rewind",
+  skip: skipped("rewind"),
 }, () => {
   let ide: Instance | undefined;
   let page: Page;
@@ -1935,11 +2014,21 @@ describe("Kgent in a real VS Code: Restore checkpoint (issue 26)", {
       await dialog.waitFor({ timeout: STEP_MS });
       const text = await dialog.innerText();
       assert.match(text, /before “Change them\.”/);
-      for (const line of ["restore: a.txt", "conflict — left as it is: b.txt", "restore: c.txt", "restore: new.txt"]) {
+      for (const line of [
+        "restore: a.txt",
+        // the daemon's reason in a person's words (the prompt, no run id); "left as it is" said once
+        "conflict — left as it is: b.txt (changed since the agent wrote it for “Change them.”)",
+        "restore: c.txt",
+        "restore: new.txt",
+      ]) {
         assert.ok(text.includes(line), `the modal lists ${line}: ${text}`);
       }
+      assert.doesNotMatch(text, /run-[0-9a-f]|left as it is.*left as it is/);
       await dialog.locator(".monaco-button", { hasText: "Restore" }).click();
-      await panel.locator(".note", { hasText: "Restored the checkpoint" }).waitFor({ timeout: STEP_MS });
+      const note = panel.locator(".note", { hasText: "Restored the checkpoint" });
+      await note.waitFor({ timeout: STEP_MS });
+      // It completed (the conflict stays, as the note says): not shown as a failure.
+      assert.equal(await note.getAttribute("class"), "note info");
     });
     await step(page, "rewind-restored", async () => {
       assert.equal(fs.readFileSync(path.join(ws, "a.txt"), "utf8"), A);
@@ -1956,7 +2045,7 @@ describe("Kgent in a real VS Code: Restore checkpoint (issue 26)", {
 // vscode-languageclient from npm wrapping the real `ruff server` (test-real/ruff-client) — beside Kgent's.
 describe("Kgent in a real VS Code: a language server's diagnostics on the edit's card (issue 42)", {
   timeout: 30 * 60_000,
-  skip: SUITE !== undefined && SUITE !== "diagnostics",
+  skip: skipped("diagnostics"),
 }, () => {
   let ide: Instance | undefined;
   let page: Page;

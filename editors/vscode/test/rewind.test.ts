@@ -11,7 +11,7 @@ import * as path from "node:path";
 import { afterEach, describe, test } from "node:test";
 import type { KgentApi } from "../src/extension";
 import type { ToPage } from "../src/panelMessages";
-import type { PanelItem, PanelState, UserItem } from "../src/panelItems";
+import type { NoteItem, PanelItem, PanelState, UserItem } from "../src/panelItems";
 import { confirmation, outcomeNote } from "../src/rewind";
 import {
   fakeContext,
@@ -133,9 +133,16 @@ describe("Restore checkpoint (panel, extension side)", () => {
       assert.ok(modal, "a modal confirmation");
       assert.match(modal.message, /before “Change them\.”/);
       assert.deepEqual(modal.items, ["Restore"]);
-      for (const line of ["restore: a.txt", "conflict — left as it is: b.txt", "restore: c.txt", "restore: new.txt"]) {
+      for (const line of [
+        "restore: a.txt",
+        // the daemon's reason in a person's words: the prompt, no run id, "left as it is" said once
+        "conflict — left as it is: b.txt (changed since the agent wrote it for “Change them.”)",
+        "restore: c.txt",
+        "restore: new.txt",
+      ]) {
         assert.ok(modal.detail?.includes(line), `the modal lists ${line}: ${modal.detail}`);
       }
+      assert.doesNotMatch(modal.detail ?? "", /run-[0-9a-f]|left as it is.*left as it is/);
       assert.equal(file(w, "a.txt"), A);
       assert.equal(file(w, "c.txt"), C);
       assert.equal(fs.existsSync(path.join(w.sb.workspace, "new.txt")), false);
@@ -146,6 +153,7 @@ describe("Restore checkpoint (panel, extension side)", () => {
       );
       const note = items(w).find((i) => i.type === "note" && /^Restored/.test(i.text));
       assert.match((note as { text: string }).text, /3 file\(s\) restored; changed since, left as they are: b\.txt/);
+      assert.equal((note as NoteItem).severity, "info", "a restore that completed is no error, conflicts or not");
     },
   );
 

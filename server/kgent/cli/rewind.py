@@ -14,7 +14,7 @@ from kgent.service.rewind import FileRewind, RewindError, RewindPlan, result_dic
 
 _SAYS = {
     "restored": "restore",
-    "conflict": "conflict",
+    "conflict": "left as it is",
     "unchanged": "unchanged",
     "unrestorable": "cannot restore",
 }

@@ -28,6 +28,7 @@ from kgent.session.store import SessionStore
 Outcome = Literal["restored", "conflict", "unchanged", "unrestorable"]
 SHELL_TOOLS = frozenset({"bash"})  # tools whose effects on files only git snapshots see
 _SHOWN_COMMAND = 120  # characters of a command quoted in a note
+_SHOWN_PROMPT = 60  # characters of a prompt a conflict names
 
 
 class RewindError(ValueError):
@@ -124,7 +125,8 @@ async def plan_rewind(tree: SessionTree, entry_id: str, fs: FileOps, *, git: boo
         for f in by_run[rid]:
             chain.setdefault(f.path, []).append(f)
     unreviewed = {str(p) for e in after if e.type == "review" for p in e.data.get("unreviewed", [])}
-    files = [await _plan_file(fs, workspace, rel, chain[rel]) for rel in sorted(chain)]
+    prompts = _run_prompts(str(checkpoint.data["message"].get("text", "")), after)
+    files = [await _plan_file(fs, workspace, rel, chain[rel], prompts) for rel in sorted(chain)]
     files += [
         FileRewind(
             path=rel,
@@ -138,7 +140,24 @@ async def plan_rewind(tree: SessionTree, entry_id: str, fs: FileOps, *, git: boo
     return RewindPlan(checkpoint=checkpoint, leaf_id=checkpoint.parent_id, files=files, notes=notes)
 
 
-async def _plan_file(fs: FileOps, workspace: Path, rel: str, runs: Sequence[ReviewedFile]) -> FileRewind:
+def _run_prompts(first: str, after: Sequence[SessionEntry]) -> dict[str, str]:
+    """Per run id, the prompt it answered (its first user message after the previous run's review; `first`, the
+    checkpoint's, for the first run): a conflict names it, never the run id, which means nothing to a person."""
+    out: dict[str, str] = {}
+    prompt: str | None = first
+    for e in after:
+        message = e.data.get("message") if e.type == "message" else None
+        if isinstance(message, dict) and message.get("role") == "user" and prompt is None:
+            prompt = str(message.get("text", ""))
+        elif e.type == "review" and prompt is not None:
+            out[str(e.data["runId"])] = prompt
+            prompt = None
+    return out
+
+
+async def _plan_file(
+    fs: FileOps, workspace: Path, rel: str, runs: Sequence[ReviewedFile], prompts: dict[str, str]
+) -> FileRewind:
     fs = gated(fs, workspace)
     problem = path_problem(workspace, rel)
     if problem is not None:
@@ -153,19 +172,23 @@ async def _plan_file(fs: FileOps, workspace: Path, rel: str, runs: Sequence[Revi
         live = [h for h in f.hunks if f.status[h.id] != "rejected"]
         if f.hunks and not live:
             continue  # every change of this run to the file was rejected (reverted) in a review
+        for_prompt = f" for “{_short(prompts[f.run_id], _SHOWN_PROMPT)}”" if prompts.get(f.run_id) else ""
         if f.deleted != (text is None):
-            how = "exists again" if f.deleted else "is gone"
-            return _conflict(rel, current, f"the file {how} since the agent's run {f.run_id}")
+            why = (
+                "created again since the agent deleted it"
+                if f.deleted
+                else "deleted since the agent wrote it"
+            )
+            return _conflict(rel, current, why + for_prompt)
         reverted, done = revert(text, live)
-        if not all(done.values()):
-            return _conflict(rel, current, f"lines the agent's run {f.run_id} wrote were changed since")
+        changed = f"changed since the agent wrote it{for_prompt}"
+        if not all(done.values()) or (f.created and reverted != ""):
+            return _conflict(rel, current, changed)
         if f.created:
-            if reverted != "":
-                return _conflict(rel, current, f"the file was changed since the agent's run {f.run_id}")
             text = None
             continue
         if f.before_sha is not None and text_sha(reverted) != f.before_sha:
-            return _conflict(rel, current, f"the file was changed since the agent's run {f.run_id}")
+            return _conflict(rel, current, changed)
         text = reverted
     if text == current:
         return FileRewind(path=rel, outcome="unchanged", current=current, text=text)
@@ -173,7 +196,8 @@ async def _plan_file(fs: FileOps, workspace: Path, rel: str, runs: Sequence[Revi
 
 
 def _conflict(rel: str, current: str | None, why: str) -> FileRewind:
-    return FileRewind(path=rel, outcome="conflict", reason=f"{why}: left as it is", current=current)
+    """A file left alone: `why` in a person's words (every front says "left as it is" itself, with the outcome)."""
+    return FileRewind(path=rel, outcome="conflict", reason=why, current=current)
 
 
 def _shell_notes(first: str, after: Sequence[SessionEntry]) -> list[str]:
@@ -207,9 +231,9 @@ def _shell_notes(first: str, after: Sequence[SessionEntry]) -> list[str]:
     return notes
 
 
-def _short(text: str) -> str:
+def _short(text: str, limit: int = _SHOWN_COMMAND) -> str:
     text = " ".join(text.split())
-    return text if len(text) <= _SHOWN_COMMAND else text[:_SHOWN_COMMAND] + "…"
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 async def apply_plan(plan: RewindPlan, fs: FileOps, workspace: Path) -> list[FileRewind]:

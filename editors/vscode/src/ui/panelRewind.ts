@@ -32,7 +32,8 @@ export async function rewindAt(
     const done = await client.rewind({ sessionId, entryId });
     const branch = await client.session(sessionId, true);
     model.showSession(branch, `restored “${firstLine(done.prompt, 60)}”`);
-    model.note(outcomeNote(done), done.files.some((f) => f.outcome === "conflict") ? "error" : undefined);
+    // A restore that completed is no failure, even with files left as they were (the note names them).
+    model.note(outcomeNote(done));
     post({ type: "setInput", text: splitAttachments(done.prompt).text });
     return true;
   } catch (e) {

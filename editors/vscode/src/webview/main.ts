@@ -530,13 +530,9 @@ function renderSessionBar(s: PanelState): void {
   sessionBar.appendChild(head);
   if (s.sessionId === undefined) return;
   const figures: HTMLElement[] = [];
-  if (s.sessionContext !== undefined) {
-    const ctx = el("span", "session-context", escapeHtml(s.sessionContext.text));
-    ctx.title =
-      "What the model's context held after the last call (its whole prompt and answer), of its context window; Kgent compacts the conversation as it nears the window";
-    figures.push(ctx);
-  }
+  if (s.sessionContext !== undefined) figures.push(contextGauge(s.sessionContext));
   if (s.sessionUsage !== undefined) {
+    // The daemon's words: the tokens, and "≈ $…" when the model has a price (a host computes no cost of its own).
     const total = el("span", "session-usage", escapeHtml(`session total: ${s.sessionUsage.text}`));
     total.title = "Tokens (and cost, when the model's price is known) of every model call of this session so far";
     figures.push(total);
@@ -549,6 +545,26 @@ function renderSessionBar(s: PanelState): void {
   });
   row.title = row.textContent ?? "";
   sessionBar.appendChild(row);
+}
+
+/** How full the model's context is: a small bar filled to the daemon's share, then the daemon's text ("context 24k
+ *  of 200k tokens (12%)"); a host computes neither. Near the window (compaction comes soon) it turns a warning. */
+function contextGauge(c: NonNullable<PanelState["sessionContext"]>): HTMLElement {
+  const percent = Math.min(100, Math.max(0, c.percent));
+  const gauge = el("span", `session-context${percent >= 80 ? " near-full" : ""}`);
+  const bar = el("span", "gauge");
+  bar.setAttribute("role", "meter");
+  bar.setAttribute("aria-valuemin", "0");
+  bar.setAttribute("aria-valuemax", "100");
+  bar.setAttribute("aria-valuenow", String(percent));
+  bar.setAttribute("aria-label", c.text);
+  const fill = el("span", "gauge-fill");
+  fill.style.width = `${percent}%`; // CSSOM: allowed by the page's style-src (no inline style attribute)
+  bar.appendChild(fill);
+  gauge.append(bar, c.text);
+  gauge.title =
+    "What the model's context held after the last call (its whole prompt and answer), of its context window; Kgent compacts the conversation as it nears the window";
+  return gauge;
 }
 
 function send(as?: "steer" | "followUp"): void {
