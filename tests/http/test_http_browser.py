@@ -1,63 +1,27 @@
 """The web client in a real browser: Python playwright driving Debian's Chromium (/usr/bin/chromium; never a
 downloaded browser) against a real `kgent serve --http` on the scripted provider. One browser for the module; a fresh
-context (fresh sessionStorage) per test. KGENT_HTTP_SCREENSHOTS=DIR saves the README's screenshots there."""
+context (fresh sessionStorage) per test (tests/http/conftest.py). KGENT_HTTP_SCREENSHOTS=DIR saves the docs'
+screenshots there."""
 
 from __future__ import annotations
 
-import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
+from playwright.sync_api import BrowserContext, Page, expect
 
+from chromium import SHOTS, TIMEOUT, NewContext
 from kgent.http.security import CSP
 from kgent.permissions.modes import MODE_DESCRIPTIONS
 from kgent.testing.http_server import HttpServer, write_script
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-TIMEOUT = 60_000  # ms: generous, the machine may be loaded
-# expect()'s own default is 5 s, which a loaded CI machine overran (a sign-in's dialog still open after 5 s, a long
-# answer's run end not yet drawn): every browser suite imports this module, so its waits get the same bound as the
-# actions' (a wait that holds returns at once; only a failure waits the whole bound).
-expect.set_options(timeout=TIMEOUT)
-SHOTS = os.environ.get("KGENT_HTTP_SCREENSHOTS")
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
-
 
 @pytest.fixture
-def context(browser: Browser, server: HttpServer) -> Iterator[BrowserContext]:
+def context(new_context: NewContext, server: HttpServer) -> BrowserContext:
     (server.workspace / "sample.py").write_text("value = 1\nprint(value)\n")
     (server.workspace / "notes.txt").write_text("hello\n")
-    ctx = browser.new_context(viewport={"width": 1280, "height": 820})
-    ctx.set_default_timeout(TIMEOUT)
-    errors: list[str] = []
-    ctx.on("weberror", lambda e: errors.append(str(e.error)))
-    try:
-        yield ctx
-    finally:
-        ctx.close()
-    assert not errors, errors
+    return new_context()
 
 
 def open_page(ctx: BrowserContext, server: HttpServer, fragment: str = "") -> Page:
@@ -281,7 +245,10 @@ def test_without_the_token_the_page_asks_for_it(context: BrowserContext, server:
     page.locator("#token-form button").click()
     expect(page.locator("#token-dialog")).to_be_hidden()
     expect(page.locator("#token-error")).to_be_hidden()
-    expect(page.locator("#project")).to_have_text(f"Project: {server.workspace.name}")
+    expect(page.locator("#project")).to_have_text(
+        "Project: choose…"
+    )  # signed in: a fresh browser picks a project
+    expect(page.locator("#project-dialog")).to_be_visible()
     assert page.evaluate("document.cookie") == ""  # HttpOnly: the page's scripts never see the session
 
 

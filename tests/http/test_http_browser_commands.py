@@ -9,9 +9,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Dialog, Page, expect
-from test_http_browser import TIMEOUT, browser, open_page  # noqa: F401 - `browser` is a fixture
+from playwright.sync_api import BrowserContext, Page, expect
+from test_http_browser import open_page
 
+from chromium import NewContext
 from kgent.testing.http_server import HttpServer, start
 
 
@@ -31,16 +32,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
 
 
 @pytest.fixture
-def context(browser: Browser) -> Iterator[BrowserContext]:  # noqa: F811 - the imported fixture
-    ctx = browser.new_context(viewport={"width": 1280, "height": 820}, accept_downloads=True)
-    ctx.set_default_timeout(TIMEOUT)
-    errors: list[str] = []
-    ctx.on("weberror", lambda e: errors.append(str(e.error)))
-    try:
-        yield ctx
-    finally:
-        ctx.close()
-    assert not errors, errors
+def context(new_context: NewContext) -> BrowserContext:  # noqa: F811 - the imported fixture
+    return new_context(accept_downloads=True)
 
 
 def send(page: Page, text: str) -> None:
@@ -128,20 +121,14 @@ def test_rewind_opens_the_rewind_flow(context: BrowserContext, server: HttpServe
     expect(page.locator(".notice")).to_have_text(["Nothing to rewind: no session is open."])
     expect(page.locator("#prompt")).to_have_value("")
     run(page, "go back to here")
-    asked: list[str] = []
-
-    def on_dialog(dialog: Dialog) -> None:
-        asked.append(dialog.message)
-        dialog.dismiss()
-
-    page.on("dialog", on_dialog)
     send(page, "/rewind")
     choice = page.locator(".rewind-picker button", has_text="go back to here")
     expect(choice).to_be_focused()  # the latest prompt first, ready for Enter
     page.keyboard.press("Enter")
+    # The dry run's plan, asked first in the page's dialog, names the message; Escape leaves everything as it was.
+    expect(page.locator("#rewind-question")).to_contain_text("before “go back to here”")
+    page.keyboard.press("Escape")
     expect(page.locator(".notice").last).to_have_text("Checkpoint not restored: nothing changed.")
-    # The dry run's plan, asked first, names the message.
-    assert len(asked) == 1 and "before “go back to here”" in asked[0], asked
     expect(page.locator(".rewind-picker")).to_have_count(0)
 
 

@@ -11,9 +11,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import APIResponse, Browser, BrowserContext, Page, Route, expect, sync_playwright
-from tests.http.test_http_browser import ARGS, CHROMIUM, TIMEOUT, shot, start_run, wait_for
+from playwright.sync_api import APIResponse, Browser, BrowserContext, Page, Route, expect
+from test_http_browser import shot, start_run, wait_for
 
+from chromium import ARGS, CHROMIUM, TIMEOUT, NewContext
 from kgent.testing.http_server import HttpServer, start, write_script
 from kgent.testing.model_server import ModelServer
 
@@ -51,32 +52,16 @@ def server(tmp_path_factory: pytest.TempPathFactory, models: ModelServer) -> Ite
         assert code == 0, out
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
-
-
 @pytest.fixture
-def context(browser: Browser, server: HttpServer) -> Iterator[BrowserContext]:
-    ctx = browser.new_context(viewport={"width": 1280, "height": 820}, permissions=["notifications"])
-    ctx.set_default_timeout(TIMEOUT)
-    errors: list[str] = []
-    ctx.on("weberror", lambda e: errors.append(str(e.error)))
-    try:
-        yield ctx
-    finally:
-        ctx.close()
-    assert not errors, errors
+def context(new_context: NewContext, server: HttpServer) -> BrowserContext:
+    return new_context(permissions=["notifications"])
 
 
-def open_page(ctx: BrowserContext, server: HttpServer, fragment: str = "", *, token: bool = True) -> Page:
+def open_page(
+    ctx: BrowserContext, server: HttpServer, fragment: str = "", *, token: bool = True, project: bool = True
+) -> Page:
     page = ctx.new_page()
-    page.goto(server.page_url(fragment) if token else f"{server.url}/{fragment}")
+    page.goto(server.page_url(fragment, project=project) if token else f"{server.url}/{fragment}")
     page.wait_for_selector("#provider option", state="attached")
     expect(page.locator("#project")).not_to_have_text(
         "Project: …"
@@ -84,8 +69,9 @@ def open_page(ctx: BrowserContext, server: HttpServer, fragment: str = "", *, to
     return page
 
 
-def pick_project(page: Page, *names: str) -> None:
-    page.click("#project")
+def pick_project(page: Page, *names: str, opened: bool = False) -> None:
+    if not opened:
+        page.click("#project")
     dialog = page.locator("#project-dialog")
     expect(dialog).to_be_visible()
     expect(dialog.locator("#project-dirs button")).not_to_have_count(0)
@@ -101,13 +87,20 @@ def test_the_configured_model_and_a_project_on_first_use(
     context: BrowserContext, server: HttpServer, models: ModelServer
 ) -> None:
     models.reset()
-    page = open_page(context, server)
+    page = open_page(context, server, project=False)
     expect(page.locator("#provider")).to_have_value(
         "openai"
     )  # the server's configuration, not a built-in default
     expect(page.locator("#model")).to_have_value(CONFIGURED)
-    expect(page.locator("#project")).to_have_text(f"Project: {server.workspace.name}")
-    pick_project(page, "proj")
+    # a fresh browser is not put in the root: it asks which project, and the picker stays until one is chosen
+    expect(page.locator("#project")).to_have_text("Project: choose…")
+    dialog = page.locator("#project-dialog")
+    expect(dialog).to_be_visible()
+    expect(dialog.locator("#project-path")).to_have_text(str(server.workspace))
+    expect(dialog.locator("#project-cancel")).to_be_hidden()
+    page.keyboard.press("Escape")
+    expect(dialog).to_be_visible()
+    pick_project(page, "proj", opened=True)
     shot(page, "first-use")
     page.fill("#prompt", "hello, configured model")
     page.click("#send")
@@ -127,7 +120,8 @@ def test_the_configured_model_and_a_project_on_first_use(
     page.click("#send")
     expect(page.locator(".run-end")).to_contain_text("Run settled")
     assert models.requests[-1].body["model"] == "typed-model-id"
-    again = open_page(context, server)
+    again = open_page(context, server, project=False)
+    expect(again.locator("#project-dialog")).to_be_hidden()  # the choice was remembered
     expect(again.locator("#model")).to_have_value("typed-model-id")
     expect(again.locator("#mode")).to_have_value("full")
     expect(again.locator("#project")).to_have_text("Project: proj")
@@ -141,9 +135,13 @@ def test_the_configured_model_and_a_project_on_first_use(
     expect(again.locator("#model")).to_have_value(CONFIGURED)
     expect(again.locator("#mode")).to_have_value("full")
     again.click("#project")
-    expect(again.locator("#project-recent button")).to_have_text(
-        [str(server.workspace / "proj"), str(server.workspace)]
-    )
+    expect(again.locator("#project-recent button")).to_have_text([str(server.workspace / "proj")])
+    expect(again.locator("#project-cancel")).to_be_visible()
+    # the root itself is a project only when chosen, with "Use this directory" there
+    again.locator("#project-up").click()
+    expect(again.locator("#project-path")).to_have_text(str(server.workspace))
+    again.locator("#project-use").click()
+    expect(again.locator("#project")).to_have_text(f"Project: {server.workspace.name}")
 
 
 def test_a_second_tab_needs_no_token_and_sign_out_revokes(

@@ -15,8 +15,9 @@ import time
 from pathlib import Path
 
 import httpx
-from tests.http.cdp import Cdp
-from tests.http.test_http_browser import SHOTS, TIMEOUT
+from cdp import Cdp
+
+from chromium import SHOTS, TIMEOUT
 
 
 def free_port() -> int:
@@ -24,6 +25,13 @@ def free_port() -> int:
         s.bind(("127.0.0.1", 0))
         port: int = s.getsockname()[1]
         return port
+
+
+# The page's background as a relative luminance (0 black … 1 white), evaluated in the window.
+BACKGROUND = (
+    "(() => { const [r, g, b] = getComputedStyle(document.body).backgroundColor.match(/[0-9.]+/g).map(Number);"
+    " return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255; })()"
+)
 
 
 def test_kgent_desktop_runs_a_task_with_an_approval_and_closes(tmp_path: Path) -> None:
@@ -75,9 +83,11 @@ def test_kgent_desktop_runs_a_task_with_an_approval_and_closes(tmp_path: Path) -
         page = Cdp.page(devtools, TIMEOUT / 1000)
         wait = TIMEOUT / 1000
         try:
-            page.wait_for(
-                "document.getElementById('project').textContent === 'Project: ws'", wait
-            )  # signed in
+            # signed in, and asked which project: the root itself, chosen with "Use this directory"
+            page.wait_for("document.getElementById('project-dialog').open", wait)
+            page.wait_for("!document.getElementById('project-use').disabled", wait)
+            page.evaluate("document.getElementById('project-use').click()")
+            page.wait_for("document.getElementById('project').textContent === 'Project: ws'", wait)
             assert page.evaluate("location.href") == f"{server}/"  # the token left the address bar
             with httpx.Client() as c:  # the shared KGENT_HTTP_TOKEN was not used: the token is fresh
                 res = c.get(f"{server}/api/info", headers={"Authorization": "Bearer must-not-be-used"})
@@ -96,6 +106,19 @@ def test_kgent_desktop_runs_a_task_with_an_approval_and_closes(tmp_path: Path) -
             page.evaluate("document.querySelector('.approval button[data-option-id=allow_once]').click()")
             page.wait_for("document.querySelector('.run-end')?.textContent.includes('Run settled')", wait)
             assert (ws / "notes.txt").read_text() == "rewritten\n"
+            # dark mode in the window: the system's preference followed, and the toggle's light kept over it
+            page.call(
+                "Emulation.setEmulatedMedia",
+                {"features": [{"name": "prefers-color-scheme", "value": "dark"}]},
+            )
+            assert page.wait_for(f"{BACKGROUND} < 0.1", wait)
+            page.evaluate(
+                "document.getElementById('theme').click(); document.getElementById('theme').click()"
+            )
+            assert page.evaluate("document.getElementById('theme').textContent") == "Theme: light"
+            assert page.wait_for(f"{BACKGROUND} > 0.8", wait)
+            page.evaluate("document.getElementById('theme').click()")  # back to following the system: dark
+            assert page.wait_for(f"{BACKGROUND} < 0.1", wait)
             if SHOTS:
                 page.screenshot(Path(SHOTS) / "desktop.png")
             assert page.wait_for("!document.getElementById('close-window').hidden", wait)
@@ -106,6 +129,8 @@ def test_kgent_desktop_runs_a_task_with_an_approval_and_closes(tmp_path: Path) -
         log = "".join(output)
         assert "server stopped" in log
         assert "Traceback" not in log, log
+        # the page keeps its own Content-Security-Policy: the web view logs no violation of it (an inline style)
+        assert "Content Security Policy" not in log, log
         try:
             httpx.get(f"{server}/health", timeout=5)
             raise AssertionError("the server still answers after the window closed")

@@ -5,39 +5,21 @@ message; a file that is not an image is refused in the page."""
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, BrowserContext, expect, sync_playwright
-from tests.http.test_http_browser import ARGS, CHROMIUM, TIMEOUT, open_page
+from playwright.sync_api import BrowserContext, expect
+from test_http_browser import open_page
 
+from chromium import NewContext
 from kgent.testing.http_server import HttpServer
 from kgent.testing.images import png
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
-
-
 @pytest.fixture
-def context(browser: Browser) -> Iterator[BrowserContext]:
-    ctx = browser.new_context(viewport={"width": 1280, "height": 820})
-    ctx.set_default_timeout(TIMEOUT)
-    errors: list[str] = []
-    ctx.on("weberror", lambda e: errors.append(str(e.error)))
-    try:
-        yield ctx
-    finally:
-        ctx.close()
-    assert not errors, errors
+def context(new_context: NewContext) -> BrowserContext:
+    return new_context()
 
 
 PASTE = """([name, b64]) => {

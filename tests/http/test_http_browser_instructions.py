@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from playwright.sync_api import BrowserContext, expect
-from test_http_browser import browser, context, open_page, start_run  # noqa: F401, F811  (fixtures)
+from test_http_browser import context, open_page, start_run  # noqa: F401, F811  (a fixture)
 
 from kgent.testing.http_server import HttpServer
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
-from tests.http.test_http_browser import browser, context, open_page, start_run, wait_for  # noqa: F401 - fixtures
+from test_http_browser import context, open_page, start_run, wait_for  # noqa: F401 - a fixture
 
 from kgent.testing.http_server import HttpServer, write_script
 

@@ -10,9 +10,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
-from tests.http.test_http_browser import ARGS, CHROMIUM, TIMEOUT, start_run
+from playwright.sync_api import BrowserContext, Page, expect
+from test_http_browser import start_run
 
+from chromium import NewContext
 from kgent.testing.http_server import HttpServer, start, write_script
 
 
@@ -32,29 +33,11 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
         assert code == 0, log
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
-
-
 @pytest.fixture
-def context(browser: Browser, server: HttpServer) -> Iterator[BrowserContext]:
+def context(new_context: NewContext, server: HttpServer) -> BrowserContext:
     (server.workspace / "notes.txt").write_text("hello\nworld\n")
     (server.workspace / "sample.py").write_text("print(1)\n")
-    ctx = browser.new_context(viewport={"width": 1280, "height": 820})
-    ctx.set_default_timeout(TIMEOUT)
-    errors: list[str] = []
-    ctx.on("weberror", lambda e: errors.append(str(e.error)))
-    try:
-        yield ctx
-    finally:
-        ctx.close()
-    assert not errors, errors
+    return new_context()
 
 
 def open_page(ctx: BrowserContext, server: HttpServer) -> Page:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from playwright.sync_api import BrowserContext, expect
-from tests.http.test_http_browser import browser, context, open_page, start_run  # noqa: F401 - fixtures
+from test_http_browser import context, open_page, start_run  # noqa: F401 - a fixture
 
 from kgent.testing.http_server import HttpServer, write_script
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from playwright.sync_api import BrowserContext, expect
-from test_http_browser import browser, context, open_page, start_run  # noqa: F401, F811  (fixtures)
+from test_http_browser import context, open_page, start_run  # noqa: F401, F811  (a fixture)
 
 from helpers import SUB_AGENTS, three_asking_sub_agents
 from kgent.testing.http_server import HttpServer

@@ -1,7 +1,8 @@
 """Rewind over HTTP (`POST /api/sessions/{id}/rewind`) and the web client's *Restore checkpoint*, in Debian's Chromium
 against a real `kgent serve --http` whose workspace is a git work tree: a run edits two files, creates one and runs
-`sed -i` on a fourth, the person edits one of them; the confirm dialog lists the plan, the files come back, the
-conflict is left alone, the conversation forks before the message and the message is back in the composer."""
+`sed -i` on a fourth, the person edits one of them; the page's own dialog (never window.confirm) lists the plan and
+takes Enter or Escape, the files come back, the conflict is left alone, the conversation forks before the message and
+the message is back in the composer."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Dialog, expect, sync_playwright
-from tests.http.test_http_browser import ARGS, CHROMIUM, TIMEOUT, open_page, shot, start_run
+from playwright.sync_api import BrowserContext, Dialog, Page, expect
+from test_http_browser import open_page, shot, start_run
 
+from chromium import NewContext
 from kgent.testing.http_server import HttpServer, start
 
 A, B, C = "alpha\nbeta\ngamma\n", "alpha\nbravo\ncharlie\n", "charlie\ndelta\necho\n"
@@ -45,27 +47,9 @@ def files(server: HttpServer) -> Path:
     return ws
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
-
-
 @pytest.fixture
-def context(browser: Browser, files: Path) -> Iterator[BrowserContext]:
-    ctx = browser.new_context(viewport={"width": 1280, "height": 820})
-    ctx.set_default_timeout(TIMEOUT)
-    errors: list[str] = []
-    ctx.on("weberror", lambda e: errors.append(str(e.error)))
-    try:
-        yield ctx
-    finally:
-        ctx.close()
-    assert not errors, errors
+def context(new_context: NewContext, files: Path) -> BrowserContext:
+    return new_context()
 
 
 def _wait_end(c: httpx.Client, run_id: str) -> None:
@@ -102,6 +86,18 @@ def test_the_route_plans_then_rewinds_and_reports_the_conflict(server: HttpServe
         assert bad.status_code == 404 and bad.json()["error"]["data"]["code"] == "entry_not_found"
 
 
+def _no_native_dialog(page: Page) -> list[str]:
+    """The messages of any native dialog (alert, confirm) the page opens: there should be none."""
+    native: list[str] = []
+
+    def on_dialog(dialog: Dialog) -> None:
+        native.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
+    return native
+
+
 def test_restore_checkpoint_confirms_the_plan_restores_and_forks(
     context: BrowserContext, server: HttpServer
 ) -> None:
@@ -111,40 +107,43 @@ def test_restore_checkpoint_confirms_the_plan_restores_and_forks(
     expect(page.locator(".run-end")).to_be_visible()
     expect(page.locator(".msg.user .rewind")).to_have_count(1)  # the session's entries reached the page
     (ws / "b.txt").write_text(USERS)
-    asked: list[str] = []
-
-    def on_dialog(dialog: Dialog) -> None:
-        asked.append(dialog.message)
-        dialog.accept()
-
-    page.on("dialog", on_dialog)
+    native = _no_native_dialog(page)
     page.locator(".msg.user .rewind").click()
+    dialog = page.locator("#rewind-dialog")
+    expect(dialog).to_be_visible()
+    expect(dialog.locator("#rewind-question")).to_contain_text("before “change them”")
+    expect(dialog.locator("#rewind-plan li")).to_contain_text(
+        ["restore: a.txt", "CONFLICT (left as it is): b.txt", "restore: c.txt", "restore: new.txt"]
+    )
+    expect(dialog.locator("#rewind-plan li.warn")).to_contain_text(["CONFLICT (left as it is): b.txt"])
+    expect(page.locator("#rewind-confirm")).to_be_focused()  # the focus moved into the dialog
+    shot(page, "rewind")
+    page.keyboard.press("Enter")  # confirms
+    expect(dialog).to_be_hidden()
     expect(page.locator(".notice").last).to_contain_text("Checkpoint restored: 3 file(s) restored")
     expect(page.locator(".notice").last).to_contain_text("conflicts left as they are: b.txt")
-    assert len(asked) == 1 and "before “change them”" in asked[0]
-    for line in ("restore: a.txt", "CONFLICT (left as it is): b.txt", "restore: c.txt", "restore: new.txt"):
-        assert line in asked[0], asked[0]
     assert (ws / "a.txt").read_text() == A and (ws / "c.txt").read_text() == C
     assert not (ws / "new.txt").exists() and (ws / "b.txt").read_text() == USERS
     expect(page.locator(".msg.user")).to_have_count(0)  # forked before the only message
     expect(page.locator("#prompt")).to_have_value("change them")
-    shot(page, "rewind")
+    assert native == []
 
 
-def test_dismissing_the_dialog_changes_nothing(context: BrowserContext, server: HttpServer) -> None:
+def test_escape_or_cancel_changes_nothing(context: BrowserContext, server: HttpServer) -> None:
     ws = server.workspace
     page = open_page(context, server)
     start_run(page, "scripted/rewind-edits", "change them", mode="full")
     expect(page.locator(".msg.user .rewind")).to_have_count(1)
-    asked: list[str] = []
-
-    def on_dialog(dialog: Dialog) -> None:
-        asked.append(dialog.message)
-        dialog.dismiss()
-
-    page.on("dialog", on_dialog)
-    page.locator(".msg.user .rewind").click()
-    expect(page.locator(".notice").last).to_contain_text("Checkpoint not restored: nothing changed.")
-    assert len(asked) == 1
-    assert (ws / "a.txt").read_text() == A.replace("beta", "BETA") and (ws / "new.txt").exists()
-    expect(page.locator(".msg.user")).to_have_count(1)
+    native = _no_native_dialog(page)
+    for dismiss in ("Escape", "Cancel"):
+        page.locator(".msg.user .rewind").click()
+        expect(page.locator("#rewind-dialog")).to_be_visible()
+        if dismiss == "Escape":
+            page.keyboard.press("Escape")
+        else:
+            page.locator("#rewind-cancel").click()
+        expect(page.locator("#rewind-dialog")).to_be_hidden()
+        expect(page.locator(".notice").last).to_contain_text("Checkpoint not restored: nothing changed.")
+        assert (ws / "a.txt").read_text() == A.replace("beta", "BETA") and (ws / "new.txt").exists()
+        expect(page.locator(".msg.user")).to_have_count(1)
+    assert native == []

@@ -7,9 +7,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, expect
-from test_http_browser import TIMEOUT, browser, open_page  # noqa: F401 - `browser` is a fixture
+from playwright.sync_api import BrowserContext, expect
+from test_http_browser import open_page
 
+from chromium import NewContext
 from kgent.testing.http_server import HttpServer, start
 
 
@@ -75,16 +76,8 @@ def test_commands_are_listed_and_expanded(server: HttpServer) -> None:
 
 
 @pytest.fixture
-def context(browser: Browser) -> Iterator[BrowserContext]:  # noqa: F811 - the imported fixture
-    ctx = browser.new_context(viewport={"width": 1280, "height": 820})
-    ctx.set_default_timeout(TIMEOUT)
-    errors: list[str] = []
-    ctx.on("weberror", lambda e: errors.append(str(e.error)))
-    try:
-        yield ctx
-    finally:
-        ctx.close()
-    assert not errors, errors
+def context(new_context: NewContext) -> BrowserContext:  # noqa: F811 - the imported fixture
+    return new_context()
 
 
 def test_the_composer_completes_a_template_and_runs_it(context: BrowserContext, server: HttpServer) -> None:

@@ -115,11 +115,13 @@ def test_http_serves_and_documents_every_route_of_the_table() -> None:
     assert offered <= served
     assert {m.name for m, _ in built()} >= {"agent/clearQueue", "agent/review", "agent/applyReview"}
     api = {(verb, path) for verb, path in served if path.startswith("/api/")}
-    # no method of protocol.md: the roots and the project picker's browsing (the web client's), a run's replay state
+    # no method of protocol.md: the roots and the project picker's browsing (the web client's), a run's replay state,
+    # a session's stored images
     beside_the_table = {
         ("GET", "/api/workspaces"),
         ("GET", "/api/directories"),
         ("GET", "/api/runs/{run_id}"),
+        ("GET", "/api/sessions/{session_id}/images/{sha256}"),  # the web client's thumbnails
     }
     assert api - offered == beside_the_table
     review = paths["/api/sessions/{session_id}/review"]

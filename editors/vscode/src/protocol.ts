@@ -124,6 +124,8 @@ export type {
   ToolCallRef,
   ToolInfo,
   ToolKind,
+  ToolOutputParams,
+  ToolOutputResult,
   ToolResultMessage,
   ToolStatus,
   ToolUpdateEvent,
@@ -221,6 +223,8 @@ export const AgentFollowUp = new RequestType<W.RunTextParams, W.EmptyResult, Err
 export const AgentClearQueue = new RequestType<W.RunIdParams, W.EmptyResult, ErrorData>("agent/clearQueue");
 export const AgentSessions = new RequestType<W.SessionsParams, W.SessionsResult, ErrorData>("agent/sessions");
 export const AgentSession = new RequestType<W.SessionParams, W.SessionResult, ErrorData>("agent/session");
+// All a tool call printed, as saved with the session (a long command's whole output, not the tail the model saw).
+export const AgentToolOutput = new RequestType<W.ToolOutputParams, W.ToolOutputResult, ErrorData>("agent/toolOutput");
 export const AgentFork = new RequestType<W.ForkParams, W.ForkResult, ErrorData>("agent/fork");
 export const AgentRenameSession = new RequestType<W.RenameSessionParams, W.EmptyResult, ErrorData>(
   "agent/renameSession",

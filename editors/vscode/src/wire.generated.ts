@@ -1073,6 +1073,11 @@ export interface SessionResult {
 export interface SessionsParams {
   /** An absolute path (of the daemon's machine). */
   workspace: string;
+  /**
+   * Only the sessions whose title, id or conversation (the text of its prompts and answers) holds every word of it,
+   * case-insensitively; absent or blank: all of them.
+   */
+  query?: string | null;
 }
 
 export interface SessionsResult {
@@ -1152,6 +1157,25 @@ export interface ToolInfo {
 }
 
 export type ToolKind = "read" | "edit" | "delete" | "move" | "search" | "execute" | "think" | "fetch" | "other";
+
+export interface ToolOutputParams {
+  sessionId: string;
+  /** The call's id (`toolCallId` of its events and result). */
+  toolCallId: string;
+}
+
+export interface ToolOutputResult {
+  /**
+   * All a tool call printed, as saved with the session (redacted as the session is): a command's whole output, not the
+   * tail the model was shown.
+   */
+  text: string;
+  /**
+   * Not all of it: past 4 MiB only the first and last 2 MiB were kept (a line in the text says how much was dropped),
+   * or the saved output is gone and `text` is what the model was shown.
+   */
+  truncated: boolean;
+}
 
 export interface ToolResultMessage {
   role: "tool";
@@ -1292,6 +1316,10 @@ export interface Methods {
     direction: "client → daemon"; kind: "request";
     params: SessionParams; result: SessionResult;
   };
+  "agent/toolOutput": {
+    direction: "client → daemon"; kind: "request";
+    params: ToolOutputParams; result: ToolOutputResult;
+  };
   "agent/fork": {
     direction: "client → daemon"; kind: "request";
     params: ForkParams; result: ForkResult;
@@ -1388,6 +1416,7 @@ export const METHOD_NAMES: readonly MethodName[] = [
   "agent/clearQueue",
   "agent/sessions",
   "agent/session",
+  "agent/toolOutput",
   "agent/fork",
   "agent/renameSession",
   "agent/deleteSession",

@@ -137,6 +137,11 @@ export function approvalCard(v: ApprovalView, hooks: ApprovalHooks): HTMLElement
       list.append(li);
     });
     menu.append(summary, list);
+    // Opened (by M or a click), the whole list is brought into view: a card near the bottom of the log would show
+    // only the first answer, and the keys of the others are what to press next.
+    menu.addEventListener("toggle", () => {
+      if (menu?.open) list.scrollIntoView({ block: "nearest" });
+    });
     row.append(menu);
   }
   for (const extra of hooks.extras ?? []) row.append(extra);

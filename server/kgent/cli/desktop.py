@@ -69,6 +69,15 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as exc:
         sys.stderr.write(f"kgent: desktop needs the desktop extra (pip install 'kgent[desktop]'): {exc}\n")
         return 2
+    if (
+        args.gui == "qt"
+    ):  # a missing system library would make Qt abort the process (exit 134) naming no package
+        from kgent.cli.desktoplibs import missing_libraries, missing_message
+
+        missing = missing_libraries()
+        if missing:
+            sys.stderr.write(missing_message(missing))
+            return 1
     env = {
         k: v for k, v in env_with_flags(args).items() if k != TOKEN_ENV
     }  # a fresh token, never a shared one
@@ -107,8 +116,16 @@ def run(args: argparse.Namespace) -> int:
     sys.stdout.write(f"kgent: desktop window on {base} (workspaces: {', '.join(config.workspace_roots)})\n")
     sys.stdout.flush()
     try:
+        # text_select: the page's text stays selectable (a command's output, an answer). pywebview's default turns
+        # selection off with a <style> element it adds to the page, which the page's CSP (style-src 'self') refuses
+        # and the web view reports on every run.
         window = webview.create_window(
-            "Kgent", f"{base}?token={config.token}&desktop=1", width=1280, height=860, min_size=(720, 480)
+            "Kgent",
+            f"{base}?token={config.token}&desktop=1",
+            width=1280,
+            height=860,
+            min_size=(720, 480),
+            text_select=True,
         )
         if window is None:
             raise RuntimeError("pywebview made no window")

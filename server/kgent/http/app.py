@@ -128,6 +128,31 @@ def create_app(config: HttpConfig, env: Mapping[str, str]) -> FastAPI:
         await f.hub.forget_session(p.session_id)
         return _payload(W.EmptyResult())
 
+    @app.get("/api/sessions/{session_id}/images/{sha256}", tags=["sessions"])
+    async def session_image(front: FrontDep, session_id: str, sha256: str) -> Response:
+        """An image one of the session's user messages attached, by its sha256: the web client's thumbnails. Only an
+        image an entry names is served, as the type the server read from its bytes when it was sent."""
+        session = (await front.svc.session(session_id, branch_only=False)).wire()
+        mime = next(
+            (
+                i["mimeType"]
+                for e in session["entries"]
+                if e["type"] == "message"
+                for i in e["message"].get("images") or ()
+                if i.get("sha256") == sha256
+            ),
+            None,
+        )
+        if mime is None:
+            raise ServiceError(
+                NOT_FOUND, f"no image {sha256[:80]!r} in session {session_id}", "image_not_found"
+            )
+        data = await front.svc.store.get_blob(session_id, sha256)
+        # named by its hash, so it never changes: the browser keeps it
+        return Response(
+            data, media_type=mime, headers={"cache-control": "private, max-age=31536000, immutable"}
+        )
+
     # -- approvals ---------------------------------------------------------------------------------------------------
     @app.get("/api/permissions", tags=["permissions"])
     async def permissions(

@@ -23,8 +23,9 @@ MAX_HEAD = 16 * 1024  # bytes of a request head (h11's max incomplete event size
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 _WILDCARDS = ("0.0.0.0", "::", "")
 
+# img-src blob: the composer's thumbnails of the images attached to the next prompt (object URLs of their files).
 CSP = (
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' blob:; connect-src 'self'; "
     "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
 HEADERS: tuple[tuple[bytes, bytes], ...] = (

@@ -49,6 +49,19 @@ def url(config: HttpConfig, port: int) -> str:
     return f"{config.scheme}://{host}:{port}/"
 
 
+def banner(config: HttpConfig, base: str, *, terminal: bool) -> str:
+    """What the server prints when it starts: where it serves and the URL that signs a browser in. A token the
+    server made is printed (nobody else knows it). KGENT_HTTP_TOKEN is printed in that URL only to a terminal: the
+    person who started the server sees their own token there, as Jupyter prints its own; output that goes to a file or
+    a pipe (a service's log, a test's capture) says where the token comes from instead."""
+    lines = f"kgent: serving on {base}  (workspaces: {', '.join(config.workspace_roots)})\n"
+    if not config.token_from_env:
+        return lines + f"kgent: token {config.token}\nkgent: open {base}?token={config.token}\n"
+    if terminal:
+        return lines + f"kgent: token from KGENT_HTTP_TOKEN; open {base}?token={config.token}\n"
+    return lines + f"kgent: token (from KGENT_HTTP_TOKEN); open {base}?token=<KGENT_HTTP_TOKEN>\n"
+
+
 def serve(config: HttpConfig, env: Mapping[str, str], out: TextIO = sys.stdout) -> int:
     try:
         sock = bind(config.host, config.port)
@@ -75,13 +88,7 @@ def serve(config: HttpConfig, env: Mapping[str, str], out: TextIO = sys.stdout) 
             timeout_graceful_shutdown=3,
         )
     )
-    base = url(config, port)
-    token = "(from KGENT_HTTP_TOKEN)" if config.token_from_env else config.token
-    out.write(f"kgent: serving on {base}  (workspaces: {', '.join(config.workspace_roots)})\n")
-    if config.token_from_env:
-        out.write(f"kgent: token {token}; open {base}?token=<KGENT_HTTP_TOKEN>\n")
-    else:
-        out.write(f"kgent: token {token}\nkgent: open {base}?token={token}\n")
+    out.write(banner(config, url(config, port), terminal=out.isatty()))
     out.flush()
     # uvicorn shuts down gracefully on SIGINT / SIGTERM, then re-raises the signal: that is a normal stop here.
     signal.signal(signal.SIGTERM, _stopped)

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
 from collections.abc import Coroutine, Iterable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from kgent.core.errors import KgentError
 from kgent.core.events import (
     ChangePreview,
     DecisionSource,
@@ -144,6 +147,7 @@ class ToolBatch:
         self.decisions: list[SessionEntry] = []  # permission entries, stored with the results
         # calls approved with changes: the preview the person saw and the text they want instead
         self.user_versions: dict[str, tuple[FileChangePreview, str]] = {}
+        self.outputs: Path | None = None  # where commands save their full output (_output_dir)
 
     async def execute(self, calls: tuple[ToolCall, ...]) -> list[ToolResultMessage]:
         """Run the batch; results come back (and are persisted) in the model's call order."""
@@ -217,7 +221,7 @@ class ToolBatch:
             allow_private=allow_private,
             on_update=on_update if call_id else None,
             bash_timeout=self.loop.kernel.config.bash_timeout,
-            output_dir=spill.run_dir(self.run.run_id),
+            output_dir=self._output_dir(),
             sandbox=self.loop.kernel.sandbox if grant is not None else None,
             grant=grant,
             runner=self.loop.runner,
@@ -229,6 +233,20 @@ class ToolBatch:
             background=self.loop.kernel.background(self.loop.spec.session_id),
             run_id=self.run.run_id,
         )
+
+    def _output_dir(self) -> Path:
+        """Where a command saves its full output: with the session when the store keeps files (`<id>.outputs/`: it
+        outlives the run, so the path the model is told stays valid and agent/toolOutput finds it later), else the
+        run's spill directory (deleted when the run ends)."""
+        if self.outputs is None:
+            beside = getattr(self.loop.kernel.store, "output_dir", None)
+            try:
+                self.outputs = beside(self.loop.spec.session_id) if beside is not None else None
+            except KgentError:  # no session file: the run's own directory
+                self.outputs = None
+            if self.outputs is None:
+                self.outputs = spill.run_dir(self.run.run_id)
+        return self.outputs
 
     async def _prepare(self, call: ToolCall) -> _Ready | None:
         """Announce the call and decide whether it may run; a refusal becomes its (error) result."""
@@ -572,6 +590,9 @@ class ToolBatch:
         )
         # what a command printed of a key reaches no model request, event or session line
         result = _keys_redacted(result)
+        saved = result.details.get("fullOutputPath")
+        if isinstance(saved, str):  # the full output saved with the session: no key in it either
+            await asyncio.to_thread(_redact_saved, Path(saved))
         self.results[call.id] = result
         emit(
             ToolUpdate(
@@ -656,6 +677,24 @@ def _keys_redacted(result: ToolResultMessage) -> ToolResultMessage:
         return result
     details = result.details if clean_diff == diff else {**result.details, "diff": clean_diff}
     return replace(result, content=content, details=details)
+
+
+def _redact_saved(path: Path) -> None:
+    """Mask the configured keys in a command's saved full output, as in its result: a key the command printed is
+    kept in no file of the session. Best effort: a file that is gone is left so."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return
+    text = data.decode("utf-8", "replace")
+    clean = redact_keys(text)
+    if clean == text:
+        return
+    tmp = path.with_name(f".{path.name}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(clean.encode())
+    os.replace(tmp, path)
 
 
 def _error(call: ToolCall, text: str) -> ToolResultMessage:

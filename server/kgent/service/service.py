@@ -11,11 +11,11 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from kgent.core.errors import RunStateError
+from kgent.core.errors import KgentError, RunStateError
 from kgent.ext.config import configured
 from kgent.files.ops import LocalFileOps
 from kgent.kernel.resources import loaded_resources
-from kgent.service import rules
+from kgent.service import rules, search
 from kgent.service import wire as W
 from kgent.service.base import RunService
 from kgent.service.commands import builtin, expand, help_text, invocation
@@ -31,6 +31,7 @@ from kgent.service.handshake import (
     normalize_mode,
     parse_initialize,
 )
+from kgent.service.outputs import full_output, tool_result
 from kgent.service.review import apply_review, current_starts, review_files
 from kgent.service.review import told as mark_told
 from kgent.service.rewind import RewindError, result_dict, rewind_session
@@ -187,11 +188,28 @@ class Service(RunService):
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.gather(*waits), OPEN_WAIT)
 
-    async def sessions(self, workspace: str) -> W.SessionsResult:
+    async def sessions(self, workspace: str, query: str | None = None) -> W.SessionsResult:
+        """The workspace's sessions; with a query, those whose title, id or prompts and answers hold every word of it
+        (kgent.service.search: a session its title does not name is read)."""
         self._guard(workspace)
         ws = normalize_workspace(workspace)
         await self._opened(workspace=ws)
         infos = await self.store.list(ws)
+        words = search.query_words(query)
+        if words:
+            found = []
+            for info in infos:
+                if search.named_by(info, words):
+                    found.append(info)
+                    continue
+                try:
+                    tree = await self.store.load(info.id)
+                except KgentError as exc:  # a damaged session is not found by its text, the others still are
+                    log.warning("session search skipped %s: %s", info.id, exc)
+                    continue
+                if search.holds(info, tree, words):
+                    found.append(info)
+            infos = found
         return W.SessionsResult.model_validate(
             {"sessions": [{**info.to_dict(), "liveRunId": self.live_run_id(info.id)} for info in infos]}
         )
@@ -209,6 +227,24 @@ class Service(RunService):
         data["usage"] = stored_usage(tree, self.prices())
         data.update(loaded_resources(branch))
         return W.SessionResult.model_validate(data)
+
+    async def tool_output(self, session_id: str, tool_call_id: str) -> W.ToolOutputResult:
+        """All a call of the session printed (kgent.service.outputs): the output a command saved with the session,
+        not the tail the model was shown. NOT_FOUND for a call the session does not hold (another session's)."""
+        await self._opened(session_id=session_id)
+        tree = await self.store.load(session_id)
+        self._guard(tree.info.workspace)
+        message = tool_result(tree, tool_call_id)
+        if message is None:
+            raise ServiceError(
+                NOT_FOUND,
+                f"no result of tool call {tool_call_id!r} in session {session_id} (a live call's is stored when its "
+                "batch of calls ends)",
+                "tool_call_not_found",
+            )
+        beside = getattr(self.store, "output_dir", None)
+        text, truncated = full_output(message, beside(session_id) if beside is not None else None)
+        return W.ToolOutputResult(text=text, truncated=truncated)
 
     async def fork(self, session_id: str, entry_id: str) -> W.ForkResult:
         self._check_idle(session_id)

@@ -31,6 +31,12 @@ def blob_dir(session_file: Path) -> Path:
     return session_file.with_name(session_file.name[: -len(".jsonl")] + ".blobs")
 
 
+def output_dir(session_file: Path) -> Path:
+    """The directory beside `<id>.jsonl` where the full output of the session's commands is saved (kgent.tools.process:
+    at most its first and last 2 MiB per call), so that it outlives the run; deleted with the session."""
+    return session_file.with_name(session_file.name[: -len(".jsonl")] + ".outputs")
+
+
 def write_blob(directory: Path, data: bytes) -> str:
     """Store `data` under its sha256 unless it is there already (durably: temp file, fsync, rename); its hash."""
     sha = hashlib.sha256(data).hexdigest()
@@ -83,4 +89,6 @@ def _read_regular(path: Path) -> bytes | None:
 
 
 def delete_blobs(session_file: Path) -> None:
+    """Delete the session's blobs and its saved command outputs."""
     shutil.rmtree(blob_dir(session_file), ignore_errors=True)
+    shutil.rmtree(output_dir(session_file), ignore_errors=True)

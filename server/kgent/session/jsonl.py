@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 from kgent.core.errors import SessionCorrupt, SessionError, SessionNotFound
 from kgent.session import codec, repair
-from kgent.session.blobs import blob_dir, check_sha256, delete_blobs, read_blob, write_blob
+from kgent.session.blobs import blob_dir, check_sha256, delete_blobs, output_dir, read_blob, write_blob
 from kgent.session.entries import (
     TITLE,
     SessionEntry,
@@ -182,6 +182,11 @@ class JsonlSessionStore:
         """Bytes stored with `put_blob`; SessionError `blob_missing` if they are gone."""
         path = self.locate(check_session_id(session_id))
         return await asyncio.to_thread(read_blob, blob_dir(path), check_sha256(sha256), session_id)
+
+    def output_dir(self, session_id: str) -> Path:
+        """Where the session's commands save their full output (`<id>.outputs/` beside its file, created on first use;
+        deleted with the session). SessionNotFound if there is no session."""
+        return output_dir(self.locate(session_id))
 
     async def aclose(self) -> None:
         """Close the files kept open for appending (the store stays usable: they reopen on demand)."""

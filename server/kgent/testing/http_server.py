@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
@@ -39,8 +40,11 @@ class HttpServer:
     def async_client(self, **kwargs: Any) -> httpx.AsyncClient:
         return httpx.AsyncClient(base_url=self.url, headers=self.headers, timeout=60, **kwargs)
 
-    def page_url(self, fragment: str = "") -> str:
-        return f"{self.url}/?token={self.token}{fragment}"
+    def page_url(self, fragment: str = "", *, project: bool = True) -> str:
+        """The web client signed in; `project`: opened on the workspace itself (`?project=`), as a browser that
+        chose it before — else a fresh browser asks which project to work in first."""
+        where = f"&project={quote(str(self.workspace), safe='/')}" if project else ""
+        return f"{self.url}/?token={self.token}{where}{fragment}"
 
     def stop(self) -> int:
         if self.proc.poll() is None:

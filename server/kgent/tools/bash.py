@@ -43,7 +43,7 @@ class BashTool:
     description = (
         "Execute a bash command in the workspace directory (stdin is closed; stdout and stderr are merged). "
         f"Output is truncated to the last {DEFAULT_MAX_LINES} lines or {DEFAULT_MAX_BYTES // 1024}KB; when "
-        "truncated, the full output (its first and last 2MB if longer) is saved, for this run only, to a file whose "
+        "truncated, the full output (its first and last 2MB if longer) is saved with the session to a file whose "
         "path is given. A non-zero exit code is reported as "
         "an error. Commands time out (default 120 seconds; set timeout in seconds to change it). Background "
         "processes that still hold the output open when the command ends are stopped; redirect their output "

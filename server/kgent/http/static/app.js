@@ -23,6 +23,7 @@ import { EventStream } from "./sse.js";
 import { followSubRun, stopSubRuns } from "./subruns.js";
 import { giveBackImages, hasImages, imageChips, setupImages, takeImages } from "./images.js";
 import { sessionPicked, setupLayout, showFirstUse } from "./layout.js";
+import { offerFullOutput, wasCut } from "./output.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -95,7 +96,7 @@ function userMessage(text, source, entry, images) {
   if (source && source !== "prompt") node.append(el("span", "src", source === "steer" ? "steer" : "follow-up"));
   forkButton(node, entry);
   node.append(document.createTextNode(text));
-  if (images?.length) node.append(imageChips(images));
+  if (images?.length) node.append(imageChips(images, state.sessionId));
   return append(node);
 }
 
@@ -162,6 +163,9 @@ function toolUpdate(ev) {
     out.textContent = ev.output;
     out.scrollTop = out.scrollHeight;
   }
+  // The card shows the tail; the whole output was saved with the session (output.js).
+  if ((ev.status === "completed" || ev.status === "failed") && wasCut(ev.details))
+    offerFullOutput(card, () => state.sessionId, ev.toolCallId, notice);
   if (ev.diff && !card.querySelector(".diff")) {
     const d = renderDiff(ev.diff);
     d.classList.add("tool-diff");
@@ -453,6 +457,7 @@ function showEntries(entries, upTo) {
           status: m.isError ? "failed" : "completed",
           output: m.content,
           diff: m.details?.diff,
+          details: m.details,
         });
       }
     } else if (e.type === "permission") {
@@ -477,7 +482,9 @@ function showEntries(entries, upTo) {
   }
 }
 
-// The branch's entries (root → leaf) and every other branch's leaf (a fork leaves the old branch in the tree).
+// The session's branches, each named by its last prompt: every leaf of the tree (a fork leaves the old branch in it)
+// and, when the session's leaf has children (a fork or rewind moved it back, and nothing has been said since), the
+// new branch that starts there — so the old conversation is offered as a branch at once, not after the next prompt.
 function branchesOf(s) {
   const children = new Map();
   const byId = new Map(s.entries.map((e) => [e.id, e]));
@@ -492,7 +499,13 @@ function branchesOf(s) {
       if (x.type === "message" && x.message.role === "user") return x.message.text;
     return "(empty)";
   };
-  return leaves.map((leaf) => ({ leafId: leaf.id, prompt: lastPrompt(leaf) }));
+  const branches = leaves.map((leaf) => ({ leafId: leaf.id, prompt: lastPrompt(leaf) }));
+  const here = byId.get(s.leafId);
+  if (here && children.has(here.id)) {
+    const before = lastPrompt(here);
+    branches.push({ leafId: here.id, prompt: before === "(empty)" ? "(new, from the start)" : `${before} (new)` });
+  }
+  return branches;
 }
 
 async function showBranches(sessionId, s) {
@@ -556,13 +569,13 @@ function highlightSession() {
   for (const li of $("sessions").children) li.classList.toggle("current", li.dataset.id === state.sessionId);
 }
 
+// The sessions as the server listed them: with words in the search box, those whose title, id, prompts or answers
+// hold every word (the server reads the conversations: agent/sessions {query}).
 function showSessions() {
   const list = $("sessions");
-  const words = $("session-search").value.toLowerCase().split(/\s+/).filter(Boolean);
+  const focused = focusedRow();
   list.replaceChildren();
   for (const s of state.sessions) {
-    const hay = `${s.title || ""} ${s.sessionId}`.toLowerCase();
-    if (!words.every((w) => hay.includes(w))) continue;
     const li = el("li");
     li.dataset.id = s.sessionId;
     const title = el("span", "title", s.title || "Untitled");
@@ -615,6 +628,21 @@ function showSessions() {
     list.append(li);
   }
   highlightSession();
+  refocusRow(focused);
+}
+
+// A list drawn again (a run ended, a search answered) leaves the keyboard where it was: on the same session's row, or
+// on the same one of its buttons.
+function focusedRow() {
+  const active = document.activeElement;
+  const row = active?.closest?.("#sessions li");
+  if (!row) return null;
+  return { id: row.dataset.id, button: [...row.querySelectorAll("button")].indexOf(active) };
+}
+function refocusRow(focused) {
+  if (!focused) return;
+  const row = [...$("sessions").children].find((li) => li.dataset.id === focused.id);
+  (focused.button >= 0 ? row?.querySelectorAll("button")[focused.button] : row)?.focus();
 }
 
 // The title edited in place: Enter saves (an empty title goes back to the derived one), Esc or leaving cancels.
@@ -677,16 +705,31 @@ function askDelete(s) {
   dialog.showModal();
 }
 
+let listed = 0; // the newest listing asked for: an older answer that arrives later is not shown
 async function loadSessions() {
   const ws = currentProject();
   if (!ws) return;
+  const query = $("session-search").value.trim();
+  const ask = ++listed;
   try {
-    const { sessions } = await api("GET", `/api/sessions?workspace=${encodeURIComponent(ws)}`);
+    const { sessions } = await api(
+      "GET",
+      `/api/sessions?workspace=${encodeURIComponent(ws)}${query ? `&query=${encodeURIComponent(query)}` : ""}`,
+    );
+    if (ask !== listed) return;
     state.sessions = sessions;
     showSessions();
   } catch (err) {
-    notice(`could not list sessions: ${err.message}`);
+    if (ask === listed) notice(`could not list sessions: ${err.message}`);
   }
+}
+
+// Typing in the search box asks the server once the typing pauses.
+const SEARCH_PAUSE_MS = 250;
+let searchTimer;
+function searchSessions() {
+  clearTimeout(searchTimer);
+  searchTimer = setTimeout(loadSessions, SEARCH_PAUSE_MS);
 }
 
 // -- the composer ----------------------------------------------------------------------------------------------------
@@ -828,6 +871,7 @@ async function start() {
   const hash = new URLSearchParams(location.hash.slice(1));
   if (hash.get("session"))
     await openSession(hash.get("session")).catch((err) => notice(`could not open the session: ${err.message}`));
+  else showFirstUse(!state.sessionId && !log().children.length); // an empty page says how to begin
 }
 
 $("composer").onsubmit = (e) => {
@@ -853,7 +897,7 @@ $("steer").onclick = () => queue("steer");
 $("follow-up").onclick = () => queue("followUp");
 $("new-session").onclick = newSession;
 $("refresh-sessions").onclick = loadSessions;
-$("session-search").oninput = showSessions;
+$("session-search").oninput = searchSessions;
 $("sign-out").onclick = async () => {
   await signOut();
   state.stream?.close();

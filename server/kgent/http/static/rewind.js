@@ -1,10 +1,13 @@
 // Restore checkpoint: beside a user message's Fork button. Asks the daemon what rewinding to the message would do
 // (agent/rewind with dryRun), shows it — the files restored, the conflicts, and outside git the shell commands whose
-// effects cannot be restored — in a confirm dialog, then rewinds: the files come back and the conversation forks
+// effects cannot be restored — in the page's own dialog (Enter restores, Escape cancels; never window.confirm, which
+// a browser may suppress and which blocks the page), then rewinds: the files come back and the conversation forks
 // just before the message, whose text goes back into the composer.
 
 import { api } from "./api.js";
 import { button, el } from "./render.js";
+
+const $ = (id) => document.getElementById(id);
 
 const VERB = {
   restored: "restore",
@@ -22,6 +25,40 @@ export function describeRewind(result) {
   if (!result.files.length) lines.push("No file to restore.");
   for (const n of result.notes) lines.push("", `Note: ${n}`);
   return lines.join("\n");
+}
+
+// The plan in the rewind dialog: the question, then a line per file (a conflict or what cannot be restored marked) and
+// the notes. Resolves true when the person confirms (the Restore button, or Enter anywhere but on Cancel), false on
+// Cancel or Escape.
+function confirmRewind(result) {
+  const [question, , ...lines] = describeRewind(result).split("\n");
+  $("rewind-question").textContent = question;
+  const plan = $("rewind-plan");
+  plan.replaceChildren();
+  for (const line of lines.filter((l) => l)) {
+    const li = el("li", "", line);
+    if (/^(CONFLICT|CANNOT)/.test(line)) li.className = "warn";
+    plan.append(li);
+  }
+  const dialog = $("rewind-dialog");
+  return new Promise((resolve) => {
+    const done = (ok) => {
+      dialog.onclose = null;
+      if (dialog.open) dialog.close();
+      resolve(ok);
+    };
+    $("rewind-confirm").onclick = () => done(true);
+    $("rewind-cancel").onclick = () => done(false);
+    dialog.onkeydown = (e) => {
+      if (e.key === "Enter" && e.target !== $("rewind-cancel")) {
+        e.preventDefault();
+        done(true);
+      }
+    };
+    dialog.onclose = () => done(false); // Escape (the dialog's own cancel)
+    dialog.showModal();
+    $("rewind-confirm").focus();
+  });
 }
 
 // ctx: {sessionId(), reopen(), notice(text), compose(text), busy()}
@@ -79,7 +116,7 @@ async function rewindTo(entryId, ctx) {
   const path = `/api/sessions/${encodeURIComponent(ctx.sessionId())}/rewind`;
   try {
     const plan = await api("POST", path, { entryId, dryRun: true });
-    if (!window.confirm(describeRewind(plan))) {
+    if (!(await confirmRewind(plan))) {
       ctx.notice("Checkpoint not restored: nothing changed.");
       return;
     }

@@ -1,5 +1,5 @@
-// First use: the project (a directory under the server's roots, picked by browsing), the mode, the provider and any
-// model id (known ones suggested). The server's configured provider and model are the default; what a person picks
+// First use: the project (a directory under the server's roots, picked by browsing when the page first opens), the
+// mode, the provider and any model id (known ones suggested). The server's configured provider and model are the default; what a person picks
 // is remembered per browser (localStorage), and the recent projects with it.
 
 import { api } from "./api.js";
@@ -83,7 +83,17 @@ export function runChoice() {
 }
 
 // -- the project -------------------------------------------------------------------------------------------------
+// The first time a browser opens the page it asks which project to work in — a directory under the server's roots,
+// or a root itself when that is what the person picks — and remembers the answer. A link may name it instead
+// (`?project=ABS`, under the roots): read here, before the page takes the token out of the address bar, and taken out
+// as well.
 const project = { path: null, roots: [], onChange: () => {} };
+const linked = new URLSearchParams(location.search).get("project");
+if (linked !== null) {
+  const address = new URL(location.href);
+  address.searchParams.delete("project");
+  history.replaceState(null, "", address.pathname + address.search + address.hash);
+}
 let projectKnown;
 const projectSet = new Promise((resolve) => (projectKnown = resolve));
 
@@ -114,16 +124,34 @@ export function setProject(path) {
 
 export function setupProject(roots, onChange) {
   project.roots = roots;
-  const prefs = loadPrefs();
-  const remembered = prefs.project && underRoots(prefs.project) ? prefs.project : roots[0];
+  const chosen = [linked, loadPrefs().project].find((p) => p && underRoots(p));
   $("project").onclick = () => openPicker(project.path || roots[0]);
   $("project-cancel").onclick = () => $("project-dialog").close();
-  setProject(remembered);
+  // Until a project is chosen the picker stays open: it has no Cancel, and Escape does not close it (a browser may
+  // close it anyway, when the page had no click yet: then it opens again).
+  const dialog = $("project-dialog");
+  dialog.addEventListener("cancel", (e) => {
+    if (!project.path) e.preventDefault();
+  });
+  dialog.addEventListener("close", () => {
+    if (!project.path) dialog.showModal();
+  });
+  if (chosen) {
+    setProject(chosen);
+    project.onChange = onChange;
+    return;
+  }
   project.onChange = onChange;
+  $("project").textContent = "Project: choose…";
+  if (roots.length === 1) openPicker(roots[0]);
+  else showRoots();
 }
 
 async function openPicker(path) {
   const dialog = $("project-dialog");
+  $("project-cancel").hidden = !project.path;
+  // nothing to use until the directory's listing is in (a click meanwhile would pick the directory shown before)
+  $("project-use").disabled = true;
   if (!dialog.open) dialog.showModal();
   let listing;
   try {
@@ -167,6 +195,9 @@ async function openPicker(path) {
 }
 
 async function showRoots() {
+  const dialog = $("project-dialog");
+  $("project-cancel").hidden = !project.path;
+  if (!dialog.open) dialog.showModal();
   const listing = await api("GET", "/api/directories");
   if (listing.directories.length === 1) return openPicker(listing.directories[0].path);
   $("project-path").textContent = "workspace roots";

@@ -31,6 +31,7 @@ from kgent.service.wire.requests import (
     RunTextParams,
     SessionParams,
     SessionsParams,
+    ToolOutputParams,
     chosen_answer,
     chosen_option,
 )
@@ -46,6 +47,7 @@ from kgent.service.wire.results import (
     RunResult,
     SessionResult,
     SessionsResult,
+    ToolOutputResult,
 )
 
 __all__ = [
@@ -85,6 +87,8 @@ __all__ = [
     "SessionResult",
     "SessionsParams",
     "SessionsResult",
+    "ToolOutputParams",
+    "ToolOutputResult",
     "chosen_answer",
     "chosen_option",
     "params_error",

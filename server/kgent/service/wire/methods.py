@@ -137,11 +137,15 @@ async def _clear_queue(svc: Service, p: Q.RunIdParams) -> R.EmptyResult:
 
 
 async def _sessions(svc: Service, p: Q.SessionsParams) -> R.SessionsResult:
-    return await svc.sessions(p.workspace)
+    return await svc.sessions(p.workspace, p.query)
 
 
 async def _session(svc: Service, p: Q.SessionParams) -> R.SessionResult:
     return await svc.session(p.session_id, bool(p.branch_only))
+
+
+async def _tool_output(svc: Service, p: Q.ToolOutputParams) -> R.ToolOutputResult:
+    return await svc.tool_output(p.session_id, p.tool_call_id)
 
 
 async def _fork(svc: Service, p: Q.ForkParams) -> R.ForkResult:
@@ -319,6 +323,19 @@ METHODS: tuple[Method, ...] = (
         call=_session,
         http=(Http("GET", "/api/sessions/{sessionId}"),),
         acp=Acp("session/load"),
+    ),
+    Method(
+        name="agent/toolOutput",
+        direction=_IN,
+        kind="request",
+        params_ref=Q.ToolOutputParams,
+        result_ref=R.ToolOutputResult,
+        call=_tool_output,
+        http=(Http("GET", "/api/sessions/{sessionId}/tools/{toolCallId}/output"),),
+        acp=Absent(
+            "ACP has no request for a tool call's output after the turn: its clients keep what the tool_call_update "
+            "carried"
+        ),
     ),
     Method(
         name="agent/fork",

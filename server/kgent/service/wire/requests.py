@@ -331,6 +331,12 @@ class BackgroundParams(Params):
 
 class SessionsParams(Params):
     workspace: AbsolutePath
+    query: str | None = Field(
+        default=None,
+        max_length=200,
+        description="Only the sessions whose title, id or conversation (the text of its prompts and answers) holds "
+        "every word of it, case-insensitively; absent or blank: all of them.",
+    )
 
 
 class SessionParams(Params):
@@ -350,6 +356,11 @@ class RenameSessionParams(Params):
 
 class DeleteSessionParams(Params):
     session_id: NonEmptyStr
+
+
+class ToolOutputParams(Params):
+    session_id: NonEmptyStr
+    tool_call_id: NonEmptyStr = Field(description="The call's id (`toolCallId` of its events and result).")
 
 
 class CompactParams(Params):

@@ -175,6 +175,17 @@ class SessionsResult(Payload):
     sessions: list[SessionInfo] = Field(description="Most recently updated first.")
 
 
+class ToolOutputResult(Payload):
+    text: str = Field(
+        description="All a tool call printed, as saved with the session (redacted as the session is): a command's "
+        "whole output, not the tail the model was shown."
+    )
+    truncated: bool = Field(
+        description="Not all of it: past 4 MiB only the first and last 2 MiB were kept (a line in the text says "
+        "how much was dropped), or the saved output is gone and `text` is what the model was shown."
+    )
+
+
 # -- rules ----------------------------------------------------------------------------------------------------------
 
 
