@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, sync_playwright
 
 from chromium import ARGS, CHROMIUM, TIMEOUT, NewContext, keep_pages
-from kgent.testing.http_server import HttpServer, start
+from kgent.testing.http_server import HttpServer, serving
 
 _CONTEXTS = pytest.StashKey[list[BrowserContext]]()
 
@@ -69,14 +69,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
     root = tmp_path_factory.mktemp("http")
     ws = root / "ws"
     ws.mkdir()
-    srv = start(ws.resolve(), root / "state", env={"KGENT_HTTP_HEARTBEAT": "0.5"})
-    try:
+    with serving(ws.resolve(), root / "state", env={"KGENT_HTTP_HEARTBEAT": "0.5"}) as srv:
         yield srv
-    finally:
-        code = srv.stop()
-        log = "".join(srv.output)
-        assert "Traceback" not in log, log
-        assert code == 0, log
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ screenshots there."""
 
 from __future__ import annotations
 
+import base64
 import time
 from pathlib import Path
 
@@ -39,6 +40,20 @@ def shot(page: Page, name: str) -> None:
     if SHOTS:
         Path(SHOTS).mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(Path(SHOTS) / f"{name}.png"))
+
+
+def paste_image(page: Page, name: str, data: bytes) -> None:
+    """Paste a PNG into the composer, as a person pasting a screenshot (a clipboard event with the file)."""
+    page.evaluate(
+        """([name, b64]) => {
+  const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+  const data = new DataTransfer();
+  data.items.add(new File([bytes], name, { type: "image/png" }));
+  const box = document.getElementById("prompt");
+  box.dispatchEvent(new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true }));
+}""",
+        [name, base64.b64encode(data).decode()],
+    )
 
 
 def start_run(page: Page, model: str, prompt: str, mode: str = "ask") -> None:

@@ -13,7 +13,7 @@ from playwright.sync_api import BrowserContext, Page, expect
 from test_http_browser import open_page
 
 from chromium import NewContext
-from kgent.testing.http_server import HttpServer, start
+from kgent.testing.http_server import HttpServer, serving
 
 
 @pytest.fixture(scope="module")
@@ -21,14 +21,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
     root = tmp_path_factory.mktemp("commands")
     ws = (root / "ws").resolve()
     ws.mkdir()
-    srv = start(ws, root / "state", env={"KGENT_CONFIG_DIR": str(root / "config")})
-    try:
+    with serving(ws, root / "state", env={"KGENT_CONFIG_DIR": str(root / "config")}) as srv:
         yield srv
-    finally:
-        code = srv.stop()
-        log = "".join(srv.output)
-        assert "Traceback" not in log, log
-        assert code == 0, log
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 from playwright.sync_api import BrowserContext, expect
-from test_http_browser import open_page
+from test_http_browser import open_page, paste_image
 
 from chromium import NewContext
 from kgent.testing.http_server import HttpServer
@@ -22,20 +22,11 @@ def context(new_context: NewContext) -> BrowserContext:
     return new_context()
 
 
-PASTE = """([name, b64]) => {
-  const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
-  const data = new DataTransfer();
-  data.items.add(new File([bytes], name, { type: "image/png" }));
-  const box = document.getElementById("prompt");
-  box.dispatchEvent(new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true }));
-}"""
-
-
 def test_paste_and_upload_images_then_send_them(
     context: BrowserContext, server: HttpServer, tmp_path: Path
 ) -> None:
     page = open_page(context, server)
-    page.evaluate(PASTE, ["pasted.png", base64.b64encode(png(2, 2)).decode()])
+    paste_image(page, "pasted.png", png(2, 2))
     picked = tmp_path / "picked.png"
     picked.write_bytes(png(3, 3, (0, 255, 0)))
     with page.expect_file_chooser() as chooser:

@@ -8,7 +8,6 @@ settings."""
 
 from __future__ import annotations
 
-import base64
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,10 +15,10 @@ from pathlib import Path
 import httpx
 import pytest
 from playwright.sync_api import Locator, Page, expect
-from tests.http.test_http_browser import open_page, shot, start_run
+from test_http_browser import open_page, paste_image, shot, start_run
 
 from chromium import TIMEOUT, NewContext
-from kgent.testing.http_server import HttpServer, start, write_script
+from kgent.testing.http_server import HttpServer, serving, write_script
 from kgent.testing.images import png
 
 NARROW = {"width": 390, "height": 844}
@@ -32,14 +31,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
     ws = root / "ws"
     ws.mkdir()
     env = {"KGENT_HTTP_HEARTBEAT": "0.5", "XDG_CONFIG_HOME": str(root / "config")}
-    srv = start(ws.resolve(), root / "state", env=env)
-    try:
+    with serving(ws.resolve(), root / "state", env=env) as srv:
         yield srv
-    finally:
-        code = srv.stop()
-        log = "".join(srv.output)
-        assert "Traceback" not in log, log
-        assert code == 0, log
 
 
 @pytest.fixture(autouse=True)
@@ -72,20 +65,11 @@ def loaded_widths(page: Page, target: str) -> list[int]:
     return widths
 
 
-PASTE = """([name, b64]) => {
-  const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
-  const data = new DataTransfer();
-  data.items.add(new File([bytes], name, { type: "image/png" }));
-  const box = document.getElementById("prompt");
-  box.dispatchEvent(new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true }));
-}"""
-
-
 def test_images_show_as_thumbnails_in_the_composer_the_transcript_and_after_a_reload(
     new_context: NewContext, server: HttpServer
 ) -> None:
     page = open_page(new_context(), server)
-    page.evaluate(PASTE, ["screen.png", base64.b64encode(png(40, 24, (200, 60, 20))).decode()])
+    paste_image(page, "screen.png", png(40, 24, (200, 60, 20)))
     chip = page.locator("#images .image-chip")
     expect(chip).to_contain_text("screen.png")
     assert chip.locator("img.thumb").get_attribute("src").startswith("blob:")  # type: ignore[union-attr]
@@ -108,7 +92,7 @@ def test_images_show_as_thumbnails_in_the_composer_the_transcript_and_after_a_re
     with server.client() as api:
         missing = api.get(other)
     assert missing.status_code == 404 and missing.json()["error"]["data"]["code"] == "image_not_found"
-    page.evaluate(PASTE, ["next.png", base64.b64encode(png(24, 24, (30, 120, 220))).decode()])
+    paste_image(page, "next.png", png(24, 24, (30, 120, 220)))
     assert loaded_widths(page, "#images img.thumb") == [24]
     shot(page, "images")
 

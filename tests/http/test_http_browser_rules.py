@@ -14,7 +14,7 @@ from playwright.sync_api import BrowserContext, Page, expect
 from test_http_browser import start_run
 
 from chromium import NewContext
-from kgent.testing.http_server import HttpServer, start, write_script
+from kgent.testing.http_server import HttpServer, serving, write_script
 
 
 @pytest.fixture(scope="module")
@@ -23,14 +23,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
     ws = root / "ws"
     ws.mkdir()
     env = {"KGENT_HTTP_HEARTBEAT": "0.5", "XDG_CONFIG_HOME": str(root / "config")}
-    srv = start(ws.resolve(), root / "state", env=env)
-    try:
+    with serving(ws.resolve(), root / "state", env=env) as srv:
         yield srv
-    finally:
-        code = srv.stop()
-        log = "".join(srv.output)
-        assert "Traceback" not in log, log
-        assert code == 0, log
 
 
 @pytest.fixture

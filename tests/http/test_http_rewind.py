@@ -16,7 +16,7 @@ from playwright.sync_api import BrowserContext, Dialog, Page, expect
 from test_http_browser import open_page, shot, start_run
 
 from chromium import NewContext
-from kgent.testing.http_server import HttpServer, start
+from kgent.testing.http_server import HttpServer, serving
 
 A, B, C = "alpha\nbeta\ngamma\n", "alpha\nbravo\ncharlie\n", "charlie\ndelta\necho\n"
 USERS = "alpha\nbravo\nCHARLIE\nthe user's line\n"
@@ -28,14 +28,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
     ws = root / "ws"
     ws.mkdir()
     subprocess.run(["git", "init", "-q"], cwd=ws, check=True)
-    srv = start(ws.resolve(), root / "state", env={"KGENT_HTTP_HEARTBEAT": "0.5"})
-    try:
+    with serving(ws.resolve(), root / "state", env={"KGENT_HTTP_HEARTBEAT": "0.5"}) as srv:
         yield srv
-    finally:
-        code = srv.stop()
-        out = "".join(srv.output)
-        assert "Traceback" not in out, out
-        assert code == 0, out
 
 
 @pytest.fixture

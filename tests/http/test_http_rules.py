@@ -14,7 +14,7 @@ from helpers import conforms
 from kgent.core.paths import trust_file
 from kgent.service.wire.events import AgentEventParams
 from kgent.service.wire.results import AddRuleResult, RulesResult
-from kgent.testing.http_server import HttpServer, read_events, start
+from kgent.testing.http_server import HttpServer, read_events, serving
 
 
 @pytest.fixture
@@ -25,14 +25,8 @@ def trusted(tmp_path: Path) -> Iterator[HttpServer]:
     config = tmp_path / "config"
     config.mkdir()
     trust_file({"KGENT_CONFIG_DIR": str(config)}).write_text(f'["{ws}"]')
-    srv = start(ws, tmp_path / "state", env={"KGENT_CONFIG_DIR": str(config)})
-    try:
+    with serving(ws, tmp_path / "state", env={"KGENT_CONFIG_DIR": str(config)}) as srv:
         yield srv
-    finally:
-        code = srv.stop()
-        log = "".join(srv.output)
-        assert "Traceback" not in log, log
-        assert code == 0, log
 
 
 def test_a_project_rule_file_decides_over_http(trusted: HttpServer) -> None:

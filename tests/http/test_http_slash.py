@@ -11,7 +11,7 @@ from playwright.sync_api import BrowserContext, expect
 from test_http_browser import open_page
 
 from chromium import NewContext
-from kgent.testing.http_server import HttpServer, start
+from kgent.testing.http_server import HttpServer, serving
 
 
 @pytest.fixture(scope="module")
@@ -24,14 +24,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
     )
     (root / "config" / "prompts").mkdir(parents=True)
     (root / "config" / "prompts" / "standup.md").write_text("Write my stand-up from $ARGUMENTS.\n")
-    srv = start(ws, root / "state", env={"KGENT_CONFIG_DIR": str(root / "config")})
-    try:
+    with serving(ws, root / "state", env={"KGENT_CONFIG_DIR": str(root / "config")}) as srv:
         yield srv
-    finally:
-        code = srv.stop()
-        log = "".join(srv.output)
-        assert "Traceback" not in log, log
-        assert code == 0, log
 
 
 def test_commands_are_listed_and_expanded(server: HttpServer) -> None:

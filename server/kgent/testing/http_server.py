@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -110,6 +111,25 @@ def start(
     with httpx.Client(base_url=url, timeout=30, verify=False) as c:  # the lifespan has run once /api answers
         c.get("/api/info", headers=server.headers).raise_for_status()
     return server
+
+
+@contextmanager
+def serving(
+    workspace: Path,
+    state_dir: Path,
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    token: str = TOKEN,
+) -> Iterator[HttpServer]:
+    """`start`, and on leaving stop the server and check it ended cleanly: exit status 0, no traceback printed."""
+    srv = start(workspace, state_dir, *args, env=env, token=token)
+    try:
+        yield srv
+    finally:
+        code = srv.stop()
+        log = "".join(srv.output)
+        assert "Traceback" not in log, log
+        assert code == 0, log
 
 
 def sse_events(lines: Iterator[str]) -> Iterator[tuple[str | None, dict[str, Any] | None, str | None]]:
