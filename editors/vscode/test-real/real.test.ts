@@ -1163,9 +1163,11 @@ describe("Kgent in a real VS Code: the first hour (issue 29)", {
     });
   });
 
-  test("a section per run (panel and Run Task at once); the session line, its total and the sandbox; Reject All Changes of the Run warns", async () => {
+  test("a section per run (panel and Run Task at once), each saying it loaded AGENTS.md; the session line, its total and the sandbox; Reject All Changes of the Run warns", async () => {
     assert.ok(ide);
     const i = ide;
+    // The project's instructions: each new session's first run reads them, and its section says so.
+    fs.writeFileSync(path.join(i.workspace, "AGENTS.md"), "# Notes for agents\n\nKeep sample.py short.\n");
     await step(page, "sections", async () => {
       await openPanel();
       await newConversation();
@@ -1188,6 +1190,16 @@ describe("Kgent in a real VS Code: the first hour (issue 29)", {
       assert.match(await first.locator(".run-head").innerText(), /Change value to 2 in sample\.py\./);
       assert.match(await second.locator(".run-head").innerText(), /Run Task ·\s*A task from the palette\./);
       assert.equal(await second.locator(".msg.user", { hasText: "A task from the palette." }).count(), 1);
+      // The instructions line: in each run's own section, naming the file from the workspace and what shows it.
+      for (const section of [first, second]) {
+        const line = section.locator(".note", { hasText: /^Instructions: / });
+        await line.first().waitFor({ timeout: STEP_MS });
+        assert.equal(await line.count(), 1);
+        assert.equal(
+          (await line.innerText()).trim(),
+          "Instructions: AGENTS.md (the project's) read. Kgent: Open Instructions shows them.",
+        );
+      }
       // The panel's conversation stays its own (the header does not switch to the other run).
       assert.match(await panel.locator("#session").innerText(), /Conversation: Change value to 2 in sample\.py\./);
       await shot(page, "panel-sections");
@@ -1320,6 +1332,30 @@ describe("Kgent in a real VS Code: the first hour (issue 29)", {
       assert.deepEqual(await second.locator(".end .changed-file").allInnerTexts(), ["notes.txt"]);
       await panel.locator("#model").selectOption("hello");
       await statusItem(page, "hello");
+    });
+  });
+
+  test("Kgent's trust of the project is its own: in a folder VS Code trusts, the Permissions view says it is not trusted by Kgent, and how", async () => {
+    // This workbench trusts the folder (no Restricted Mode) and the user never trusted the project for Kgent.
+    const pane = page.locator(".pane", { has: page.locator(".pane-header", { hasText: "Permissions" }) });
+    await step(page, "kgent-trust", async () => {
+      await openPanel();
+      const header = pane.locator(".pane-header");
+      if ((await header.getAttribute("aria-expanded")) !== "true") await header.click();
+      const message = pane.locator(".message", { hasText: "Kgent does not trust" });
+      await message.waitFor({ timeout: STEP_MS });
+      const words = await message.innerText();
+      assert.match(words, /Kgent does not trust this project's own configuration yet/);
+      assert.match(words, /its trust is its own, apart from VS Code's Workspace Trust/);
+      assert.match(
+        words,
+        /To trust it: the Kgent › Trust Project Extensions setting, or “kgent extensions --trust” in the folder\./,
+      );
+      // A view's message is plain text in VS Code: no Markdown in it to show as literal backticks.
+      assert.doesNotMatch(words, /`/);
+      // The view folded again: the panel has the side bar to itself for the tests after.
+      await header.click();
+      await waitFor(async () => (await header.getAttribute("aria-expanded")) === "false", "the view folded");
     });
   });
 
@@ -1830,8 +1866,15 @@ describe("Kgent in a real VS Code: slash commands (issue 26)", {
       await input.pressSequentially("/");
       await waitFor(async () => (await items.count()) >= 4, "the slash menu");
       const names = await items.evaluateAll((els) => els.map((e) => e.getAttribute("data-name")));
-      for (const n of ["compact", "init", "review", "explain"])
+      for (const n of ["compact", "init", "review", "help", "explain"])
         assert.ok(names.includes(n), `offers /${n}: ${names.join(", ")}`);
+      // Each says what it does in the person's words: no protocol method ("as agent/compact") leaks into the menu.
+      const descriptions = await items.locator(".slash-desc").allInnerTexts();
+      assert.equal(descriptions.length, names.length);
+      for (const d of descriptions) {
+        assert.match(d, /^\s*— \S/, "a description");
+        assert.doesNotMatch(d, /agent\//, `a protocol name in the menu: ${d}`);
+      }
       await input.pressSequentially("ex");
       await waitForCount(items, 1);
       assert.match(await items.first().innerText(), /\/explain <path> — Explain a file \(project\)/);
@@ -1949,7 +1992,8 @@ describe("Kgent in a real VS Code: slash commands (issue 26)", {
       // `/compact` typed in full, its menu open: Enter sends it (the compaction runs), it does not only complete it.
       await palette(page, "Kgent: Focus Panel");
       await input.waitFor({ timeout: STEP_MS });
-      const items = panel.locator("#slash-menu .slash-item");
+      // The open menu's items: a closed menu keeps its last items, hidden (here /cost's), until the new list arrives.
+      const items = panel.locator("#slash-menu:not([hidden]) .slash-item");
       const before = await ends.count();
       await input.click();
       await input.pressSequentially("/compact");

@@ -20,11 +20,12 @@ import {
 
 export const PERMISSIONS_VIEW = "kgent.permissions";
 
-/** Kgent's trust of a project is its own, apart from VS Code's Workspace Trust (a trusted folder can be either). */
+/** Kgent's trust of a project is its own, apart from VS Code's Workspace Trust (a trusted folder can be either).
+ *  Plain text: VS Code shows a view's message as it is (backticks would show literally). */
 export const UNTRUSTED_NOTE =
   "Kgent does not trust this project's own configuration yet — its trust is its own, apart from VS Code's Workspace Trust: " +
   "the allow rules in the project's file are ignored (its deny rules apply), and yours for it are kept in your settings. " +
-  "To trust it: the Kgent › Trust Project Extensions setting, or `kgent extensions --trust` in the folder.";
+  "To trust it: the Kgent › Trust Project Extensions setting, or “kgent extensions --trust” in the folder.";
 
 /** The rules methods, over the running daemon. */
 export interface RulesApi {
