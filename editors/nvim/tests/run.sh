@@ -32,6 +32,6 @@ unset KGENT_PROVIDER KGENT_MODEL KGENT_PERMISSION_MODE KGENT_APPROVAL_TIMEOUT KG
 
 "$nvim" --version | head -1
 # A safety net against a hang, not a time budget: each wait in the tests has its own (generous) deadline, and on a
-# loaded machine the suite takes several times its usual ~20 s.
+# loaded machine the suite (~90 tests, ~3 min quiet) takes several times longer.
 # KGENT_TEST_MAIN: another script of this directory (latency.lua measures keypress → first line).
 timeout "${KGENT_TEST_SUITE_TIMEOUT:-900}" "$nvim" --headless -u NONE -i NONE -n -l "${KGENT_TEST_MAIN:-$here/test_kgent.lua}"
