@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo demo-http format test test-lane-vscode test-lane-nvim test-fast test-python test-editors test-vscode test-vscode-real test-nvim test-acp-ts bench lint setup clean system-tools
+.PHONY: demo demo-http format test test-lane-nvim test-fast test-python test-editors test-vscode test-vscode-real test-nvim test-acp-ts bench lint setup clean system-tools
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,27 +41,26 @@ demo: $(STAMP)
 demo-http: $(STAMP)
 	$(PY) -m kgent.testing.http_demo
 
-# Three lanes side by side: the Python suite (two workers); the VS Code shim's Node suite, then the packaged extension
-# in a real VS Code (whose code-server set-up builds native modules); headless Neovim, then the ACP TS client. All of
-# them mostly wait (on daemons, browsers, sandboxes, a headless Neovim, a real VS Code): one after another, a clean
-# clone's run used 1.2 of the 2 cores on average (the Neovim suite, ~3 min, ran alone at the end). In each lane every
-# part runs even when one before it failed. Output is interleaved by line.
+# Three lanes side by side: the Python suite (three workers); the packaged extension in a real VS Code (whose
+# code-server set-up builds native modules); headless Neovim, then the ACP TS client, then the VS Code shim's Node
+# suite. All of them mostly wait (on daemons, browsers, sandboxes, a headless Neovim, a real VS Code); the lanes are
+# balanced so that each ends near the Python suite (a clean clone's quiet run: docs/status.md). In each lane every part
+# runs even when one before it failed. The two VS Code lanes share editors/vscode's node_modules (installed once, under
+# a lock: NPM_CI) but write nothing the other reads: the real suite packages its .vsix from a copy. Output is
+# interleaved by line.
 test: $(STAMP) system-tools
-	$(MAKE) --no-print-directory -j3 --output-sync=line --keep-going test-python test-lane-vscode test-lane-nvim
-
-test-lane-vscode: $(STAMP)
-	$(MAKE) --no-print-directory -j1 --keep-going test-vscode test-vscode-real
+	$(MAKE) --no-print-directory -j3 --output-sync=line --keep-going test-python test-vscode-real test-lane-nvim
 
 test-lane-nvim: $(STAMP)
-	$(MAKE) --no-print-directory -j1 --keep-going test-nvim test-acp-ts
+	$(MAKE) --no-print-directory -j1 --keep-going test-nvim test-acp-ts test-vscode
 
 # Every editor's suite, one after another.
 test-editors: $(STAMP)
 	$(MAKE) --no-print-directory -j1 --keep-going test-vscode test-vscode-real test-nvim test-acp-ts
 
-# Two workers, a test file each at a time: the suite spends much of its time waiting on subprocesses (daemons,
-# browsers, sandboxes), so on 2 cores two workers nearly halve its wall time. `pytest PATH` alone runs serially.
-PYTEST_WORKERS ?= 2
+# Three workers, a test file each at a time: the suite spends much of its time waiting on subprocesses (daemons,
+# browsers, sandboxes), so even on 2 cores a third worker shortens its wall time. `pytest PATH` alone runs serially.
+PYTEST_WORKERS ?= 3
 # The 30 slowest tests are listed at the end: where the suite's time goes, in every CI log.
 test-python: $(STAMP) system-tools
 	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=30
@@ -111,15 +110,19 @@ clean:
 
 # Editor shims (each against the real daemon on the scripted provider).
 # npm writes node_modules/.package-lock.json on every install: installed once per package-lock.json, not per target.
+# Two lanes of `make test` need editors/vscode's and editors/web's: NPM_CI holds a lock in the package's directory
+# (flock, where util-linux has it) and skips the install when the other lane finished it meanwhile.
+NPM_CI = $$(command -v flock >/dev/null && echo flock .npm-ci.lock) sh -c \
+  '[ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund'
 VSCODE_DEPS := editors/vscode/node_modules/.package-lock.json
 $(VSCODE_DEPS): editors/vscode/package-lock.json
-	cd editors/vscode && npm ci --no-audit --no-fund
+	cd editors/vscode && $(NPM_CI)
 	touch $@
 # The pages' one source (editors/web/src): the extension bundles it into its webview, with editors/web's pins of
 # markdown-it, DOMPurify and highlight.js. `python editors/web/build.py` builds the web client's copy (committed).
 WEB_DEPS := editors/web/node_modules/.package-lock.json
 $(WEB_DEPS): editors/web/package-lock.json
-	cd editors/web && npm ci --no-audit --no-fund
+	cd editors/web && $(NPM_CI)
 	touch $@
 
 test-vscode: $(STAMP) $(VSCODE_DEPS) $(WEB_DEPS)

@@ -273,11 +273,25 @@ async function fromHistory(page: Page, panel: FrameLocator, title?: string): Pro
 
 let builtVsix: string | undefined;
 
+/** The extension's .vsix, made by its own `npm run package` in a copy of editors/vscode (beside a link to editors/web,
+ *  whose page source the webview bundles): `make test` runs the Node suite in another lane, and that suite rebuilds
+ *  and loads dist/, so the package is never made from, nor makes, a half-written bundle there. */
 function buildVsix(): string {
   if (builtVsix !== undefined) return builtVsix;
-  execFileSync("npm", ["run", "package", "--silent"], { cwd: EXT, stdio: "inherit" });
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "kgent-vsix-"));
+  const stage = path.join(root, "editors", "vscode");
+  fs.mkdirSync(stage, { recursive: true });
+  fs.symlinkSync(path.resolve(EXT, "..", "web"), path.join(root, "editors", "web"));
+  for (const name of fs.readdirSync(EXT)) {
+    if (["node_modules", "dist", "out", "test-real"].includes(name) || name.endsWith(".vsix")) continue;
+    fs.cpSync(path.join(EXT, name), path.join(stage, name), { recursive: true });
+  }
+  fs.symlinkSync(path.join(EXT, "node_modules"), path.join(stage, "node_modules"));
+  execFileSync("npm", ["run", "package", "--silent"], { cwd: stage, stdio: "inherit" });
   const version = (JSON.parse(fs.readFileSync(path.join(EXT, "package.json"), "utf8")) as { version: string }).version;
-  builtVsix = path.join(EXT, `kgent-${version}.vsix`);
+  builtVsix = path.join(os.tmpdir(), `${path.basename(root)}.vsix`);
+  fs.renameSync(path.join(stage, `kgent-${version}.vsix`), builtVsix);
+  fs.rmSync(root, { recursive: true, force: true });
   return builtVsix;
 }
 
@@ -376,6 +390,7 @@ before(async () => {
 
 after(async () => {
   await browser?.close();
+  if (builtVsix !== undefined) fs.rmSync(builtVsix, { force: true });
 });
 
 // KGENT_REAL_SUITE=first-hour (or =main, approvals, slash, rewind, diagnostics, or several: =main,rewind) runs those
