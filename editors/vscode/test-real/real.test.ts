@@ -86,6 +86,9 @@ async function startCodeServer(
         "chat.commandCenter.enabled": false,
         "workbench.colorTheme": "Default Dark Modern",
         "files.autoSave": "off", // desktop VS Code's default (the web build saves after a delay): unsaved stays unsaved
+        // nothing drawn while the workbench waits: an idle page that blinks and animates costs CPU the other suites need
+        "editor.cursorBlinking": "solid",
+        "workbench.reduceMotion": "on",
         ...extra.settings,
       },
       null,
