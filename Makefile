@@ -54,11 +54,6 @@ test-lane-vscode: $(STAMP)
 test-lane-nvim: $(STAMP)
 	$(MAKE) --no-print-directory -j1 --keep-going test-nvim test-acp-ts
 
-# The real editors (a VS Code workbench in Chromium, a headless Neovim) wait on what they draw, and a workbench that
-# waits longer burns more CPU (its page keeps drawing): on a shared machine they go first. Root only (a lower nice
-# value); for anyone else the suites run as they are.
-REAL_HOST := $(shell [ "$$(id -u)" = 0 ] && command -v nice >/dev/null && echo nice -n -5)
-
 # Every editor's suite, one after another.
 test-editors: $(STAMP)
 	$(MAKE) --no-print-directory -j1 --keep-going test-vscode test-vscode-real test-nvim test-acp-ts
@@ -137,10 +132,10 @@ test-vscode: $(STAMP) $(VSCODE_DEPS) $(WEB_DEPS)
 # The packaged .vsix in a real VS Code (code-server 4.99 in Debian's Chromium, driven by playwright-core). Sets itself
 # up from nothing: the Debian packages it needs (as root), then code-server and its native modules (test-real/setup.sh).
 test-vscode-real: $(STAMP) $(VSCODE_DEPS) $(WEB_DEPS)
-	cd editors/vscode && $(REAL_HOST) npm run test:real
+	cd editors/vscode && npm run test:real
 
 test-nvim: $(STAMP)
-	$(REAL_HOST) bash editors/nvim/tests/run.sh
+	bash editors/nvim/tests/run.sh
 
 # `kgent acp` driven by the official ACP TypeScript SDK's client (a second implementation; docs/acp.md).
 ACP_TS_DEPS := tests/acp-ts/node_modules/.package-lock.json
