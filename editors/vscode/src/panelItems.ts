@@ -3,7 +3,8 @@
 
 import type * as P from "./protocol";
 
-/** Every item has a stable `id` and a `rev` that grows when it changes (the page re-renders only changed items). */
+/** Every item has a stable `id` and a `rev` that grows whenever it changes: the extension posts (panelMessages.ts'
+ *  PageMirror) and the page re-renders only changed items. */
 interface Base {
   id: string;
   rev: number;
@@ -32,6 +33,7 @@ export interface Attachment {
 }
 export interface TextItem extends Base {
   type: "assistant" | "thinking";
+  /** It only grows (each delta is appended): a new rev posts the new text alone. */
   text: string;
   /** A sub-agent's text: the sub-agent's name (it sits under the `task` card that started it). */
   agent?: string;
@@ -137,7 +139,8 @@ export interface PanelChoices {
   provider: string;
 }
 
-/** Everything the page needs, posted whole (items carry revs so the page can skip unchanged ones). */
+/** Everything the page needs: posted whole to a new page, then patched (panelMessages.ts); items carry revs so the
+ *  extension posts and the page renders only the changed ones. */
 export interface PanelState {
   items: PanelItem[];
   live: LiveRun[];

@@ -1,5 +1,6 @@
 // What the Kgent panel shows, folded from `agent/event`s and approval requests. Editor-agnostic (no `vscode`): the
-// webview view (ui/panel.ts) posts `PanelState` to the page (webview/main.ts), which renders it.
+// webview view (ui/panel.ts) posts `PanelState` to the page (webview/main.ts), which renders it: whole to a new page,
+// then what changed, known by each item's rev (so every change to an item goes through `touch`).
 
 import { instructionsNote } from "./instructionsModel";
 import { storedItems, userItem } from "./panelHistory";
@@ -120,6 +121,7 @@ export class PanelModel {
     return `${prefix}-${++this.seq}`;
   }
 
+  /** `item` changed: the panel posts it again (a text item: only what was appended since), the page renders it. */
   private touch(item: PanelItem): void {
     item.rev++;
   }

@@ -4,6 +4,8 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { splitCommandLine, type DaemonCommand } from "../src/client";
+import type { PanelState } from "../src/panelItems";
+import { applyPatch, type ToPage } from "../src/panelMessages";
 
 /** editors/vscode (found from this file, wherever the test bundle was written under it). */
 export function extensionRoot(): string {
@@ -123,4 +125,22 @@ export function gateScript(dir: string): string {
   const turns = [[{ text: "Checking first." }, { tool: "bash", args: { command: "touch gate" } }], [{ text: "Done." }]];
   fs.writeFileSync(file, JSON.stringify(turns));
   return file;
+}
+
+const folded = new WeakMap<unknown[], { seen: number; state: PanelState | undefined }>();
+
+/**
+ * The panel page's state after the messages `posted` to it, as the page makes it: the last whole state with every
+ * patch after it applied (webview/main.ts). Undefined before the first state.
+ */
+export function pageState(posted: unknown[]): PanelState | undefined {
+  const f = folded.get(posted) ?? { seen: 0, state: undefined };
+  for (; f.seen < posted.length; f.seen++) {
+    const m = posted[f.seen] as ToPage;
+    // Its own copy: the page changes its state in place, the posted messages stay as they were posted.
+    if (m.type === "state") f.state = structuredClone(m.state);
+    else if (m.type === "patch" && f.state !== undefined) f.state = applyPatch(f.state, structuredClone(m.patch));
+  }
+  folded.set(posted, f);
+  return f.state;
 }

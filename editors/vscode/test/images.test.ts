@@ -9,8 +9,8 @@ import * as path from "node:path";
 import { afterEach, describe, test } from "node:test";
 import type { KgentApi } from "../src/extension";
 import { MAX_IMAGE_BYTES, withImages } from "../src/images";
-import type { PanelItem, PanelState } from "../src/panelItems";
-import { parseFromPage, type ToPage } from "../src/panelMessages";
+import type { PanelItem } from "../src/panelItems";
+import { parseFromPage } from "../src/panelMessages";
 import {
   fakeContext,
   installFakeVscode,
@@ -19,7 +19,16 @@ import {
   type FakeContext,
   type FakeWebviewView,
 } from "./fake-vscode";
-import { AGAINST_DAEMON, extensionRoot, isAlive, sandbox, serverCommandLine, waitFor, type Sandbox } from "./helpers";
+import {
+  AGAINST_DAEMON,
+  extensionRoot,
+  isAlive,
+  pageState,
+  sandbox,
+  serverCommandLine,
+  waitFor,
+  type Sandbox,
+} from "./helpers";
 
 installFakeVscode();
 const extension = createRequire(__filename)(path.join(extensionRoot(), "dist", "extension.js")) as {
@@ -82,11 +91,7 @@ afterEach(async () => {
 });
 
 function items(w: World): PanelItem[] {
-  for (let i = w.view.posted.length - 1; i >= 0; i--) {
-    const m = w.view.posted[i] as ToPage;
-    if (m.type === "state") return (m.state as PanelState).items;
-  }
-  return [];
+  return pageState(w.view.posted)?.items ?? [];
 }
 
 describe("images through the panel to the daemon", () => {

@@ -8,7 +8,6 @@ import * as path from "node:path";
 import { afterEach } from "node:test";
 import type { KgentApi } from "../src/extension";
 import type { PanelItem, PanelState } from "../src/panelItems";
-import type { ToPage } from "../src/panelMessages";
 import {
   fakeContext,
   installFakeVscode,
@@ -17,7 +16,7 @@ import {
   type FakeContext,
   type FakeWebviewView,
 } from "./fake-vscode";
-import { extensionRoot, isAlive, KEY_VARIABLES, sandbox, serverCommandLine, type Sandbox } from "./helpers";
+import { extensionRoot, isAlive, KEY_VARIABLES, pageState, sandbox, serverCommandLine, type Sandbox } from "./helpers";
 
 installFakeVscode();
 const extension = createRequire(__filename)(path.join(extensionRoot(), "dist", "extension.js")) as {
@@ -73,13 +72,9 @@ afterEach(async () => {
   cur.sb.cleanup();
 });
 
-/** The panel's state as last posted to the page. */
+/** The panel's state as the page holds it: the last whole state posted, patched by what came after. */
 export function lastState(w: World): PanelState | undefined {
-  for (let i = w.view.posted.length - 1; i >= 0; i--) {
-    const m = w.view.posted[i] as ToPage;
-    if (m.type === "state") return m.state;
-  }
-  return undefined;
+  return pageState(w.view.posted);
 }
 
 export function items(w: World): PanelItem[] {

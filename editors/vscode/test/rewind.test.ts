@@ -23,7 +23,16 @@ import {
   type FakeWebviewView,
   type MessageRecord,
 } from "./fake-vscode";
-import { AGAINST_DAEMON, extensionRoot, isAlive, sandbox, serverCommandLine, waitFor, type Sandbox } from "./helpers";
+import {
+  AGAINST_DAEMON,
+  extensionRoot,
+  isAlive,
+  pageState,
+  sandbox,
+  serverCommandLine,
+  waitFor,
+  type Sandbox,
+} from "./helpers";
 
 installFakeVscode();
 const extension = createRequire(__filename)(path.join(extensionRoot(), "dist", "extension.js")) as {
@@ -92,11 +101,7 @@ afterEach(async () => {
 });
 
 function lastState(w: World): PanelState | undefined {
-  for (let i = w.view.posted.length - 1; i >= 0; i--) {
-    const m = w.view.posted[i] as ToPage;
-    if (m.type === "state") return m.state;
-  }
-  return undefined;
+  return pageState(w.view.posted);
 }
 
 const items = (w: World): PanelItem[] => lastState(w)?.items ?? [];

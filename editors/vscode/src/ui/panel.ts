@@ -1,6 +1,6 @@
 // The Kgent view (activity bar): a webview with a strict Content-Security-Policy that shows the conversation, tool
-// cards, approval cards and the controls. The page (webview/main.ts) renders PanelModel snapshots; this side runs
-// what the person asks for and answers approvals.
+// cards, approval cards and the controls. The page (webview/main.ts) renders PanelModel snapshots, posted whole once
+// and then as patches (what changed); this side runs what the person asks for and answers approvals.
 
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
@@ -8,7 +8,7 @@ import * as vscode from "vscode";
 import { errorOf, type RunOutcome } from "../client";
 import { type PastedImage, withImages } from "../images";
 import { mentionFor, promptWithMentions } from "../mentions";
-import { parseFromPage, type FromPage, type ToPage } from "../panelMessages";
+import { PageMirror, parseFromPage, type FromPage, type ToPage } from "../panelMessages";
 import { PanelModel } from "../panelModel";
 import type * as P from "../protocol";
 import { firstLine } from "../transcript";
@@ -39,6 +39,8 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
   private view: vscode.WebviewView | undefined;
   private ready = false;
   private postTimer: NodeJS.Timeout | undefined;
+  /** What the page holds: the state is posted whole to a new page, then only what changed (issue 37). */
+  private readonly mirror = new PageMirror();
   private readonly pending = new Map<string, Pending>();
   private readonly patches = new Map<string, string>();
   private readonly disposables: vscode.Disposable[] = [];
@@ -134,8 +136,21 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
     if (this.postTimer !== undefined) return;
     this.postTimer = setTimeout(() => {
       this.postTimer = undefined;
-      this.post({ type: "state", state: this.model.snapshot() });
+      this.postState();
     }, 50);
+  }
+
+  /** What changed since the page's state (all of it for a new page), if anything did. */
+  private postState(): void {
+    const view = this.view;
+    if (view === undefined || !this.ready) return; // a page not there yet gets the whole state when it is ready
+    const m = this.mirror.next(this.model.snapshot());
+    if (m === undefined) return;
+    // Lost (the page went away meanwhile): the next message is the whole state, so no later patch misses it.
+    const lost = (): void => this.mirror.reset();
+    void view.webview.postMessage(m).then((delivered) => {
+      if (!delivered) lost();
+    }, lost);
   }
 
   private post(m: ToPage): void {
@@ -245,8 +260,10 @@ export class Panel implements vscode.WebviewViewProvider, vscode.Disposable {
   private async onMessage(m: FromPage): Promise<void> {
     switch (m.type) {
       case "ready":
+        // A page (re)loaded: it holds nothing, it gets the whole state.
         this.ready = true;
-        this.post({ type: "state", state: this.model.snapshot() });
+        this.mirror.reset();
+        this.postState();
         this.giveBackUnread();
         await this.loadChoices(true);
         return;

@@ -1,5 +1,6 @@
 // The Kgent panel's page (runs inside the webview, bundled to dist/webview.js): renders the PanelState the extension
-// posts and sends back what the person does. It holds no protocol logic; every decision goes to the extension.
+// posts (whole when the page loads, then patches: what changed) and sends back what the person does. It holds no
+// protocol logic; every decision goes to the extension.
 
 import { approvalCard, focusCard } from "../../../web/src/approval";
 import { copyButton } from "../../../web/src/copy";
@@ -7,7 +8,7 @@ import { setupSlash } from "../../../web/src/slash";
 import { MarkdownStream } from "../../../web/src/stream";
 import { appendCodeSpans } from "../../../web/src/text";
 import { escapeHtml, panelMarkdown } from "../markdown";
-import type { FromPage, ToPage } from "../panelMessages";
+import { applyPatch, type FromPage, type ToPage } from "../panelMessages";
 import type {
   ApprovalItem,
   EndItem,
@@ -310,7 +311,7 @@ function renderItem(item: PanelItem, old: HTMLElement | undefined): HTMLElement 
     case "assistant":
       return assistantNode(item.id, item.text, old, item.agent);
     case "thinking": {
-      // more of the same thinking: only the new text is added (the panel posts all of it every update)
+      // more of the same thinking: only the new text is added
       const shown = old instanceof HTMLDetailsElement ? old.querySelector(".text")?.firstChild : undefined;
       if (shown instanceof Text && item.text.length > shown.data.length && item.text.startsWith(shown.data)) {
         shown.appendData(item.text.slice(shown.data.length));
@@ -611,7 +612,13 @@ window.addEventListener("message", (ev: MessageEvent<ToPage>) => {
   const m = ev.data;
   if (m.type === "state") {
     state = m.state;
-    render(m.state);
+    render(state);
+  } else if (m.type === "patch") {
+    // The first message to a page is the whole state: a patch before it has nothing to apply to.
+    if (state !== undefined) {
+      state = applyPatch(state, m.patch);
+      render(state);
+    }
   } else if (m.type === "focusInput") input.focus();
   else if (m.type === "insert") {
     const at = input.selectionStart ?? input.value.length;
