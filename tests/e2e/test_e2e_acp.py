@@ -115,6 +115,37 @@ async def test_prompt_streams_then_ends_the_turn(workspace: Path) -> None:
     assert client.text() == "Hello from the scripted provider. Nothing to do here."
 
 
+async def test_session_new_is_answered_before_the_sdk_has_loaded_and_the_session_works(
+    workspace: Path,
+) -> None:
+    """A client's `session/new` right after `initialize` is answered by the stdlib handshake while the SDK still
+    loads (issue 37: the agent's log says so); the session then takes a prompt, gets its slash commands and is
+    listed, as one the agent made itself would."""
+    client = Client()
+    env = daemon_env(STATE_DIR, KGENT_MODEL="hello", KGENT_LOG_LEVEL="DEBUG")
+    async with spawn_agent_process(client, *AGENT, env=env) as (conn, proc):
+        log: list[str] = []
+
+        async def drain() -> None:
+            assert proc.stderr is not None
+            async for line in proc.stderr:
+                log.append(line.decode(errors="replace"))
+
+        draining = asyncio.get_running_loop().create_task(drain())
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        done = await conn.prompt(session_id=session.session_id, prompt=[text_block("hi")])
+        await wait_for(lambda: "available_commands_update" in client.kinds())
+        listed = await conn.list_sessions(cwd=str(workspace))
+        await wait_for(lambda: any(session.session_id in line for line in log))
+        draining.cancel()
+    early = [line for line in log if "session/new answered before the SDK loaded" in line]
+    assert early and session.session_id in early[0], "".join(log)[-2000:]
+    assert done.stop_reason == "end_turn"
+    assert client.text() == "Hello from the scripted provider. Nothing to do here."
+    assert [s.session_id for s in listed.sessions] == [session.session_id]
+
+
 async def test_a_session_picks_its_model_from_the_config_options(workspace: Path) -> None:
     client = Client()
     async with agent(client, "two-writes") as conn:

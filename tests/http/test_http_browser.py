@@ -13,8 +13,8 @@ import pytest
 from playwright.sync_api import BrowserContext, Page, expect
 
 from chromium import SHOTS, TIMEOUT, NewContext
+from kgent.core.modes import MODE_DESCRIPTIONS
 from kgent.http.security import CSP
-from kgent.permissions.modes import MODE_DESCRIPTIONS
 from kgent.testing.http_server import HttpServer, write_script
 
 

@@ -1,4 +1,4 @@
-"""One text per mode, saying what really runs unasked, asks or is refused (kgent.permissions.modes): ACP's modes, the
+"""One text per mode, saying what really runs unasked, asks or is refused (kgent.core.modes): ACP's modes, the
 handshake's capabilities, the VS Code setting, the Neovim help, protocol.md, `kgent run --help` carry it word for
 word (the web client shows the capabilities' text: tests/http/test_http_browser.py)."""
 
@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 from kgent.acp.agent import MODES as ACP_MODES
+from kgent.core.modes import MODE_DESCRIPTIONS, MODE_NAMES
 from kgent.permissions import MODES, Intent, decide
-from kgent.permissions.modes import MODE_DESCRIPTIONS, MODE_NAMES
 from kgent.service import handshake
 from kgent.service.handshake import Settings, capabilities
 

@@ -17,7 +17,7 @@ from acp import helpers as H
 from acp import schema as S
 
 from kgent.acp.mcp import session_servers
-from kgent.config import DEFAULTS, permission_mode, provider_config
+from kgent.config import provider_config
 from kgent.core.errors import KgentError
 from kgent.core.events import (
     MessageDelta,
@@ -29,9 +29,8 @@ from kgent.core.events import (
     UsageEvent,
 )
 from kgent.core.messages import Message
+from kgent.core.modes import MODES as MODE_IDS
 from kgent.files.ops import FileOps, LocalFileOps
-from kgent.permissions.modes import MODE_DESCRIPTIONS, MODE_NAMES
-from kgent.permissions.modes import MODES as MODE_IDS
 from kgent.service import wire as W
 from kgent.service.commands import builtin, invocation
 from kgent.service.errors import classify
@@ -43,22 +42,28 @@ from kgent.session.entries import SessionTree
 from kgent.session.paths import normalize_workspace
 from kgent.tools.base import CommandRunner
 
+from . import setup
 from . import updates as U
 from .commands import available_commands
 from .files import client_file_ops
 from .guard import DELETE_EXTENSION
-from .handshake import API_KEY_AUTH, AUTH_REQUIRED, ClientOffer, auth_problem, initialize_result
+from .handshake import (
+    API_KEY_AUTH,
+    AUTH_REQUIRED,
+    ClientOffer,
+    EarlySessions,
+    auth_problem,
+    initialize_result,
+)
 from .live import LiveOutput
-from .options import LASTING, Lasting, client_kind
+from .options import client_kind
 from .port import AcpPort, Turn
+from .setup import LASTING, Lasting
 from .terminal import ClientTerminalRunner
 
 log = logging.getLogger("kgent.acp")
 
-MODES = tuple(
-    S.SessionMode(id=mode, name=MODE_NAMES[mode], description=MODE_DESCRIPTIONS[mode]) for mode in MODE_IDS
-)
-_MODE_IDS = frozenset(m.id for m in MODES)
+MODES = tuple(S.SessionMode.model_validate(mode) for mode in setup.modes())
 _DIFF_LIMIT = 1 << 20  # bytes: larger files are not sent as diffs
 COMMANDS_POLL = (
     1.0  # seconds between two looks at each open session's slash commands (a template added or removed)
@@ -115,10 +120,13 @@ def failure_error(result: RunResult) -> RequestError:
 class KgentAgent:
     """One ACP connection. Requests for different sessions run concurrently; one prompt at a time per session."""
 
-    def __init__(self, env: Mapping[str, str], offer: ClientOffer | None = None) -> None:
+    def __init__(
+        self, env: Mapping[str, str], offer: ClientOffer | None = None, early: EarlySessions | None = None
+    ) -> None:
         self.env = env
         # what the client offered in `initialize` (kgent.acp.handshake may have answered it before we existed)
         self.offer = offer or ClientOffer()
+        self.early = early or EarlySessions()  # sessions handshake made before we existed
         self.client: Client | None = None
         self.sessions: dict[str, _Session] = {}
         self.port = AcpPort(
@@ -135,6 +143,13 @@ class KgentAgent:
 
     def on_connect(self, conn: Client) -> None:
         self.client = conn
+        self.early.attach(self._adopt)
+
+    def _adopt(self, session_id: str, workspace: str) -> None:
+        """A session kgent.acp.handshake made for `session/new` before the SDK had loaded, as new_session would have
+        left it (no MCP servers of its own: those go to new_session)."""
+        self.sessions[session_id] = _Session(workspace, self._default_mode())
+        self._announce_commands(session_id, workspace)
 
     # -- handshake ------------------------------------------------------------------------------------------------
     async def initialize(
@@ -157,63 +172,21 @@ class KgentAgent:
 
     # -- sessions -------------------------------------------------------------------------------------------------
     def _modes(self, current: str) -> S.SessionModeState:
-        return S.SessionModeState(current_mode_id=current, available_modes=list(MODES))
-
-    def _models(self) -> list[str]:
-        """The models a session may pick: the scripts for the scripted provider; else the configured model and the
-        provider's default (Kgent keeps no catalogue of a vendor's models; KGENT_MODEL names any)."""
-        from kgent.providers.scripted import builtin_scripts
-
-        config = provider_config(self.env)
-        if config.provider == "scripted":
-            return builtin_scripts()
-        default = DEFAULTS.get(config.provider, ("", ""))[1]
-        return list(dict.fromkeys(m for m in (config.model, default) if m))
+        return S.SessionModeState.model_validate(setup.mode_state(current))
 
     def _config_options(self, session: _Session) -> list[Any]:
         """The session's model and its mode (ACP: clients that support config options use only those; `modes`
-        stays for older ones)."""
-        current = session.model or provider_config(self.env).model
-        return [
-            S.SessionConfigOptionSelect(
-                type="select",
-                id="mode",
-                name="Mode",
-                category="mode",
-                current_value=session.mode,
-                options=[
-                    S.SessionConfigSelectOption(value=m.id, name=m.name, description=m.description)
-                    for m in MODES
-                ],
-            ),
-            S.SessionConfigOptionSelect(
-                type="select",
-                id="model",
-                name="Model",
-                category="model",
-                current_value=current,
-                options=[S.SessionConfigSelectOption(value=m, name=m) for m in self._models()],
-            ),
-            S.SessionConfigOptionSelect(
-                type="select",
-                id="lasting",
-                name="Always answers last",
-                description="How long an 'Always allow' or 'Always reject' answer to a permission request lasts.",
-                current_value=session.lasting,
-                options=[
-                    S.SessionConfigSelectOption(value=value, name=name, description=description)
-                    for value, name, description in LASTING
-                ],
-            ),
-        ]
+        stays for older ones), and how long its 'always' answers last (kgent.acp.setup, shared with the early
+        session/new)."""
+        options = setup.config_options(self.env, session.mode, session.model, session.lasting)
+        return [S.SessionConfigOptionSelect.model_validate(option) for option in options]
 
     def _lasting(self, session_id: str) -> Lasting:
         session = self.sessions.get(session_id)
         return session.lasting if session is not None else "session"
 
     def _default_mode(self) -> str:
-        mode = permission_mode(self.env)
-        return mode if mode in _MODE_IDS else "ask"
+        return setup.default_mode(self.env)
 
     async def new_session(
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
@@ -409,9 +382,9 @@ class KgentAgent:
             self._check_mode(value)
             session.mode = str(value)
         elif config_id == "model":
-            if not isinstance(value, str) or value not in self._models():
+            if not isinstance(value, str) or value not in setup.models(self.env):
                 raise RequestError.invalid_params(
-                    {"value": f"unknown model {value!r}; one of {self._models()}"}
+                    {"value": f"unknown model {value!r}; one of {setup.models(self.env)}"}
                 )
             session.model = value
         elif config_id == "lasting":
@@ -435,9 +408,9 @@ class KgentAgent:
 
     @staticmethod
     def _check_mode(mode_id: object) -> None:
-        if mode_id not in _MODE_IDS:
+        if mode_id not in MODE_IDS:
             raise RequestError.invalid_params(
-                {"modeId": f"unknown mode {mode_id!r}; one of {sorted(_MODE_IDS)}"}
+                {"modeId": f"unknown mode {mode_id!r}; one of {sorted(MODE_IDS)}"}
             )
 
     async def _load(self, session_id: str) -> Any:
@@ -524,9 +497,9 @@ class KgentAgent:
             session.mode = answer.mode
             await self._update(session_id, H.update_current_mode(answer.mode))
         if answer.model is not None and answer.model != (session.model or provider_config(self.env).model):
-            if answer.model not in self._models():
+            if answer.model not in setup.models(self.env):
                 raise RequestError.invalid_params(
-                    {"model": f"unknown model {answer.model!r}; one of {self._models()}"}
+                    {"model": f"unknown model {answer.model!r}; one of {setup.models(self.env)}"}
                 )
             session.model = answer.model
         if answer.command in ("mode", "model"):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 log = logging.getLogger("kgent.acp")
@@ -40,10 +40,10 @@ async def pump(
     source: asyncio.StreamReader,
     sink: asyncio.StreamReader,
     out: asyncio.StreamWriter,
-    intercept: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None,
+    intercept: Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]] | None = None,
 ) -> None:
     """Copy `source` to `sink` line by line until EOF, answering on `out` for the lines `screen` refuses, and for
-    the requests `intercept` answers (`initialize` and `authenticate`, before the SDK has loaded)."""
+    the requests `intercept` answers (`initialize`, `authenticate` and `session/new`, before the SDK has loaded)."""
     try:
         while True:
             try:
@@ -54,7 +54,7 @@ async def pump(
             if not line:
                 break
             refusal = screen(line)
-            reply = _intercepted(line, intercept) if refusal is None else None
+            reply = await _intercepted(line, intercept) if refusal is None else None
             if reply is not None:
                 _reply(out, reply)
             elif refusal is None:
@@ -66,14 +66,16 @@ async def pump(
         sink.feed_eof()
 
 
-def _intercepted(
-    line: bytes, intercept: Callable[[dict[str, Any]], dict[str, Any] | None] | None
+INTERCEPTED = (b'"initialize"', b'"authenticate"', b'"session/new"')
+
+
+async def _intercepted(
+    line: bytes, intercept: Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]] | None
 ) -> dict[str, Any] | None:
-    if intercept is None or (b'"initialize"' not in line and b'"authenticate"' not in line):
-        # parse again only what may be `initialize` or `authenticate`
-        return None
+    if intercept is None or not any(method in line for method in INTERCEPTED):
+        return None  # parse again only what may be one of them
     message = json.loads(line)
-    return intercept(message) if isinstance(message, dict) else None
+    return await intercept(message) if isinstance(message, dict) else None
 
 
 DELETE = "session/delete"

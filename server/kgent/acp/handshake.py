@@ -1,12 +1,17 @@
-"""ACP `initialize` (and `authenticate`) without the SDK, so `kgent acp` answers them while the SDK (whose pydantic schema takes
-~0.35 s to import) and the kernel load in a thread. The SDK path (`KgentAgent.initialize`) answers from the same
-tables; tests/acp/test_acp_handshake.py holds them to the SDK's models."""
+"""ACP `initialize`, `authenticate` and a plain `session/new` without the SDK, so `kgent acp` answers them while the SDK
+(whose pydantic schema, 273 models built at import, takes 0.5–0.9 s) and the kernel load in a thread. The SDK path
+(`KgentAgent`) answers from the same tables (kgent.acp.setup for a session's modes and options); tests/acp/
+test_acp_handshake.py holds them to the SDK's models."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+import logging
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
+
+log = logging.getLogger("kgent.acp")
 
 AUTH_REQUIRED = -32000  # ACP's code (acp.RequestError.auth_required)
 PROTOCOL_VERSION = 1  # ACP's (acp.PROTOCOL_VERSION; a test pins them together)
@@ -124,3 +129,66 @@ def _plain(capabilities: dict[str, Any]) -> bool:
         capabilities.get("terminal", False),
     )
     return all(isinstance(flag, bool) for flag in flags)
+
+
+@dataclass(slots=True)
+class EarlySessions:
+    """Sessions a `session/new` made before the agent existed: the agent adopts them when the SDK connects it (a
+    client's next request, its first prompt say, waits for the SDK anyway, so it finds the session there)."""
+
+    pending: list[tuple[str, str]] = field(default_factory=list)  # (session id, workspace)
+    adopt: Callable[[str, str], None] | None = None
+
+    @property
+    def open(self) -> bool:
+        """Whether `session/new` is still answered here: until the agent is there, which then answers it itself."""
+        return self.adopt is None
+
+    def add(self, session_id: str, workspace: str) -> None:
+        if self.adopt is None:
+            self.pending.append((session_id, workspace))
+        else:  # made while the agent connected: adopted at once
+            self.adopt(session_id, workspace)
+
+    def attach(self, adopt: Callable[[str, str], None]) -> None:
+        self.adopt = adopt
+        for session_id, workspace in self.pending:
+            adopt(session_id, workspace)
+        self.pending.clear()
+
+
+async def new_session(
+    message: dict[str, Any], env: Mapping[str, str], early: EarlySessions
+) -> dict[str, Any] | None:
+    """The response to a `session/new` for an absolute `cwd` with no MCP servers, made in the session store before the
+    agent exists (noted in `early`); else None: the agent answers it (servers to check, an odd param, an error)."""
+    if not early.open or message.get("method") != "session/new" or message.get("jsonrpc") != "2.0":
+        return None
+    mid, params = message.get("id"), message.get("params")
+    if not isinstance(mid, (int, str)) or isinstance(mid, bool) or not isinstance(params, dict):
+        return None
+    cwd = params.get("cwd")
+    if params.get("mcpServers") != [] or not isinstance(cwd, str) or not os.path.isabs(cwd):
+        return None
+    if set(params) - {"cwd", "mcpServers", "_meta"}:
+        return None
+    from kgent.core.errors import KgentError
+    from kgent.service.store import open_store
+    from kgent.session.paths import normalize_workspace
+
+    from . import setup
+
+    try:
+        store, _ = open_store()
+        info = await store.create(workspace=normalize_workspace(cwd))
+    except KgentError:
+        return None  # the agent says what is wrong
+    mode = setup.default_mode(env)
+    result = {
+        "sessionId": info.id,
+        "modes": setup.mode_state(mode),
+        "configOptions": setup.config_options(env, mode, None, "session"),
+    }
+    early.add(info.id, info.workspace)
+    log.debug("session/new answered before the SDK loaded: %s", info.id)
+    return {"jsonrpc": "2.0", "id": mid, "result": result}

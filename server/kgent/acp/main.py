@@ -1,7 +1,8 @@
 """`kgent acp`'s process: logging to stderr (stdout carries ACP messages only), the agent on stdin/stdout.
 
-`initialize` is answered at once by stdlib code (kgent.acp.handshake) while a thread imports the SDK (its pydantic
-schema alone takes ~0.35 s) and the kernel; every other message waits for them, buffered, and goes to the SDK.
+`initialize` and a plain `session/new` are answered at once by stdlib code (kgent.acp.handshake) while a thread imports
+the SDK (its pydantic schema alone takes 0.5–0.9 s) and the kernel; every other message waits for them, buffered, and
+goes to the SDK; the agent adopts the sessions made meanwhile.
 Meanwhile the sandbox is probed, and once the agent exists the service warms up for the first prompt."""
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from .guard import pump
-from .handshake import ClientOffer, answer
+from .handshake import ClientOffer, EarlySessions, answer, new_session
 
 if TYPE_CHECKING:
     from acp import Agent
@@ -47,18 +48,20 @@ def main(env: Mapping[str, str], *, log_level: str | None = None) -> int:
         from kgent.sandbox.bwrap import prefetch
 
         prefetch(env)  # the sandbox probe (a bwrap process) runs while the SDK loads, not in the first prompt
-        offer = ClientOffer()
+        offer, early = ClientOffer(), EarlySessions()
+
+        async def intercept(message: dict[str, Any]) -> dict[str, Any] | None:
+            return answer(message, offer, env) or await new_session(message, env, early)
+
         stdin, stdout = await stdio_streams()
         screened = asyncio.StreamReader(limit=LIMIT)
-        reader = asyncio.get_running_loop().create_task(
-            pump(stdin, screened, stdout, lambda message: answer(message, offer, env))
-        )
+        reader = asyncio.get_running_loop().create_task(pump(stdin, screened, stdout, intercept))
         agent: Any = None
         try:
             loaded = await asyncio.to_thread(importlib.import_module, "kgent.acp.agent")
             from acp import run_agent
 
-            agent = loaded.KgentAgent(env, offer)
+            agent = loaded.KgentAgent(env, offer, early)
             # What the first prompt needs, while the client sends session/new and the person types. A thread of its
             # own, not the loop's executor: a client that closes stdin meanwhile is not kept waiting for it (the
             # process exits below without joining it; the SDK's clients give an agent 2 s before they kill it).

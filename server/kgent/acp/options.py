@@ -19,16 +19,8 @@ from acp import schema as S
 
 from kgent.core.events import PermissionOption, PermissionOptionKind
 
-Lasting = Literal["session", "project"]
-LASTING: tuple[tuple[Lasting, str, str], ...] = (
-    ("session", "This session", "An 'always' answer makes a rule for this session only."),
-    (
-        "project",
-        "This project",
-        "An 'always' answer makes a rule for this project (its .kgent/config.toml, or your own file for it while "
-        "the project is not trusted), kept for the next sessions.",
-    ),
-)
+from .setup import Lasting
+
 _ORDER: tuple[PermissionOptionKind, ...] = ("allow_once", "allow_always", "reject_once", "reject_always")
 
 ClientKind = Literal["other", "avante", "codecompanion", "agent-shell"]

@@ -29,7 +29,8 @@ from kgent.service.runs import REJECT, Decision, FileScope, RunRef
 
 from . import updates as U
 from .files import ClientTextFiles
-from .options import ClientKind, Lasting, offer
+from .options import ClientKind, offer
+from .setup import Lasting
 
 log = logging.getLogger("kgent.acp")
 

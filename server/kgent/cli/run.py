@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kgent.permissions.modes import MODE_DESCRIPTIONS
+from kgent.core.modes import MODE_DESCRIPTIONS
 
 
 def add_common(p: argparse.ArgumentParser) -> None:

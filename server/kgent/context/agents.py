@@ -20,9 +20,9 @@ from typing import Final, Literal
 from kgent.context.instructions import Skipped
 from kgent.context.skills import front_matter
 from kgent.core.errors import ConfigError
+from kgent.core.modes import Mode, normalize_mode
 from kgent.core.paths import user_config_dir
 from kgent.files import gate
-from kgent.permissions.modes import Mode, normalize_mode
 
 FOLDER = "agents"
 MAX_BYTES = 64 * 1024  # a definition larger than this is left out (named, `Skipped`)

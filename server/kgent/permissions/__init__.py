@@ -1,9 +1,9 @@
 # Permissions: modes, operation classification, the decision matrix, rules (session, project, user), approval binding.
 # Everything here is a value or a pure function; the host that answers `ask` lives with the kernel.
 
+from kgent.core.modes import MODE_ALIASES, MODES, Mode, normalize_mode
 from kgent.permissions.binding import binding_hash, canonical_json, request_id
 from kgent.permissions.intent import Intent, Operation, Scope, classify
-from kgent.permissions.modes import MODE_ALIASES, MODES, Mode, normalize_mode
 from kgent.permissions.policy import Action, Risk, Verdict, decide, risk_of, shell_grant
 from kgent.permissions.rulebook import RuleBook
 from kgent.permissions.rulefiles import RuleFile, RuleFiles

@@ -7,9 +7,9 @@ import os
 from dataclasses import dataclass
 from typing import Literal
 
+from kgent.core.modes import MODES, Mode
 from kgent.permissions import commands
 from kgent.permissions.intent import Intent
-from kgent.permissions.modes import MODES, Mode
 from kgent.sandbox.bwrap import Grant
 
 Action = Literal["allow", "deny", "ask"]

@@ -1,5 +1,5 @@
 """The boot path's tables (server/kgent/service/tables.json), each made from its one definition: the modes and their
-texts (kgent.permissions.modes), the providers, their aliases and default models (kgent.providers, kgent.config), the
+texts (kgent.core.modes), the providers, their aliases and default models (kgent.providers, kgent.config), the
 tools (kgent.tools), the event types and option kinds (kgent.core.events), the prompt's content blocks (the wire).
 kgent.service.handshake reads the file, stdlib only, so `initialize` is answered before any of those modules loads."""
 
@@ -10,7 +10,7 @@ from typing import Any
 
 from kgent.config import DEFAULTS
 from kgent.core.events import DEFAULT_PERMISSION_OPTIONS, EVENT_TYPES
-from kgent.permissions.modes import MODE_ALIASES, MODE_DESCRIPTIONS, MODES
+from kgent.core.modes import MODE_ALIASES, MODE_DESCRIPTIONS, MODES
 from kgent.providers import ALIASES, provider_names
 from kgent.service.wire.requests import BLOCK_TYPES
 from kgent.tools import CODING_TOOLS

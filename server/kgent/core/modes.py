@@ -1,5 +1,6 @@
-# Permission modes: the five run-scoped names and the spellings (seed 000's other names, case, dashes) that map to them.
-# Parsing, and the one text per mode every front shows (MODE_DESCRIPTIONS); what each mode allows lives in policy.py.
+# Permission modes (core vocabulary: every layer names them): the five run-scoped names and the spellings (seed 000's
+# other names, case, dashes) that map to them. What each mode allows lives in kgent.permissions.policy;
+# parsing, and the one text per mode every front shows (MODE_DESCRIPTIONS), live here.
 
 from __future__ import annotations
 
