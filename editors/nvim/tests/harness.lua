@@ -88,6 +88,11 @@ function H.drawn(win, needle, engine)
   for lnum, line in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
     if line:find(needle, 1, true) then
       vim.api.nvim_win_set_cursor(win, { lnum, 0 })
+      if engine == 'treesitter' then
+        -- Neovim 0.11's highlighter parses asynchronously, a slice per redraw: parse the whole buffer (and its
+        -- markdown_inline injections) now, so the redraw draws what the parser makes of this text, not a partial tree.
+        vim.treesitter.get_parser(buf, 'markdown'):parse(true)
+      end
       vim.cmd('redraw!')
       local cells, attrs = {}, {}
       for row = vim.fn.screenpos(win, lnum, 1).row, vim.fn.screenpos(win, lnum, #line).row do
@@ -140,6 +145,9 @@ local ui = require('kgent.ui')
 local approval = require('kgent.approval')
 
 H.events = {} -- agent/event params of the current test, in order
+-- Runs of earlier tests: a daemon H.fresh stopped may still deliver their last events (a cancelled run_end) after the
+-- next test began; they are not that test's.
+local stale = {}
 H.timeline = {} -- {what, data}: events, permission decisions and run ends, in order
 H.notes = {} -- vim.notify messages
 H.levels = {} -- {msg, level} of each vim.notify
@@ -150,6 +158,9 @@ vim.api.nvim_create_autocmd('User', {
   group = group,
   pattern = { 'KgentEvent', 'KgentRunEnd', 'KgentPermission', 'KgentPermissionDone' },
   callback = function(a)
+    if type(a.data) == 'table' and stale[a.data.runId] then
+      return
+    end
     if a.match == 'KgentEvent' then
       H.events[#H.events + 1] = a.data
     end
@@ -171,7 +182,14 @@ local real_select = vim.ui.select
 --- A fresh workspace, state dir, daemon and plugin state. opts: files = {name = text}, setup = {...} overrides.
 function H.fresh(opts)
   opts = opts or {}
-  -- The previous test's daemon exits in the background (~0.5 s); its late on_exit touches only its own runs.
+  -- The previous test's daemon exits in the background (~0.5 s); its late on_exit touches only its own runs, and its
+  -- late events are left out of the next test's (stale).
+  for id in pairs(kgent.state.runs or {}) do
+    stale[id] = true
+  end
+  for _, ev in ipairs(H.events) do
+    stale[ev.runId or ''] = true
+  end
   kgent.stop(0)
   for _, w in ipairs(vim.api.nvim_list_wins()) do
     if #vim.api.nvim_list_wins() > 1 and vim.api.nvim_win_get_config(w).relative ~= '' then

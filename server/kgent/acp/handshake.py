@@ -178,11 +178,13 @@ async def new_session(
 
     from . import setup
 
+    store, _ = open_store()  # the agent has its own: this one closes the file it made once it is made
     try:
-        store, _ = open_store()
         info = await store.create(workspace=normalize_workspace(cwd))
     except KgentError:
         return None  # the agent says what is wrong
+    finally:
+        await store.aclose()
     mode = setup.default_mode(env)
     result = {
         "sessionId": info.id,
