@@ -80,6 +80,8 @@ export function setupSlash(input: HTMLTextAreaElement, menu: HTMLUListElement, a
     update();
   });
   input.addEventListener("blur", close);
+  // A `/` typed before this script ran (a page still loading its bundle on a busy machine) fired no listener above.
+  if (TYPED.test(input.value)) ask();
   input.addEventListener("keydown", (e) => {
     if (menu.hidden || shown.length === 0) return;
     if (e.key === "ArrowDown" || e.key === "ArrowUp") {
