@@ -178,7 +178,9 @@ async def new_session(
 
     from . import setup
 
-    store, _ = open_store()  # the agent has its own: this one closes the file it made once it is made
+    store, durable = open_store()  # the agent has its own: this one closes the file it made once it is made
+    if not durable:  # an in-memory store is the agent's alone: a session made here would not be in it
+        return None
     try:
         info = await store.create(workspace=normalize_workspace(cwd))
     except KgentError:
