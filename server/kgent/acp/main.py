@@ -1,7 +1,7 @@
 """`kgent acp`'s process: logging to stderr (stdout carries ACP messages only), the agent on stdin/stdout.
 
 `initialize` and a plain `session/new` are answered at once by stdlib code (kgent.acp.handshake) while a thread imports
-the SDK (its pydantic schema alone takes 0.5–0.9 s) and the kernel; every other message waits for them, buffered, and
+the SDK (kgent.acp.sdk: its pydantic schema, built lazily) and the kernel; every other message waits for them, buffered, and
 goes to the SDK; the agent adopts the sessions made meanwhile.
 Meanwhile the sandbox is probed, and once the agent exists the service warms up for the first prompt."""
 
@@ -38,6 +38,14 @@ async def stdio_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     return reader, asyncio.StreamWriter(transport, protocol, None, loop)
 
 
+def load_agent() -> Any:
+    """`kgent.acp.agent`, the SDK under it imported the cheap way (kgent.acp.sdk)."""
+    from .sdk import load
+
+    load()
+    return importlib.import_module("kgent.acp.agent")
+
+
 def main(env: Mapping[str, str], *, log_level: str | None = None) -> int:
     level = (log_level or env.get("KGENT_LOG_LEVEL") or "WARNING").upper()
     logging.basicConfig(
@@ -58,7 +66,7 @@ def main(env: Mapping[str, str], *, log_level: str | None = None) -> int:
         reader = asyncio.get_running_loop().create_task(pump(stdin, screened, stdout, intercept))
         agent: Any = None
         try:
-            loaded = await asyncio.to_thread(importlib.import_module, "kgent.acp.agent")
+            loaded = await asyncio.to_thread(load_agent)
             from acp import run_agent
 
             agent = loaded.KgentAgent(env, offer, early)
