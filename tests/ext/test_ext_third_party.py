@@ -1,4 +1,4 @@
-"""A third-party package, pip-installed into a fresh venv (this one's packages beneath it), registers a tool, a provider
+"""A third-party package, installed into a fresh venv (this one's packages beneath it), registers a tool, a provider
 and a hook through its entry point; `kgent extensions` lists them, and `kgent run`, the stdio daemon and `kgent acp`
 (each a subprocess of that venv) use all three."""
 
@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -55,13 +56,16 @@ def third(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         '[project.entry-points."kgent.extensions"]\nthird = "kgent_third:register"\n'
     )
     venv = tmp / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    # uv (a dev dependency, beside this interpreter): a venv and a package's build in well under a second, where
+    # `python -m venv` and pip's isolated build took ~15 s of the suite; the entry points it writes are the same.
+    uv = str(Path(sys.executable).parent / "uv")
+    subprocess.run([uv, "venv", "-q", "--python", sys.executable, str(venv)], check=True)
     # this venv's packages (kgent, editable, among them) under the new one's, as --system-site-packages would
     [site] = [p for p in sys.path if p.endswith("site-packages") and p.startswith(sys.prefix)]
     [new_site] = venv.glob("lib/python*/site-packages")
     (new_site / "_kgent_parent.pth").write_text(f"import site; site.addsitedir({site!r})\n")
     py = venv / "bin" / "python"
-    subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", str(src)], check=True)
+    subprocess.run([uv, "pip", "install", "-q", "--python", str(py), "--no-deps", str(src)], check=True)
     env = {**os.environ, "KGENT_CONFIG_DIR": str(tmp / "cfg"), "KGENT_STATE_DIR": str(tmp / "state")}
     env = {k: v for k, v in env.items() if not k.startswith("KGENT_PROVIDER")}
     ws = tmp / "ws"
