@@ -169,19 +169,21 @@ async function openWorkbench(i: Instance): Promise<Page> {
 /** Run a command from the command palette (F1), as a person does. */
 async function palette(page: Page, title: string): Promise<void> {
   const box = page.locator(".quick-input-widget .quick-input-box input");
-  // On a loaded machine a busy workbench can drop the key, or close the palette again before it is typed in (the
-  // box then exists but is hidden): press it again (as a person would), a few times.
+  const row = page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first();
+  // On a loaded machine a busy workbench can drop the key, or close the palette again before it is typed in or
+  // before it lists the command (the box, or the row, then exists but is hidden): open it again (as a person
+  // would), a few times, until the command's row shows.
   for (let attempt = 1; ; attempt++) {
     await page.keyboard.press("F1");
     try {
       await box.waitFor({ timeout: attempt < 4 ? 20_000 : STEP_MS });
       await box.fill(`>${title}`, { timeout: attempt < 4 ? 10_000 : STEP_MS });
+      await row.waitFor({ timeout: attempt < 4 ? 30_000 : STEP_MS });
       break;
     } catch (e) {
       if (attempt >= 4) throw e;
     }
   }
-  await page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first().waitFor({ timeout: STEP_MS });
   await page.keyboard.press("Enter");
 }
 
