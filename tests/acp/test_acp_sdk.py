@@ -98,3 +98,30 @@ def test_the_sdks_models_wait_for_their_first_use_and_pydantic_is_restored_after
     # and nothing of it outlives the import: a model declared afterwards is built at once, with its docstrings
     assert got["defer_default"] is False and got["extract_restored"] is True
     assert got["later_built"] is True and got["later_doc"] == "the docstring"
+
+
+GC_PROBE = textwrap.dedent(
+    """
+    import gc, json, sys
+    from kgent.core import loading
+    if sys.argv[1] == "process":
+        loading.start_process()  # as `kgent acp` does
+    collections = []
+    gc.callbacks.append(lambda phase, info: phase == "start" and collections.append(info["generation"]))
+    from kgent.acp.main import load_agent
+    collections.clear()
+    load_agent()
+    print(json.dumps({"collections": len(collections), "enabled": gc.isenabled(), "frozen": gc.get_freeze_count()}))
+    """
+)
+
+
+def test_kgent_acp_loads_the_sdk_and_the_agent_without_collecting_then_collects_again(tmp_path: Path) -> None:
+    """`kgent acp`'s load (the SDK and the kernel, ~0.3 s of the first prompt's wait) runs with the collector paused
+    (kgent.core.loading: ~30 ms less); afterwards collection is on and what loaded is frozen out of it. An importer of
+    the library (no `kgent` process) keeps the collector as it was."""
+    process = json.loads(_python(tmp_path, GC_PROBE, "process"))
+    assert process == {"collections": 0, "enabled": True, "frozen": process["frozen"]}, process
+    assert process["frozen"] > 50_000, process
+    library = json.loads(_python(tmp_path, GC_PROBE, "library"))
+    assert library["enabled"] is True and library["frozen"] == 0 and library["collections"] > 0, library

@@ -39,11 +39,15 @@ async def stdio_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
 
 
 def load_agent() -> Any:
-    """`kgent.acp.agent`, the SDK under it imported the cheap way (kgent.acp.sdk)."""
+    """`kgent.acp.agent`, the SDK under it imported the cheap way (kgent.acp.sdk), without garbage collection
+    while it loads (kgent.core.loading)."""
+    from kgent.core.loading import loading
+
     from .sdk import load
 
-    load()
-    return importlib.import_module("kgent.acp.agent")
+    with loading():
+        load()
+        return importlib.import_module("kgent.acp.agent")
 
 
 def main(env: Mapping[str, str], *, log_level: str | None = None) -> int:
