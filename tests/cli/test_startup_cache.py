@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from types import CodeType
 
+from kgent.core import loading
+
 # argv: CACHE OUT: define dataclasses and attrs classes through the cache at CACHE (or without it: CACHE "-"), write
 # what each generated method is (its bytecode, marshalled; its annotations) and what the classes do to OUT.
 DEFINE = """import json, marshal, sys
@@ -152,3 +154,40 @@ def test_the_kgent_process_installs_the_cache_and_a_library_import_does_not() ->
         "True",
         "True",
     ]  # the command: cache, collector back on, start frozen
+
+
+YOUNG_PROBE = (
+    "import gc, json, sys\n"
+    "from kgent.core import loading\n"
+    "if sys.argv[1] == 'process':\n"
+    "    loading.start_process()\n"
+    "before = gc.get_threshold()\n"
+    "seen = []\n"
+    "gc.callbacks.append(lambda phase, info: phase == 'start' and seen.append(info['generation']))\n"
+    "with loading.loading(young_only=True):\n"
+    "    inside = gc.get_threshold()\n"
+    "    import lsprotocol.types\n"  # what the daemon's loader builds: ~550 attrs classes
+    "print(json.dumps({'inside': inside, 'restored': gc.get_threshold() == before, 'enabled': gc.isenabled(),\n"
+    "                  'young': seen.count(0), 'older': len(seen) - seen.count(0), 'frozen': gc.get_freeze_count()}))\n"
+)
+
+
+def test_the_daemons_load_collects_only_young_objects_and_the_collector_is_restored_after() -> None:
+    """The daemon's loader (kgent.daemon.boot) builds pygls' classes under `loading(young_only=True)`: the cycles
+    they leave are still collected while young (no RSS left behind, unlike a pause), but the survivors are not scanned
+    again as they age; afterwards the thresholds are what they were. A library import changes nothing."""
+
+    def probe(kind: str) -> dict[str, object]:
+        done = subprocess.run(
+            [sys.executable, "-c", YOUNG_PROBE, kind], capture_output=True, text=True, check=True, timeout=120
+        )
+        result: dict[str, object] = json.loads(done.stdout)
+        return result
+
+    process = probe("process")
+    assert process["inside"] == list(loading.YOUNG_ONLY), process
+    assert process["young"] and not process["older"], process  # collected, but only the young generation
+    assert process["restored"] and process["enabled"] and process["frozen"] == 0, process
+    library = probe("library")
+    assert library["inside"] != list(loading.YOUNG_ONLY) and library["older"], library
+    assert library["restored"] and library["enabled"], library

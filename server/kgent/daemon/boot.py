@@ -33,7 +33,8 @@ class _Loader(threading.Thread):
             # a `kgent` process: pygls' and lsprotocol's attrs classes compile through the cache too
             if loading.active():
                 codecache.install(attrs=True)
-            import kgent.daemon.server  # noqa: F401
+            with loading.loading(young_only=True):  # pygls' classes leave cycles (kgent.core.loading)
+                import kgent.daemon.server  # noqa: F401
         except BaseException as exc:  # re-raised on the main thread, with its traceback, to stderr
             self.error = exc
 
