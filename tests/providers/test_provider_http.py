@@ -149,3 +149,40 @@ def test_sse_parser_rejects_a_non_field_line():
     with pytest.raises(ProviderError, match="malformed server-sent event line"):
         parser.feed(b'{"choices": []}\n')
     assert SSEParser().feed(b"id: 7\nretry: 100\ndata: ok\n\n") == [("", b"ok")]
+
+
+LAZY_CLIENT = """
+import json, sys, threading
+from kgent.providers import create_provider
+from kgent.providers.base import ProviderConfig
+loaded = {"modules": "httpx" in sys.modules or "httpcore" in sys.modules}
+provider = create_provider(ProviderConfig(provider="openai", model="m", base_url="http://127.0.0.1:9/v1", api_key="k"))
+loaded["provider"] = "httpx" in sys.modules
+clients = []
+threads = [threading.Thread(target=lambda: clients.append(provider.http())) for _ in range(4)]
+for t in threads: t.start()
+for t in threads: t.join()
+provider.warm()
+clients.append(provider.http())
+print(json.dumps({**loaded, "after": "httpx" in sys.modules, "one_client": len({id(c) for c in clients}) == 1,
+                  "model": provider.model}))
+"""
+
+
+def test_the_providers_load_without_httpx_and_make_one_client_on_first_use():
+    """httpx's stack (~50 ms of a first run) loads with a provider's first client, not with the provider: a run
+    starts (and says so) meanwhile. Threads asking at once (the warm-up, the first request) get the same client."""
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", LAZY_CLIENT], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert json.loads(done.stdout) == {
+        "modules": False,
+        "provider": False,
+        "after": True,
+        "one_client": True,
+        "model": "m",
+    }

@@ -15,17 +15,19 @@ import re
 import ssl
 import time
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
-from typing import Any
-from urllib.request import getproxies
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from kgent.core.errors import ProviderError
 from kgent.core.redact import redact, redact_url
 from kgent.providers.base import CONTEXT_OVERFLOW, ProviderConfig
 from kgent.providers.keys import key_env_names
-from kgent.providers.transport import AsyncioTransport
+
+if TYPE_CHECKING:
+    import httpx
+
+# httpx and its stack (httpcore, h11, h2, anyio: ~50 ms of a first run's imports) load with the first client
+# (`new_client`, called by a provider's first request or its warm-up), not with the provider modules: a run can start
+# and say so (run_start) while they load.
 
 USER_AGENT = "kgent/0.1"
 MAX_ERROR_BODY = 64 * 1024
@@ -60,6 +62,10 @@ class RetryPolicy:
 
 def new_client(config: ProviderConfig) -> httpx.AsyncClient:
     """The provider's one client: keep-alive pool, and no request may hang (connect, read, write and pool timeouts)."""
+    import httpx
+
+    from kgent.providers.transport import AsyncioTransport
+
     timeout = httpx.Timeout(
         connect=config.connect_timeout,
         read=config.read_timeout,
@@ -77,6 +83,8 @@ def new_client(config: ProviderConfig) -> httpx.AsyncClient:
 
 def _env_proxies() -> bool:
     """Whether the environment names a proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, any case), as httpx reads it."""
+    from urllib.request import getproxies
+
     return any(scheme in getproxies() for scheme in ("http", "https", "all"))
 
 
@@ -99,6 +107,8 @@ def parse_retry_after(headers: httpx.Headers) -> float | None:
         return max(0.0, float(value))
     except ValueError:
         pass
+    from email.utils import parsedate_to_datetime
+
     try:
         return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
     except (TypeError, ValueError):
@@ -200,6 +210,8 @@ def status_error(
 
 def transport_error(exc: httpx.HTTPError, where: Endpoint) -> ProviderError:
     """Classify an httpx exception. Every transport failure is retryable; `HTTPProvider` retries only before output."""
+    import httpx
+
     reason = str(exc) or type(exc).__name__
     if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
         return ProviderError(f"Invalid base URL {where.url!r}: {reason}", code="config_error")

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
-from typing import Protocol
-
-import httpx
+from typing import TYPE_CHECKING, Protocol
 
 from kgent.core.errors import ProviderError
 from kgent.core.messages import AssistantMessage
@@ -29,6 +28,9 @@ from kgent.providers.http import (
     transport_error,
 )
 from kgent.providers.sse import SSEParser
+
+if TYPE_CHECKING:
+    import httpx
 
 
 class Decoder(Protocol):
@@ -66,14 +68,30 @@ class HTTPProvider(ABC):
         self.base_url = (config.base_url or self.default_base_url).rstrip("/")
         self.max_attempts = max(1, config.max_attempts)
         self.retry = retry or RetryPolicy()
-        self._client = client if client is not None else new_client(config)
+        # The client is made by the first request (or `warm`): httpx loads then, not with the provider (http.py).
+        self._client = client
         self._owns_client = client is None
+        self._client_lock = threading.Lock()  # the warm-up thread and the first request may both ask
         self.url = self._url()
         self._headers = self._request_headers()
         self._where = Endpoint(
             provider=self.name, url=self.url, model=self.model, has_key=bool(config.api_key)
         )
         self._setup()
+
+    def http(self) -> httpx.AsyncClient:
+        """The provider's one client, made on first use (thread-safe: a worker thread may warm it)."""
+        client = self._client
+        if client is None:
+            with self._client_lock:
+                client = self._client
+                if client is None:
+                    client = self._client = new_client(self.config)
+        return client
+
+    def warm(self) -> None:
+        """Make the client now (its imports and TLS context), so the first request does not."""
+        self.http()
 
     # -- what a vendor module supplies -----------------------------------------------------------------------
     def _setup(self) -> None:  # noqa: B027 - optional hook, most vendors need nothing here
@@ -93,6 +111,8 @@ class HTTPProvider(ABC):
 
     # -- the shared stream ----------------------------------------------------------------------------------
     async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
+        import httpx  # loaded once the first client is made (below, or by `warm`); named here for its errors
+
         body = self._body(request)
         attempt = 1
         while True:
@@ -156,7 +176,7 @@ class HTTPProvider(ABC):
         try:
             async with asyncio.timeout(limit):
                 return await stack.enter_async_context(
-                    self._client.stream("POST", self.url, content=body, headers=self._headers)
+                    self.http().stream("POST", self.url, content=body, headers=self._headers)
                 )
         except TimeoutError:
             raise ProviderError(
@@ -167,7 +187,7 @@ class HTTPProvider(ABC):
             ) from None
 
     async def aclose(self) -> None:
-        if self._owns_client:
+        if self._owns_client and self._client is not None:
             await self._client.aclose()
 
 

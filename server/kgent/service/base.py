@@ -414,7 +414,10 @@ class RunService:
         warm()
         try:
             self.extensions()  # the entry-point scan of the installed packages
-            self.providers.get(self.provider_config(None, None))
+            provider = self.providers.get(self.provider_config(None, None))
+            warm_client = getattr(provider, "warm", None)  # an HTTP provider's client (httpx loads with it)
+            if callable(warm_client):
+                warm_client()
         except Exception:  # no key yet, or a bad setting: the first run reports it
             log.debug("warm-up could not build the default provider", exc_info=True)
         warm_async_backend()
