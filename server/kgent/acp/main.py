@@ -8,9 +8,11 @@ Meanwhile the sandbox is probed, and once the agent exists the service warms up 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import logging
 import os
+import stat
 import sys
 import threading
 from collections.abc import Mapping
@@ -26,16 +28,75 @@ LIMIT = 50 * 1024 * 1024  # bytes of one line (the SDK's default stdio limit)
 
 
 async def stdio_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    """Async stdin and stdout without the SDK (which Windows needs: there its own streams are used)."""
+    """Async stdin and stdout without the SDK (which Windows needs: there its own streams are used). Either may be a
+    regular file (`kgent acp < recorded.jsonl > out.jsonl`), which asyncio's pipe transports refuse."""
     if sys.platform == "win32":  # pragma: no cover - the SDK's thread-fed streams
         from acp.stdio import stdio_streams as sdk_streams
 
         return await sdk_streams(limit=LIMIT)
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=LIMIT)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, sys.stdout)
+    if _is_stream(sys.stdin.fileno()):
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    else:
+        threading.Thread(
+            target=_feed, args=(loop, reader, sys.stdin.fileno()), name="kgent-stdin", daemon=True
+        ).start()
+    if _is_stream(sys.stdout.fileno()):
+        transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, sys.stdout)
+    else:
+        transport, protocol = _FileWriter(sys.stdout.fileno()), asyncio.streams.FlowControlMixin()
     return reader, asyncio.StreamWriter(transport, protocol, None, loop)
+
+
+def _is_stream(fd: int) -> bool:
+    """A pipe, a socket or a terminal (what asyncio's pipe transports take), not a regular file."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return True  # asyncio says what is wrong with it
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+
+
+def _feed(loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader, fd: int) -> None:
+    """stdin from a regular file, read in this thread: a file's read never waits on anyone."""
+    try:
+        while data := os.read(fd, 1 << 16):
+            loop.call_soon_threadsafe(reader.feed_data, data)
+    except OSError as exc:
+        logging.getLogger(__name__).warning("reading stdin failed: %s", exc)
+    finally:
+        with contextlib.suppress(RuntimeError):  # the loop has closed: nobody is reading
+            loop.call_soon_threadsafe(reader.feed_eof)
+
+
+class _FileWriter(asyncio.WriteTransport):
+    """stdout redirected to a regular file: each write goes straight to it (a file takes a write at once)."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__()
+        self._fd = fd
+        self._closing = False
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view) :]
+
+    def can_write_eof(self) -> bool:
+        return False
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+    def is_closing(self) -> bool:
+        return self._closing
+
+    def close(self) -> None:
+        self._closing = True
+
+    def abort(self) -> None:
+        self._closing = True
 
 
 def load_agent() -> Any:
@@ -98,8 +159,11 @@ def main(env: Mapping[str, str], *, log_level: str | None = None) -> int:
     # Exit now, as the daemon does: a worker thread (the warm-up's imports, a tool's blocking read) must not hold the
     # process once the client has gone; the sessions were flushed above.
     logging.shutdown()
-    sys.stdout.flush()
-    sys.stderr.flush()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(
+            ValueError, OSError
+        ):  # closed by the pipe's transport, or the reader has gone
+            stream.flush()
     os._exit(code)
 
 
