@@ -165,6 +165,31 @@ def test_run_json_streams_events_and_ends_with_the_result(ws: Path) -> None:
     assert (ws / "sample.py").read_text().startswith("value = 2")
 
 
+@pytest.mark.parametrize("output", ["--json", "--human"])
+def test_a_reader_that_stops_reading_stops_the_run_quietly(ws: Path, output: str) -> None:
+    """`kgent run ... | head -1`: once stdout's reader has gone the run is cancelled (its session kept) and the
+    command ends as a closed pipe ends one (141), with nothing on stderr. It used to hang at exit, after tracebacks."""
+    state = ws.parent / "state"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KGENT_") and "API_KEY" not in k}
+    env.update(KGENT_STATE_DIR=str(state), KGENT_CONFIG_DIR=str(state / "config"))
+    flags = ["--json"] if output == "--json" else []
+    # more is written 2 s after the first lines: by then the reader has surely gone, whatever the machine's load
+    script = ws.parent / "pause.json"
+    script.write_text(json.dumps({"turns": [[{"text": "first"}, {"sleep": 2}, {"text": " second"}]]}))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kgent", "run", "--provider", "scripted", "--model", str(script), *flags, "go"],
+        cwd=ws, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline()  # the first line, as `head -1` reads it
+    proc.stdout.close()
+    stderr = proc.stderr.read().decode()
+    assert proc.wait(60) == 141, stderr
+    assert stderr == ""
+    sessions = list((state / "sessions").rglob("*.jsonl"))
+    assert len(sessions) == 1  # the run's session is there to resume
+
+
 def test_without_a_terminal_approvals_are_rejected(ws: Path) -> None:
     out = kgent(
         "run",

@@ -106,3 +106,25 @@ async def test_a_broken_sink_still_gets_a_failed_run_end(state: Path) -> None:
     seqs = [seq for seq, _ in port.events[run_id]]
     assert seqs == sorted(seqs) and seqs[-1] == len(seqs)  # the broken event's seq was used, not reused
     await svc.close()
+
+
+async def test_a_broken_sink_ends_the_run_itself_before_its_run_end(state: Path) -> None:
+    """The failed run_end comes once the cancelled run is over (its tools stopped, its session written): no front is
+    left with a run still going that it cannot see or close (`kgent run | head` hung on one at exit)."""
+    import asyncio
+
+    class Breaks(MemoryPort):
+        def send(self, ref, seq, event):  # type: ignore[no-untyped-def]
+            if event.type == "run_start":
+                raise BrokenPipeError("the reader has gone")
+            super().send(ref, seq, event)
+
+    port = Breaks(answer=lambda request: Decision("allow_once"))
+    svc = service(port)
+    params = {"prompt": "go", "workspace": str(state), "model": "two-writes", "mode": "ask"}
+    handle = await svc.start_run(W.RunParams.parse(params))
+    handle.start()
+    await port.until(lambda: port.ended(handle.run_id))
+    assert handle.run.done and handle.status == "failed"
+    assert not [t for t in asyncio.all_tasks() if t.get_name().startswith("kgent-run-") and not t.done()]
+    await svc.close()

@@ -79,7 +79,14 @@ class HumanRenderer:
     def __init__(self, console: Any | None = None) -> None:
         from rich.console import Console
 
-        self.console = console or Console(highlight=False, emoji=False)  # print text as it is
+        class _Console(Console):
+            def on_broken_pipe(
+                self,
+            ) -> None:  # rich exits the process (status 1); the terminal port stops the run
+                self.quiet = True
+                raise BrokenPipeError
+
+        self.console = console or _Console(highlight=False, emoji=False)  # print text as it is
         self._in_text: str | None = None  # "text" | "thinking" while a delta run is open
         self._titles: dict[str, str] = {}
         self._agents: dict[str, str] = {}  # sub-agent run id → its name

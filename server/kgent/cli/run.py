@@ -236,8 +236,10 @@ async def _main(args: argparse.Namespace) -> int:
             await resume_defaults(args)
         with loading():  # the service, the kernel and the provider load (kgent.core.loading)
             extensions = for_run(workspace_of(args), trust_flag=args.trust_project, interactive=interactive)
-            service = run_service(args, TerminalPort(renderer, interactive=interactive), extensions)
+            port = TerminalPort(renderer, interactive=interactive)
+            service = run_service(args, port, extensions)
             handle = await service.start_run(run_request(args, " ".join(args.prompt), images))
+        port.on_gone = handle.cancel  # `| head` has read enough: stop the run (its session is kept)
     except (KgentError, ServiceError) as exc:
         code = exc.code if isinstance(exc, KgentError) else exc.name
         renderer.note({"error": exc.message, "code": code})
@@ -247,11 +249,13 @@ async def _main(args: argparse.Namespace) -> int:
             await extensions.aclose()
         return 2
     if not args.json:
-        renderer.note({"sandbox": sandbox_note(service)})
+        port.note({"sandbox": sandbox_note(service)})
     try:
         result = await until_ended(handle)
     finally:
         await service.close()  # stops the background commands, the MCP servers, the providers
+    if port.gone:
+        return 141  # as a shell reports a command that a closed pipe ended (128 + SIGPIPE)
     if args.json:
         renderer.note(
             {

@@ -41,15 +41,42 @@ class TerminalPort:
             asyncio.Lock()
         )  # sub-agents side by side may ask together: one prompt on the TTY
         self._tty = Tty()
+        # Whoever read stdout has gone (`kgent run --json ... | head`): the run is stopped (`on_gone`), and nothing
+        # more is written.
+        self.gone = False
+        self.on_gone: Callable[[], None] | None = None
 
     def send(self, ref: RunRef, seq: int, event: Event) -> None:
+        if self.gone:
+            return
         if ref.parent_run_id is not None:  # a sub-agent's event: the renderer shows it under its task
             event = SubRunEvent(run_id=ref.run_id, parent_run_id=ref.parent_run_id, event=event)
         console = getattr(self.renderer, "console", None)
-        if console is None or not self.interactive:
-            self.renderer.event(event)
-        else:  # a question may be open on the terminal meanwhile (sub-agents side by side)
-            self._tty.show(lambda: self.renderer.event(event), console)
+        try:
+            if console is None or not self.interactive:
+                self.renderer.event(event)
+            else:  # a question may be open on the terminal meanwhile (sub-agents side by side)
+                self._tty.show(lambda: self.renderer.event(event), console)
+        except BrokenPipeError:
+            self.reader_gone()
+
+    def note(self, what: dict[str, Any]) -> None:
+        """A line of the command's own (not a run's event), unless the reader has gone."""
+        if not self.gone:
+            try:
+                self.renderer.note(what)
+            except BrokenPipeError:
+                self.reader_gone()
+
+    def reader_gone(self) -> None:
+        """stdout's reader has closed it: stop the run, write nothing more."""
+        if self.gone:
+            return
+        self.gone = True
+        # what is left in stdout's buffer, and the interpreter's flush at exit, go nowhere rather than fail again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        if self.on_gone is not None:
+            self.on_gone()
 
     async def ask(self, ref: RunRef, request: PermissionRequest) -> Decision:
         if self.answer is not None:

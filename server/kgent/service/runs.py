@@ -28,6 +28,7 @@ from kgent.kernel.run import AgentRun
 from kgent.service.hostfiles import TextFileHost
 
 log = logging.getLogger("kgent.service")
+WIND_DOWN = 10.0  # seconds a run whose events could not be forwarded is given to end once cancelled
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +166,17 @@ class RunHandle:
         self.seq += 1
         self.port.send(self.ref, seq, event)
 
+    async def _wind_down(self) -> None:
+        """After a failed forward: wait (a while at most) until the cancelled run has ended, so that `ended` means
+        its task is over (its tools killed, its session written) and no front is left holding a run it cannot see."""
+        try:
+            async with asyncio.timeout(WIND_DOWN):
+                await self.run.result()
+        except TimeoutError:
+            log.warning("run %s did not end within %g s of its cancellation", self.run_id, WIND_DOWN)
+        except Exception:  # the run's own failure: its result says so
+            log.debug("run %s ended with an error", self.run_id, exc_info=True)
+
     async def _forward(self) -> None:
         send = self.port.send
         ref = self.ref
@@ -209,6 +221,7 @@ class RunHandle:
             log.exception("forwarding the events of %s failed", self.run_id)
             self.run.cancel()
             self.withdraw_all()
+            await self._wind_down()
             if self.status is None:
                 self.status = "failed"
                 end_event = failed_end(self.run_id, self.session_id, "the server failed to forward this run")
