@@ -159,10 +159,9 @@ def main(env: Mapping[str, str], *, log_level: str | None = None) -> int:
     # Exit now, as the daemon does: a worker thread (the warm-up's imports, a tool's blocking read) must not hold the
     # process once the client has gone; the sessions were flushed above.
     logging.shutdown()
+    # stdout or stderr may be closed by its pipe's transport already, or its reader gone
     for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(
-            ValueError, OSError
-        ):  # closed by the pipe's transport, or the reader has gone
+        with contextlib.suppress(ValueError, OSError):
             stream.flush()
     os._exit(code)
 

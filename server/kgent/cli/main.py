@@ -62,8 +62,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `kgent run --json ... | head`: the reader left; leave quietly
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        stdout_to_devnull()
         return 141
+
+
+def stdout_to_devnull() -> None:
+    """stdout's reader has gone: what is still buffered, and the interpreter's flush at exit, go nowhere rather than
+    fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 if __name__ == "__main__":

@@ -80,9 +80,8 @@ class HumanRenderer:
         from rich.console import Console
 
         class _Console(Console):
-            def on_broken_pipe(
-                self,
-            ) -> None:  # rich exits the process (status 1); the terminal port stops the run
+            def on_broken_pipe(self) -> None:
+                """rich would exit the process (status 1): the terminal port stops the run instead."""
                 self.quiet = True
                 raise BrokenPipeError
 

@@ -72,9 +72,10 @@ class TerminalPort:
         """stdout's reader has closed it: stop the run, write nothing more."""
         if self.gone:
             return
+        from kgent.cli.main import stdout_to_devnull
+
         self.gone = True
-        # what is left in stdout's buffer, and the interpreter's flush at exit, go nowhere rather than fail again
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        stdout_to_devnull()
         if self.on_gone is not None:
             self.on_gone()
 
