@@ -452,3 +452,46 @@ def test_a_session_renamed_in_place_and_deleted_after_asking(
     expect(page.locator("#sessions li", has_text="a session to keep")).to_have_count(1)  # the list is back
     expect(mine).to_have_count(0)
     assert page.request.get(f"{server.url}/api/sessions/{sid}").status == 404
+
+
+def test_a_listing_that_arrives_during_a_rename_waits_for_it(
+    context: BrowserContext, server: HttpServer
+) -> None:
+    """A run's end (or a search) asks for the list while the person renames a session: the row is not drawn again
+    under their hands; the listing is drawn when the rename ends."""
+    page = open_page(context, server)
+    start_run(page, "scripted/hello", "a title to edit", mode="full")
+    expect(page.locator(".run-end")).to_have_count(1)
+    item = page.locator("#sessions li", has_text="a title to edit")
+    expect(item).to_have_count(1)
+    sid = item.get_attribute("data-id")
+    mine = page.locator(f'#sessions li[data-id="{sid}"]')
+    url = f"{server.url}/api/sessions/{sid}"
+
+    def listing_during_a_rename(elsewhere: str) -> None:
+        """Renamed by another client; a listing asked for and held; the rename opened; the listing let through."""
+        assert page.request.patch(url, data={"title": elsewhere}, headers={"X-Kgent-Client": "web"}).ok
+        held: list[Route] = []
+        page.route("**/api/sessions?*", lambda route: held.append(route))
+        page.click("#refresh-sessions")
+        deadline = time.monotonic() + TIMEOUT / 1000
+        while not held:
+            assert time.monotonic() < deadline, "the page asked for no listing"
+            page.wait_for_timeout(20)
+        mine.locator("button.rename").click()
+        mine.locator("input.rename-input").fill("typed while")
+        held[0].continue_()
+        page.unroute("**/api/sessions?*")
+        wait_for(page, f"window.kgent.state.sessions.some((s) => s.title === {elsewhere!r})")
+        expect(mine.locator("input.rename-input")).to_be_focused()
+        expect(mine.locator("input.rename-input")).to_have_value("typed while")
+
+    listing_during_a_rename("renamed elsewhere")
+    mine.locator("input.rename-input").press("End")
+    mine.locator("input.rename-input").press_sequentially(" the list came")
+    mine.locator("input.rename-input").press("Enter")
+    expect(mine.locator(".title")).to_have_text("typed while the list came")
+    # Esc: the listing held back is drawn then
+    listing_during_a_rename("renamed elsewhere again")
+    mine.locator("input.rename-input").press("Escape")
+    expect(mine.locator(".title")).to_have_text("renamed elsewhere again")

@@ -569,9 +569,17 @@ function highlightSession() {
   for (const li of $("sessions").children) li.classList.toggle("current", li.dataset.id === state.sessionId);
 }
 
+// A title being edited in place ({ input, redraw }): a listing that arrives meanwhile (a run ended, a search answered)
+// is drawn when the rename ends.
+let renaming = null;
+
 // The sessions as the server listed them: with words in the search box, those whose title, id, prompts or answers
 // hold every word (the server reads the conversations: agent/sessions {query}).
 function showSessions() {
+  if (renaming?.input.isConnected) {
+    renaming.redraw = true; // drawn when the rename ends: a redraw now would drop the title being typed
+    return;
+  }
   const list = $("sessions");
   const focused = focusedRow();
   list.replaceChildren();
@@ -652,10 +660,13 @@ function renameInPlace(li, s) {
   input.value = s.title || "";
   input.maxLength = 200;
   input.onclick = (e) => e.stopPropagation();
+  const mine = { input, redraw: false };
+  renaming = mine;
   let done = false;
   const finish = async (save) => {
     if (done) return;
     done = true;
+    if (renaming === mine) renaming = null;
     if (save && input.value.trim() !== (s.title || "")) {
       try {
         await api("PATCH", `/api/sessions/${encodeURIComponent(s.sessionId)}`, { title: input.value });
@@ -669,6 +680,7 @@ function renameInPlace(li, s) {
       }
     } else {
       input.replaceWith(title);
+      if (mine.redraw) showSessions();
     }
   };
   input.onkeydown = (e) => {
