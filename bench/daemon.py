@@ -1,8 +1,8 @@
 """Daemon benchmark: `kgent serve --stdio` as an editor sees it, each figure against a floor measured in the same run.
 
 1. Handshake: spawn → `initialize` reply, against spawning `python -c pass` and against a bare pygls server
-   answering `initialize` (the cost of pygls' import, which the daemon hides by answering from a stdlib-only boot
-   path). Also spawn → the first reply that needs the full server ("ready").
+   answering `initialize` (a Python JSON-RPC server as most are built; the daemon's own core, docs/adr/0006, and its
+   stdlib-only boot path answer sooner). Also spawn → the first reply that needs the full server ("ready").
 2. Model calls: one run of 23 model calls through the daemon against the local model server (OpenAI wire), 22 of
    them `write` calls each approved by the client over `agent/permission`, sessions in the JSONL store — once with
    sessions and workspace on disk, once on tmpfs (where fsync costs nothing). Floors: the same 23 requests
@@ -415,7 +415,9 @@ def main(argv: list[str] | None = None) -> int:
         f"  kgent          {m['kgent initialize']:>8.1f} ms   = {hs['ratio_to_python']}× python, "
         f"{hs['ratio_to_bare_pygls']}× bare pygls   (goal ≤ {GOALS['handshake_ms']} ms)"
     )
-    print(f"  kgent ready    {m['kgent ready']:>8.1f} ms   (spawn → first reply needing pygls + the kernel)")
+    print(
+        f"  kgent ready    {m['kgent ready']:>8.1f} ms   (spawn → first reply needing the server + the kernel)"
+    )
     for where, c in calls.items():
         print(
             f"model calls, sessions and workspace on {where}: {c['calls']} calls, {c['approvals']} approvals, "

@@ -14,9 +14,7 @@ import sys
 from pathlib import Path
 from types import CodeType
 
-from kgent.core import loading
-
-# argv: CACHE OUT: define dataclasses and attrs classes through the cache at CACHE (or without it: CACHE "-"), write
+# argv: CACHE OUT: define dataclasses through the cache at CACHE (or without it: CACHE "-"), write
 # what each generated method is (its bytecode, marshalled; its annotations) and what the classes do to OUT.
 DEFINE = """import json, marshal, sys
 cache, out = sys.argv[1], sys.argv[2]
@@ -24,8 +22,8 @@ from pathlib import Path
 import kgent.core.codecache as cc
 if cache != "-":
     cc.cache_path = lambda name="dataclasses": Path(f"{cache}.{name}")
-    cc.install(attrs=True)
-import dataclasses, attrs
+    cc.install()
+import dataclasses
 from dataclasses import dataclass, field
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -40,17 +38,12 @@ class Plain:
     a: int
     b: "list[int]" = field(default_factory=list)
 
-@attrs.define
-class Defined:
-    x: int
-    y: str = "y"
-
-@attrs.frozen
-class Fixed:
+@dataclass(eq=True, unsafe_hash=True)
+class Hashed:
     x: int
 
 methods = {}
-for cls in (Frozen, Plain, Defined, Fixed):
+for cls in (Frozen, Plain, Hashed):
     for name in ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__"):
         fn = cls.__dict__.get(name)
         code = getattr(fn, "__code__", None)
@@ -63,18 +56,18 @@ try:
 except dataclasses.FrozenInstanceError as exc:
     frozen = str(exc)
 behaviour = [repr(f), f == Frozen(name="n", count=2, tags=("t",)), hash(f) == hash(Frozen(name="n", count=2, tags=("t",))),
-             frozen, repr(Plain(1)), repr(Defined(1)), Fixed(2) == Fixed(2), repr(Fixed(3))]
-added = cc._dataclasses.added + cc._attrs.added
+             frozen, repr(Plain(1)), Hashed(2) == Hashed(2), hash(Hashed(3)) == hash(Hashed(3))]
+added = cc._dataclasses.added
 cc.save()
-json.dump({"methods": methods, "behaviour": behaviour, "added": added, "hits": cc._dataclasses.hits + cc._attrs.hits,
-           "entries": len(cc._dataclasses.entries) + len(cc._attrs.entries)}, open(out, "w"))
+json.dump({"methods": methods, "behaviour": behaviour, "added": added, "hits": cc._dataclasses.hits,
+           "entries": len(cc._dataclasses.entries)}, open(out, "w"))
 """
 
 
 def _define(tmp_path: Path, cache: str, name: str, *, write: bool = True) -> dict:
     out = tmp_path / f"{name}.json"
-    # attrs' __hash__ text holds a hash of a string: the same in every process only with the same seed; bytecode is
-    # written unless the environment says not to (as for .pyc files)
+    # one seed for every process (as a hash in generated text would need); bytecode is written unless the environment
+    # says not to (as for .pyc files)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env.update(PYTHONHASHSEED="37", **({} if write else {"PYTHONDONTWRITEBYTECODE": "1"}))
     subprocess.run(
@@ -98,17 +91,17 @@ def _code(found: dict) -> dict[str, tuple[CodeType, str]]:
 
 def test_methods_from_the_cache_are_the_ones_compile_makes(tmp_path: Path) -> None:
     cache = tmp_path / "codecache.bin"
-    plain = _define(tmp_path, "-", "plain")  # no cache: the interpreter's own dataclasses and attrs
+    plain = _define(tmp_path, "-", "plain")  # no cache: the interpreter's own dataclasses
     cold = _define(tmp_path, str(cache), "cold")
     assert cold["entries"] > 0 and cold["hits"] == 0
-    assert Path(f"{cache}.dataclasses").is_file() and Path(f"{cache}.attrs").is_file()
+    assert Path(f"{cache}.dataclasses").is_file()
     warm = _define(tmp_path, str(cache), "warm")
     assert warm["added"] == 0 and warm["hits"] >= 10  # every generated method came from the files
     assert set(plain["methods"]) >= {
         "Frozen.__init__",
         "Frozen.__setattr__",
-        "Defined.__init__",
-        "Fixed.__eq__",
+        "Plain.__init__",
+        "Hashed.__hash__",
     }
     assert _code(cold) == _code(plain)  # the same code objects, the same (evaluated) annotations
     assert _code(warm) == _code(plain)
@@ -126,7 +119,6 @@ def test_a_cache_of_another_interpreter_or_a_broken_one_counts_as_empty(tmp_path
     cache = tmp_path / "codecache.bin"
     for junk in (b"", b"not a cache", b"\x00" * 64):
         Path(f"{cache}.dataclasses").write_bytes(junk)
-        Path(f"{cache}.attrs").write_bytes(junk)
         again = _define(tmp_path, str(cache), "junk")
         assert again["added"] > 0 and _code(again) == _code(_define(tmp_path, "-", "plain"))
 
@@ -156,38 +148,43 @@ def test_the_kgent_process_installs_the_cache_and_a_library_import_does_not() ->
     ]  # the command: cache, collector back on, start frozen
 
 
-YOUNG_PROBE = (
+# argv: "process" | "library": import the daemon's server as its loader does (kgent.daemon.boot), in a `kgent` process
+# or as a library user; print what the collector did meanwhile.
+LOADER_PROBE = (
     "import gc, json, sys\n"
     "from kgent.core import loading\n"
     "if sys.argv[1] == 'process':\n"
     "    loading.start_process()\n"
-    "before = gc.get_threshold()\n"
     "seen = []\n"
     "gc.callbacks.append(lambda phase, info: phase == 'start' and seen.append(info['generation']))\n"
-    "with loading.loading(young_only=True):\n"
-    "    inside = gc.get_threshold()\n"
-    "    import lsprotocol.types\n"  # what the daemon's loader builds: ~550 attrs classes
-    "print(json.dumps({'inside': inside, 'restored': gc.get_threshold() == before, 'enabled': gc.isenabled(),\n"
-    "                  'young': seen.count(0), 'older': len(seen) - seen.count(0), 'frozen': gc.get_freeze_count()}))\n"
+    "from kgent.daemon.boot import _Loader\n"
+    "seen.clear()\n"
+    "loader = _Loader()\n"
+    "loader.start(); loader.join()\n"
+    "assert loader.error is None, loader.error\n"
+    "print(json.dumps({'collections': len(seen), 'enabled': gc.isenabled(), 'frozen': gc.get_freeze_count(),\n"
+    "                  'pydantic': 'pydantic' in sys.modules, 'pygls': 'pygls' in sys.modules}))\n"
 )
 
 
-def test_the_daemons_load_collects_only_young_objects_and_the_collector_is_restored_after() -> None:
-    """The daemon's loader (kgent.daemon.boot) builds pygls' classes under `loading(young_only=True)`: the cycles
-    they leave are still collected while young (no RSS left behind, unlike a pause), but the survivors are not scanned
-    again as they age; afterwards the thresholds are what they were. A library import changes nothing."""
+def test_the_daemons_load_pauses_the_collector_and_freezes_what_it_built() -> None:
+    """The daemon's loader (kgent.daemon.boot) builds its ~0.2 s of modules with the collector paused, then freezes
+    them (kgent.core.loading); pygls is not among them (docs/adr/0006). A library import changes nothing."""
 
     def probe(kind: str) -> dict[str, object]:
         done = subprocess.run(
-            [sys.executable, "-c", YOUNG_PROBE, kind], capture_output=True, text=True, check=True, timeout=120
+            [sys.executable, "-c", LOADER_PROBE, kind],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
         )
         result: dict[str, object] = json.loads(done.stdout)
         return result
 
     process = probe("process")
-    assert process["inside"] == list(loading.YOUNG_ONLY), process
-    assert process["young"] and not process["older"], process  # collected, but only the young generation
-    assert process["restored"] and process["enabled"] and process["frozen"] == 0, process
+    assert process["collections"] == 0 and process["enabled"], process
+    assert isinstance(process["frozen"], int) and process["frozen"] > 10_000, process
+    assert process["pydantic"] and not process["pygls"], process  # it did load the server, and not pygls
     library = probe("library")
-    assert library["inside"] != list(loading.YOUNG_ONLY) and library["older"], library
-    assert library["restored"] and library["enabled"], library
+    assert library["collections"] and library["enabled"] and library["frozen"] == 0, library

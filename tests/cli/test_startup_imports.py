@@ -17,8 +17,8 @@ import pytest
 from kgent.testing import ModelServer
 
 # Loaded only by what needs them: MCP servers (the SDK, its starlette/uvicorn), extension schemas (jsonschema),
-# `kgent serve --http` (fastapi), the human renderer (rich: not with --json), the daemon (pygls, pydantic); httpx's
-# command line client (click, pygments) never.
+# `kgent serve --http` (fastapi), the human renderer (rich: not with --json), the daemon (pydantic), an LSP server's
+# diagnostics (lsprotocol); httpx's command line client (click, pygments) never.
 NOT_FOR_RUN = (
     "mcp",
     "mcp_types",
@@ -45,6 +45,12 @@ NOT_FOR_DAEMON = (
     "rich",
     "click",
     "pygments",
+    # the daemon's JSON-RPC is its own (docs/adr/0006): pygls' would load lsprotocol's ~550 classes (and attrs, cattrs)
+    "pygls",
+    "lsprotocol",
+    "attr",
+    "attrs",
+    "cattrs",
 )
 
 # argv: OUT ARGS...: run `kgent ARGS...` in this process, then write the names of the loaded modules to OUT.
@@ -137,5 +143,5 @@ def test_daemon_server_loads_no_mcp_schema_or_terminal_libraries() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     )
     names = json.loads(done.stdout)
-    assert "pygls" in names
+    assert "kgent.daemon.rpc" in names
     assert loaded(names, NOT_FOR_DAEMON) == []

@@ -64,7 +64,6 @@ def test_writer_coalesces_and_keeps_order() -> None:
         writer.bind(asyncio.get_running_loop())
         for i in range(100):
             writer.send_body(b"%d" % i)
-        writer.write(frame(b"pygls"))
         await asyncio.sleep(0)
 
     asyncio.run(burst())
@@ -72,8 +71,8 @@ def test_writer_coalesces_and_keeps_order() -> None:
     data = b""
     while chunk := os.read(r, 65536):
         data += chunk
-    assert FrameParser().feed(data) == [b"%d" % i for i in range(100)] + [b"pygls"]
-    assert writer.frames_written == 102
+    assert FrameParser().feed(data) == [b"%d" % i for i in range(100)]
+    assert writer.frames_written == 101
 
 
 def test_writer_survives_a_closed_reader() -> None:

@@ -1,4 +1,4 @@
-"""The inbound checks pygls cannot make: a request method sent as a notification is never run, and a request that
+"""The inbound checks: a request method sent as a notification is never run, and a request that
 reuses the id of one still in flight is refused instead of displacing it."""
 
 from __future__ import annotations
@@ -29,11 +29,9 @@ class Frames:
 @pytest.fixture
 def wired(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any, Dispatcher]:
     monkeypatch.setenv("KGENT_STATE_DIR", str(tmp_path / "state"))
-    server, svc = build_server({"KGENT_PROVIDER": "scripted"}, Settings(), lambda: None)
-    proto: Any = server.protocol
-    proto.frames = Frames()
-    proto.set_writer(proto.frames)
-    return proto, svc, Dispatcher(proto)
+    conn, svc = build_server({"KGENT_PROVIDER": "scripted"}, Settings(), lambda: None)
+    conn.frames = Frames()
+    return conn, svc, Dispatcher(conn)
 
 
 def body(message: dict[str, Any]) -> bytes:
@@ -71,7 +69,7 @@ async def test_a_request_method_sent_as_a_notification_is_ignored(wired, tmp_pat
             )
         ]
     )
-    started = await asyncio.wait_for(proto._request_futures[1], 30)
+    started = await asyncio.wait_for(proto.serving[1], 30)
     run_id, session_id = started["runId"], started["sessionId"]
     handle = svc.runs.get(run_id)
     if handle is not None:
@@ -85,21 +83,19 @@ async def test_a_request_method_sent_as_a_notification_is_ignored(wired, tmp_pat
 async def test_a_request_reusing_an_in_flight_id_is_refused(wired) -> None:
     proto, svc, dispatcher = wired
     in_flight: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-    proto._request_futures[7] = in_flight
+    proto.serving[7] = in_flight
     dispatcher.feed(
         [body({"jsonrpc": "2.0", "id": 7, "method": "agent/sessions", "params": {"workspace": "/"}})]
     )
     [reply] = proto.frames.messages()
     assert reply["id"] == 7 and reply["error"]["code"] == -32600
     assert reply["error"]["data"] == {"code": "invalid_request"} and "in flight" in reply["error"]["message"]
-    assert proto._request_futures[7] is in_flight  # the first request is untouched
-    del proto._request_futures[7]
+    assert proto.serving[7] is in_flight  # the first request is untouched
+    del proto.serving[7]
     dispatcher.feed(
         [body({"jsonrpc": "2.0", "id": 7, "method": "agent/sessions", "params": {"workspace": "/"}})]
     )
-    await asyncio.wait_for(
-        proto._request_futures[7], 30
-    )  # served (not refused): pygls holds its handler task
+    await asyncio.wait_for(proto.serving[7], 30)  # served (not refused): its handler task is in flight
     await asyncio.sleep(0)  # the reply is written from the task's done callback
     assert "result" in proto.frames.messages()[-1]  # once answered, an id may be used again
     await svc.close()

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from kgent.daemon.server import REQUESTS, _run, build_server
+from kgent.daemon.server import REQUESTS, build_server
 from kgent.service.handshake import Settings
 
 
@@ -21,43 +21,38 @@ class Frames:
         self.bodies.append(body)
 
 
-def test_the_hook_fires_once_the_reply_is_written() -> None:
-    server, _ = build_server({}, Settings(), lambda: None)
-    proto = server.protocol
-    proto.frames = Frames()  # type: ignore[attr-defined]
-    seen: list[int] = []
-    proto.after_response["r1"] = lambda: seen.append(len(proto.frames.bodies))  # type: ignore[attr-defined]
-    proto.after_response["r2"] = lambda: seen.append(-1)  # type: ignore[attr-defined]
-    proto._send_response("r1", {"runId": "x"})
-    from lsprotocol.types import ResponseError
-
-    proto._send_response("r2", None, ResponseError(code=-32001, message="no"))
-    assert seen == [1]  # after the first frame; never for an error reply
-    assert b'"id":"r1"' in proto.frames.bodies[0]  # type: ignore[attr-defined]
-    assert proto.after_response == {}  # type: ignore[attr-defined]
-
-
 async def test_agent_run_defers_its_events_to_the_reply(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("KGENT_STATE_DIR", str(tmp_path / "state"))
-    server, svc = build_server({"KGENT_PROVIDER": "scripted"}, Settings(), lambda: None)
-    proto: Any = server.protocol
-    proto.frames = Frames()
-    proto._ctx_msg_id.set("run-request-1")
-    result = await _run(svc, {"prompt": "hi", "workspace": str(tmp_path)})
-    handle = svc.runs[result.run_id]
+    conn, svc = build_server({"KGENT_PROVIDER": "scripted"}, Settings(), lambda: None)
+    frames = conn.frames = Frames()
+    started, gate = asyncio.Event(), asyncio.Event()
+    handler = conn.handlers["agent/run"]
+
+    async def held_reply(params: Any) -> Any:  # the reply held back until the test lets it go
+        result = await handler(params)
+        started.set()
+        await gate.wait()
+        return result
+
+    conn.handlers["agent/run"] = held_reply
+    conn.request("run-request-1", "agent/run", {"prompt": "hi", "workspace": str(tmp_path)})
+    serving = conn.serving["run-request-1"]
+    await asyncio.wait_for(started.wait(), 30)
+    [handle] = svc.runs.values()
     await asyncio.wait_for(handle.run.result(), 30)  # the run goes on to its end meanwhile...
-    assert handle.task is None and proto.frames.bodies == []  # ...but nothing of it is sent before the reply
-    proto._send_response("run-request-1", result)
+    assert handle.task is None and frames.bodies == []  # ...but nothing of it is sent before the reply
+    gate.set()
+    await asyncio.wait_for(serving, 30)
+    await asyncio.sleep(0)  # the reply is written from the task's done callback, and the run's events start
     assert handle.task is not None
     await asyncio.wait_for(handle.task, 30)
-    assert b'"id":"run-request-1"' in proto.frames.bodies[0] and b'"seq":0,' in proto.frames.bodies[1]
+    assert b'"id":"run-request-1"' in frames.bodies[0] and b'"seq":0,' in frames.bodies[1]
     await svc.close()
 
 
 def test_every_request_goes_through_the_error_mapper() -> None:
-    server, _ = build_server({}, Settings(), lambda: None)
-    features = server.protocol.fm.features
-    assert set(features) == set(REQUESTS) | {"exit"}
-    assert all(features[m].__name__.startswith("handle_") for m in REQUESTS)
+    conn, _ = build_server({}, Settings(), lambda: None)
+    assert set(conn.handlers) == set(REQUESTS)
+    assert all(conn.handlers[m].__name__.startswith("handle_") for m in REQUESTS)

@@ -1,12 +1,12 @@
 """The bytecode of generated methods, kept between processes (issue 37: start-up).
 
 `@dataclass` writes each class's `__init__`, `__repr__`, `__eq__`, `__hash__`, and a frozen class's `__setattr__` and
-`__delattr__`, as source text and compiles it when the class is defined; attrs does the same for the classes of
-pygls and lsprotocol. Compiling that text was the largest part of starting Kgent: ~0.1 ms a method, ~900 methods for
-`kgent run` (~0.1 s of CPU, a third of its imports) and ~1 700 for the daemon (~0.3 s). Python keeps a module's
-bytecode in `__pycache__`; this keeps these methods' there too (`<kgent>/__pycache__/codecache-dataclasses.<tag>.bin`,
-`codecache-attrs.<tag>.bin`: `kgent run` reads only the first), by their exact source text, filename and compiler
-flags, so a process compiles only text it has not seen before.
+`__delattr__`, as source text and compiles it when the class is defined. Compiling that text was the largest part of
+starting Kgent: ~0.1 ms a method, ~900 methods for `kgent run` (~0.1 s of CPU, a third of its imports). Python keeps a
+module's bytecode in `__pycache__`; this keeps these methods' there too
+(`<kgent>/__pycache__/codecache-dataclasses.<tag>.bin`), by their exact source text, filename and compiler flags, so a
+process compiles only text it has not seen before. (attrs builds classes the same way; the daemon no longer loads
+any, docs/adr/0006.)
 
 What runs is the same: the code object a cache entry holds is the one `compile` made from that very text (marshal,
 as for a .pyc), compiled with the flags the caller's `exec` or `compile` would have used (its `from __future__`
@@ -37,8 +37,7 @@ from typing import Any
 _HEADER = importlib.util.MAGIC_NUMBER + b"kgent-codecache-1"
 _MAX_ENTRIES = 4096  # per file; a save keeps the newest
 _MAX_BYTES = 32 << 20
-# Fewer new methods than this are not worth rewriting a file (~1 MB) for: compiled again next time (~0.1 ms each). An
-# attrs class with a hash has its hash seed in its text, so one is new in every process.
+# Fewer new methods than this are not worth rewriting a file (~1 MB) for: compiled again next time (~0.1 ms each).
 _MIN_NEW = 8
 # The flags `compile` and `exec` take over from the code that calls them (CPython's PyCF_MASK).
 _FUTURE_FLAGS: int = functools.reduce(
@@ -110,7 +109,6 @@ class _Cache:
 
 
 _dataclasses = _Cache("dataclasses")
-_attrs = _Cache("attrs")
 _installed = False
 
 
@@ -125,13 +123,6 @@ def _exec(source: Any, globals: Any = None, locals: Any = None, /, **kwargs: Any
         builtins.exec(source, globals, locals, **kwargs)
     else:
         builtins.exec(_dataclasses.compile(source, "<string>", _caller_flags()), globals, locals)
-
-
-def _attrs_compile(source: Any, filename: Any, mode: str, *args: Any, **kwargs: Any) -> Any:
-    """`compile` for attrs' class builder: `compile(script, filename, "exec")` through the cache."""
-    if args or kwargs or mode != "exec" or not isinstance(source, str) or not isinstance(filename, str):
-        return builtins.compile(source, filename, mode, *args, **kwargs)
-    return _attrs.compile(source, filename, _caller_flags())
 
 
 def cache_path(name: str = "dataclasses") -> Path | None:
@@ -168,18 +159,10 @@ def _load(path: Path) -> dict[Key, bytes]:
     }
 
 
-def install(*, attrs: bool = False) -> None:
-    """Compile dataclasses' generated methods (and, with `attrs`, attrs') through the cache from now on, and save the
-    cache at exit. Idempotent; call it before the modules that define the classes are imported."""
+def install() -> None:
+    """Compile dataclasses' generated methods through the cache from now on, and save the cache at exit. Idempotent;
+    call it before the modules that define the classes are imported."""
     global _installed
-    if attrs and _attrs.path is None:
-        try:
-            import attr._make as attrs_make
-        except ImportError:
-            pass
-        else:
-            _attrs.open(cache_path("attrs"))
-            attrs_make.compile = _attrs_compile  # type: ignore[attr-defined]
     if _installed:
         return
     _installed = True
@@ -194,13 +177,11 @@ def release() -> None:
     """Save, then let go of the cached code (a long-lived process once it has loaded: ~3 MB for the daemon); from
     then on methods are compiled as Python does, and nothing is saved."""
     save()
-    for cache in (_dataclasses, _attrs):
-        with cache.lock:
-            cache.entries, cache.path = {}, None
+    with _dataclasses.lock:
+        _dataclasses.entries, _dataclasses.path = {}, None
 
 
 def save() -> None:
     """Write what this process compiled that is worth keeping (at exit; a host that ends with os._exit calls it once
     its modules are loaded). Never raises."""
     _dataclasses.save()
-    _attrs.save()

@@ -12,11 +12,9 @@ and collection resumes. Freeing by reference count is unchanged; what a cycle am
 stays (~0.2 MiB of RSS, once). `kgent acp` pauses while its thread loads the SDK and the agent (~30 ms of the first
 prompt's wait; ~800 objects of cycles, ~0.4 MiB, stay).
 
-The daemon cannot pause: building pygls' and lsprotocol's ~550 attrs classes leaves ~17 000 objects in cycles (~9 MiB
-of RSS, kept for the process's life once pymalloc holds them). `loading(young_only=True)` collects only the young
-generation while it loads, every 10 000 allocations: those cycles die young and are freed, and the survivors are not
-scanned again and again as they age (the middle and old collections, most of the collector's cost during the load).
-The daemon's load: ~380 → ~345 ms, RSS +0.2 MiB; spawn → first `run_start` ~40 ms sooner (docs/benchmarks.md).
+The daemon's loader pauses too (its ~0.2 s load: pydantic, the wire models, the service's stack): ~700 objects of
+cycles stay. (While it loaded pygls, whose lsprotocol classes leave ~17 000 objects in cycles, a pause would have kept
+~9 MiB, so it collected the young generation only; docs/adr/0006.)
 """
 
 from __future__ import annotations
@@ -41,24 +39,12 @@ def active() -> bool:
     return _active
 
 
-YOUNG_ONLY = (10_000, 1_000, 1_000)  # the thresholds of `loading(young_only=True)`
-
-
 @contextlib.contextmanager
-def loading(*, young_only: bool = False) -> Iterator[None]:
+def loading() -> Iterator[None]:
     """In a `kgent` process: pause the garbage collector for the block (unless it is off already), then freeze what
-    is alive and resume; with `young_only`, collect only the young generation during the block, then restore the
-    thresholds. Elsewhere (a library user, the tests) nothing."""
+    is alive and resume. Elsewhere (a library user, the tests) nothing."""
     if not _active or not gc.isenabled():
         yield
-        return
-    if young_only:
-        thresholds = gc.get_threshold()
-        gc.set_threshold(*YOUNG_ONLY)
-        try:
-            yield
-        finally:
-            gc.set_threshold(*thresholds)
         return
     gc.disable()
     try:

@@ -1,4 +1,5 @@
-"""The editor daemon (`kgent serve --stdio`): JSON-RPC over stdio on pygls; the wire contract is protocol.md.
+"""The editor daemon (`kgent serve --stdio`): JSON-RPC over stdio (its core: kgent.daemon.rpc); the wire contract is
+protocol.md.
 
-Kept import-free: `initialize` is answered before pygls and the kernel are loaded (see kgent.daemon.boot).
+Kept import-free: `initialize` is answered before the server and the kernel are loaded (see kgent.daemon.boot).
 """

@@ -1,9 +1,9 @@
-"""Process entry of `kgent serve --stdio`: guard stdio, answer `initialize` while pygls and the kernel load.
+"""Process entry of `kgent serve --stdio`: guard stdio, answer `initialize` while the server and the kernel load.
 
-Importing pygls costs ~0.25–0.4 s (lsprotocol), more than the whole start-up budget, and the server then loads
-pydantic and the wire models (kgent.service.wire: ~0.1 s more). So a thread imports the server while this module
-(stdlib only) reads the first frame; if it is `initialize`, it is answered from the static handshake tables at once.
-Everything after it waits for the import and is served by kgent.daemon.server.
+The server loads pydantic and the wire models (kgent.service.wire) and the service's stack: ~0.2 s, more than the
+handshake's budget. So a thread imports the server while this module (stdlib only) reads the first frame; if it is
+`initialize`, it is answered from the static handshake tables at once. Everything after it waits for the import and
+is served by kgent.daemon.server.
 """
 
 from __future__ import annotations
@@ -30,10 +30,9 @@ class _Loader(threading.Thread):
 
     def run(self) -> None:
         try:
-            # a `kgent` process: pygls' and lsprotocol's attrs classes compile through the cache too
-            if loading.active():
-                codecache.install(attrs=True)
-            with loading.loading(young_only=True):  # pygls' classes leave cycles (kgent.core.loading)
+            with (
+                loading.loading()
+            ):  # no collection while it loads; what it built is frozen (kgent.core.loading)
                 import kgent.daemon.server  # noqa: F401
         except BaseException as exc:  # re-raised on the main thread, with its traceback, to stderr
             self.error = exc

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from pygls.exceptions import JsonRpcException
-
 from kgent.service.errors import (
     CONFIG,
     CONFLICT,
@@ -35,6 +33,7 @@ __all__ = [
     "PARSE_ERROR",
     "REQUEST_CANCELLED",
     "STORE",
+    "RpcError",
     "ServiceError",
     "classify",
     "error_object",
@@ -42,9 +41,25 @@ __all__ = [
 ]
 
 
-def to_jsonrpc(exc: BaseException) -> JsonRpcException:
+class RpcError(Exception):
+    """A JSON-RPC error: raised by a handler to answer its request with it, or set on one of the daemon's own requests
+    that the client answered with an error."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code, self.message, self.data = code, message, data
+
+    def error(self) -> dict[str, Any]:
+        """The `error` member of a reply."""
+        err: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            err["data"] = self.data
+        return err
+
+
+def to_jsonrpc(exc: BaseException) -> RpcError:
     err = classify(exc)
-    return JsonRpcException(message=err.message, code=err.code, data=err.data())
+    return RpcError(err.code, err.message, err.data())
 
 
 def error_object(code: int, message: str, name: str | None = None) -> dict[str, Any]:

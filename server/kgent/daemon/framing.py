@@ -1,6 +1,6 @@
 """LSP-style `Content-Length` framing: a resynchronising frame parser and the daemon's one stdout writer.
 
-Stdlib only: the boot path uses it before pygls is loaded. Framing problems are values (`FrameError`), never
+Stdlib only: the boot path uses it before the server is loaded. Framing problems are values (`FrameError`), never
 exceptions, so a garbled frame costs one error reply and the stream goes on at the next `Content-Length` line.
 """
 
@@ -109,13 +109,6 @@ class FrameWriter:
         self._chunks.append(b"Content-Length: %d\r\n\r\n" % len(body))
         self._chunks.append(body)
         self._size += len(body) + 24
-        self.frames_written += 1
-        self._kick()
-
-    def write(self, data: bytes) -> None:
-        """pygls' writer interface: `data` is a complete frame."""
-        self._chunks.append(data)
-        self._size += len(data)
         self.frames_written += 1
         self._kick()
 

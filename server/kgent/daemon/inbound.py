@@ -1,5 +1,6 @@
-"""Incoming bytes → pygls: each frame is checked and handed to pygls as a dict-params message, and what pygls cannot
-answer (framing errors, invalid requests) is answered here. Also how stdin is read (a pipe on the event loop).
+"""Incoming bytes → the JSON-RPC core: each frame is checked, what is not a well-formed message (framing errors,
+invalid requests) is answered here, and the rest goes to kgent.daemon.rpc. Also how stdin is read (a pipe on the
+event loop).
 """
 
 from __future__ import annotations
@@ -12,28 +13,32 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from lsprotocol.types import CancelParams, ResponseError, ResponseErrorMessage
-from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
-
 from kgent.daemon.boot import read_chunk
-from kgent.daemon.errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, error_object
+from kgent.daemon.errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    RpcError,
+    error_object,
+)
 from kgent.daemon.framing import FrameError, FrameParser
 
 if TYPE_CHECKING:
-    from kgent.daemon.server import KgentProtocol
+    from kgent.daemon.rpc import Connection
 
 log = logging.getLogger("kgent.daemon")
 
 
 class Dispatcher:
-    """Checks each incoming frame and hands it to pygls; answers what pygls cannot (framing, invalid requests)."""
+    """Checks each incoming frame and hands it to the JSON-RPC core; answers what is not a well-formed message."""
 
-    def __init__(self, proto: KgentProtocol) -> None:
-        self.proto = proto
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
         self.stopped = False
 
     def error(self, msg_id: Any, code: int, message: str, name: str | None = None) -> None:
-        self.proto.send_message({"jsonrpc": "2.0", "id": msg_id, "error": error_object(code, message, name)})
+        self.conn.send_message({"jsonrpc": "2.0", "id": msg_id, "error": error_object(code, message, name)})
 
     def feed(self, items: list[bytes | FrameError]) -> None:
         for item in items:
@@ -85,7 +90,7 @@ class Dispatcher:
             if method == "$/cancelRequest":
                 target = params.get("id") if isinstance(params, dict) else None
                 if isinstance(target, int | str) and not isinstance(target, bool):
-                    self.cancel(target)
+                    self.conn.cancel(target)
                 return None
             if (
                 method != "exit"
@@ -94,12 +99,11 @@ class Dispatcher:
                     "ignoring notification %r: only exit and $/cancelRequest are notifications", method[:80]
                 )
                 return None
-            self.stopped = True
-            self.proto.handle_message(JsonRPCNotification(method=method, jsonrpc="2.0", params=params))
+            self.stopped = True  # takes effect before the next frame is read
+            self.conn.on_exit()
             return None
-        if (
-            msg_id in self.proto._request_futures
-        ):  # pygls would overwrite the in-flight one (a run would never stream)
+        assert isinstance(msg_id, int | str)  # id_ok
+        if self.conn.in_flight(msg_id):  # never displaces the one in flight (a run would never stream)
             shown = str(msg_id)[:80]
             return self.error(
                 msg_id,
@@ -114,41 +118,23 @@ class Dispatcher:
                 "invalid params: params must be an object (named parameters)",
                 "invalid_params",
             )
-        assert isinstance(msg_id, int | str)  # id_ok
-        self.proto.handle_message(
-            JsonRPCRequestMessage(id=msg_id, method=method, jsonrpc="2.0", params=params)
-        )
+        self.conn.request(msg_id, method, params)
         return None
-
-    def cancel(self, target: Any) -> None:
-        """The client's `$/cancelRequest`: for one of its requests, pygls cancels the handler (-32800); for one of
-        our prompts (a plain future, not a handler task), it counts as the answer `{"outcome": "cancelled"}`."""
-        future = self.proto._request_futures.get(target)
-        if isinstance(future, asyncio.Future) and not isinstance(future, asyncio.Task):
-            self.proto._request_futures.pop(target, None)
-            if not future.done():
-                future.set_result({"outcome": "cancelled"})
-            return
-        cancel = JsonRPCNotification(method="$/cancelRequest", jsonrpc="2.0", params=CancelParams(id=target))
-        self.proto.handle_message(cancel)
 
     def response(self, msg_id: Any, msg: dict[str, Any]) -> None:
         error = msg.get("error")
         if error is None:
-            self.proto.handle_message(
-                JsonRPCResponseMessage(id=msg_id, jsonrpc="2.0", result=msg.get("result"))
-            )
+            self.conn.answer(msg_id, msg.get("result"))
             return
         if (
             isinstance(error, dict)
             and isinstance(error.get("code"), int)
             and isinstance(error.get("message"), str)
         ):
-            err = ResponseError(code=error["code"], message=error["message"], data=error.get("data"))
+            err = RpcError(error["code"], error["message"], error.get("data"))
         else:
-            err = ResponseError(code=-32603, message="malformed error response")
-        # pygls' own reader hands error replies over as this lsprotocol type too (its hint leaves it out).
-        self.proto.handle_message(ResponseErrorMessage(id=msg_id, error=err))  # type: ignore[arg-type]
+            err = RpcError(INTERNAL_ERROR, "malformed error response")
+        self.conn.answer(msg_id, error=err)
 
 
 class PipeReader(asyncio.Protocol):

@@ -4,7 +4,6 @@ events become `agent/event` notifications, its prompts `agent/permission` reques
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -16,7 +15,7 @@ from kgent.service.runs import Decision, FileScope, RunRef, new_text_problem
 from kgent.service.wire import chosen_answer
 
 if TYPE_CHECKING:
-    from kgent.daemon.server import KgentProtocol
+    from kgent.daemon.rpc import Connection
 
 _encode = json.JSONEncoder(separators=(",", ":"), default=str).encode
 
@@ -24,8 +23,8 @@ _encode = json.JSONEncoder(separators=(",", ":"), default=str).encode
 class DaemonPort:
     """Implements kgent.service.runs.RunPort (and host files) for the stdio daemon."""
 
-    def __init__(self, proto: KgentProtocol) -> None:
-        self.proto = proto
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
         # run id → the start of its `agent/event` frames, up to the seq (built once per run: the hot path)
         self._prefixes: dict[str, str] = {}
         self._out: Callable[[bytes], None] | None = None
@@ -41,7 +40,7 @@ class DaemonPort:
     def send(self, ref: RunRef, seq: int, event: Event) -> None:
         out = self._out
         if out is None:  # the frame writer exists once the connection is up (before any run)
-            frames = self.proto.frames
+            frames = self.conn.frames
             assert frames is not None
             out = self._out = frames.send_body
         prefix = self._prefixes.get(ref.run_id) or self._prefix(ref)
@@ -63,7 +62,7 @@ class DaemonPort:
         del wire["type"]
         params.update(wire)
         rid = request.request_id
-        answer = await self.request("agent/permission", params, rid)
+        answer = await self.conn.ask(rid, "agent/permission", params)
         while True:
             option_id, new_text = chosen_answer(answer)
             problem = new_text_problem(request, option_id, new_text)
@@ -71,26 +70,12 @@ class DaemonPort:
                 return Decision(option_id, new_text=new_text)
             # refused, and nothing is lost: the error goes back under the prompt's id, which stays open
             error = error_object(INVALID_PARAMS, f"invalid params: {problem}", "invalid_params")
-            self.proto.send_message({"jsonrpc": "2.0", "id": rid, "error": error})
-            answer = await self._answer(rid)
+            self.conn.send_message({"jsonrpc": "2.0", "id": rid, "error": error})
+            answer = await self.conn.ask(rid)
 
     def text_files(self, scope: FileScope) -> DaemonTextFiles:
         return DaemonTextFiles(self, scope)
 
     async def request(self, method: str, params: dict[str, Any], msg_id: str) -> Any:
         """One request to the client; its answer. Cancelled: withdrawn with `$/cancelRequest`."""
-        self.proto.send_message({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
-        return await self._answer(msg_id)
-
-    async def _answer(self, msg_id: str) -> Any:
-        """The client's next answer to our request `msg_id`. Cancelled: withdrawn with `$/cancelRequest`."""
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        proto = self.proto
-        futures: dict[Any, Any] = proto._request_futures
-        futures[msg_id] = future  # pygls' response handling resolves it directly (no thread-safe future)
-        try:
-            return await future
-        except asyncio.CancelledError:
-            proto._request_futures.pop(msg_id, None)  # a late answer is then dropped quietly
-            proto.send_message({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": msg_id}})
-            raise
+        return await self.conn.ask(msg_id, method, params)

@@ -1,15 +1,13 @@
-"""The daemon on pygls: a JsonRPCServer whose handler table maps each method to a thin async handler.
+"""The daemon: a handler table mapping each method of protocol.md to a thin async handler over the shared service.
 
-Bytes come in through kgent.daemon.inbound (resynchronising framing; what pygls cannot answer is answered there)
-and reach pygls as dict-params messages, so pygls' namedtuple and missing-params pitfalls never apply. pygls owns
-dispatch, request futures and `$/cancelRequest`; every frame goes out through the one FrameWriter. Errors become
-JSON-RPC errors in kgent.daemon.errors only.
+Bytes come in through kgent.daemon.inbound (resynchronising framing; each message checked) and reach the JSON-RPC
+core (kgent.daemon.rpc: dispatch, request tasks, answers, `$/cancelRequest`); every frame goes out through the one
+FrameWriter. Errors become JSON-RPC errors in kgent.daemon.errors only.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import signal
@@ -17,13 +15,11 @@ import sys
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, cast
 
-from pygls.protocol import JsonRPCProtocol, default_converter
-from pygls.server import JsonRPCServer
-
 from kgent.daemon.errors import INVALID_REQUEST, ServiceError, to_jsonrpc
 from kgent.daemon.framing import FrameError, FrameParser, FrameWriter
 from kgent.daemon.inbound import Dispatcher, PipeReader, connect
 from kgent.daemon.port import DaemonPort
+from kgent.daemon.rpc import Connection
 from kgent.service import wire as W
 from kgent.service.handshake import SERVER_VERSION, Settings
 from kgent.service.service import Service
@@ -32,34 +28,6 @@ from kgent.service.wire.methods import METHODS, Method
 _IN = "client → daemon"
 
 log = logging.getLogger("kgent.daemon")
-
-_encode = json.JSONEncoder(separators=(",", ":"), default=str).encode
-
-
-class KgentProtocol(JsonRPCProtocol):
-    """pygls' JSON-RPC protocol with one writer (compact JSON, `Content-Length` only) and a hook that fires once a
-    given response has been written (so a run's events start only after its `agent/run` reply)."""
-
-    def __init__(self, server: Any, converter: Any) -> None:
-        super().__init__(server, converter)
-        self.frames: FrameWriter | None = None
-        self.after_response: dict[Any, Callable[[], None]] = {}
-
-    def _send_data(self, data: Any) -> None:
-        if not data or self.frames is None:
-            return
-        body = json.dumps(data, default=self._serialize_message, separators=(",", ":"))
-        self.frames.send_body(body.encode())
-
-    def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
-        super()._send_response(msg_id, result, error)
-        hook = self.after_response.pop(msg_id, None)
-        if hook is not None and error is None:
-            hook()
-
-    def send_message(self, message: dict[str, Any]) -> None:
-        assert self.frames is not None
-        self.frames.send_body(_encode(message).encode())
 
 
 Handler = Callable[[Service, Any], Awaitable[W.Payload | None]]
@@ -86,8 +54,10 @@ def _served(m: Method) -> Handler:
 async def _run(svc: Service, params: Any) -> W.RunResult:
     """`agent/run`'s daemon step: the run's events start once the reply is written."""
     handle = await svc.start_run(W.RunParams.parse(params))
-    proto = cast(DaemonPort, svc.port).proto
-    proto.after_response[proto.msg_id] = handle.start
+    conn = cast(DaemonPort, svc.port).conn
+    msg_id = conn.request_id()
+    assert msg_id is not None
+    conn.after_response[msg_id] = handle.start
     return W.RunResult(run_id=handle.run_id, session_id=handle.session_id)
 
 
@@ -98,7 +68,7 @@ REQUESTS: dict[str, Handler] = {
 }
 NOTIFICATIONS = tuple(
     m.name for m in METHODS if m.direction in (_IN, "both") and m.kind == "notification"
-)  # `$/cancelRequest` is pygls' built-in
+)  # `exit` and `$/cancelRequest`: kgent.daemon.inbound and kgent.daemon.rpc
 SENT = tuple(m.name for m in METHODS if m.direction in ("daemon → client", "both"))  # daemon → client
 
 
@@ -122,18 +92,14 @@ def _wrap(svc: Service, method: str, handler: Handler) -> Callable[[Any], Awaita
 
 def build_server(
     env: Mapping[str, str], settings: Settings, on_exit: Callable[[], None]
-) -> tuple[JsonRPCServer, Service]:
-    server = JsonRPCServer(KgentProtocol, default_converter)
-    proto: KgentProtocol = server.protocol  # type: ignore[assignment]
-    svc = Service(env, settings, DaemonPort(proto))
+) -> tuple[Connection, Service]:
+    """The connection (its handler table) and the service behind it; frames go out once `conn.frames` is bound."""
+    handlers: dict[str, Callable[[Any], Awaitable[Any]]] = {}
+    conn = Connection(handlers, on_exit)
+    svc = Service(env, settings, DaemonPort(conn))
     for method, handler in REQUESTS.items():
-        server.feature(method)(_wrap(svc, method, handler))
-
-    @server.feature("exit")
-    def handle_exit(params: Any) -> None:  # sync: takes effect before the next frame is read
-        on_exit()
-
-    return server, svc
+        handlers[method] = _wrap(svc, method, handler)
+    return conn, svc
 
 
 def configure_logging(env: Mapping[str, str], log_file: str | None, log_level: str | None) -> None:
@@ -150,8 +116,6 @@ def configure_logging(env: Mapping[str, str], log_file: str | None, log_level: s
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
-    # pygls logs every error reply (ours are on purpose) and late answers at WARNING/ERROR: keep them for debugging.
-    logging.getLogger("pygls").setLevel(logging.DEBUG if level <= logging.DEBUG else logging.CRITICAL)
 
 
 async def _main(
@@ -166,13 +130,11 @@ async def _main(
 ) -> int:
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
-    server, svc = build_server(env, settings, stop.set)
-    proto: KgentProtocol = server.protocol  # type: ignore[assignment]
+    conn, svc = build_server(env, settings, stop.set)
     writer.bind(loop)
     writer.on_broken = stop.set
-    proto.frames = writer
-    proto.set_writer(writer)
-    dispatcher = Dispatcher(proto)
+    conn.frames = writer
+    dispatcher = Dispatcher(conn)
     for sig in (signal.SIGTERM, signal.SIGINT, getattr(signal, "SIGHUP", None)):
         if sig is not None:
             try:
@@ -195,10 +157,7 @@ async def _main(
     await svc.cancel_all(grace=2.0)
     # Let requests already being served finish (briefly), so a client that closed stdin still gets its answers;
     # then cancel whatever they started, close the providers and flush the sessions.
-    serving: list[asyncio.Task[Any]] = []
-    for future in proto._request_futures.values():
-        if isinstance(future, asyncio.Task) and not future.done():
-            serving.append(future)
+    serving = [task for task in conn.serving.values() if not task.done()]
     if serving:
         await asyncio.wait(serving, timeout=0.5)
     await svc.close(grace=1.0)

@@ -1,7 +1,7 @@
 """The `initialize` exchange: protocol version, connection settings and the capabilities the daemon announces.
 
 Stdlib only and free of kernel imports (the sandbox probe, kgent.sandbox.bwrap, is stdlib only too), so the boot path
-can answer `initialize` before pygls, pydantic and the kernel are loaded. Its tables come from tables.json, generated
+can answer `initialize` before pydantic, the server and the kernel are loaded. Its tables come from tables.json, generated
 from the kernel's registries (kgent.service.wire.tables). `parse_initialize` is the one validator of
 `initialize` params; the wire model InitializeParams describes the same shape for protocol.schema.json, and
 tests/daemon/test_daemon_wire_params.py keeps the two in agreement.
