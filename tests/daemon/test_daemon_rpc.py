@@ -192,3 +192,42 @@ async def test_an_id_in_use_by_one_of_our_prompts_is_refused_too(wired: Wired) -
     assert reply["id"] == "p6" and reply["error"]["data"] == {"code": "invalid_request"}
     assert not asking.done() and wired.conn.serving == {}
     asking.cancel()
+
+
+async def test_concurrent_requests_are_answered_under_their_own_ids_as_they_finish() -> None:
+    gates = {i: asyncio.Event() for i in range(5)}
+    seen: dict[int, Any] = {}
+
+    async def held(params: Any) -> int:
+        n = params["n"]
+        await gates[n].wait()
+        seen[n] = Connection.request_id()  # still this request's id after the others ran meanwhile
+        return int(n * 10)
+
+    conn = Connection({"test/held": held}, lambda: None)
+    frames = conn.frames = Frames()
+    for n in range(5):
+        conn.request(f"q{n}", "test/held", {"n": n})
+    for n in reversed(range(5)):  # the last asked finishes first
+        gates[n].set()
+        await settle()
+    assert [(m["id"], m["result"]) for m in frames.messages()] == [
+        (f"q{n}", n * 10) for n in reversed(range(5))
+    ]
+    assert seen == {n: f"q{n}" for n in range(5)} and conn.serving == {}
+
+
+async def test_a_cancelled_request_drops_its_reply_hook(wired: Wired) -> None:
+    fired: list[str] = []
+    wired.conn.after_response["c1"] = lambda: fired.append("c1")
+    wired.request("c1")
+    await settle()
+    wired.conn.cancel("c1")
+    await settle()
+    [reply] = wired.frames.messages()
+    assert reply["error"]["code"] == -32800 and fired == [] and wired.conn.after_response == {}
+    wired.request("c1")  # the id is free again, and its new reply has no hook left over
+    wired.gate.set()
+    await settle()
+    assert wired.frames.messages()[-1] == {"jsonrpc": "2.0", "id": "c1", "result": {"echo": {"n": 1}}}
+    assert fired == []
