@@ -11,9 +11,10 @@ import pytest
 from kgent.core.errors import ConfigError
 from kgent.core.events import UserInput
 from kgent.core.images import image_part
-from kgent.core.messages import UserMessage
+from kgent.core.messages import AssistantMessage, UserMessage
 from kgent.core.redact import remember_secret
 from kgent.kernel import AgentKernel, KernelConfig
+from kgent.kernel.images import ImageScan, has_images
 from kgent.providers.pricing import PriceTable
 from kgent.providers.scripted import ScriptedProvider
 from kgent.session.jsonl import JsonlSessionStore
@@ -142,3 +143,28 @@ async def test_redaction_leaves_images_whole_and_keys_out_of_the_session(tmp_pat
     blob = next((tmp_path / "s").rglob(f"{first.session_id}.blobs/*"))
     assert blob.read_bytes() == data
     assert base64.b64encode(data).decode() not in next((tmp_path / "s").rglob("*.jsonl")).read_text()
+
+
+def test_the_image_scan_before_each_request_reads_only_what_was_added() -> None:
+    class Counted(list):  # counts the messages the scan reads
+        reads = 0
+
+        def __getitem__(self, key):  # type: ignore[no-untyped-def]
+            got = super().__getitem__(key)
+            Counted.reads += len(got) if isinstance(key, slice) else 1
+            return got
+
+    scan = ImageScan()
+    history = Counted(UserMessage(text=f"m{i}") for i in range(100))
+    assert not scan(history) and Counted.reads == 101  # the whole history once (and the tail it remembers)
+    for i in range(50):  # a long run: each turn adds two messages
+        history.extend([AssistantMessage(text="a"), UserMessage(text=f"u{i}")])
+        assert not scan(history)
+    assert Counted.reads < 101 + 50 * 5  # a few reads a turn, not the whole history again
+    history.append(UserMessage(text="look", images=(image_part(png()),)))
+    assert scan(history) and scan(history)  # found, and found again
+    assert not scan(Counted(history[:10]))  # another history (compacted, rewound): scanned whole again
+    replaced = Counted(history[:-1])
+    replaced[5] = UserMessage(text="with", images=(image_part(png()),))
+    assert scan(replaced)  # the remembered tail is not there: scanned whole again
+    assert has_images(replaced) and not has_images(history[:10])

@@ -34,11 +34,35 @@ def no_vision_error(provider: Provider, table: PriceTable) -> ConfigError:
 
 
 def has_images(history: Sequence[Message]) -> bool:
-    """Whether any message of the history carries an image (one plain scan: asked before every request)."""
+    """Whether any message of the history carries an image (one plain scan)."""
     for m in history:
         if isinstance(m, UserMessage) and m.images:
             return True
     return False
+
+
+class ImageScan:
+    """`has_images`, asked before every request of a run: only the messages added since the last answer are scanned
+    (the history grows by a few messages a turn; a whole scan each time is quadratic in a long run). Another history
+    (compacted, rewound, images filled in: the loop replaces its list), or one whose scanned part is no longer there,
+    is scanned whole again."""
+
+    def __init__(self) -> None:
+        # the list scanned last (its messages are immutable; the loop appends to it or replaces it)
+        self._of: Sequence[Message] | None = None
+        self._clean = 0  # how many of its leading messages were found without images …
+        self._tail: Message | None = None  # … ending with this one
+
+    def __call__(self, history: Sequence[Message]) -> bool:
+        n = self._clean
+        if not (history is self._of and n and n <= len(history) and history[n - 1] is self._tail):
+            n = 0
+        if has_images(history[n:]):
+            self._of, self._clean, self._tail = None, 0, None
+            return True
+        self._of, self._clean = history, len(history)
+        self._tail = history[-1] if history else None
+        return False
 
 
 async def with_image_data(

@@ -36,7 +36,7 @@ from kgent.kernel.arguments import ArgumentChecks
 from kgent.kernel.cost import RunCost
 from kgent.kernel.diagnostics import RunDiagnostics
 from kgent.kernel.hooks import HookContext, extension_skill_dirs, hooked_request, run_end_entries
-from kgent.kernel.images import has_images, sees_images, with_image_data, without_images
+from kgent.kernel.images import ImageScan, sees_images, with_image_data, without_images
 from kgent.kernel.prompt import system_prompt
 from kgent.kernel.resources import Found, RunResources
 from kgent.kernel.review import RunReview
@@ -119,6 +119,7 @@ class Loop:
         self.state = LoopState()
         self.permission_count = 0
         self.subagents_started = 0
+        self._has_images = ImageScan()  # asked before every request
         # the rule files' allows as they were before one of this run's own tool calls changed a rule file (or the
         # trust list): from then on that configuration takes effect only in a later run; None while no call has
         # (the files are read live, so a person's edit counts at once). Denies are always read live: they narrow.
@@ -468,7 +469,7 @@ class Loop:
     async def _messages(self) -> tuple[Message, ...]:
         """The history a request carries: images of a resumed or compacted history read back from the session's
         blobs; for a model that sees none, a note in their place."""
-        if not has_images(self.state.history):  # the common case: nothing to fill in or leave out
+        if not self._has_images(self.state.history):  # the common case: nothing to fill in or leave out
             return tuple(self.state.history)
         sid, store = self.spec.session_id, self.kernel.store
         filled = await with_image_data(self.state.history, lambda sha: store.get_blob(sid, sha))
