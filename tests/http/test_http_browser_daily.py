@@ -495,3 +495,44 @@ def test_a_listing_that_arrives_during_a_rename_waits_for_it(
     listing_during_a_rename("renamed elsewhere again")
     mine.locator("input.rename-input").press("Escape")
     expect(mine.locator(".title")).to_have_text("renamed elsewhere again")
+
+
+def test_a_queue_that_changes_while_a_message_is_edited_keeps_the_edit(
+    context: BrowserContext, server: HttpServer, tmp_path: Path
+) -> None:
+    """Another tab queues a follow-up while the person edits one: the edit stays open with its text and focus, and
+    saving it changes that message in the queue as it is now."""
+    turn: list[dict[str, object]] = []
+    for i in range(300):
+        turn += [{"text": f"w{i} "}, {"sleep": 0.1}]
+    model = write_script(tmp_path, "long-edit", [turn])
+    page = open_page(context, server)
+    start_run(page, f"scripted/{model}", "a long answer please", mode="full")
+    expect(page.locator(".msg.assistant").last).to_contain_text("w0")
+    for text in ("first follow-up", "second follow-up"):
+        page.fill("#prompt", text)
+        page.click("#follow-up")
+        expect(page.locator("#queue .text").last).to_have_text(text)
+    page.locator("#queue li", has_text="second follow-up").locator("button.edit").click()
+    page.fill("#queue .edit-text", "second, edited")
+    run_id = page.evaluate("window.kgent.state.runId")
+    queued = page.request.post(
+        f"{server.url}/api/runs/{run_id}/followUp",
+        data={"text": "from another tab"},
+        headers={"X-Kgent-Client": "web"},
+    )
+    assert queued.ok, queued.text()
+    deadline = time.monotonic() + TIMEOUT / 1000
+    while "from another tab" not in page.evaluate("JSON.stringify(window.kgent.queued.items)"):
+        assert time.monotonic() < deadline, "the page never heard of the third follow-up"
+        page.wait_for_timeout(20)
+    expect(page.locator("#queue .edit-text")).to_be_focused()  # not drawn again under the person's hands
+    expect(page.locator("#queue .edit-text")).to_have_value("second, edited")
+    page.press("#queue .edit-text", "Enter")
+    expect(page.locator("#queue .text")).to_have_text(
+        ["first follow-up", "second, edited", "from another tab"]
+    )
+    page.locator("#queue li", has_text="first follow-up").locator("button.remove").click()
+    expect(page.locator("#queue .text")).to_have_text(["second, edited", "from another tab"])
+    page.click("#stop")
+    expect(page.locator(".run-end")).to_contain_text("Run cancelled")
