@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import APIResponse, Browser, BrowserContext, Page, Route, expect
+from playwright.sync_api import APIResponse, Browser, BrowserContext, Locator, Page, Route, expect
 from test_http_browser import shot, start_run, wait_for
 
 from chromium import ARGS, CHROMIUM, TIMEOUT, NewContext
@@ -75,6 +75,23 @@ def pick_project(page: Page, *names: str, opened: bool = False) -> None:
         expect(dialog.locator("#project-path")).to_contain_text(f"/{name}")
     dialog.locator("#project-use").click()
     expect(page.locator("#project")).to_have_text(f"Project: {names[-1]}")
+
+
+def session_row(page: Page, title: str) -> tuple[str, Locator]:
+    """The id of the one session listed with `title`, and its row by id (a title can change; the id cannot)."""
+    item = page.locator("#sessions li", has_text=title)
+    expect(item).to_have_count(1)
+    sid = item.get_attribute("data-id")
+    assert sid is not None
+    return sid, page.locator(f'#sessions li[data-id="{sid}"]')
+
+
+def slow_answer(tmp_path: Path, name: str) -> str:
+    """A scripted model answering 300 words a tenth of a second apart (~30 s: a run long enough to queue into)."""
+    turn: list[dict[str, object]] = []
+    for i in range(300):
+        turn += [{"text": f"w{i} "}, {"sleep": 0.1}]
+    return write_script(tmp_path, name, [turn])
 
 
 def test_the_configured_model_and_a_project_on_first_use(
@@ -209,10 +226,7 @@ def test_the_context_gauge_shows_how_full_the_context_is(
 def test_text_typed_during_a_request_stays_and_the_queue_is_editable(
     context: BrowserContext, server: HttpServer, tmp_path: Path
 ) -> None:
-    turn: list[dict[str, object]] = []
-    for i in range(300):
-        turn += [{"text": f"w{i} "}, {"sleep": 0.1}]
-    model = write_script(tmp_path, "long", [turn])
+    model = slow_answer(tmp_path, "long")
     page = open_page(context, server)
     held: list[Route] = []
     page.route("**/followUp", lambda route: held.append(route))
@@ -418,10 +432,7 @@ def test_a_session_renamed_in_place_and_deleted_after_asking(
     page.click("#new-session")
     start_run(page, "scripted/hello", "a session to rename", mode="full")
     expect(page.locator(".run-end")).to_have_count(1)
-    item = page.locator("#sessions li", has_text="a session to rename")
-    expect(item).to_have_count(1)
-    sid = item.get_attribute("data-id")
-    mine = page.locator(f'#sessions li[data-id="{sid}"]')
+    sid, mine = session_row(page, "a session to rename")
     # Esc cancels …
     mine.locator("button.rename").click()
     mine.locator("input.rename-input").fill("not this")
@@ -462,10 +473,7 @@ def test_a_listing_that_arrives_during_a_rename_waits_for_it(
     page = open_page(context, server)
     start_run(page, "scripted/hello", "a title to edit", mode="full")
     expect(page.locator(".run-end")).to_have_count(1)
-    item = page.locator("#sessions li", has_text="a title to edit")
-    expect(item).to_have_count(1)
-    sid = item.get_attribute("data-id")
-    mine = page.locator(f'#sessions li[data-id="{sid}"]')
+    sid, mine = session_row(page, "a title to edit")
     url = f"{server.url}/api/sessions/{sid}"
 
     def listing_during_a_rename(elsewhere: str) -> None:
@@ -502,10 +510,7 @@ def test_a_queue_that_changes_while_a_message_is_edited_keeps_the_edit(
 ) -> None:
     """Another tab queues a follow-up while the person edits one: the edit stays open with its text and focus, and
     saving it changes that message in the queue as it is now."""
-    turn: list[dict[str, object]] = []
-    for i in range(300):
-        turn += [{"text": f"w{i} "}, {"sleep": 0.1}]
-    model = write_script(tmp_path, "long-edit", [turn])
+    model = slow_answer(tmp_path, "long-edit")
     page = open_page(context, server)
     start_run(page, f"scripted/{model}", "a long answer please", mode="full")
     expect(page.locator(".msg.assistant").last).to_contain_text("w0")
