@@ -36,7 +36,6 @@ __all__ = [
     "RpcError",
     "ServiceError",
     "classify",
-    "error_object",
     "to_jsonrpc",
 ]
 
@@ -60,11 +59,3 @@ class RpcError(Exception):
 def to_jsonrpc(exc: BaseException) -> RpcError:
     err = classify(exc)
     return RpcError(err.code, err.message, err.data())
-
-
-def error_object(code: int, message: str, name: str | None = None) -> dict[str, Any]:
-    """An `error` member for replies the daemon writes itself (framing errors, invalid requests)."""
-    err: dict[str, Any] = {"code": code, "message": message}
-    if name is not None:
-        err["data"] = {"code": name}
-    return err

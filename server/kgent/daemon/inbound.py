@@ -20,7 +20,6 @@ from kgent.daemon.errors import (
     INVALID_REQUEST,
     PARSE_ERROR,
     RpcError,
-    error_object,
 )
 from kgent.daemon.framing import FrameError, FrameParser
 
@@ -38,7 +37,7 @@ class Dispatcher:
         self.stopped = False
 
     def error(self, msg_id: Any, code: int, message: str, name: str | None = None) -> None:
-        self.conn.send_message({"jsonrpc": "2.0", "id": msg_id, "error": error_object(code, message, name)})
+        self.conn.reply_error(msg_id, RpcError(code, message, {"code": name} if name is not None else None))
 
     def feed(self, items: list[bytes | FrameError]) -> None:
         for item in items:

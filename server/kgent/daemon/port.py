@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kgent.core.events import Event, MessageDelta, PermissionRequest, RunEnd, event_to_dict
-from kgent.daemon.errors import INVALID_PARAMS, error_object
+from kgent.daemon.errors import INVALID_PARAMS, RpcError
 from kgent.daemon.textfiles import DaemonTextFiles
 from kgent.service.runs import Decision, FileScope, RunRef, new_text_problem
 from kgent.service.wire import chosen_answer
@@ -69,8 +69,8 @@ class DaemonPort:
             if problem is None:
                 return Decision(option_id, new_text=new_text)
             # refused, and nothing is lost: the error goes back under the prompt's id, which stays open
-            error = error_object(INVALID_PARAMS, f"invalid params: {problem}", "invalid_params")
-            self.conn.send_message({"jsonrpc": "2.0", "id": rid, "error": error})
+            error = RpcError(INVALID_PARAMS, f"invalid params: {problem}", {"code": "invalid_params"})
+            self.conn.reply_error(rid, error)
             answer = await self.conn.ask(rid)
 
     def text_files(self, scope: FileScope) -> DaemonTextFiles:

@@ -39,9 +39,8 @@ class Connection:
     def __init__(self, handlers: dict[str, Handler], on_exit: Callable[[], None]) -> None:
         self.handlers = handlers
         self.on_exit = on_exit
-        self.frames: Frames | None = (
-            None  # the one writer of every outgoing frame, bound when the connection is up
-        )
+        # the one writer of every outgoing frame, bound when the connection is up
+        self.frames: Frames | None = None
         self.serving: dict[MsgId, asyncio.Task[Any]] = {}
         self.waiting: dict[MsgId, asyncio.Future[Any]] = {}
         # request id → called right after its successful reply is written (a run's events follow its agent/run reply)
@@ -62,9 +61,8 @@ class Connection:
     # ---- the client's requests
     def request(self, msg_id: MsgId, method: str, params: Any) -> None:
         """Serve one request: its handler runs as a task, and its reply is written when the task ends."""
-        if (
-            method == "exit"
-        ):  # `exit` sent with an id: it still ends the daemon, before the next frame is read
+        if method == "exit":
+            # `exit` sent with an id: it still ends the daemon, before the next frame is read
             self.on_exit()
             self.send_message({"jsonrpc": "2.0", "id": msg_id, "result": None})
             return
