@@ -30,9 +30,8 @@ class _Loader(threading.Thread):
 
     def run(self) -> None:
         try:
-            with (
-                loading.loading()
-            ):  # no collection while it loads; what it built is frozen (kgent.core.loading)
+            # no collection while it loads; what it built is frozen (kgent.core.loading)
+            with loading.loading():
                 import kgent.daemon.server  # noqa: F401
         except BaseException as exc:  # re-raised on the main thread, with its traceback, to stderr
             self.error = exc
