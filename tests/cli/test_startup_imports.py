@@ -145,3 +145,41 @@ def test_daemon_server_loads_no_mcp_schema_or_terminal_libraries() -> None:
     names = json.loads(done.stdout)
     assert "kgent.daemon.rpc" in names
     assert loaded(names, NOT_FOR_DAEMON) == []
+
+
+# argv: none. Import the daemon's server as its loader does, then list the wire models built so far and whether
+# pydantic's plugin scan (importlib.metadata over every installed package) ran; then build a first run's models.
+BUILT_AT_IMPORT = """import json, sys
+import pydantic
+import kgent.daemon.server
+from kgent.service import wire
+
+def models():
+    seen, todo = set(), [wire.Params, wire.Payload]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            if sub not in seen:
+                seen.add(sub)
+                todo.append(sub)
+    return seen
+
+built = sorted(m.__name__ for m in models() if m.__pydantic_complete__)
+scanned = "pydantic.plugin._loader" in sys.modules
+wire.warm()
+print(json.dumps({"built": built, "scanned": scanned, "models": len(models()),
+                  "warmed": sorted(m.__name__ for m in models() if m.__pydantic_complete__)}))
+"""
+
+
+def test_the_daemons_server_builds_no_wire_model_until_one_is_used() -> None:
+    """~100 wire models (the events' aside): each is built at its first use (defer_build), so the daemon's start builds none and a
+    first run only its own (kgent.service.wire.warm)."""
+    done = subprocess.run(
+        [sys.executable, "-c", BUILT_AT_IMPORT], capture_output=True, text=True, check=True, timeout=120
+    )
+    found = json.loads(done.stdout)
+    assert found["models"] > 80
+    assert found["built"] == []
+    assert found["scanned"] is False
+    assert {"RunParams", "RunResult", "SessionsResult"} <= set(found["warmed"])
+    assert len(found["warmed"]) < found["models"] / 4

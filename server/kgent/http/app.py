@@ -14,7 +14,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
-from pydantic import TypeAdapter
+from pydantic import ConfigDict
 
 from kgent.core.errors import KgentError
 from kgent.http import browse, streams
@@ -28,7 +28,14 @@ from kgent.service.handshake import PROTOCOL_VERSION, SERVER_VERSION, ParamsErro
 from kgent.service.runs import new_text_problem
 from kgent.service.wire.base import first_params_error
 
-_ANSWER: TypeAdapter[Any] = TypeAdapter(W.PermissionResult)
+
+class RunParams(W.RunParams):
+    """`agent/run`'s params, built now: FastAPI's adapter for a body model that is built at its first use (the wire
+    models' defer_build) rebuilds it with a spurious pydantic warning (pydantic#12356)."""
+
+    model_config = ConfigDict(defer_build=False)
+
+
 FrontDep = Annotated[Front, Depends(current)]
 
 
@@ -98,7 +105,7 @@ def create_app(config: HttpConfig, env: Mapping[str, str]) -> FastAPI:
 
     # -- runs ------------------------------------------------------------------------------------------------------
     @app.post("/api/runs", response_model=W.RunResult, tags=["runs"])
-    async def run(front: FrontDep, p: Annotated[W.RunParams, Body()]) -> JSONResponse:
+    async def run(front: FrontDep, p: Annotated[RunParams, Body()]) -> JSONResponse:
         """`agent/run`: start a run; read its events at /api/runs/{runId}/events."""
         f = front.live()
         base = await f.base_entry(p)
@@ -179,7 +186,7 @@ def create_app(config: HttpConfig, env: Mapping[str, str]) -> FastAPI:
                     "permission_closed",
                 )
             raise ServiceError(NOT_FOUND, f"no permission request {request_id!r}", "permission_not_found")
-        answer = _ANSWER.dump_python(body, mode="json", by_alias=True)
+        answer = W.answer_adapter().dump_python(body, mode="json", by_alias=True)
         problem = pending.request and new_text_problem(pending.request, *W.chosen_answer(answer))
         if problem:
             raise ServiceError(INVALID_PARAMS, f"invalid params: {problem}", "invalid_params")

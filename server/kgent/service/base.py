@@ -408,10 +408,12 @@ class RunService:
             except ImportError:  # pragma: no cover - an optional part missing: the run will say so
                 log.debug("warm-up could not import %s", module, exc_info=True)
         from kgent.kernel.arguments import warm
+        from kgent.service import wire
         from kgent.tools import CODING_TOOLS
 
         CODING_TOOLS()
         warm()
+        wire.warm()  # the params and result models of a run (built at first use)
         try:
             self.extensions()  # the entry-point scan of the installed packages
             provider = self.providers.get(self.provider_config(None, None))

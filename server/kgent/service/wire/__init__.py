@@ -5,6 +5,9 @@ Imported by kgent.daemon.server, off the handshake path: `initialize` is answere
 more than the whole handshake; see kgent.daemon.boot). The same models produce protocol.schema.json and the VS Code
 shim's types: `python -m kgent.service.wire` regenerates both. The event models (wire.events) are not needed to serve
 and are not imported here.
+
+Each model's validator is built at its first use (`defer_build`, kgent.service.wire.base), not at import: a process
+builds the few it serves, not all ~150. `warm()` builds a first run's ahead of it (the service's warm-up).
 """
 
 from kgent.service.wire.base import Params, Payload, params_error
@@ -32,6 +35,7 @@ from kgent.service.wire.requests import (
     SessionParams,
     SessionsParams,
     ToolOutputParams,
+    answer_adapter,
     chosen_answer,
     chosen_option,
 )
@@ -49,6 +53,14 @@ from kgent.service.wire.results import (
     SessionsResult,
     ToolOutputResult,
 )
+
+
+def warm() -> None:
+    """Build what a first run validates: its params and result, the listing a front shows, a permission answer."""
+    for model in (RunParams, RunResult, SessionsParams, SessionsResult, CancelResult, EmptyResult):
+        model.model_rebuild()
+    answer_adapter()
+
 
 __all__ = [
     "AddRuleResult",
@@ -89,7 +101,9 @@ __all__ = [
     "SessionsResult",
     "ToolOutputParams",
     "ToolOutputResult",
+    "answer_adapter",
     "chosen_answer",
     "chosen_option",
     "params_error",
+    "warm",
 ]

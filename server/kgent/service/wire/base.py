@@ -37,6 +37,7 @@ class Params(BaseModel):
         strict=True,
         frozen=True,
         extra="ignore",
+        defer_build=True,
     )
 
     @classmethod
@@ -60,6 +61,7 @@ class Payload(BaseModel):
         strict=True,
         frozen=True,
         extra="forbid",
+        defer_build=True,
     )
 
     def wire(self) -> dict[str, Any]:

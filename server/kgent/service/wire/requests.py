@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -417,9 +418,13 @@ class AcpPermissionResult(Params):
 PermissionResult = TypeAliasType(
     "PermissionResult", PermissionSelected | PermissionCancelled | AcpPermissionResult
 )
-_ANSWER: TypeAdapter[PermissionSelected | PermissionCancelled | AcpPermissionResult] = TypeAdapter(
-    PermissionResult
-)
+
+
+@functools.cache
+def answer_adapter() -> TypeAdapter[PermissionSelected | PermissionCancelled | AcpPermissionResult]:
+    """Built at the first answer, not at import: building it loads pydantic's plugin scan (importlib.metadata),
+    which the daemon's start does not need."""
+    return TypeAdapter(PermissionResult)
 
 
 def chosen_option(answer: Any) -> str:
@@ -431,7 +436,7 @@ def chosen_answer(answer: Any) -> tuple[str, str | None]:
     """The optionId an `agent/permission` answer selects and its `newText` (None: none); anything but a clear
     selection is `reject_once`."""
     try:
-        outcome = _ANSWER.validate_python(answer)
+        outcome = answer_adapter().validate_python(answer)
     except ValidationError:
         return "reject_once", None
     if isinstance(outcome, AcpPermissionResult):
