@@ -98,8 +98,19 @@ def test_kgent_run_loads_no_mcp_schema_or_server_libraries(
 
 
 # A run whose tool calls all fit their schemas checks them without jsonschema (kgent.kernel.arguments); ids are random
-# bytes, not uuid (which loads platform); the generated methods come from the code cache (kgent.core.codecache).
-NOT_FOR_A_TOOL_RUN = (*NOT_FOR_RUN, "jsonschema", "referencing", "rpds", "attr", "attrs", "uuid", "platform")
+# bytes, not uuid (which loads platform); the generated methods come from the code cache (kgent.core.codecache); no
+# config or rule file is there, so no TOML parser is loaded.
+NOT_FOR_A_TOOL_RUN = (
+    *NOT_FOR_RUN,
+    "jsonschema",
+    "referencing",
+    "rpds",
+    "attr",
+    "attrs",
+    "uuid",
+    "platform",
+    "tomllib",
+)
 TOOL_SCRIPT = [
     [{"tool": "read", "args": {"path": "sample.py"}}],
     [{"tool": "read", "args": {"path": "sample.py", "offset": 1, "limit": 5}}],
