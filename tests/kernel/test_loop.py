@@ -575,3 +575,58 @@ async def test_todo_write_plans_and_a_resume_shows_the_plan_again(make_kernel, w
     assert resumed[1] == plans[-1]
     fresh = kernel.create_run("a new session has no plan yet", workspace=workspace)
     assert types(await collect(fresh))[:2] == ["run_start", "user_message"]
+
+
+async def test_the_rule_files_are_checked_around_every_call_but_kgents_own_reads(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run must not widen its own rules: the rule files and the trust list are compared before and after each call
+    that could change them. Kgent's own read, grep, find and ls open files read-only through the gate, so theirs are
+    skipped; a write, a command, or an extension's tool that says it reads are checked."""
+    from kgent.kernel import AgentKernel
+    from kgent.kernel.toolexec import ToolBatch
+    from kgent.providers.scripted import ScriptedProvider
+    from kgent.tools import CODING_TOOLS
+    from kgent.tools.base import ToolIntent, ToolOutput
+    from kgent.tools.read import ReadTool
+
+    checked: list[str] = []
+    compare = ToolBatch._rule_files
+
+    def counted(self: ToolBatch) -> tuple[tuple[int, int, int] | None, ...]:
+        checked.append(self._current)
+        return compare(self)
+
+    class ExtensionRead(ReadTool):  # an extension's tool, whatever its intent says
+        name = "ext_read"
+        intent = ToolIntent(effect="read", path_arg="path", verb="reads")
+
+        async def run(self, args, ctx):
+            return ToolOutput(content="read")
+
+    ExtensionRead.__module__ = "some_extension.tools"
+    monkeypatch.setattr(ToolBatch, "_rule_files", counted)
+    original_run = ToolBatch._run
+
+    async def tagged(self: ToolBatch, ready):
+        self._current = ready.call.name
+        await original_run(self, ready)
+
+    monkeypatch.setattr(ToolBatch, "_run", tagged)
+    (workspace / "a.txt").write_text("a\n")
+    script = [
+        [{"tool": "read", "args": {"path": "a.txt"}}],
+        [{"tool": "grep", "args": {"pattern": "a", "path": "."}}],
+        [{"tool": "ls", "args": {"path": "."}}],
+        [{"tool": "find", "args": {"pattern": "*.txt"}}],
+        [{"tool": "ext_read", "args": {"path": "a.txt"}}],
+        [{"tool": "write", "args": {"path": "b.txt", "content": "b\n"}}],
+        [{"tool": "bash", "args": {"command": "true"}}],
+        [{"text": "done"}],
+    ]
+    tools = [*CODING_TOOLS(), ExtensionRead()]
+    kernel = AgentKernel(ScriptedProvider(script), tools=tools, config=KernelConfig(mode="full"))
+    run = kernel.create_run("go", workspace=workspace)
+    await collect(run)
+    assert (await run.result()).status == "settled"
+    assert checked == ["ext_read", "ext_read", "write", "write", "bash", "bash"]

@@ -551,7 +551,8 @@ class ToolBatch:
                 ready.allow_outside, call.id, ready.grant, ready.allow_private, ready.allow_protected
             )
             version = self.user_versions.pop(call.id, None)
-            loop, frozen = self.loop, self.loop.file_allows is not None
+            loop = self.loop
+            frozen = loop.file_allows is not None or _reads_only(ready.tool)
             if not frozen:
                 files_before = self._rule_files()
                 allows_before = [
@@ -695,6 +696,20 @@ def _redact_saved(path: Path) -> None:
     with os.fdopen(fd, "wb") as f:
         f.write(clean.encode())
     os.replace(tmp, path)
+
+
+def _reads_only(tool: Tool) -> bool:
+    """One of Kgent's own file-reading tools (read, grep, find, ls): it opens files read-only through the gate, so a
+    call of it cannot change a rule file or the trust list, and the check around each call that could (the four
+    files' stats before and after, the rules in force before: a run must not widen its own rules) is not needed.
+    An extension's tool is checked whatever its intent says."""
+    intent = getattr(tool, "intent", None)
+    return (
+        intent is not None
+        and intent.effect == "read"
+        and intent.path_arg is not None
+        and type(tool).__module__.startswith("kgent.tools.")
+    )
 
 
 def _error(call: ToolCall, text: str) -> ToolResultMessage:

@@ -304,12 +304,12 @@ class RuleFiles:
         user = self.file("user", workspace).load()
         project = self.file("project", workspace).load()
         personal = self.personal(workspace).load()
-        trusted = self.is_trusted(workspace)
         out = [Scoped(r, "project") for r in (*project.deny, *personal.deny)]
         out += [Scoped(r, "user") for r in user.deny]
         out += [Scoped(r, "project") for r in personal.allow]
         out += [Scoped(r, "user") for r in user.allow]
-        if trusted:
+        # the trust list is read only when it matters (every tool call asks for these rules)
+        if project.allow and self.is_trusted(workspace):
             out += [Scoped(r, "project") for r in project.allow]
         return out
 
