@@ -78,7 +78,11 @@ $(PEERS_DEPS): bench/pi/package-lock.json
 	cd bench/pi && npm ci --no-audit --no-fund
 	touch $@
 
+# bench/instructions.py counts instructions under valgrind's callgrind (installed here, as system-tools does).
 bench: $(STAMP) system-tools $(PEERS_DEPS)
+	@command -v valgrind >/dev/null 2>&1 || { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing valgrind"; apt-get update -q >/dev/null && apt-get install -y -q valgrind >/dev/null; \
+	else echo "note: missing valgrind (apt-get install valgrind): bench/instructions.py will fail"; fi; }
 	$(PY) bench/run.py
 
 # The TypeScript, JavaScript and Lua gates (the root package.json: biome, and stylua's WebAssembly build, which
