@@ -4,6 +4,7 @@ and the session search finds a session by what was answered in it, not only by i
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -67,6 +68,39 @@ def test_full_output_shows_a_long_commands_first_and_last_line(
     start_run(page, f"scripted/{quick}", "say hi", mode="full")
     expect(page.locator(".run-end")).to_contain_text("Run settled")
     expect(page.locator(".card.tool[data-tool-call-id=call-hi] button.full-output")).to_have_count(0)
+
+
+def test_a_sub_agents_long_command_offers_its_full_output_in_its_row(
+    context: BrowserContext, server: HttpServer, tmp_path: Path
+) -> None:
+    """A sub-agent's call is a row in its box under the task card; its full output is read from the sub-agent's run's
+    session, as the parent's cards read theirs."""
+    script = tmp_path / "sub-long.json"
+    task = {
+        "tool": "task",
+        "id": "t-long",
+        "args": {"description": "Counter", "prompt": "count", "tools": ["bash"]},
+    }
+    script.write_text(
+        json.dumps(
+            {
+                "turns": [[task], [{"text": "The sub-agent counted."}]],
+                "prompts": {
+                    "count": [
+                        [{"tool": "bash", "args": {"command": f"seq 1 {LINES}"}, "id": "sub-seq"}],
+                        [{"text": "Counted."}],
+                    ]
+                },
+            }
+        )
+    )
+    page = open_page(context, server)
+    start_run(page, f"scripted/{script}", "count with a sub-agent", mode="full")
+    row = page.locator(".sub-run .sub-call[data-tool-call-id=sub-seq]")
+    expect(row).to_have_attribute("data-status", "completed")
+    lines = full_output(context, row).splitlines()
+    assert lines[0] == "1" and lines[-1] == str(LINES) and len(lines) == LINES
+    expect(page.locator(".run-end")).to_contain_text("Run settled")
 
 
 def test_search_finds_a_session_by_its_answer(

@@ -173,7 +173,7 @@ function toolUpdate(ev) {
   }
   // A task call's sub-agent started: its own events go live into this card (subruns.js).
   if (ev.status === "in_progress" && ev.details?.runId)
-    followSubRun(card, ev.details.runId, ev.details.agent, { ask: approvalCard, settle: resolved });
+    followSubRun(card, ev.details.runId, ev.details.agent, { ask: approvalCard, settle: resolved, notice });
 }
 
 // The approval card (page.js, shared with the VS Code panel): Allow once (Enter), Reject (Escape), the lasting

@@ -13,12 +13,13 @@ export function wasCut(details) {
   return !!(details?.fullOutputPath || details?.truncation?.truncated);
 }
 
-// Put the "Full output" button on the card of call `toolCallId` of the session `sessionId()` (once).
+// Put the "Full output" button on the card (or a sub-agent's call row) of call `toolCallId` of the session
+// `sessionId()` (once).
 export function offerFullOutput(card, sessionId, toolCallId, notice) {
   if (card.querySelector("button.full-output")) return;
   const open = button("Full output", () => show(sessionId(), toolCallId, notice), "full-output");
   open.title = "All the command printed, not only the tail shown here (opens in a new tab)";
-  card.querySelector(".head")?.append(open);
+  (card.querySelector(".head") || card).append(open);
 }
 
 async function fetchOutput(sessionId, toolCallId) {

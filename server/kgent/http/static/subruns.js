@@ -1,9 +1,11 @@
 // A sub-agent's run (the `task` tool) shown live inside its task call's card. The parent's stream names the sub-run
 // (a `tool_update` `in_progress` of the task call with `details: {runId, agent}`, protocol.md § Sub-agents); its own
-// events are on its own stream (GET /api/runs/{runId}/events), read here: its tool calls with their status, the end of
-// its streamed text, its approvals (asked in its name, on this box) and its end. Sub-agents side by side each have
-// their box under their own task card.
+// events are on its own stream (GET /api/runs/{runId}/events), read here: its tool calls with their status (and the
+// "Full output" of a command too long for its result, as on the parent's cards), the end of its streamed text, its
+// approvals (asked in its name, on this box) and its end. Sub-agents side by side each have their box under their own
+// task card.
 
+import { offerFullOutput, wasCut } from "./output.js";
 import { el } from "./render.js";
 import { EventStream } from "./sse.js";
 
@@ -12,8 +14,8 @@ const TEXT_TAIL = 2000; // characters of the sub-agent's text kept in view (its 
 const following = new Map(); // sub-run id → its stream
 
 // Follow sub-run `runId` (named `agent`) in `card`; `ask(ev, box)` shows one of its approvals, `settle(ev)` closes
-// one. Once per sub-run.
-export function followSubRun(card, runId, agent, { ask, settle }) {
+// one, `notice(text)` says what went wrong opening a full output. Once per sub-run.
+export function followSubRun(card, runId, agent, { ask, settle, notice }) {
   if (following.has(runId)) return;
   const box = el("div", "sub-run");
   box.dataset.runId = runId;
@@ -43,6 +45,9 @@ export function followSubRun(card, runId, agent, { ask, settle }) {
           if (row) {
             row.dataset.status = ev.status;
             row.querySelector(".status").textContent = ev.status.replace("_", " ");
+            // the sub-agent's calls are kept in its run's session, which the stream names
+            if ((ev.status === "completed" || ev.status === "failed") && wasCut(ev.details))
+              offerFullOutput(row, () => params.sessionId, ev.toolCallId, notice);
           }
           break;
         }
