@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -22,6 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from record import record
 
 from daemon import INIT, Pipe, env_for
 from kgent.testing.daemon_client import daemon_command
@@ -140,23 +140,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"spawn → …, median of {args.repeats} (scripted provider):")
     for name, value in med.items():
         print(f"  {name:<20} {value:>8.1f} ms")
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(
-        json.dumps(
-            {
-                "benchmark": "acp",
-                "python": platform.python_version(),
-                "cpus": os.cpu_count(),
-                "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
-                "repeats": args.repeats,
-                "median_ms": med,
-                "min_ms": {k: round(min(v), 1) for k, v in rows.items()},
-            },
-            indent=2,
-        )
-        + "\n"
+    record(
+        RESULTS,
+        {
+            "repeats": args.repeats,
+            "median_ms": med,
+            "min_ms": {k: round(min(v), 1) for k, v in rows.items()},
+        },
     )
-    print(f"wrote {RESULTS}")
     return 0
 
 

@@ -18,9 +18,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -28,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from record import record
 
 from kgent.core.events import RunResult, UsageEvent
 from kgent.core.messages import Usage
@@ -188,21 +186,13 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"goal: ≥ {GOAL:.2f} of input tokens billed at the cached rate from call 3 on: {'met' if met else 'MISSED'}"
     )
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(
-        json.dumps(
-            {
-                "benchmark": "cache",
-                "python": platform.python_version(),
-                "cpus": os.cpu_count(),
-                "goal": GOAL,
-                "runs": rows,
-            },
-            indent=2,
-        )
-        + "\n"
+    record(
+        RESULTS,
+        {
+            "goal": GOAL,
+            "runs": rows,
+        },
     )
-    print(f"wrote {RESULTS}")
     return 0 if met else 1
 
 

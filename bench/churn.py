@@ -17,9 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
-import json
 import os
-import platform
 import sys
 import tempfile
 import time
@@ -27,6 +25,8 @@ import tracemalloc
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
+
+from record import record
 
 RESULTS = Path(__file__).parent / "results" / "churn.json"
 WARM_UP = int(os.environ.get("KGENT_CHURN_WARM_UP", "1200"))  # past the service's memory of ended runs (1024)
@@ -158,11 +158,7 @@ def main() -> int:
     )
     if "floor" in rows:
         print(f"  heap growth per session: {ratio:.3f}× the unpruned kernel's")
-    RESULTS.parent.mkdir(exist_ok=True)
-    RESULTS.write_text(
-        json.dumps({"python": sys.version.split()[0], "machine": platform.machine(), **rows}, indent=2) + "\n"
-    )
-    print(f"wrote {RESULTS}")
+    record(RESULTS, rows)
     return 0
 
 

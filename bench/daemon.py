@@ -23,7 +23,6 @@ import asyncio
 import contextlib
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from record import record
 
 from kgent.daemon.framing import FrameParser, frame
 from kgent.testing.daemon_client import DaemonClient, daemon_command
@@ -438,25 +438,15 @@ def main(argv: list[str] | None = None) -> int:
         f"   (goal ≥ {GOALS['events_per_s']:,}/s)"
     )
 
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(
-        json.dumps(
-            {
-                "benchmark": "daemon",
-                "python": platform.python_version(),
-                "machine": platform.machine(),
-                "cpus": os.cpu_count(),
-                "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
-                "goals": GOALS,
-                "handshake": hs,
-                "model_calls": calls,
-                "notifications": events,
-            },
-            indent=2,
-        )
-        + "\n"
+    record(
+        RESULTS,
+        {
+            "goals": GOALS,
+            "handshake": hs,
+            "model_calls": calls,
+            "notifications": events,
+        },
     )
-    print(f"wrote {RESULTS}")
     return 0
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -30,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ratios import PROMPT, Bench, script
+from record import record
 
 from daemon import INIT, Pipe
 from kgent.testing.daemon_client import daemon_command
@@ -380,25 +380,17 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             bench.close()
     r = report(measured, args.repeats)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(
-        json.dumps(
-            {
-                "benchmark": "firstrun",
-                "python": platform.python_version(),
-                "cpus": os.cpu_count(),
-                "load_average": {"start": load, "end": os.getloadavg()},
-                "repeats": args.repeats,
-                "gap_s": args.gap,
-                "goals": {**GOALS, **{k: f"≤ {v} ms" for k, v in ABSOLUTE_GOALS_MS.items()}},
-                "ratios": {k: round(v, 3) for k, v in r.items()},
-                "measured": measured,
-            },
-            indent=2,
-        )
-        + "\n"
+    record(
+        RESULTS,
+        {
+            "load_average": {"start": load, "end": os.getloadavg()},
+            "repeats": args.repeats,
+            "gap_s": args.gap,
+            "goals": {**GOALS, **{k: f"≤ {v} ms" for k, v in ABSOLUTE_GOALS_MS.items()}},
+            "ratios": {k: round(v, 3) for k, v in r.items()},
+            "measured": measured,
+        },
     )
-    print(f"wrote {RESULTS}")
     return 0
 
 

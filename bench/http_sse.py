@@ -15,8 +15,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import platform
 import statistics
 import sys
 import tempfile
@@ -25,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from record import record
 
 from kgent.testing.http_server import HttpServer, start
 
@@ -178,25 +177,15 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"POST → first event: median {first['median_ms']} ms (min {first['min_ms']}) over {first['repeats']} runs"
     )
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(
-        json.dumps(
-            {
-                "benchmark": "http",
-                "python": platform.python_version(),
-                "machine": platform.machine(),
-                "cpus": os.cpu_count(),
-                "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
-                "goals": GOALS,
-                "one_client": one,
-                "many_clients": many,
-                "first_event": first,
-            },
-            indent=2,
-        )
-        + "\n"
+    record(
+        RESULTS,
+        {
+            "goals": GOALS,
+            "one_client": one,
+            "many_clients": many,
+            "first_event": first,
+        },
     )
-    print(f"wrote {RESULTS}")
     return 0 if many["all_received_everything"] and one["events"] == one["replay_events"] else 1
 
 

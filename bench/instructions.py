@@ -20,9 +20,6 @@ Needs valgrind (`make bench` installs it). Writes bench/results/instructions.jso
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import re
 import shutil
 import subprocess
@@ -32,6 +29,7 @@ from pathlib import Path
 
 from firstrun import Peers, _daemon_run
 from ratios import script
+from record import record
 
 from daemon import INIT, Pipe
 from kgent.testing.daemon_client import daemon_command
@@ -131,29 +129,21 @@ def main(argv: list[str] | None = None) -> int:
     )
     for name, value in ratios.items():
         print(f"  {name}: {value:.2f}x")
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(
-        json.dumps(
-            {
-                "benchmark": "instructions",
-                "python": platform.python_version(),
-                "cpus": os.cpu_count(),
-                "calls": [few, many],
-                "ratios": {k: round(v, 3) for k, v in ratios.items()},
-                "instructions": {
-                    **runs,
-                    "kgent_per_call": round(per_call["kgent"]),
-                    "floor_per_call": round(per_call["floor"]),
-                    "daemon_to_initialize": daemons[0],
-                    "daemon_first_run": first,
-                    "daemon_second_run": second,
-                },
+    record(
+        RESULTS,
+        {
+            "calls": [few, many],
+            "ratios": {k: round(v, 3) for k, v in ratios.items()},
+            "instructions": {
+                **runs,
+                "kgent_per_call": round(per_call["kgent"]),
+                "floor_per_call": round(per_call["floor"]),
+                "daemon_to_initialize": daemons[0],
+                "daemon_first_run": first,
+                "daemon_second_run": second,
             },
-            indent=2,
-        )
-        + "\n"
+        },
     )
-    print(f"wrote {RESULTS}")
     return 0
 
 

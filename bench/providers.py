@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
-import platform
 import resource
 import statistics
 import subprocess
@@ -28,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from record import record
 
 from kgent.kernel import AgentKernel, KernelConfig
 from kgent.providers.anthropic import AnthropicProvider
@@ -213,24 +212,15 @@ def main(argv: list[str] | None = None) -> int:
     if rss:
         print(f"kgent run, {rss['calls']} calls: peak RSS {rss['peak_rss_mib']} MiB, wall {rss['wall_s']} s")
 
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(
-        json.dumps(
-            {
-                "benchmark": "providers",
-                "python": platform.python_version(),
-                "machine": platform.machine(),
-                "cpus": os.cpu_count(),
-                "goals": GOALS,
-                "runs": rows,
-                "growth": growth,
-                "kgent_run": rss,
-            },
-            indent=2,
-        )
-        + "\n"
+    record(
+        RESULTS,
+        {
+            "goals": GOALS,
+            "runs": rows,
+            "growth": growth,
+            "kgent_run": rss,
+        },
     )
-    print(f"wrote {RESULTS}")
     return 0
 
 

@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import argparse
 import compileall
-import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -29,6 +27,7 @@ from typing import Any
 
 import floor
 import httpx
+from record import record
 
 import kgent
 from daemon import INIT, Pipe
@@ -349,24 +348,15 @@ def main(argv: list[str] | None = None) -> int:
     missed = {k: v for k, v in every.items() if v > goal(k.split(":", 1)[1])}
     print(f"\n{len(every) - len(missed)} of {len(every)} ratios within their goals", end="")
     print("; missed: " + ", ".join(f"{k} {v:.2f}×" for k, v in missed.items()) if missed else "")
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(
-        json.dumps(
-            {
-                "benchmark": "ratios",
-                "python": platform.python_version(),
-                "cpus": os.cpu_count(),
-                "load_average": os.getloadavg(),
-                "repeats": args.repeats,
-                "goals": GOALS,
-                "ratios": {k: round(v, 3) for k, v in every.items()},
-                "measured": results,
-            },
-            indent=2,
-        )
-        + "\n"
+    record(
+        RESULTS,
+        {
+            "repeats": args.repeats,
+            "goals": GOALS,
+            "ratios": {k: round(v, 3) for k, v in every.items()},
+            "measured": results,
+        },
     )
-    print(f"wrote {RESULTS}")
     return 0
 
 

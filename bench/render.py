@@ -24,9 +24,7 @@ Goals (paced): page / server ≤ 1.2×, no task over 100 ms. Writes bench/result
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import random
 import statistics
 import sys
@@ -37,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import Page, sync_playwright
+from record import record
 
 from kgent.testing.http_server import HttpServer, start, write_script
 
@@ -324,23 +323,14 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             browser.close()
             srv.stop()
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(
-        json.dumps(
-            {
-                "benchmark": "render",
-                "python": platform.python_version(),
-                "machine": platform.machine(),
-                "cpus": os.cpu_count(),
-                "load_average": {"start": load, "end": os.getloadavg()},
-                "goals": GOALS,
-                "answers": results,
-            },
-            indent=2,
-        )
-        + "\n"
+    record(
+        RESULTS,
+        {
+            "load_average": {"start": load, "end": os.getloadavg()},
+            "goals": GOALS,
+            "answers": results,
+        },
     )
-    print(f"wrote {RESULTS}")
     return 0 if all(r.get("final_dom_equals_one_shot") is not False for r in results) else 1
 
 

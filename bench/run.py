@@ -15,7 +15,9 @@ HERE = Path(__file__).resolve().parent
 
 
 def main(argv: list[str]) -> int:
-    names = argv or sorted(p.stem for p in HERE.glob("*.py") if p.stem not in ("run", "__init__", "floor"))
+    names = argv or sorted(
+        p.stem for p in HERE.glob("*.py") if p.stem not in ("run", "__init__", "floor", "record")
+    )
     failed = []
     for name in names:
         print(f"\n=== bench/{name}.py ===", flush=True)

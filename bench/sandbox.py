@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
-import platform
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from record import record
 
 from kgent.files.ops import LocalFileOps
 from kgent.files.protected import ProtectedFiles
@@ -160,41 +160,31 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"goal ≤ {GOALS['added_ms_per_call']:g} ms added per unasked call (p10): {verdict} (+{added:.2f} ms)"
     )
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(
-        json.dumps(
-            {
-                "benchmark": "sandbox",
-                "python": platform.python_version(),
-                "machine": platform.machine(),
-                "cpus": os.cpu_count(),
-                "load": os.getloadavg(),
-                "calls": args.calls,
-                "median_ms": {k: round(v, 2) for k, v in medians.items()},
-                "p10_ms": {k: round(v, 2) for k, v in fast.items()},
-                "added_ms_median": {
-                    k: round(v - (pipe_floor if k.startswith("pipe") else floor), 2)
-                    for k, v in medians.items()
-                    if k not in ("plain", "pipe_plain")
-                },
-                "added_ms_p10": {
-                    k: round(v - (pipe_fast if k.startswith("pipe") else fast_floor), 2)
-                    for k, v in fast.items()
-                    if k not in ("plain", "pipe_plain")
-                },
-                "ratio_median": {
-                    k: round(v / (pipe_floor if k.startswith("pipe") else floor), 2)
-                    for k, v in medians.items()
-                    if k not in ("plain", "pipe_plain")
-                },
-                "scan": {"small": small, "repository": large},
-                "goals": GOALS,
+    record(
+        RESULTS,
+        {
+            "calls": args.calls,
+            "median_ms": {k: round(v, 2) for k, v in medians.items()},
+            "p10_ms": {k: round(v, 2) for k, v in fast.items()},
+            "added_ms_median": {
+                k: round(v - (pipe_floor if k.startswith("pipe") else floor), 2)
+                for k, v in medians.items()
+                if k not in ("plain", "pipe_plain")
             },
-            indent=2,
-        )
-        + "\n"
+            "added_ms_p10": {
+                k: round(v - (pipe_fast if k.startswith("pipe") else fast_floor), 2)
+                for k, v in fast.items()
+                if k not in ("plain", "pipe_plain")
+            },
+            "ratio_median": {
+                k: round(v / (pipe_floor if k.startswith("pipe") else floor), 2)
+                for k, v in medians.items()
+                if k not in ("plain", "pipe_plain")
+            },
+            "scan": {"small": small, "repository": large},
+            "goals": GOALS,
+        },
     )
-    print(f"wrote {RESULTS}")
     return 0
 
 

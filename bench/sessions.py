@@ -14,9 +14,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import os
-import platform
 import shutil
 import statistics
 import sys
@@ -25,6 +22,8 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
+
+from record import record
 
 from kgent.core.messages import (
     AssistantMessage,
@@ -266,24 +265,15 @@ def main(argv: list[str] | None = None) -> int:
         f"{listing['cold_ms']} ms cold, {listing['cached_ms']} ms with the index"
     )
 
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(
-        json.dumps(
-            {
-                "benchmark": "sessions",
-                "python": platform.python_version(),
-                "machine": platform.machine(),
-                "cpus": os.cpu_count(),
-                "goals": GOALS,
-                "resume": resume,
-                "append": append,
-                "list": listing,
-            },
-            indent=2,
-        )
-        + "\n"
+    record(
+        RESULTS,
+        {
+            "goals": GOALS,
+            "resume": resume,
+            "append": append,
+            "list": listing,
+        },
     )
-    print(f"wrote {RESULTS}")
     return 0
 
 
