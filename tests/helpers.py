@@ -78,8 +78,9 @@ json_values = st.recursive(
 
 
 def processes_with(marker: str) -> list[int]:
-    """The pids whose command line contains `marker` (this process excluded): a command given a unique marker (a
-    trailing `# marker` comment) can be checked to be gone, with no sleep-and-see."""
+    """The live pids (this process and zombies excluded) whose command line contains `marker`: a command given a
+    unique marker (a trailing `# marker` comment, a `sleep` of an odd number of seconds) can be checked to be gone,
+    with no sleep-and-see."""
     import os
     from pathlib import Path
 
@@ -89,9 +90,10 @@ def processes_with(marker: str) -> list[int]:
             continue
         try:
             cmdline = (entry / "cmdline").read_bytes()
-        except OSError:  # gone meanwhile
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):  # gone meanwhile
             continue
-        if marker.encode() in cmdline:
+        if marker.encode() in cmdline and state != "Z":
             found.append(int(entry.name))
     return found
 

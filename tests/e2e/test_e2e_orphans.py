@@ -15,22 +15,7 @@ from pathlib import Path
 from kgent_host import PATIENCE
 
 from conftest import Spawn
-
-
-def marked(marker: str) -> list[int]:
-    """Pids of live (not zombie) processes whose command line holds `marker`."""
-    found: list[int] = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if marker.encode() in cmdline and state != "Z":
-            found.append(int(entry))
-    return found
+from helpers import processes_with
 
 
 async def until(condition: object, within: float = PATIENCE) -> bool:
@@ -60,7 +45,7 @@ async def test_kill_9_of_the_daemon_leaves_no_foreground_command(
         model=script(tmp_path, {"tool": "bash", "args": {"command": command}}),
         mode="full",
     )
-    assert await until(lambda: len(marked(marker)) >= 2), "the command did not start"
+    assert await until(lambda: len(processes_with(marker)) >= 2), "the command did not start"
     os.kill(host.pid, signal.SIGKILL)
     assert await host.wait_exit() == -signal.SIGKILL
-    assert await until(lambda: not marked(marker)), f"orphans after kill -9: {marked(marker)}"
+    assert await until(lambda: not processes_with(marker)), f"orphans after kill -9: {processes_with(marker)}"

@@ -6,12 +6,20 @@ closes Kgent's end when Kgent dies, for any reason, and the watchdog then sends 
 grace, to every group still registered, and exits. It drops groups that have ended by itself too (a group id cannot
 be reused while any member of the group lives, so a registered group that still exists is still the command's).
 
+A command's group id is known only once its process exists, and by then it may have started children. So before it
+spawns a command Kgent announces a mark (`? MARK`), which the command carries in its environment
+(`KGENT_WATCHDOG=MARK`), and withdraws it once the group is registered (`! MARK`). If Kgent dies in between, the
+watchdog finds the processes that carry a mark still announced (Linux's /proc/PID/environ) and kills their groups
+too. A mark once withdrawn is never searched for, so what a registered command detaches from its own group is
+treated as before.
+
 Best effort, Linux and macOS alike: if the watchdog cannot start, commands run as before (bubblewrap's
 `--die-with-parent` still ends sandboxed ones)."""
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import subprocess
 import sys
@@ -20,7 +28,26 @@ import threading
 # The watchdog's whole program (python -I -S: no site, no environment, no kgent import; ~15 ms to start).
 _PROGRAM = r"""
 import os, select, signal, time
-groups, buf = set(), b""
+groups, marks, buf = set(), set(), b""
+def spawning():
+    if not marks:
+        return
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return
+    own = os.getpgrp()
+    for entry in entries:
+        if entry.isdigit():
+            try:
+                with open("/proc/" + entry + "/environ", "rb") as f:
+                    env = f.read().split(b"\0")
+                if any(m in env for m in marks):
+                    pgid = os.getpgid(int(entry))
+                    if pgid > 1 and pgid != own:
+                        groups.add(pgid)
+            except OSError:
+                pass
 def prune():
     for g in list(groups):
         try:
@@ -47,9 +74,12 @@ while True:
         break
     *lines, buf = (buf + data).split(b"\n")
     for line in lines:
-        op, _, pgid = line.partition(b" ")
-        if pgid.isdigit() and int(pgid) > 1:
-            (groups.add if op == b"+" else groups.discard)(int(pgid))
+        op, _, arg = line.partition(b" ")
+        if op in (b"+", b"-") and arg.isdigit() and int(arg) > 1:
+            (groups.add if op == b"+" else groups.discard)(int(arg))
+        elif op in (b"?", b"!") and arg:
+            (marks.add if op == b"?" else marks.discard)(b"KGENT_WATCHDOG=" + arg)
+spawning()
 prune()
 if groups:
     kill(signal.SIGTERM)
@@ -57,12 +87,18 @@ if groups:
     while groups and time.monotonic() < deadline:
         time.sleep(0.02)
         prune()
-    kill(signal.SIGKILL)
+spawning()  # a command that was between its fork and its exec when Kgent died
+kill(signal.SIGKILL)
 """
+
+ENV = "KGENT_WATCHDOG"
 
 _lock = threading.Lock()
 _proc: subprocess.Popen[bytes] | None = None
 _groups: set[int] = set()
+_marks: set[str] = set()
+_serial = itertools.count(1)
+_nonce = os.urandom(6).hex()
 
 
 def _ensure() -> subprocess.Popen[bytes] | None:
@@ -82,8 +118,8 @@ def _ensure() -> subprocess.Popen[bytes] | None:
     except OSError:
         _proc = None
         return None
-    if _groups:
-        _send(_proc, "".join(f"+ {g}\n" for g in _groups))
+    if _groups or _marks:
+        _send(_proc, "".join(f"+ {g}\n" for g in _groups) + "".join(f"? {m}\n" for m in _marks))
     return _proc
 
 
@@ -97,13 +133,40 @@ def _send(proc: subprocess.Popen[bytes], text: str) -> bool:
     return True
 
 
-def watch(pgid: int) -> None:
-    """Kill process group `pgid` if Kgent dies before `forget(pgid)`."""
+def _tell(text: str) -> None:
+    proc = _ensure()
+    if proc is not None and not _send(proc, text):
+        _ensure()  # it died: a new one gets every group and mark
+
+
+def expect() -> str:
+    """Announce a command about to be spawned: the mark its environment carries (`ENV`) until `watch` registers its
+    group, or `unexpect` withdraws it if the spawn failed."""
+    with _lock:
+        mark = f"{os.getpid()}.{_nonce}.{next(_serial)}"
+        _marks.add(mark)
+        _tell(f"? {mark}\n")
+        return mark
+
+
+def unexpect(mark: str) -> None:
+    """The announced command was not spawned."""
+    with _lock:
+        if mark in _marks:
+            _marks.discard(mark)
+            if _proc is not None and _proc.poll() is None:
+                _send(_proc, f"! {mark}\n")
+
+
+def watch(pgid: int, mark: str | None = None) -> None:
+    """Kill process group `pgid` if Kgent dies before `forget(pgid)`; the group of the command announced as `mark`."""
     with _lock:
         _groups.add(pgid)
-        proc = _ensure()
-        if proc is not None and not _send(proc, f"+ {pgid}\n"):
-            _ensure()  # it died: a new one gets every group
+        line = f"+ {pgid}\n"
+        if mark is not None and mark in _marks:
+            _marks.discard(mark)
+            line += f"! {mark}\n"
+        _tell(line)
 
 
 def forget(pgid: int) -> None:
@@ -148,6 +211,7 @@ def _after_fork_in_child() -> None:
             os.close(_proc.stdin.fileno())
     _proc = None
     _groups.clear()
+    _marks.clear()
 
 
 if hasattr(os, "register_at_fork"):

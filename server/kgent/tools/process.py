@@ -189,10 +189,18 @@ async def spawn_command(
 async def start_process(
     argv: list[str], env: dict[str, str], cwd: Path, stdin: int, stdout: int, stderr: int
 ) -> asyncio.subprocess.Process:
-    """Start a process in its own session; a cancel that lands mid-spawn still kills the whole group."""
+    """Start a process in its own session, known to the watchdog from before it exists (killed with its group if
+    Kgent dies first, `kill -9` included); a cancel that lands mid-spawn still kills the whole group."""
+    mark = watchdog.expect()
     spawn = asyncio.ensure_future(
         asyncio.create_subprocess_exec(
-            *argv, cwd=cwd, env=env, stdin=stdin, stdout=stdout, stderr=stderr, start_new_session=True
+            *argv,
+            cwd=cwd,
+            env={**env, watchdog.ENV: mark},
+            stdin=stdin,
+            stdout=stdout,
+            stderr=stderr,
+            start_new_session=True,
         )
     )
     try:
@@ -201,11 +209,15 @@ async def start_process(
         try:
             proc = await spawn
         except Exception:
+            watchdog.unexpect(mark)
             raise asyncio.CancelledError from None
-        watchdog.watch(proc.pid)
+        watchdog.watch(proc.pid, mark)
         await kill_group(proc)
         raise
-    watchdog.watch(proc.pid)  # killed with its group if Kgent dies first, `kill -9` included
+    except BaseException:
+        watchdog.unexpect(mark)
+        raise
+    watchdog.watch(proc.pid, mark)
     return proc
 
 
