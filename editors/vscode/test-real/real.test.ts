@@ -1410,9 +1410,22 @@ describe("Kgent in a real VS Code: the first hour (issue 29)", {
   test("a daemon that cannot start: the status bar says failed (not idle) until kgent.serverCommand is fixed", async () => {
     assert.ok(ide);
     const settingsFile = path.join(ide.root, "user-data", "User", "settings.json");
-    const settings = (): Record<string, unknown> =>
-      JSON.parse(fs.readFileSync(settingsFile, "utf8")) as Record<string, unknown>;
-    const good = settings()["kgent.serverCommand"];
+    /** settings.json as it is now; undefined while VS Code is part way through rewriting it (its writes are not
+     * atomic: a read can land between the truncation and the new text). */
+    const settings = (): Record<string, unknown> | undefined => {
+      try {
+        return JSON.parse(fs.readFileSync(settingsFile, "utf8")) as Record<string, unknown>;
+      } catch (error) {
+        if (error instanceof SyntaxError) return undefined;
+        throw error;
+      }
+    };
+    let before: Record<string, unknown> | undefined;
+    await waitFor(() => {
+      before = settings();
+      return before !== undefined;
+    }, "settings.json to be whole");
+    const good = before?.["kgent.serverCommand"];
     /** Set kgent.serverCommand in the Settings editor, as a person would; written once settings.json has it. */
     async function setServerCommand(command: string): Promise<void> {
       await palette(page, "Preferences: Open Settings (UI)");
@@ -1425,7 +1438,7 @@ describe("Kgent in a real VS Code: the first hour (issue 29)", {
       await input.waitFor({ timeout: STEP_MS });
       await input.fill(command);
       await input.press("Tab");
-      await waitFor(() => settings()["kgent.serverCommand"] === command, "settings.json to have the command");
+      await waitFor(() => settings()?.["kgent.serverCommand"] === command, "settings.json to have the command");
       const tab = page.locator(".tab", { hasText: "Settings" });
       await tab.locator(".codicon-close").click(); // the Settings editor
       await tab.waitFor({ state: "detached", timeout: STEP_MS });
