@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
 async def _listing(workspace: Path, *, start: bool) -> dict[str, Any]:
     from kgent.ext.host import Extensions
 
-    ext = Extensions()
+    ext = Extensions(rescan=True)  # a listing asked for: what is installed now
     try:
         if start:
             await ext.mcp.tools_for(ext.project(workspace).mcp_servers)

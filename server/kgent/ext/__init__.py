@@ -16,7 +16,7 @@ from kgent.ext.version import API_VERSION
 _EXPORTS = {
     "ExtensionAPI": "kgent.ext.api",
     "Extensions": "kgent.ext.host",
-    "GROUP": "kgent.ext.loader",
+    "GROUP": "kgent.ext.installed",
     "ExtensionRecord": "kgent.ext.loader",
     "HOOK_NAMES": "kgent.ext.registry",
     "Registry": "kgent.ext.registry",

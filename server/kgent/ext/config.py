@@ -225,7 +225,7 @@ def _string_map(value: Any, where: str, env: Mapping[str, str]) -> dict[str, str
 def configured(project: Path | None, env: Mapping[str, str] | None = None) -> bool:
     """Whether anything could load: an installed entry point, a user config file, a project config file (cheap:
     no file is parsed, no extension imported)."""
-    import importlib.metadata
+    from kgent.ext.installed import entry_points
 
     env = os.environ if env is None else env
     if (user_config_dir(env) / "config.toml").is_file():
@@ -234,4 +234,4 @@ def configured(project: Path | None, env: Mapping[str, str] | None = None) -> bo
         (project / ".kgent" / "config.toml").is_file() or (project / ".mcp.json").is_file()
     ):
         return True
-    return bool(importlib.metadata.entry_points(group="kgent.extensions"))
+    return bool(entry_points())

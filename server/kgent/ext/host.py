@@ -40,8 +40,11 @@ class ProjectExtensions:
 
 
 class Extensions:
-    def __init__(self, env: Mapping[str, str] | None = None, *, trust_project: bool | None = None) -> None:
-        """`trust_project`: True/False decides for every project; None asks the trust file (kgent.ext.trust)."""
+    def __init__(
+        self, env: Mapping[str, str] | None = None, *, trust_project: bool | None = None, rescan: bool = False
+    ) -> None:
+        """`trust_project`: True/False decides for every project; None asks the trust file (kgent.ext.trust).
+        `rescan`: look for installed entry points afresh (kgent.ext.installed), not as remembered."""
         self.env = dict(os.environ if env is None else env)
         self.trust_project = trust_project
         self.registry = Registry()
@@ -56,7 +59,7 @@ class Extensions:
         except ConfigError as exc:
             user, self.user_error = ExtConfig(), exc.message
             log.warning("%s", exc.message)
-        self.records = load_entry_points(self.registry, user.disabled)
+        self.records = load_entry_points(self.registry, user.disabled, rescan=rescan)
         self.records += load_refs(self.registry, user.extensions, user.disabled)
         self.user_mcp = user.mcp_servers
         for r in self.records:

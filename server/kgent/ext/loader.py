@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import importlib.metadata
 import importlib.util
 import types
 from collections.abc import Callable, Iterable
@@ -19,11 +18,10 @@ from typing import Any
 from kgent.core.errors import ExtensionError
 from kgent.ext.api import ExtensionAPI
 from kgent.ext.config import ExtensionRef
+from kgent.ext.installed import entry_points
 from kgent.ext.registry import Registry
 from kgent.files import gate
 from kgent.files.audit import gated
-
-GROUP = "kgent.extensions"
 
 
 @dataclass(slots=True, kw_only=True)
@@ -52,13 +50,15 @@ class ExtensionRecord:
         return out
 
 
-def load_entry_points(registry: Registry, disabled: Iterable[str] = ()) -> list[ExtensionRecord]:
+def load_entry_points(
+    registry: Registry, disabled: Iterable[str] = (), *, rescan: bool = False
+) -> list[ExtensionRecord]:
+    """Load the installed entry points (kgent.ext.installed: remembered between processes unless `rescan`)."""
     off = set(disabled)
     records = []
-    for ep in sorted(importlib.metadata.entry_points(group=GROUP), key=lambda e: e.name):
-        version = ep.dist.version if ep.dist is not None else ""
+    for ep in entry_points(rescan=rescan):
         record = ExtensionRecord(
-            name=ep.name, source="entry point", target=ep.value, status="disabled", version=version
+            name=ep.name, source="entry point", target=ep.value, status="disabled", version=ep.version
         )
         if ep.name not in off:
             _load(record, ep.load, registry, allow_providers=True)
