@@ -857,3 +857,20 @@ def test_a_full_mode_command_finds_no_key_in_kgent_runs_environ(ws: Path) -> Non
     assert "KGENT_STATE_DIR=" in stored
     for text in (out.stdout, out.stderr, *bodies, stored):
         assert key[5:17] not in text and other[5:17] not in text
+
+
+def test_kgent_run_writes_its_session_on_the_loop_and_a_shared_service_in_worker_threads() -> None:
+    """One run in the process: the session's writes on the event loop's thread while the disk is fast
+    (kgent.session.jsonl `on_loop`). The service that serves many sessions (daemon, HTTP, ACP) keeps handing them to
+    worker threads, so a slow disk never holds its loop."""
+    import argparse
+
+    from kgent.cli.run import run_service
+    from kgent.cli.terminal import TerminalPort
+    from kgent.service.base import RunService
+    from kgent.service.handshake import Settings
+
+    flags = dict(provider=None, model=None, base_url=None, mode=None, max_turns=None, script=None)
+    port = TerminalPort(None, interactive=False)
+    assert run_service(argparse.Namespace(**flags), port).store.on_loop is True
+    assert RunService(os.environ, Settings(), port).store.on_loop is False

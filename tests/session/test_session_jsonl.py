@@ -6,13 +6,15 @@ import json
 import logging
 import os
 import stat
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kgent.core.errors import SessionError
-from kgent.session import codec
+from kgent.session import codec, jsonl
 from kgent.session.entries import new_entry
 from kgent.session.index import INDEX_NAME
 from kgent.session.jsonl import JsonlSessionStore
@@ -100,6 +102,40 @@ async def test_each_append_is_one_write_and_one_fsync(tmp_path, workspace, monke
     calls.clear()
     await store.set_leaf("s1", a.id)
     assert calls == ["write", "fsync"]
+
+
+async def test_a_store_on_the_loop_writes_on_its_thread_until_a_write_is_slow(
+    tmp_path, workspace, monkeypatch
+) -> None:
+    """`kgent run`'s store (on_loop): each write and its fsync on the event loop's thread, where a hand-off to a
+    worker costs more than the write; once a write is slower than SLOW_WRITE, every later one in a worker thread."""
+    store = JsonlSessionStore(tmp_path / "sessions", on_loop=True)
+    where: list[str] = []
+    slow = False
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        where.append(threading.current_thread().name)
+        if slow:
+            time.sleep(jsonl.SLOW_WRITE * 3)  # a disk that turned busy
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    loop_thread = threading.current_thread().name
+    await store.create(workspace=str(workspace), session_id="s1")
+    a = user(None, "a")
+    await store.append("s1", [a])
+    assert set(where) == {loop_thread} and store.on_loop
+    slow, where[:] = True, []
+    b = user(a.id, "b")
+    await store.append("s1", [b])
+    assert where == [loop_thread] and not store.on_loop
+    slow, where[:] = False, []
+    c = user(b.id, "c")
+    await store.append("s1", [c])
+    assert len(where) == 1 and where[0] != loop_thread
+    loaded = await JsonlSessionStore(tmp_path / "sessions").load("s1")
+    assert list(loaded.entries) == [a.id, b.id, c.id]
 
 
 @pytest.mark.parametrize("tail", [b'{"id":"torn","parentId":null,"ty', b"\x00\x00\x00\x00", b'{"not json\n'])

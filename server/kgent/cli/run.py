@@ -176,7 +176,7 @@ def run_service(args: argparse.Namespace, port: Any, extensions: Any = None) -> 
         script=getattr(args, "script", None),
         trust_project_extensions=True if getattr(args, "trust_project", False) else None,
     )
-    return RunService(os.environ, settings, port, extensions=extensions)
+    return RunService(os.environ, settings, port, extensions=extensions, one_run=True)
 
 
 def run_request(args: argparse.Namespace, text: str, images: tuple[Any, ...] = ()) -> Any:

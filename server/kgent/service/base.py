@@ -76,13 +76,15 @@ class RunService:
         port: RunPort,
         *,
         extensions: Extensions | None = None,
+        one_run: bool = False,
     ) -> None:
         """`extensions`: ones the front loaded itself (`kgent run` asks about an untrusted project first); by
-        default they load on first use."""
+        default they load on first use. `one_run`: this process serves one run (`kgent run`), so its sessions are
+        written on the event loop's thread while the disk is fast (kgent.session.jsonl: `on_loop`)."""
         self.env = env
         self.settings = settings
         self.port = port
-        self.store, self.persistent = open_store()
+        self.store, self.persistent = open_store(on_loop=one_run)
         self._extensions: Extensions | None = extensions
         self._extensions_lock = threading.Lock()  # the provider pool may ask for them from its worker thread
         self.providers = ProviderPool(lambda config: self.extensions().create_provider(config))

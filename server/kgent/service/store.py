@@ -5,8 +5,9 @@ from __future__ import annotations
 from kgent.session.store import SessionStore
 
 
-def open_store() -> tuple[SessionStore, bool]:
-    """(the store, whether it is durable): JSONL under the state dir when available, else in memory."""
+def open_store(*, on_loop: bool = False) -> tuple[SessionStore, bool]:
+    """(the store, whether it is durable): JSONL under the state dir when available, else in memory. `on_loop`:
+    written on the event loop's thread while the disk is fast (a process that serves one run)."""
     try:
         from kgent.session.jsonl import JsonlSessionStore
         from kgent.session.paths import sessions_root
@@ -14,4 +15,4 @@ def open_store() -> tuple[SessionStore, bool]:
         from kgent.session.memory import InMemorySessionStore
 
         return InMemorySessionStore(), False
-    return JsonlSessionStore(sessions_root()), True
+    return JsonlSessionStore(sessions_root(), on_loop=on_loop), True
