@@ -3,7 +3,8 @@ agent on the same scripted work, against the same local model server, in the sam
 
 Two paths: strict (spawn → handshake → the prompt at once) and realistic (1 s between the handshake and the prompt,
 as a person types). Measured, medians of interleaved repeats:
-- one-shot: the floor (bench/floor.py), `kgent run --json`, `pi -p` — the whole process, wall and CPU;
+- one-shot: the floor (bench/floor.py), `kgent run --json`, `pi -p` — the whole process, wall and CPU; and the floor
+  on asyncio and httpx.AsyncClient (`--asyncio`), which Kgent runs on: what that costs, and Kgent against it;
 - the stdio daemon and Pi RPC: spawn → first `run_end` / `agent_end`, the first run alone, the second run;
 - `kgent acp` (a raw ACP client): spawn → `initialize`, → `session/new` answered, → the first `agent_message_chunk`
   of a one-turn answer; beside it Pi RPC's spawn → its first answered command and → its first text delta, and the
@@ -113,6 +114,9 @@ def oneshot(b: Peers, calls: int) -> dict[str, dict[str, float]]:
     b.task(script(calls))
     row = {
         "floor": b.process("floor", b.floor_cmd("openai"), "openai", calls),
+        "floor on asyncio": b.process(
+            "floor on asyncio", [*b.floor_cmd("openai"), "--asyncio"], "openai", calls
+        ),
         "kgent run": b.process("kgent run", b.kgent_cmd(), "openai", calls),
     }
     ws = b.workspace()
@@ -303,6 +307,8 @@ def ratios(m: dict[str, Any]) -> dict[str, float]:
     for calls, row in m["oneshot"].items():
         r[f"run vs floor@{calls}"] = row["kgent run"]["s"] / row["floor"]["s"]
         r[f"run vs pi -p@{calls}"] = row["kgent run"]["s"] / row["pi -p"]["s"]
+        r[f"floor on asyncio vs floor@{calls}"] = row["floor on asyncio"]["s"] / row["floor"]["s"]
+        r[f"run vs floor on asyncio@{calls}"] = row["kgent run"]["s"] / row["floor on asyncio"]["s"]
     for path in ("strict", "realistic"):
         d, p = m[path]["daemon"], m[path]["pi"]
         r[f"daemon first run_end vs Pi RPC@{path}"] = d["first_end_s"] / p["first_end_s"]
@@ -331,6 +337,11 @@ def report(m: dict[str, Any], repeats: int) -> dict[str, float]:
             f"  one-shot, {calls} calls: kgent run {verdict(r[f'run vs floor@{calls}'], GOALS['run vs floor'])} the"
             f" floor, {r[f'run vs pi -p@{calls}']:.2f}× pi -p   (floor {f['s']:.2f} s / CPU {f['cpu_s']:.2f} s; kgent"
             f" {k['s']:.2f} / {k['cpu_s']:.2f} s; pi -p {p['s']:.2f} / {p['cpu_s']:.2f} s)"
+        )
+        a = row["floor on asyncio"]
+        print(
+            f"    the floor on asyncio: {r[f'floor on asyncio vs floor@{calls}']:.2f}× the floor ({a['s']:.2f} s / CPU"
+            f" {a['cpu_s']:.2f} s); kgent run {r[f'run vs floor on asyncio@{calls}']:.2f}× it"
         )
     for path in ("strict", "realistic"):
         d, p, a = m[path]["daemon"], m[path]["pi"], m[path]["acp"]
