@@ -4,8 +4,8 @@ Wall and CPU times on these machines move by up to 1.7x within an hour; the numb
 executes for the same task barely moves (a few tenths of a percent: hash seeds, thread interleaving). So the ratios
 of bench/ratios.py and bench/firstrun.py are given here again as instruction counts, under callgrind (~30x slower,
 one run each):
-- `kgent run --json` against the floor agent (bench/floor.py) at 23 and 103 model calls, and a model call's
-  instructions (the slope between the two);
+- `kgent run --json` against the floor agent (bench/floor.py) and the floor on asyncio (`--asyncio`) at 23 and 103
+  model calls, and a model call's instructions (the slope between the two);
 - the stdio daemon's first run against its second, the strict way (`agent/run` as soon as `initialize` is
   answered): three processes, up to `initialize`, then through one run, then through two; their differences.
 
@@ -68,7 +68,11 @@ def process(b: Peers, counted: Counted, who: str, calls: int) -> int:
     b.task(script(calls))
     ws = b.workspace()
     b.control.post("/_kgent/reset")
-    cmd = b.floor_cmd("openai") if who == "floor" else b.kgent_cmd()
+    cmd = {
+        "floor": b.floor_cmd("openai"),
+        "asyncio": [*b.floor_cmd("openai"), "--asyncio"],
+        "kgent": b.kgent_cmd(),
+    }[who]
     wrapped, log = counted.wrap(cmd)
     subprocess.run(wrapped, cwd=ws, env=b.env("openai"), stdout=subprocess.DEVNULL, check=True, timeout=1800)
     b.check(who, ws, calls)
@@ -102,27 +106,38 @@ def main(argv: list[str] | None = None) -> int:
         counted = Counted(Path(tmp))
         try:
             runs = {
-                f"{who}_{n}": process(b, counted, who, n) for n in (few, many) for who in ("floor", "kgent")
+                f"{who}_{n}": process(b, counted, who, n)
+                for n in (few, many)
+                for who in ("floor", "asyncio", "kgent")
             }
             daemons = [daemon(b, counted, r, few) for r in (0, 1, 2)]
         finally:
             b.close()
     per_call = {
-        who: (runs[f"{who}_{many}"] - runs[f"{who}_{few}"]) / (many - few) for who in ("floor", "kgent")
+        who: (runs[f"{who}_{many}"] - runs[f"{who}_{few}"]) / (many - few)
+        for who in ("floor", "asyncio", "kgent")
     }
     first, second = daemons[1] - daemons[0], daemons[2] - daemons[1]
     ratios = {
         f"kgent run vs floor, {few} calls": runs[f"kgent_{few}"] / runs[f"floor_{few}"],
         f"kgent run vs floor, {many} calls": runs[f"kgent_{many}"] / runs[f"floor_{many}"],
         "a model call, kgent vs floor": per_call["kgent"] / per_call["floor"],
+        f"floor on asyncio vs floor, {many} calls": runs[f"asyncio_{many}"] / runs[f"floor_{many}"],
+        f"kgent run vs floor on asyncio, {few} calls": runs[f"kgent_{few}"] / runs[f"asyncio_{few}"],
+        f"kgent run vs floor on asyncio, {many} calls": runs[f"kgent_{many}"] / runs[f"asyncio_{many}"],
+        "a model call, kgent vs floor on asyncio": per_call["kgent"] / per_call["asyncio"],
         "daemon first run vs its second (strict)": first / second,
     }
     print(f"\ninstructions (callgrind; millions), {few} and {many} model calls")
     for n in (few, many):
         print(
-            f"  {n} calls: kgent run {runs[f'kgent_{n}'] / 1e6:.0f} M, floor {runs[f'floor_{n}'] / 1e6:.0f} M"
+            f"  {n} calls: kgent run {runs[f'kgent_{n}'] / 1e6:.0f} M, floor {runs[f'floor_{n}'] / 1e6:.0f} M,"
+            f" floor on asyncio {runs[f'asyncio_{n}'] / 1e6:.0f} M"
         )
-    print(f"  a model call: kgent {per_call['kgent'] / 1e6:.2f} M, floor {per_call['floor'] / 1e6:.2f} M")
+    print(
+        f"  a model call: kgent {per_call['kgent'] / 1e6:.2f} M, floor {per_call['floor'] / 1e6:.2f} M,"
+        f" floor on asyncio {per_call['asyncio'] / 1e6:.2f} M"
+    )
     print(
         f"  daemon: up to initialize {daemons[0] / 1e6:.0f} M, first run {first / 1e6:.0f} M, "
         f"second run {second / 1e6:.0f} M"
@@ -138,6 +153,7 @@ def main(argv: list[str] | None = None) -> int:
                 **runs,
                 "kgent_per_call": round(per_call["kgent"]),
                 "floor_per_call": round(per_call["floor"]),
+                "asyncio_per_call": round(per_call["asyncio"]),
                 "daemon_to_initialize": daemons[0],
                 "daemon_first_run": first,
                 "daemon_second_run": second,
