@@ -874,3 +874,16 @@ def test_kgent_run_writes_its_session_on_the_loop_and_a_shared_service_in_worker
     port = TerminalPort(None, interactive=False)
     assert run_service(argparse.Namespace(**flags), port).store.on_loop is True
     assert RunService(os.environ, Settings(), port).store.on_loop is False
+
+
+def test_python_m_kgent_imports_nothing_from_the_workspace_it_starts_in(ws: Path, tmp_path: Path) -> None:
+    """`python -m` puts the working directory first on sys.path; Kgent imports `tomllib` only once a rule file is
+    there, so a project's own `tomllib.py` would run inside Kgent unasked (kgent.core.loading)."""
+    ran = tmp_path / "the project's tomllib ran"
+    (ws / "tomllib.py").write_text(f"open({str(ran)!r}, 'w').close()\nraise ImportError('not this one')\n")
+    (ws / ".kgent").mkdir()
+    (ws / ".kgent" / "config.toml").write_text('[permissions]\ndeny = ["bash(rm *)"]\n')
+    done = kgent("rules", cwd=ws, state=tmp_path / "state")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "bash(rm *)" in done.stdout  # the rule file was read, by the standard library's tomllib
+    assert not ran.exists()

@@ -27,12 +27,32 @@ _active = False
 
 
 def start_process() -> None:
-    """This is a `kgent` process: compile generated methods through the cache, and let `loading()` work."""
+    """This is a `kgent` process: nothing imported from the directory it started in, generated methods compiled
+    through the cache, and `loading()` at work."""
     global _active
     from kgent.core.codecache import install
 
+    _not_from_the_working_directory()
     install()
     _active = True
+
+
+def _not_from_the_working_directory() -> None:
+    """`python -m kgent` and `python -m kgent.daemon` put the directory they start in — the workspace — first on
+    `sys.path`. Kgent imports modules lazily (`tomllib` once a rule file is there, and many more), so a project's own
+    `tomllib.py` would run inside Kgent, outside any sandbox, without a question. The `kgent` command's path starts
+    with its own bin directory instead; nothing of Kgent is ever found in the working directory this way (the
+    package is imported already)."""
+    import os
+    import sys
+
+    if sys.path and sys.path[0] and sys.flags.safe_path == 0:
+        try:
+            here = os.getcwd()
+        except OSError:
+            return
+        if os.path.abspath(sys.path[0]) == here:
+            del sys.path[0]
 
 
 def active() -> bool:

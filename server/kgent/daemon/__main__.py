@@ -1,4 +1,6 @@
-"""`python -m kgent.daemon [--stdio]`: the daemon without the CLI's argument parsing (tests, benchmarks)."""
+"""`python -P -m kgent.daemon [--stdio]`: the daemon without the CLI's argument parsing (tests, benchmarks). Without
+-P, Python imports what this module and the package import first (`typing`, `re`…) from the working directory
+before Kgent can take it off the path (kgent.core.loading)."""
 
 import sys
 

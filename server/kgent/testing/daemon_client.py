@@ -25,11 +25,12 @@ class RpcError(Exception):
 
 
 def daemon_command() -> list[str]:
-    """`kgent serve --stdio` from this interpreter's environment (falls back to `python -m kgent.daemon`)."""
+    """`kgent serve --stdio` from this interpreter's environment (falls back to `python -P -m kgent.daemon`: -P, so
+    that nothing is imported from the workspace it starts in)."""
     script = Path(sys.executable).with_name("kgent.exe" if os.name == "nt" else "kgent")
     if script.is_file():
         return [str(script), "serve", "--stdio"]
-    return [sys.executable, "-m", "kgent.daemon", "--stdio"]
+    return [sys.executable, "-P", "-m", "kgent.daemon", "--stdio"]
 
 
 class DaemonClient:
