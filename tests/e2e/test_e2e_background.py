@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from kgent_host import KgentHost, check_stream
-from test_e2e_orphans import marked, until
+from test_e2e_orphans import until
 
 from conftest import Spawn
+from helpers import processes_with
 
 
 def free_port() -> int:
@@ -113,17 +114,17 @@ async def test_a_cancel_keeps_them_unless_asked_and_kill_9_leaves_none(
         prompt="Sleep", workspace=str(workspace), model=sleeper(tmp_path, marker), mode="full"
     )
     await host.wait_for(lambda: (workspace / "fg.pid").is_file(), what="the foreground command")
-    assert marked(marker)
+    assert processes_with(marker)
     assert await host.call("agent/cancel", {"runId": run_id}) == {"cancelled": True}
     end = await host.wait_end(run_id)
     check_stream(host, run_id)
     assert end["status"] == "cancelled"
-    assert marked(marker), "a cancel that did not ask stopped the background command"
+    assert processes_with(marker), "a cancel that did not ask stopped the background command"
     listed = await host.call("agent/background", {"sessionId": session_id})
     assert [(c["id"], c["state"]) for c in listed["commands"]] == [("bg1", "running")]
     os.kill(host.pid, signal.SIGKILL)
     assert await host.wait_exit() == -signal.SIGKILL
-    assert await until(lambda: not marked(marker)), f"orphans after kill -9: {marked(marker)}"
+    assert await until(lambda: not processes_with(marker)), f"orphans after kill -9: {processes_with(marker)}"
 
 
 async def test_cancel_with_stop_background_and_agent_background_stop(
@@ -138,7 +139,7 @@ async def test_cancel_with_stop_background_and_agent_background_stop(
     assert cancel == {"cancelled": True}
     await host.wait_end(run_id)
     check_stream(host, run_id)
-    assert not marked(marker), "stopBackground left the command running"
+    assert not processes_with(marker), "stopBackground left the command running"
     assert [e["state"] for e in host.of(run_id, "background")] == ["running", "stopped"]
     # A second session's command, kept by a plain cancel, stopped through agent/background.
     (workspace / "fg.pid").unlink()
@@ -148,7 +149,7 @@ async def test_cancel_with_stop_background_and_agent_background_stop(
     await host.wait_for(lambda: (workspace / "fg.pid").is_file(), what="the foreground command")
     await host.call("agent/cancel", {"runId": run2})
     await host.wait_end(run2)
-    assert marked(marker)
+    assert processes_with(marker)
     stopped = await host.call("agent/background", {"sessionId": session2, "stop": "bg1"})
     assert [(c["id"], c["state"]) for c in stopped["commands"]] == [("bg1", "stopped")]
-    assert not marked(marker)
+    assert not processes_with(marker)
