@@ -149,24 +149,27 @@ def expect() -> str:
         return mark
 
 
+def _withdrawn(mark: str) -> str:
+    """Forget an announced mark: the line that tells the watchdog ("" if it was not announced)."""
+    if mark not in _marks:
+        return ""
+    _marks.discard(mark)
+    return f"! {mark}\n"
+
+
 def unexpect(mark: str) -> None:
     """The announced command was not spawned."""
     with _lock:
-        if mark in _marks:
-            _marks.discard(mark)
-            if _proc is not None and _proc.poll() is None:
-                _send(_proc, f"! {mark}\n")
+        line = _withdrawn(mark)
+        if line and _proc is not None and _proc.poll() is None:
+            _send(_proc, line)
 
 
-def watch(pgid: int, mark: str | None = None) -> None:
-    """Kill process group `pgid` if Kgent dies before `forget(pgid)`; the group of the command announced as `mark`."""
+def watch(pgid: int, mark: str) -> None:
+    """Kill process group `pgid` if Kgent dies before `forget(pgid)`: the group of the command announced as `mark`."""
     with _lock:
         _groups.add(pgid)
-        line = f"+ {pgid}\n"
-        if mark is not None and mark in _marks:
-            _marks.discard(mark)
-            line += f"! {mark}\n"
-        _tell(line)
+        _tell(f"+ {pgid}\n" + _withdrawn(mark))
 
 
 def forget(pgid: int) -> None:
